@@ -1,0 +1,125 @@
+// Package cli holds one file per torchmem subcommand. Each file registers its
+// command constructor with register() from an init function, so subcommands
+// can be added without touching this file.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at link time with -ldflags "-X ...cli.Version=v1.2.3".
+var Version = "dev"
+
+// Env is what every command gets: its streams and the roots of the host
+// files it reads, injected so tests can point them at fixture trees.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// ProcRoot, SysRoot: normally /proc and /sys; TORCHMEM_PROC_ROOT and
+	// TORCHMEM_SYS_ROOT override them (used by golden tests).
+	ProcRoot string
+	SysRoot  string
+	// Root is the file-system root for files under /etc, /dev/shm, /var.
+	Root string
+}
+
+// ExitError carries a specific exit status out of a command (doctor's 1/2,
+// a supervised job's own status) without printing anything more.
+type ExitError struct {
+	Code int
+	Err  error // may be nil: the command already said what happened
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+type constructor func(env *Env) *cobra.Command
+
+var registry = map[string]constructor{}
+
+// register adds a subcommand; name only orders and de-duplicates.
+func register(name string, c constructor) {
+	if _, dup := registry[name]; dup {
+		panic("cli: duplicate command " + name)
+	}
+	registry[name] = c
+}
+
+// DefaultEnv is the Env of a real invocation.
+func DefaultEnv() *Env {
+	return &Env{
+		Stdin:    os.Stdin,
+		Stdout:   os.Stdout,
+		Stderr:   os.Stderr,
+		ProcRoot: envOr("TORCHMEM_PROC_ROOT", "/proc"),
+		SysRoot:  envOr("TORCHMEM_SYS_ROOT", "/sys"),
+		Root:     envOr("TORCHMEM_ROOT", "/"),
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// NewRoot builds the command tree for env.
+func NewRoot(env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "torchmem",
+		Short:         "Keep PyTorch jobs out of host and GPU memory trouble, and explain what happened when they were not",
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		root.AddCommand(registry[n](env))
+	}
+	return root
+}
+
+// Run executes args against env and returns the process exit status.
+func Run(env *Env, args []string) int {
+	root := NewRoot(env)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintf(env.Stderr, "torchmem: %v\n", ee.Err)
+		}
+		return ee.Code
+	}
+	fmt.Fprintf(env.Stderr, "torchmem: %v\n", err)
+	return 1
+}
+
+// Main is the entry point used by cmd/torchmem.
+func Main(args []string) int {
+	return Run(DefaultEnv(), args)
+}

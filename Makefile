@@ -1,0 +1,47 @@
+# torchmem — the two commands a fresh machine needs are `make run` and `make test`.
+SHELL   := /bin/bash
+GO      ?= $(shell command -v go || echo /usr/local/go/bin/go)
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/torchmem/torchmem/internal/cli.Version=$(VERSION)
+BIN     := ./torchmem
+PYTHON  ?= /usr/bin/python3
+# Where the demo keeps its history and report (override: make run DEMO_DIR=...).
+DEMO_DIR ?= $(CURDIR)/build/demo
+
+.PHONY: build run deps test test-race bench glibc-check packages clean
+
+## build: the release binary (static, no cgo: runs on glibc 2.17 / CentOS 7 and later)
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/torchmem
+
+## deps: what the demo and the tests need on Debian/Ubuntu (PyTorch CPU from the distribution)
+deps:
+	@bash scripts/install-deps.sh
+
+## run: the whole set-up, then the main job: a small training run under `torchmem run`
+run: deps build
+	@mkdir -p $(DEMO_DIR)
+	$(BIN) run --db $(DEMO_DIR)/torchmem.db --memory-max 2G -- $(PYTHON) examples/train.py --epochs 2
+	$(BIN) runs --db $(DEMO_DIR)/torchmem.db
+	$(BIN) report --db $(DEMO_DIR)/torchmem.db last --html $(DEMO_DIR)/report.html
+	@echo "report: $(DEMO_DIR)/report.html"
+
+## test: the whole suite (needs root for the cgroup and OOM tests; skips them otherwise)
+test: deps
+	CGO_ENABLED=0 $(GO) build ./...
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 20m ./...
+	bash scripts/check-glibc.sh
+
+## test-race: the race detector (needs cgo) over the concurrent packages
+test-race:
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 15m ./internal/...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+
+glibc-check: build
+	bash scripts/check-glibc.sh $(BIN)
+
+clean:
+	rm -rf $(BIN) build dist

@@ -1,0 +1,249 @@
+package jobcgroup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// hierarchy is where the memory controller is mounted and which cgroup this
+// process is in there.
+type hierarchy struct {
+	version   int
+	mount     string // mount point of the memory (v1) or unified (v2) hierarchy
+	mountRoot string // root of the mount inside the hierarchy ("/" unless namespaced)
+	freezer   string // v1 freezer mount point, "" when absent
+	own       string // this process's cgroup relative to mount, "/..."
+}
+
+// Create makes the job's group with its limits. A create that fails
+// halfway removes what it made. Notices lists degraded settings (a limit
+// the hierarchy cannot express) in one line each.
+func Create(opts Options) (*Group, []string, error) {
+	h, err := detect(opts.ProcRoot)
+	if err != nil {
+		return nil, nil, err
+	}
+	if opts.Name == "" || strings.ContainsAny(opts.Name, "/\x00") || opts.Name == "." || opts.Name == ".." {
+		return nil, nil, fmt.Errorf("bad cgroup name %q", opts.Name)
+	}
+	var lastErr error
+	for _, base := range candidateBases(h) {
+		g, notes, err := createAt(h, base, opts)
+		if err == nil {
+			return g, notes, nil
+		}
+		lastErr = err
+	}
+	return nil, nil, fmt.Errorf("%w: %v", ErrNoCgroup, lastErr)
+}
+
+// candidateBases: the own cgroup first when it is not the root and is
+// writable, then the hierarchy root.
+func candidateBases(h hierarchy) []string {
+	var out []string
+	if h.own != "/" && unix.Access(filepath.Join(h.mount, h.own), unix.W_OK) == nil {
+		out = append(out, h.own)
+	}
+	return append(out, "/")
+}
+
+func createAt(h hierarchy, base string, opts Options) (*Group, []string, error) {
+	g := &Group{version: h.version, mount: h.mount, rel: filepath.Join(base, "torchmem", opts.Name)}
+	ok := false
+	defer func() {
+		if !ok {
+			g.undo()
+		}
+	}()
+	if h.version == 2 {
+		if err := g.makeV2(base); err != nil {
+			return nil, nil, err
+		}
+	} else if err := g.makeV1(h.freezer); err != nil {
+		return nil, nil, err
+	}
+	notes, err := g.SetLimits(opts.Limits)
+	if err != nil {
+		return nil, nil, err
+	}
+	ok = true
+	return g, notes, nil
+}
+
+// mkdir creates dir and records it for undo; an existing parent is fine.
+func (g *Group) mkdir(dir string, mustBeNew bool) error {
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, os.ErrExist) && !mustBeNew {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("mkdir %s: %w", dir, err)
+	}
+	g.createdUp = append(g.createdUp, dir)
+	return nil
+}
+
+// undo removes, newest first, the directories this Group created.
+func (g *Group) undo() {
+	for i := len(g.createdUp) - 1; i >= 0; i-- {
+		_ = os.Remove(g.createdUp[i])
+	}
+	g.createdUp = nil
+}
+
+func (g *Group) makeV1(freezerMount string) error {
+	parent := filepath.Dir(g.Dir())
+	if err := g.mkdir(parent, false); err != nil {
+		return err
+	}
+	if err := g.mkdir(g.Dir(), true); err != nil {
+		return err
+	}
+	if freezerMount == "" {
+		return nil
+	}
+	// The freezer makes kill atomic against forking workers; without it,
+	// Kill falls back to repeated SIGKILL sweeps.
+	// The freezer hierarchy need not mirror the memory one (torchmem's own
+	// memory group may not exist there), so its twin lives at the root.
+	fz := filepath.Join(freezerMount, "torchmem", filepath.Base(g.rel))
+	if g.mkdir(filepath.Dir(fz), false) == nil && g.mkdir(fz, true) == nil {
+		g.freezer = fz
+	}
+	return nil
+}
+
+func (g *Group) makeV2(base string) error {
+	baseDir := filepath.Join(g.mount, base)
+	parent := filepath.Dir(g.Dir())
+	// A delegated group that still holds processes cannot enable
+	// controllers for children (EBUSY): the caller then falls back to root.
+	if err := enableMemory(baseDir); err != nil {
+		return err
+	}
+	if err := g.mkdir(parent, false); err != nil {
+		return err
+	}
+	if err := enableMemory(parent); err != nil {
+		return err
+	}
+	return g.mkdir(g.Dir(), true)
+}
+
+func enableMemory(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	if err == nil && hasWord(string(b), "memory") {
+		return nil
+	}
+	return writeFile(filepath.Join(dir, "cgroup.subtree_control"), "+memory")
+}
+
+func hasWord(s, w string) bool {
+	for _, f := range strings.Fields(s) {
+		if f == w {
+			return true
+		}
+	}
+	return false
+}
+
+// detect finds the memory hierarchy from ProcRoot/self/mountinfo and this
+// process's place in it from ProcRoot/self/cgroup.
+func detect(procRoot string) (hierarchy, error) {
+	mi, err := os.Open(filepath.Join(procRoot, "self", "mountinfo"))
+	if err != nil {
+		return hierarchy{}, fmt.Errorf("%w: open mountinfo: %v", ErrNoCgroup, err)
+	}
+	defer mi.Close()
+	h, err := parseMountinfo(mi)
+	if err != nil {
+		return h, err
+	}
+	cg, err := os.ReadFile(filepath.Join(procRoot, "self", "cgroup"))
+	if err != nil {
+		return h, fmt.Errorf("%w: read %s/self/cgroup: %v", ErrNoCgroup, procRoot, err)
+	}
+	h.own = ownCgroup(string(cg), h)
+	return h, nil
+}
+
+// parseMountinfo picks the v1 memory mount when there is one (v1 and
+// hybrid hosts), else the cgroup2 mount (v2 hosts).
+//
+//	36 25 0:31 / /sys/fs/cgroup/memory rw,relatime shared:13 - cgroup cgroup rw,memory
+//	30 24 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate
+func parseMountinfo(r io.Reader) (hierarchy, error) {
+	var v1, v2 hierarchy
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		pre, post, found := strings.Cut(sc.Text(), " - ")
+		f, p := strings.Fields(pre), strings.Fields(post)
+		if !found || len(f) < 5 || len(p) < 3 {
+			continue
+		}
+		root, mnt := unescape(f[3]), unescape(f[4])
+		switch {
+		case p[0] == "cgroup2" && v2.mount == "":
+			v2 = hierarchy{version: 2, mount: mnt, mountRoot: root}
+		case p[0] == "cgroup" && hasOpt(p[2], "memory"):
+			v1.version, v1.mount, v1.mountRoot = 1, mnt, root
+		case p[0] == "cgroup" && hasOpt(p[2], "freezer"):
+			v1.freezer = mnt
+		}
+	}
+	if v1.mount != "" {
+		return v1, nil
+	}
+	if v2.mount != "" {
+		return v2, nil
+	}
+	return hierarchy{}, fmt.Errorf("%w: no memory cgroup mount in mountinfo", ErrNoCgroup)
+}
+
+func hasOpt(opts, want string) bool {
+	for _, o := range strings.Split(opts, ",") {
+		if o == want {
+			return true
+		}
+	}
+	return false
+}
+
+func unescape(s string) string {
+	return strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(s)
+}
+
+// ownCgroup returns this process's cgroup relative to the mount:
+//
+//	4:memory:/process_api/fc3e    (v1)
+//	0::/user.slice/session-3.scope (v2)
+func ownCgroup(s string, h hierarchy) string {
+	for _, line := range strings.Split(s, "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		v1match := h.version == 1 && hasOpt(parts[1], "memory")
+		v2match := h.version == 2 && parts[0] == "0" && parts[1] == ""
+		if !v1match && !v2match {
+			continue
+		}
+		p := parts[2]
+		if h.mountRoot != "/" && strings.HasPrefix(p, h.mountRoot) {
+			p = strings.TrimPrefix(p, h.mountRoot)
+		}
+		if p == "" || !strings.HasPrefix(p, "/") {
+			p = "/" + p
+		}
+		return filepath.Clean(p)
+	}
+	return "/"
+}

@@ -1,0 +1,170 @@
+package policy
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/torchmem/torchmem/internal/units"
+	"gopkg.in/yaml.v3"
+)
+
+// fileRule is a rule as written in a policy file:
+//
+//	rules:
+//	  - name: gpu-cleanup
+//	    metric: gpu.used_fraction
+//	    above: 90%
+//	    for: 5s
+//	    action: cleanup
+//	    every: 30s
+type fileRule struct {
+	Name   string `yaml:"name" toml:"name"`
+	Metric string `yaml:"metric" toml:"metric"`
+	Above  string `yaml:"above" toml:"above"`
+	Below  string `yaml:"below" toml:"below"`
+	For    string `yaml:"for" toml:"for"`
+	Action string `yaml:"action" toml:"action"`
+	Signal string `yaml:"signal" toml:"signal"`
+	Every  string `yaml:"every" toml:"every"`
+}
+
+type file struct {
+	Rules []fileRule `yaml:"rules" toml:"rules"`
+}
+
+// Load reads a YAML (.yaml/.yml) or TOML (.toml) policy file.
+func Load(path string) ([]Rule, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read policy %s: %w", path, err)
+	}
+	rules, err := Parse(b, filepath.Ext(path) == ".toml")
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", path, err)
+	}
+	return rules, nil
+}
+
+// Parse decodes policy text, TOML when isTOML, else YAML; unknown keys are
+// errors so a typo does not silently disable a rule.
+func Parse(b []byte, isTOML bool) ([]Rule, error) {
+	var f file
+	if isTOML {
+		md, err := toml.Decode(string(b), &f)
+		if err != nil {
+			return nil, err
+		}
+		if un := md.Undecoded(); len(un) > 0 {
+			return nil, fmt.Errorf("unknown key %s", un[0])
+		}
+	} else {
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		if err := dec.Decode(&f); err != nil {
+			return nil, err
+		}
+	}
+	var out []Rule
+	for i, fr := range f.Rules {
+		r, err := fr.rule()
+		if err != nil {
+			return nil, fmt.Errorf("rule %d (%s): %w", i+1, fr.Name, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (fr fileRule) rule() (Rule, error) {
+	r := Rule{Name: fr.Name, Metric: fr.Metric, Action: fr.Action, Signal: fr.Signal}
+	if !contains(Metrics, r.Metric) {
+		return r, fmt.Errorf("unknown metric %q (one of %s)", r.Metric, strings.Join(Metrics, ", "))
+	}
+	if !contains([]string{Warn, Cleanup, Snapshot, Signal, Stop}, r.Action) {
+		return r, fmt.Errorf("unknown action %q (warn, cleanup, snapshot, signal, stop)", r.Action)
+	}
+	if r.Action == Signal && r.Signal == "" {
+		return r, fmt.Errorf("action signal needs signal: (e.g. SIGUSR1)")
+	}
+	thr := fr.Above
+	r.Above = true
+	if (fr.Above == "") == (fr.Below == "") {
+		return r, fmt.Errorf("give exactly one of above: or below:")
+	}
+	if fr.Below != "" {
+		thr, r.Above = fr.Below, false
+	}
+	var err error
+	if r.Threshold, err = ParseThreshold(r.Metric, thr); err != nil {
+		return r, err
+	}
+	if r.For, err = optDuration("for", fr.For, 0); err != nil {
+		return r, err
+	}
+	if r.Every, err = optDuration("every", fr.Every, DefaultEvery(r.Action)); err != nil {
+		return r, err
+	}
+	if r.Name == "" {
+		r.Name = r.Metric + "-" + r.Action
+	}
+	return r, nil
+}
+
+// ParseThreshold reads "90%" or "0.9" for a *_fraction metric and "60G"
+// or a byte count for a *_bytes metric.
+func ParseThreshold(metric, s string) (float64, error) {
+	if isFraction(metric) {
+		f, err := units.ParsePercent(s)
+		if err != nil {
+			return 0, fmt.Errorf("threshold %q: %w", s, err)
+		}
+		return f, nil
+	}
+	n, err := units.ParseBytes(s)
+	if err != nil {
+		if f, ferr := strconv.ParseFloat(s, 64); ferr == nil {
+			return f, nil
+		}
+		return 0, fmt.Errorf("threshold %q: %w", s, err)
+	}
+	return float64(n), nil
+}
+
+// DefaultEvery is the rate limit of an action when none is given: cleanup
+// at most every 30 s (empty_cache stalls the GPU), warnings and snapshots
+// every 60 s, signals and stop once.
+func DefaultEvery(action string) time.Duration {
+	switch action {
+	case Cleanup:
+		return 30 * time.Second
+	case Warn, Snapshot:
+		return time.Minute
+	}
+	return 100 * 365 * 24 * time.Hour
+}
+
+func optDuration(key, s string, def time.Duration) (time.Duration, error) {
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s: bad duration %q", key, s)
+	}
+	return d, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

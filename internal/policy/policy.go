@@ -1,0 +1,142 @@
+// Package policy turns threshold rules (from --gpu-threshold,
+// --host-threshold or a --policy file) into actions. The decision,
+// Evaluate, is a pure function of the rules, the previous state, the time
+// and the current metric values: no clock, no I/O, so it is table-tested
+// without processes.
+package policy
+
+import (
+	"fmt"
+	"time"
+)
+
+// Metric names the values a rule can watch. The supervisor fills them
+// from its sample; each says where its number comes from.
+const (
+	// GPUUsedFraction: highest used/total over the job's GPUs (NVML).
+	GPUUsedFraction = "gpu.used_fraction"
+	// AllocReservedFraction: highest allocator reserved / GPU total over
+	// the job's processes (hook memory_stats).
+	AllocReservedFraction = "allocator.reserved_fraction"
+	// CgroupUsageFraction: job cgroup usage / its memory limit (cgroup).
+	CgroupUsageFraction = "cgroup.usage_fraction"
+	// CgroupUsageBytes: job cgroup usage in bytes (cgroup).
+	CgroupUsageBytes = "cgroup.usage_bytes"
+	// HostAvailableBytes: MemAvailable of the host (/proc/meminfo).
+	HostAvailableBytes = "host.available_bytes"
+	// HostUsedFraction: 1 - MemAvailable/MemTotal (/proc/meminfo).
+	HostUsedFraction = "host.used_fraction"
+	// JobPSSBytes: summed PSS of the job's processes (smaps_rollup).
+	JobPSSBytes = "job.pss_bytes"
+)
+
+// Metrics is the set of names a rule may use.
+var Metrics = []string{GPUUsedFraction, AllocReservedFraction, CgroupUsageFraction,
+	CgroupUsageBytes, HostAvailableBytes, HostUsedFraction, JobPSSBytes}
+
+// Actions a rule can take.
+const (
+	Warn     = "warn"     // one line on stderr and an event in the store
+	Cleanup  = "cleanup"  // hook: gc.collect() + torch.cuda.empty_cache()
+	Snapshot = "snapshot" // hook: dump a memory snapshot
+	Signal   = "signal"   // send Rule.Signal to the job's process group
+	Stop     = "stop"     // SIGTERM the job, SIGKILL its cgroup after the grace period
+)
+
+// Rule is a condition over one metric held for a duration, and the action
+// taken when it holds, at most once per Every.
+type Rule struct {
+	Name   string
+	Metric string
+	// Above: the condition is value >= Threshold; else value <= Threshold.
+	Above     bool
+	Threshold float64
+	// For: how long the condition must hold before acting (0: at once).
+	For    time.Duration
+	Action string
+	// Signal: the signal name for the signal action ("SIGUSR1").
+	Signal string
+	// Every: the rate limit; the action repeats at most this often while
+	// the condition keeps holding.
+	Every time.Duration
+}
+
+// String describes the rule the way it is written in a policy file.
+func (r Rule) String() string {
+	op := "<="
+	if r.Above {
+		op = ">="
+	}
+	s := fmt.Sprintf("%s %s %s %s", r.Name, r.Metric, op, formatThreshold(r.Metric, r.Threshold))
+	if r.For > 0 {
+		s += " for " + r.For.String()
+	}
+	return s + " -> " + r.Action
+}
+
+// State is what Evaluate remembers between calls, per rule index.
+type State struct {
+	// Since: when the condition started holding (zero: not holding).
+	Since []time.Time
+	// Last: when the action last fired (zero: never).
+	Last []time.Time
+}
+
+// Decision is one action to take now.
+type Decision struct {
+	Rule  Rule
+	Value float64 // the metric value that triggered it
+}
+
+// Reason is a one-line explanation of the decision.
+func (d Decision) Reason() string {
+	return fmt.Sprintf("%s: %s = %s (threshold %s)", d.Rule.Name, d.Rule.Metric,
+		formatThreshold(d.Rule.Metric, d.Value), formatThreshold(d.Rule.Metric, d.Rule.Threshold))
+}
+
+// Evaluate returns the actions due at now given the metric values, and the
+// new state. A metric missing from values makes its rule's condition false
+// (a source that went away never triggers an action).
+func Evaluate(rules []Rule, prev State, now time.Time, values map[string]float64) (State, []Decision) {
+	next := State{Since: make([]time.Time, len(rules)), Last: make([]time.Time, len(rules))}
+	copy(next.Since, prev.Since)
+	copy(next.Last, prev.Last)
+	var out []Decision
+	for i, r := range rules {
+		v, ok := values[r.Metric]
+		if !ok || !holds(r, v) {
+			next.Since[i] = time.Time{}
+			continue
+		}
+		if next.Since[i].IsZero() {
+			next.Since[i] = now
+		}
+		if now.Sub(next.Since[i]) < r.For {
+			continue
+		}
+		if !next.Last[i].IsZero() && now.Sub(next.Last[i]) < r.Every {
+			continue
+		}
+		next.Last[i] = now
+		out = append(out, Decision{Rule: r, Value: v})
+	}
+	return next, out
+}
+
+func holds(r Rule, v float64) bool {
+	if r.Above {
+		return v >= r.Threshold
+	}
+	return v <= r.Threshold
+}
+
+func formatThreshold(metric string, v float64) string {
+	if isFraction(metric) {
+		return fmt.Sprintf("%.1f%%", v*100)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func isFraction(metric string) bool {
+	return len(metric) > 9 && metric[len(metric)-9:] == "_fraction"
+}

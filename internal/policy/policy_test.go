@@ -1,0 +1,115 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEvaluate(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	gpu := Rule{Name: "gpu", Metric: GPUUsedFraction, Above: true, Threshold: 0.9, Action: Cleanup, Every: 30 * time.Second}
+	held := Rule{Name: "held", Metric: CgroupUsageFraction, Above: true, Threshold: 0.8, For: 5 * time.Second, Action: Warn, Every: time.Minute}
+	low := Rule{Name: "low", Metric: HostAvailableBytes, Threshold: 1 << 30, Action: Stop, Every: DefaultEvery(Stop)}
+	type step struct {
+		t    float64
+		v    map[string]float64
+		want []string // rule names fired
+	}
+	cases := []struct {
+		name  string
+		rules []Rule
+		steps []step
+	}{
+		{"fires at once then rate-limited", []Rule{gpu}, []step{
+			{0, map[string]float64{GPUUsedFraction: 0.5}, nil},
+			{1, map[string]float64{GPUUsedFraction: 0.95}, []string{"gpu"}},
+			{2, map[string]float64{GPUUsedFraction: 0.97}, nil},
+			{30.9, map[string]float64{GPUUsedFraction: 0.97}, nil},
+			{31, map[string]float64{GPUUsedFraction: 0.97}, []string{"gpu"}},
+		}},
+		{"exact threshold counts", []Rule{gpu}, []step{{0, map[string]float64{GPUUsedFraction: 0.9}, []string{"gpu"}}}},
+		{"duration must hold", []Rule{held}, []step{
+			{0, map[string]float64{CgroupUsageFraction: 0.85}, nil},
+			{4, map[string]float64{CgroupUsageFraction: 0.85}, nil},
+			{4.5, map[string]float64{CgroupUsageFraction: 0.5}, nil}, // dips: resets
+			{5, map[string]float64{CgroupUsageFraction: 0.85}, nil},
+			{9.9, map[string]float64{CgroupUsageFraction: 0.85}, nil},
+			{10, map[string]float64{CgroupUsageFraction: 0.85}, []string{"held"}},
+		}},
+		{"missing metric never fires and resets", []Rule{held}, []step{
+			{0, map[string]float64{CgroupUsageFraction: 0.9}, nil},
+			{3, map[string]float64{}, nil},
+			{6, map[string]float64{CgroupUsageFraction: 0.9}, nil},
+		}},
+		{"below, once only", []Rule{low, gpu}, []step{
+			{0, map[string]float64{HostAvailableBytes: 512 << 20, GPUUsedFraction: 0.99}, []string{"low", "gpu"}},
+			{3600, map[string]float64{HostAvailableBytes: 512 << 20}, nil},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var st State
+			for _, s := range c.steps {
+				var got []Decision
+				st, got = Evaluate(c.rules, st, at(s.t), s.v)
+				var names []string
+				for _, d := range got {
+					names = append(names, d.Rule.Name)
+				}
+				if strings.Join(names, ",") != strings.Join(s.want, ",") {
+					t.Fatalf("t=%v: fired %v, want %v", s.t, names, s.want)
+				}
+			}
+		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	yml := `rules:
+  - name: gpu-cleanup
+    metric: gpu.used_fraction
+    above: 90%
+    for: 5s
+    action: cleanup
+  - metric: host.available_bytes
+    below: 2G
+    action: signal
+    signal: SIGUSR1
+    every: 10s
+`
+	rules, err := Parse([]byte(yml), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 2 || rules[0].Threshold != 0.9 || rules[0].For != 5*time.Second || rules[0].Every != 30*time.Second {
+		t.Fatalf("%+v", rules)
+	}
+	if rules[1].Above || rules[1].Threshold != 2<<30 || rules[1].Name != "host.available_bytes-signal" {
+		t.Fatalf("%+v", rules[1])
+	}
+	tml := "[[rules]]\nmetric = \"cgroup.usage_fraction\"\nabove = \"85%\"\naction = \"snapshot\"\n"
+	rules, err = Parse([]byte(tml), true)
+	if err != nil || len(rules) != 1 || rules[0].Threshold != 0.85 || rules[0].Action != Snapshot {
+		t.Fatalf("toml: %+v %v", rules, err)
+	}
+	for _, bad := range []string{
+		"rules:\n  - metric: gpu.used\n    above: 1\n    action: warn\n",
+		"rules:\n  - metric: gpu.used_fraction\n    above: 90%\n    action: explode\n",
+		"rules:\n  - metric: gpu.used_fraction\n    above: 90%\n    below: 10%\n    action: warn\n",
+		"rules:\n  - metric: gpu.used_fraction\n    abov: 90%\n    action: warn\n",
+		"rules:\n  - metric: gpu.used_fraction\n    above: 90%\n    action: signal\n",
+		"rules:\n  - metric: gpu.used_fraction\n    above: 90%\n    for: soon\n    action: warn\n",
+	} {
+		if _, err := Parse([]byte(bad), false); err == nil {
+			t.Errorf("no error for %q", bad)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("rules:\n  - metric: gpu.used_fraction\n    above: 90%\n    action: warn\n"), false)
+	f.Add([]byte("[[rules]]\nmetric = \"cgroup.usage_fraction\"\nabove = \"85%\"\naction = \"snapshot\"\n"), true)
+	f.Fuzz(func(t *testing.T, b []byte, isTOML bool) { _, _ = Parse(b, isTOML) })
+}

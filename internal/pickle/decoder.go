@@ -1,0 +1,246 @@
+// Package pickle decodes the data-only subset of Python's pickle format that
+// PyTorch memory snapshots use (protocols 2-5: dicts, lists, tuples, ints,
+// floats, strings, booleans, None and the memo). Every opcode that could
+// import or call Python objects (GLOBAL, STACK_GLOBAL, REDUCE, BUILD, INST,
+// OBJ, NEWOBJ, ...) is refused with an error naming it and its offset, so
+// decoding never runs anything, and declared lengths are checked against
+// the input before memory is allocated.
+package pickle
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// Error is a decoding failure at a byte offset of the pickle stream.
+type Error struct {
+	Offset int64
+	Op     string // opcode name, empty when the failure is not about one
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	if e.Op != "" {
+		return fmt.Sprintf("pickle offset %d: %s: %s", e.Offset, e.Op, e.Msg)
+	}
+	return fmt.Sprintf("pickle offset %d: %s", e.Offset, e.Msg)
+}
+
+// Options tune a Decoder.
+type Options struct {
+	// Size is the total stream length when known (a plain file), used to
+	// reject declared lengths beyond the end at once; -1 or 0 when unknown.
+	Size int64
+	// Hooks, if set, replace containers by typed objects as they complete.
+	Hooks Hooks
+	// Progress, if set, is called with the number of bytes read so far.
+	Progress func(read int64)
+}
+
+// Decoder reads one pickle from a stream.
+type Decoder struct {
+	in        input
+	hooks     Hooks
+	stack     []Value
+	marks     []int
+	memo      []Value
+	sparse    map[uint64]Value
+	memoCount int
+	strs      []string
+	opOff     int64
+	op        byte
+}
+
+// NewDecoder returns a decoder reading from r.
+func NewDecoder(r io.Reader, opt Options) *Decoder {
+	size := opt.Size
+	if size <= 0 {
+		size = -1
+	}
+	initial := bufSize
+	if size > 0 && size < bufSize {
+		initial = int(size) + 1 // small files: no 1 MiB buffer per decode
+	} else if size < 0 {
+		initial = 64 << 10
+	}
+	return &Decoder{
+		in:    input{r: r, buf: make([]byte, initial), size: size, progress: opt.Progress},
+		hooks: opt.Hooks,
+	}
+}
+
+// Decode reads opcodes up to STOP and returns the result.
+func (d *Decoder) Decode() (Value, error) {
+	for {
+		d.opOff = d.in.offset()
+		op, err := d.in.readByte()
+		if err != nil {
+			return Value{}, d.fail(err)
+		}
+		d.op = op
+		if op == opStop {
+			return d.stop()
+		}
+		if err := d.step(op); err != nil {
+			return Value{}, d.fail(err)
+		}
+	}
+}
+
+// fail wraps err with the current opcode and offset.
+func (d *Decoder) fail(err error) error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		err = errors.New("input ends in the middle of the pickle (truncated file?)")
+	}
+	name := ""
+	if d.in.offset() > d.opOff {
+		name = OpName(d.op)
+	}
+	return &Error{Offset: d.opOff, Op: name, Msg: err.Error()}
+}
+
+func (d *Decoder) stop() (Value, error) {
+	if len(d.stack) != 1 || len(d.marks) != 0 {
+		return Value{}, d.fail(fmt.Errorf("STOP with %d values and %d marks on the stack, want 1 and 0", len(d.stack), len(d.marks)))
+	}
+	v, err := d.finish(d.stack[0])
+	if err != nil {
+		return Value{}, d.fail(err)
+	}
+	return v, nil
+}
+
+func (d *Decoder) push(v Value) { d.stack = append(d.stack, v) }
+
+func (d *Decoder) pop() (Value, error) {
+	if len(d.stack) == 0 {
+		return Value{}, errors.New("stack underflow")
+	}
+	v := d.stack[len(d.stack)-1]
+	d.stack = d.stack[:len(d.stack)-1]
+	return v, nil
+}
+
+// popMark returns the values pushed since the last MARK and removes them.
+// The slice aliases the stack and is valid until the next push.
+func (d *Decoder) popMark() ([]Value, error) {
+	if len(d.marks) == 0 || d.marks[len(d.marks)-1] > len(d.stack) {
+		return nil, errors.New("no MARK before this opcode")
+	}
+	m := d.marks[len(d.marks)-1]
+	d.marks = d.marks[:len(d.marks)-1]
+	items := d.stack[m:]
+	d.stack = d.stack[:m]
+	return items, nil
+}
+
+// finish hands a completed container to the hooks once and returns what
+// replaces it.
+func (d *Decoder) finish(v Value) (Value, error) {
+	c := v.C
+	if c == nil {
+		return v, nil
+	}
+	if c.done {
+		return c.repl, nil
+	}
+	c.done, c.repl = true, v
+	if d.hooks == nil {
+		return v, nil
+	}
+	nv, err := d.hooks.Finish(d, v)
+	if err != nil {
+		return Value{}, err
+	}
+	c.repl = nv
+	if c.memo >= 0 {
+		d.setMemo(uint64(c.memo), nv)
+	}
+	return nv, nil
+}
+
+func (d *Decoder) finishAll(items []Value) error {
+	for i, it := range items {
+		if it.C == nil {
+			continue
+		}
+		v, err := d.finish(it)
+		if err != nil {
+			return err
+		}
+		items[i] = v
+	}
+	return nil
+}
+
+func (d *Decoder) newContainer(k Kind, items []Value) Value {
+	return Value{Kind: k, C: &Container{Items: items, memo: -1}}
+}
+
+func (d *Decoder) addString(s string) Value {
+	d.strs = append(d.strs, s)
+	return Value{Kind: KindString, N: int64(len(d.strs) - 1)}
+}
+
+func (d *Decoder) setMemo(idx uint64, v Value) {
+	n := uint64(len(d.memo))
+	switch {
+	case idx < n:
+		if d.memo[idx].Kind == kindUnset {
+			d.memoCount++
+		}
+		d.memo[idx] = v
+	case idx-n < 4096:
+		for uint64(len(d.memo)) < idx {
+			d.memo = append(d.memo, Value{})
+		}
+		d.memo = append(d.memo, v)
+		d.memoCount++
+	default:
+		if d.sparse == nil {
+			d.sparse = map[uint64]Value{}
+		}
+		if _, ok := d.sparse[idx]; !ok {
+			d.memoCount++
+		}
+		d.sparse[idx] = v
+	}
+}
+
+func (d *Decoder) getMemo(idx uint64) (Value, error) {
+	var v Value
+	if idx < uint64(len(d.memo)) {
+		v = d.memo[idx]
+	} else {
+		v = d.sparse[idx]
+	}
+	if v.Kind == kindUnset {
+		return Value{}, fmt.Errorf("memo index %d was never stored", idx)
+	}
+	if v.C != nil && v.C.done {
+		return v.C.repl, nil
+	}
+	return v, nil
+}
+
+// put stores the top of the stack in the memo at idx.
+func (d *Decoder) put(idx uint64) error {
+	if len(d.stack) == 0 {
+		return errors.New("memo store with an empty stack")
+	}
+	v := d.stack[len(d.stack)-1]
+	if v.C != nil && !v.C.done && v.C.memo < 0 && idx <= math.MaxInt64 {
+		v.C.memo = int64(idx)
+	}
+	d.setMemo(idx, v)
+	return nil
+}
+
+func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }

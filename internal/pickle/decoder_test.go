@@ -1,0 +1,166 @@
+package pickle
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func decodeBytes(t testing.TB, b []byte, known bool) (*Decoder, Value, error) {
+	t.Helper()
+	size := int64(-1)
+	if known {
+		size = int64(len(b))
+	}
+	d := NewDecoder(bytes.NewReader(b), Options{Size: size})
+	v, err := d.Decode()
+	return d, v, err
+}
+
+// TestAgainstCPython decodes pickles written by CPython (protocols 2-5, see
+// testdata/gen.py) and compares with CPython's own JSON of the same object.
+func TestAgainstCPython(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.pickle")
+	if len(files) < 16 {
+		t.Fatalf("found %d test pickles, want 16", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, v, err := decodeBytes(t, raw, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := d.ToAny(v, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := strings.SplitN(filepath.Base(f), ".", 2)[0]
+			want, _ := os.ReadFile(filepath.Join("testdata", name+".json"))
+			if !sameJSON(t, got, want) {
+				t.Errorf("decoded value differs from CPython's")
+			}
+		})
+	}
+}
+
+func sameJSON(t *testing.T, got any, want []byte) bool {
+	gb, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g, w any
+	if err := json.Unmarshal(gb, &g); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	return reflect.DeepEqual(g, w)
+}
+
+// TestSharedContainers checks that the memo returns the same container,
+// as CPython does: frame lists are shared between blocks and traces.
+func TestSharedContainers(t *testing.T) {
+	raw, _ := os.ReadFile("testdata/nested.p4.pickle")
+	_, v, err := decodeBytes(t, raw, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs := v.C.Items[1] // keys in insertion order: "segments" first
+	if segs.Len() != 2 || segs.C.Items[0].C != segs.C.Items[1].C {
+		t.Fatalf("the two segment entries are not the same shared dict")
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	deep := append(bytes.Repeat([]byte{']', '('}, 200000), '.')
+	cases := []struct {
+		name, in, want string
+	}{
+		{"empty", "", "truncated"},
+		{"truncated string", "\x80\x04\x8c\x05ab", "truncated|exceeds"},
+		{"truncated int", "\x80\x04J\x01\x02", "truncated"},
+		{"global", "\x80\x02cos\nsystem\n.", "GLOBAL: opcode 0x63 refused"},
+		{"stack_global", "\x80\x04\x8c\x02os\x8c\x06system\x93.", "STACK_GLOBAL"},
+		{"reduce", "\x80\x02N)R.", "REDUCE"},
+		{"build", "\x80\x02}}b.", "BUILD"},
+		{"inst", "\x80\x02(ios\nsystem\n.", "INST"},
+		{"obj", "\x80\x02(No.", "OBJ"},
+		{"newobj", "\x80\x02N)\x81.", "NEWOBJ"},
+		{"memo out of range", "\x80\x02h\x05.", "memo index 5 was never stored"},
+		{"long memo out of range", "\x80\x02j\xff\xff\xff\xff.", "memo index 4294967295"},
+		{"huge unicode8", "\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\x7fabc.", "exceeds the rest|truncated"},
+		{"huge unicode", "\x80\x04X\xff\xff\xff\xffabc.", "exceeds the rest|truncated"},
+		{"huge long4", "\x80\x04\x8b\xff\xff\xff\x7f.", "exceeds the rest|truncated"},
+		{"negative long4", "\x80\x04\x8b\xff\xff\xff\xff.", "negative"},
+		{"huge frame", "\x80\x04\x95\xff\xff\xff\xff\xff\xff\xff\xff.", "exceeds the rest|STOP with 0"},
+		{"append to dict", "\x80\x02}K\x01a.", "target is a dict"},
+		{"setitems odd", "\x80\x02}(K\x01u.", "odd number"},
+		{"no mark", "\x80\x02]e.", "no MARK"},
+		{"underflow", "\x80\x02\x86.", "underflow"},
+		{"stop early", "\x80\x02K\x01K\x01.", "STOP with 2 values"},
+		{"proto 9", "\x80\x09N.", "protocol 9"},
+		{"unknown op", "\x80\x02\xff.", "unknown opcode"},
+		{"deep nesting, no stop", string(deep[:len(deep)-1]), "truncated"},
+		{"deep nesting", string(deep), "STOP with"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, known := range []bool{true, false} {
+				_, _, err := decodeBytes(t, []byte(c.in), known)
+				if err == nil || !mentionsAny(err.Error(), c.want) {
+					t.Errorf("size known=%v: err = %v, want it to mention %q", known, err, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestHugeLengthUnknownSize: with the size unknown (compressed input), a
+// declared 4 GiB string must fail on truncation, having read only what is there.
+func TestHugeLengthUnknownSize(t *testing.T) {
+	in := "\x80\x04\x8d\x00\x00\x00\x00\x01\x00\x00\x00" + strings.Repeat("a", 3<<20)
+	_, _, err := decodeBytes(t, []byte(in), false)
+	if err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLongDecoding(t *testing.T) {
+	cases := []struct {
+		b    []byte
+		kind Kind
+		n    int64
+	}{
+		{nil, KindInt, 0},
+		{[]byte{0xff}, KindInt, -1},
+		{[]byte{0x00, 0x80, 0x00}, KindInt, 32768},
+		{[]byte{0, 0, 0, 0, 0, 0, 0, 0x80, 0}, KindBigInt, -1 << 63},
+		{[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, KindInt, 1<<63 - 1},
+		{[]byte{0, 0, 0, 0, 0, 0, 0, 0x80}, KindInt, -1 << 63},
+		{[]byte{1, 0, 0, 0, 0, 0, 0, 0, 1}, KindBigInt, 1},
+	}
+	for _, c := range cases {
+		v := decodeLong(c.b)
+		if v.Kind != c.kind || v.N != c.n {
+			t.Errorf("decodeLong(%x) = %v %d, want %v %d", c.b, v.Kind, v.N, c.kind, c.n)
+		}
+	}
+}
+
+func mentionsAny(s, alts string) bool {
+	for _, a := range strings.Split(alts, "|") {
+		if strings.Contains(s, a) {
+			return true
+		}
+	}
+	return false
+}

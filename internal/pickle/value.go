@@ -1,0 +1,139 @@
+package pickle
+
+import (
+	"fmt"
+	"math"
+)
+
+// Kind says what a Value holds.
+type Kind uint8
+
+// Value kinds. KindBigInt is an integer that does not fit in int64; its N
+// keeps the low 64 bits (a uint64 address above 2^63 reads back with
+// uint64(N)).
+const (
+	kindUnset Kind = iota
+	KindNone
+	KindBool
+	KindInt
+	KindBigInt
+	KindFloat
+	KindString
+	KindList
+	KindTuple
+	KindDict
+	// KindExt is a value a Hooks implementation put in place of a
+	// container; N is its own handle.
+	KindExt
+)
+
+var kindNames = [...]string{"unset", "None", "bool", "int", "big int", "float", "str", "list", "tuple", "dict", "converted object"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Value is one decoded pickle object. Scalars live in N (ints, bools as
+// 0/1, float bits, string index into the Decoder's table); lists, tuples
+// and dicts in C.
+type Value struct {
+	Kind Kind
+	N    int64
+	C    *Container
+}
+
+// Container holds the items of a list or tuple, or the alternating keys
+// and values of a dict, in the order the pickle stored them.
+type Container struct {
+	Items []Value
+	memo  int64 // memo index this container was stored under, or -1
+	done  bool  // handed to Hooks.Finish; repl replaces it from then on
+	repl  Value
+}
+
+// Float returns the float held by a KindFloat value.
+func (v Value) Float() float64 { return math.Float64frombits(uint64(v.N)) }
+
+// Len returns the number of items of a list or tuple, or of pairs of a dict.
+func (v Value) Len() int {
+	if v.C == nil {
+		return 0
+	}
+	if v.Kind == KindDict {
+		return len(v.C.Items) / 2
+	}
+	return len(v.C.Items)
+}
+
+// Hooks lets a caller replace containers by its own typed objects as soon
+// as they are complete, so a large file never exists as a generic tree.
+// Finish is called once per list, tuple or dict, when it becomes an item of
+// another container or the result; the Value it returns takes the
+// container's place everywhere, the memo included.
+type Hooks interface {
+	Finish(d *Decoder, v Value) (Value, error)
+}
+
+// Str returns the string held by v and whether v is a string.
+func (d *Decoder) Str(v Value) (string, bool) {
+	if v.Kind != KindString || v.N < 0 || v.N >= int64(len(d.strs)) {
+		return "", false
+	}
+	return d.strs[v.N], true
+}
+
+// ToAny converts v to plain Go values (nil, bool, int64, float64, string,
+// []any, map[string]any) for small generic parts such as allocator
+// settings. Nesting deeper than maxDepth is an error, not a stack overflow.
+func (d *Decoder) ToAny(v Value, maxDepth int) (any, error) {
+	if maxDepth < 0 {
+		return nil, fmt.Errorf("nesting deeper than the limit")
+	}
+	switch v.Kind {
+	case KindNone:
+		return nil, nil
+	case KindBool:
+		return v.N != 0, nil
+	case KindInt:
+		return v.N, nil
+	case KindBigInt:
+		return uint64(v.N), nil
+	case KindFloat:
+		return v.Float(), nil
+	case KindString:
+		s, _ := d.Str(v)
+		return s, nil
+	case KindList, KindTuple:
+		out := make([]any, 0, len(v.C.Items))
+		for _, it := range v.C.Items {
+			x, err := d.ToAny(it, maxDepth-1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, x)
+		}
+		return out, nil
+	case KindDict:
+		return d.dictToAny(v, maxDepth)
+	}
+	return nil, fmt.Errorf("cannot convert %s", v.Kind)
+}
+
+func (d *Decoder) dictToAny(v Value, maxDepth int) (any, error) {
+	out := make(map[string]any, v.Len())
+	for i := 0; i+1 < len(v.C.Items); i += 2 {
+		k, err := d.ToAny(v.C.Items[i], maxDepth-1)
+		if err != nil {
+			return nil, err
+		}
+		x, err := d.ToAny(v.C.Items[i+1], maxDepth-1)
+		if err != nil {
+			return nil, err
+		}
+		out[fmt.Sprint(k)] = x
+	}
+	return out, nil
+}

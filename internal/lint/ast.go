@@ -1,0 +1,126 @@
+package lint
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Node is one node of a Python ast, as printed by the embedded helper
+// (helper.py): {"_": "Call", "l": 12, "c": 4, "func": {...}, "args": [...]}.
+// Fields holds the child values: *Node, []*Node (nil entries allowed, as in
+// Dict.keys), []string (Global.names), string or int. Constant nodes keep
+// their value in Value (string, bool, float64 or nil).
+type Node struct {
+	Type   string
+	Line   int // 1-based; 0 for nodes without a position (Module, arguments)
+	Col    int // 0-based UTF-8 byte offset, as Python's col_offset
+	Fields map[string]any
+	Value  any
+	Parent *Node
+	Field  string // name of the field of Parent that holds this node
+	kids   []*Node
+}
+
+// maxDepth bounds the nesting accepted from the helper; Python's own parser
+// stops far below it.
+const maxDepth = 5000
+
+// decodeAST turns the helper's JSON for one module into a tree with parent
+// links. Malformed input is an error naming the offset, never a panic.
+func decodeAST(raw []byte) (*Node, error) {
+	v, err := newASTDecoder(raw).decodeTop()
+	if err != nil {
+		return nil, err
+	}
+	n, ok := v.(*Node)
+	if !ok {
+		return nil, fmt.Errorf("decode ast json: top level is %T, not a node", v)
+	}
+	return n, nil
+}
+
+// collectKids lists the child nodes in a fixed order (fields by name, list
+// entries in order) so walks, and so findings, are deterministic.
+func collectKids(fields map[string]any) []*Node {
+	keys := make([]string, 0, len(fields))
+	for k, v := range fields {
+		switch v.(type) {
+		case *Node, []*Node:
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var out []*Node
+	for _, k := range keys {
+		switch c := fields[k].(type) {
+		case *Node:
+			out = append(out, c)
+		case []*Node:
+			for _, e := range c {
+				if e != nil {
+					out = append(out, e)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func intOf(v any) int {
+	if f, ok := v.(float64); ok && f >= 0 && f < 1<<31 {
+		return int(f)
+	}
+	return 0
+}
+
+// K returns the child node in field name, or nil.
+func (n *Node) K(name string) *Node {
+	if n == nil {
+		return nil
+	}
+	c, _ := n.Fields[name].(*Node)
+	return c
+}
+
+// L returns the list of child nodes in field name (entries may be nil).
+func (n *Node) L(name string) []*Node {
+	if n == nil {
+		return nil
+	}
+	c, _ := n.Fields[name].([]*Node)
+	return c
+}
+
+// S returns the string in field name ("" if absent).
+func (n *Node) S(name string) string {
+	if n == nil {
+		return ""
+	}
+	s, _ := n.Fields[name].(string)
+	return s
+}
+
+// Is reports whether n is non-nil and of one of the given types.
+func (n *Node) Is(types ...string) bool {
+	if n == nil {
+		return false
+	}
+	for _, t := range types {
+		if n.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Walk calls fn for n and every node below it, fields in name order (JSON
+// objects do not keep Python's field order; rules that care about order use
+// line numbers). fn returning false skips the node's children.
+func (n *Node) Walk(fn func(*Node) bool) {
+	if n == nil || !fn(n) {
+		return
+	}
+	for _, c := range n.kids {
+		c.Walk(fn)
+	}
+}

@@ -1,0 +1,205 @@
+package snapshot
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/torchmem/torchmem/internal/pickle"
+)
+
+// Handles put in place of finished containers: tag in the top byte.
+const (
+	tagFrame   = 1
+	tagStack   = 2
+	tagTrace   = 3
+	tagBlock   = 4
+	tagSegment = 5
+	tagHistory = 6
+	tagShift   = 56
+)
+
+func handle(tag int, idx int) pickle.Value {
+	return pickle.Value{Kind: pickle.KindExt, N: int64(tag)<<tagShift | int64(idx)}
+}
+
+func handleOf(v pickle.Value) (tag int, idx int) {
+	if v.Kind != pickle.KindExt {
+		return 0, 0
+	}
+	return int(v.N >> tagShift), int(v.N & (1<<tagShift - 1))
+}
+
+// history is a torch <= 2.0 block history entry.
+type history struct {
+	realSize int64
+	stack    StackID
+}
+
+// builder turns containers into typed records as the decoder finishes
+// them, interning frames, stacks and texts.
+type builder struct {
+	snap     *Snapshot
+	keys     []key // key code by decoder string index, 0 = not looked up
+	frameIDs map[Frame]FrameID
+	stackIDs map[string]StackID
+	textIDs  map[string]uint32
+	traces   []TraceEntry
+	blocks   []blockRec
+	segments []Segment
+	hist     []history
+	sawTime  bool
+	sawHist  bool
+	sawFrame bool // frames directly on blocks (2.1+)
+	scratch  []byte
+	err      error
+}
+
+// blockRec is a block plus what torch <= 2.0 kept in its history.
+type blockRec struct {
+	Block
+	hasRequested, hasAddress, hasFrames bool
+	hist                                []int
+}
+
+func newBuilder() *builder {
+	s := &Snapshot{Stacks: [][]FrameID{nil}, Texts: []string{""}}
+	return &builder{
+		snap: s, frameIDs: map[Frame]FrameID{}, stackIDs: map[string]StackID{"": 0},
+		textIDs: map[string]uint32{"": 0},
+	}
+}
+
+// Finish implements pickle.Hooks.
+func (b *builder) Finish(d *pickle.Decoder, v pickle.Value) (pickle.Value, error) {
+	switch v.Kind {
+	case pickle.KindDict:
+		return b.finishDict(d, v)
+	case pickle.KindList:
+		return b.finishList(v), nil
+	}
+	return v, nil
+}
+
+func (b *builder) finishDict(d *pickle.Decoder, v pickle.Value) (pickle.Value, error) {
+	var seen keySet
+	items := v.C.Items
+	for i := 0; i+1 < len(items); i += 2 {
+		seen |= 1 << b.keyOf(d, items[i])
+	}
+	switch {
+	case seen.has(kAction):
+		return b.traceEntry(d, items)
+	case seen.has(kState) && seen.has(kSize):
+		return b.block(d, items)
+	case seen.has(kBlocks):
+		return b.segment(d, items)
+	case seen.has(kRealSize):
+		return b.historyEntry(d, items), nil
+	case seen.has(kFilename) && seen.has(kLine) && seen.has(kName):
+		return b.frame(d, items), nil
+	}
+	return v, nil
+}
+
+// finishList interns a non-empty list made only of frames as a stack.
+func (b *builder) finishList(v pickle.Value) pickle.Value {
+	items := v.C.Items
+	if len(items) == 0 {
+		return v
+	}
+	b.scratch = b.scratch[:0]
+	for _, it := range items {
+		tag, idx := handleOf(it)
+		if tag != tagFrame {
+			return v
+		}
+		b.scratch = binary.LittleEndian.AppendUint32(b.scratch, uint32(idx))
+	}
+	if id, ok := b.stackIDs[string(b.scratch)]; ok {
+		return handle(tagStack, int(id))
+	}
+	ids := make([]FrameID, len(items))
+	for i, it := range items {
+		_, idx := handleOf(it)
+		ids[i] = FrameID(idx)
+	}
+	id := StackID(len(b.snap.Stacks))
+	b.snap.Stacks = append(b.snap.Stacks, ids)
+	b.stackIDs[string(b.scratch)] = id
+	return handle(tagStack, int(id))
+}
+
+func (b *builder) frame(d *pickle.Decoder, items []pickle.Value) pickle.Value {
+	var f Frame
+	for i := 0; i+1 < len(items); i += 2 {
+		val := items[i+1]
+		switch b.keyOf(d, items[i]) {
+		case kName:
+			f.Name, _ = d.Str(val)
+		case kFilename:
+			f.Filename, _ = d.Str(val)
+		case kLine:
+			f.Line, _ = intOf(val)
+		}
+	}
+	id, ok := b.frameIDs[f]
+	if !ok {
+		id = FrameID(len(b.snap.Frames))
+		b.snap.Frames = append(b.snap.Frames, f)
+		b.frameIDs[f] = id
+	}
+	return handle(tagFrame, int(id))
+}
+
+// stackOf reads a frames value: an interned stack, or an empty list.
+func stackOf(v pickle.Value) StackID {
+	if tag, idx := handleOf(v); tag == tagStack {
+		return StackID(idx)
+	}
+	return 0
+}
+
+func (b *builder) text(d *pickle.Decoder, v pickle.Value) uint32 {
+	s, _ := d.Str(v)
+	if s == "N/A" {
+		s = ""
+	}
+	id, ok := b.textIDs[s]
+	if !ok {
+		id = uint32(len(b.snap.Texts))
+		b.snap.Texts = append(b.snap.Texts, s)
+		b.textIDs[s] = id
+	}
+	return id
+}
+
+// intOf reads an int; addresses above 2^63 come back as their bits.
+func intOf(v pickle.Value) (int64, bool) {
+	switch v.Kind {
+	case pickle.KindInt, pickle.KindBigInt:
+		return v.N, true
+	case pickle.KindBool:
+		return v.N, true
+	}
+	return 0, false
+}
+
+// Read decodes a snapshot from r. size is the stream length when known
+// (-1 otherwise); progress, if not nil, is told how many bytes were read.
+func Read(r io.Reader, size int64, progress func(int64)) (*Snapshot, error) {
+	b := newBuilder()
+	dec := pickle.NewDecoder(r, pickle.Options{Size: size, Hooks: b, Progress: progress})
+	top, err := dec.Decode()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.assemble(dec, top); err != nil {
+		return nil, err
+	}
+	return b.snap, nil
+}
+
+func typeErr(what string, v pickle.Value) error {
+	return fmt.Errorf("snapshot: %s is a %s", what, v.Kind)
+}

@@ -1,0 +1,68 @@
+package snapshot
+
+import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+)
+
+// ReadFile opens path (plain or gzip-compressed, told apart by content)
+// and decodes it. progress, if not nil, gets bytes read so far of the file
+// on disk and its size.
+func ReadFile(path string, progress func(read, total int64)) (*Snapshot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	s, err := readStream(f, st.Size(), progress)
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ReadAny decodes a snapshot from r, gunzipping it when it starts with the
+// gzip magic; size is r's length if known, else -1.
+func ReadAny(r io.Reader, size int64) (*Snapshot, error) {
+	return readStream(r, size, nil)
+}
+
+func readStream(r io.Reader, size int64, progress func(read, total int64)) (*Snapshot, error) {
+	cr := &countingReader{r: r}
+	diskSize := size
+	br := bufio.NewReaderSize(cr, 64<<10)
+	var src io.Reader = br
+	magic, _ := br.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gunzip: %w", err)
+		}
+		defer zr.Close()
+		src, size = zr, -1
+	}
+	var cb func(int64)
+	if progress != nil {
+		total := diskSize
+		cb = func(int64) { progress(cr.n, total) }
+	}
+	return Read(src, size, cb)
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,141 @@
+package hook
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/hook/python"
+)
+
+// Environment variables the hook reads (set by Install).
+const (
+	EnvSocket        = "TORCHMEM_HOOK_SOCKET"    // Unix socket path; the hook stays off without it
+	EnvDir           = "TORCHMEM_HOOK_DIR"       // the run directory (snapshots default there)
+	EnvInterval      = "TORCHMEM_HOOK_INTERVAL"  // seconds between allocator stats (float)
+	EnvStepMaxHz     = "TORCHMEM_HOOK_STEP_HZ"   // most step messages per second
+	EnvRecordHistory = "TORCHMEM_RECORD_HISTORY" // max_entries for _record_memory_history; unset or 0: off
+	EnvSnapshotDir   = "TORCHMEM_SNAPSHOT_DIR"   // where OOM snapshots go
+)
+
+// InstallOptions tune the hook inside the job.
+type InstallOptions struct {
+	// Interval between allocator stats messages (default 1 s).
+	Interval time.Duration
+	// StepMaxHz caps step messages per second per process (default 20);
+	// steps are still counted, a message covers several.
+	StepMaxHz int
+	// RecordHistory > 0 turns on torch.cuda.memory._record_memory_history
+	// (stacks="python") with this many max_entries, so an OOM dumps a
+	// snapshot. It costs ~20% step time on an H200: opt-in.
+	RecordHistory int
+	// SnapshotDir is where OOM snapshots are dumped (default dir/snapshots).
+	SnapshotDir string
+}
+
+// PythonDir is where Install puts the package, relative to dir; it is the
+// directory prepended to PYTHONPATH.
+const PythonDir = "python"
+
+// Install writes the embedded Python hook into dir/python (dir is made 0700
+// if missing) and returns the variables to add to the job's environment as
+// KEY=VALUE strings. PYTHONPATH is returned as the hook directory alone;
+// MergeEnv prepends it to an existing PYTHONPATH.
+func Install(dir string, o InstallOptions) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create hook dir %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("chmod hook dir %s: %w", dir, err)
+	}
+	pyDir := filepath.Join(dir, PythonDir)
+	if err := writeTree(pyDir, python.Files); err != nil {
+		return nil, err
+	}
+	snapDir := o.SnapshotDir
+	if snapDir == "" {
+		snapDir = filepath.Join(dir, "snapshots")
+	}
+	if err := os.MkdirAll(snapDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create snapshot dir %s: %w", snapDir, err)
+	}
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	if o.StepMaxHz <= 0 {
+		o.StepMaxHz = 20
+	}
+	env := []string{
+		"PYTHONPATH=" + pyDir,
+		EnvSocket + "=" + filepath.Join(dir, SocketName),
+		EnvDir + "=" + dir,
+		EnvInterval + "=" + strconv.FormatFloat(o.Interval.Seconds(), 'f', -1, 64),
+		EnvStepMaxHz + "=" + strconv.Itoa(o.StepMaxHz),
+		EnvSnapshotDir + "=" + snapDir,
+	}
+	if o.RecordHistory > 0 {
+		env = append(env, EnvRecordHistory+"="+strconv.Itoa(o.RecordHistory))
+	}
+	return env, nil
+}
+
+func writeTree(dst string, src fs.FS) error {
+	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, filepath.FromSlash(p))
+		if d.IsDir() {
+			if err := os.MkdirAll(target, 0o700); err != nil {
+				return fmt.Errorf("create %s: %w", target, err)
+			}
+			return nil
+		}
+		b, err := fs.ReadFile(src, p)
+		if err != nil {
+			return fmt.Errorf("read embedded %s: %w", p, err)
+		}
+		if err := os.WriteFile(target, b, 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", target, err)
+		}
+		return nil
+	})
+}
+
+// MergeEnv returns base with add applied: a PYTHONPATH in add is prepended
+// to base's (so the hook's sitecustomize is found first), other keys
+// replace base's.
+func MergeEnv(base, add []string) []string {
+	out := make([]string, 0, len(base)+len(add))
+	idx := map[string]int{}
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := idx[k]; ok {
+			out[i] = kv
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, kv)
+	}
+	for _, kv := range add {
+		k, v, _ := strings.Cut(kv, "=")
+		i, ok := idx[k]
+		if !ok {
+			idx[k] = len(out)
+			out = append(out, kv)
+			continue
+		}
+		if k == "PYTHONPATH" {
+			if _, old, _ := strings.Cut(out[i], "="); old != "" {
+				v = v + string(os.PathListSeparator) + old
+			}
+			kv = k + "=" + v
+		}
+		out[i] = kv
+	}
+	return out
+}

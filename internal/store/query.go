@@ -1,0 +1,317 @@
+package store
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+const runCols = `rowid, id, command, cwd, host, user, start_ms, end_ms, status, exit_code, signal, labels, limits, peaks, summary, sup_pid, sup_start, boot_id,
+	(SELECT COUNT(*) FROM samples WHERE run=runs.rowid), (SELECT MAX(t_ms) FROM samples WHERE run=runs.rowid)`
+
+// Run returns one run by exact id, unique id prefix, or "last" (the newest).
+func (db *DB) Run(ref string) (*Run, error) {
+	var rows *sql.Rows
+	var err error
+	switch {
+	case ref == "last" || ref == "latest":
+		rows, err = db.sql.Query(`SELECT ` + runCols + ` FROM runs ORDER BY start_ms DESC, rowid DESC LIMIT 1`)
+	case ref == "":
+		return nil, fmt.Errorf("empty run id: %w", ErrNotFound)
+	default:
+		esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(ref)
+		rows, err = db.sql.Query(`SELECT `+runCols+` FROM runs WHERE id=?1 OR id LIKE ?2 ESCAPE '\' ORDER BY id=?1 DESC LIMIT 3`, ref, esc+"%")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read runs from %s: %w", db.path, err)
+	}
+	list, err := db.scanRuns(rows)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(list) == 0:
+		return nil, fmt.Errorf("run %q: %w", ref, ErrNotFound)
+	case list[0].ID == ref || len(list) == 1:
+		return &list[0], nil
+	default:
+		return nil, fmt.Errorf("run %q (%s, %s, ...): %w", ref, list[0].ID, list[1].ID, ErrAmbiguous)
+	}
+}
+
+// Runs returns runs matching f, newest first.
+func (db *DB) Runs(f RunFilter) ([]Run, error) {
+	var where []string
+	var args []any
+	if f.Status != "" {
+		where, args = append(where, "status=?"), append(args, string(f.Status))
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "start_ms>=?"), append(args, ms(f.Since))
+	}
+	if !f.Until.IsZero() {
+		where, args = append(where, "start_ms<?"), append(args, ms(f.Until))
+	}
+	if f.Command != "" {
+		where, args = append(where, "instr(command, ?)>0"), append(args, strings.Trim(mustJSON(f.Command), `"`))
+	}
+	for k, v := range f.Label {
+		where, args = append(where, "json_extract(labels, ?)=?"), append(args, "$."+jsonPathKey(k), v)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	q := `SELECT ` + runCols + ` FROM runs`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += fmt.Sprintf(` ORDER BY start_ms DESC, rowid DESC LIMIT %d`, limit)
+	rows, err := db.sql.Query(q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read runs from %s: %w", db.path, err)
+	}
+	return db.scanRuns(rows)
+}
+
+func jsonPathKey(k string) string { return `"` + strings.ReplaceAll(k, `"`, ``) + `"` }
+
+func mustJSON(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func (db *DB) scanRuns(rows *sql.Rows) ([]Run, error) {
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read runs from %s: %w", db.path, err)
+		}
+		// A read-only handle (or one opened before the supervisor died)
+		// still tells the truth about a dead supervisor.
+		if r.Status == StatusRunning && !supervisorAlive(db.opts.ProcRoot, r.SupervisorPID, r.SupervisorStart, r.BootID) {
+			r.Status = StatusSupervisorLost
+			if r.End == nil {
+				r.End = r.LastSample
+			}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func scanRun(rows *sql.Rows) (Run, error) {
+	var r Run
+	var rowid, start, sst int64
+	var end, code, sig, last sql.NullInt64
+	var cmd string
+	var labels, limits, peaks, summary sql.NullString
+	var status string
+	err := rows.Scan(&rowid, &r.ID, &cmd, &r.Cwd, &r.Host, &r.User, &start, &end, &status, &code, &sig,
+		&labels, &limits, &peaks, &summary, &r.SupervisorPID, &sst, &r.BootID, &r.Samples, &last)
+	if err != nil {
+		return r, err
+	}
+	r.Status, r.Start, r.SupervisorStart = Status(status), fromMS(start), uint64(sst)
+	_ = json.Unmarshal([]byte(cmd), &r.Command)
+	if end.Valid {
+		t := fromMS(end.Int64)
+		r.End = &t
+	}
+	if last.Valid {
+		t := fromMS(last.Int64)
+		r.LastSample = &t
+	}
+	if code.Valid {
+		v := int(code.Int64)
+		r.ExitCode = &v
+	}
+	if sig.Valid {
+		v := int(sig.Int64)
+		r.Signal = &v
+	}
+	if labels.Valid {
+		_ = json.Unmarshal([]byte(labels.String), &r.Labels)
+	}
+	if peaks.Valid {
+		_ = json.Unmarshal([]byte(peaks.String), &r.Peaks)
+	}
+	if limits.Valid {
+		r.Limits = json.RawMessage(limits.String)
+	}
+	if summary.Valid {
+		r.Summary = json.RawMessage(summary.String)
+	}
+	return r, nil
+}
+
+const sampleCols = `t_ms, res_ms, cgroup_usage, host_available, pss_total, rss_total, swap_total, alloc_allocated, alloc_reserved, step, gpu, extra`
+
+func scanSample(rows *sql.Rows) (Sample, error) {
+	var s Sample
+	var t int64
+	var cols [8]sql.NullInt64
+	var gpu, extra sql.NullString
+	err := rows.Scan(&t, &s.Resolution, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6], &cols[7], &gpu, &extra)
+	if err != nil {
+		return s, err
+	}
+	s.Time = fromMS(t)
+	dst := []**int64{&s.CgroupUsage, &s.HostAvailable, &s.PSSTotal, &s.RSSTotal, &s.SwapTotal, &s.AllocAllocated, &s.AllocReserved, &s.Step}
+	for i, c := range cols {
+		if c.Valid {
+			v := c.Int64
+			*dst[i] = &v
+		}
+	}
+	if gpu.Valid {
+		var g gpuCol
+		_ = json.Unmarshal([]byte(gpu.String), &g)
+		s.GPUUsed, s.GPUJobUsed = g.Used, g.Job
+	}
+	if extra.Valid {
+		_ = json.Unmarshal([]byte(extra.String), &s.Extra)
+	}
+	return s, nil
+}
+
+// Samples returns the samples of run id with from <= t <= to (zero times:
+// unbounded), oldest first. With maxPoints > 0 and more rows than that,
+// rows are merged into equal time buckets (at most maxPoints): each series
+// keeps its maximum in the bucket (host_available its minimum), so the
+// peaks that matter for memory survive any zoom level; Resolution says the
+// bucket width.
+func (db *DB) Samples(id string, from, to time.Time, maxPoints int) ([]Sample, error) {
+	rowid, err := db.rowID(id)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := int64(-1<<62), int64(1<<62)
+	if !from.IsZero() {
+		lo = ms(from)
+	}
+	if !to.IsZero() {
+		hi = ms(to)
+	}
+	var n int64
+	var minT, maxT sql.NullInt64
+	err = db.sql.QueryRow(`SELECT COUNT(*), MIN(t_ms), MAX(t_ms) FROM samples WHERE run=? AND t_ms BETWEEN ? AND ?`, rowid, lo, hi).Scan(&n, &minT, &maxT)
+	if err != nil {
+		return nil, fmt.Errorf("read samples of %s from %s: %w", id, db.path, err)
+	}
+	rows, err := db.sql.Query(`SELECT `+sampleCols+` FROM samples WHERE run=? AND t_ms BETWEEN ? AND ? ORDER BY t_ms`, rowid, lo, hi)
+	if err != nil {
+		return nil, fmt.Errorf("read samples of %s from %s: %w", id, db.path, err)
+	}
+	defer rows.Close()
+	var w int64
+	if maxPoints > 0 && n > int64(maxPoints) {
+		w = (maxT.Int64 - minT.Int64 + int64(maxPoints)) / int64(maxPoints)
+	}
+	out := make([]Sample, 0, min(n, 1<<16))
+	for rows.Next() {
+		s, err := scanSample(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read samples of %s from %s: %w", id, db.path, err)
+		}
+		if w == 0 {
+			out = append(out, s)
+			continue
+		}
+		b := minT.Int64 + (ms(s.Time)-minT.Int64)/w*w
+		if k := len(out) - 1; k >= 0 && ms(out[k].Time) == b {
+			mergeSample(&out[k], s)
+			continue
+		}
+		s.Time, s.Resolution = fromMS(b), max(w, s.Resolution)
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Events returns the events of run id, oldest first.
+func (db *DB) Events(id string) ([]Event, error) {
+	rowid, err := db.rowID(id)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.sql.Query(`SELECT t_ms, kind, source, pid, message, data FROM events WHERE run=? ORDER BY t_ms, rowid`, rowid)
+	if err != nil {
+		return nil, fmt.Errorf("read events of %s from %s: %w", id, db.path, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var e Event
+		var t int64
+		var data sql.NullString
+		if err := rows.Scan(&t, &e.Kind, &e.Source, &e.PID, &e.Message, &data); err != nil {
+			return nil, fmt.Errorf("read events of %s from %s: %w", id, db.path, err)
+		}
+		e.Time = fromMS(t)
+		if data.Valid {
+			e.Data = json.RawMessage(data.String)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+const stepCols = `t_ms, step, pid, rank, steps, step_seconds, allocated, reserved, peak_allocated, peak_reserved`
+
+func scanStep(rows *sql.Rows) (Step, error) {
+	var s Step
+	var t int64
+	var rank sql.NullInt64
+	var secs sql.NullFloat64
+	var cols [4]sql.NullInt64
+	if err := rows.Scan(&t, &s.Step, &s.PID, &rank, &s.Steps, &secs, &cols[0], &cols[1], &cols[2], &cols[3]); err != nil {
+		return s, err
+	}
+	s.Time = fromMS(t)
+	if rank.Valid {
+		v := int(rank.Int64)
+		s.Rank = &v
+	}
+	if secs.Valid {
+		v := secs.Float64
+		s.StepSeconds = &v
+	}
+	dst := []**int64{&s.Allocated, &s.Reserved, &s.PeakAllocated, &s.PeakReserved}
+	for i, c := range cols {
+		if c.Valid {
+			v := c.Int64
+			*dst[i] = &v
+		}
+	}
+	return s, nil
+}
+
+// Steps returns the step rows of run id, oldest first; limit > 0 keeps
+// the newest limit rows.
+func (db *DB) Steps(id string, limit int) ([]Step, error) {
+	rowid, err := db.rowID(id)
+	if err != nil {
+		return nil, err
+	}
+	q := `SELECT ` + stepCols + ` FROM steps WHERE run=? ORDER BY t_ms, rowid`
+	if limit > 0 {
+		q = fmt.Sprintf(`SELECT `+stepCols+` FROM (SELECT *, rowid AS r FROM steps WHERE run=? ORDER BY t_ms DESC, rowid DESC LIMIT %d) ORDER BY t_ms, r`, limit)
+	}
+	rows, err := db.sql.Query(q, rowid)
+	if err != nil {
+		return nil, fmt.Errorf("read steps of %s from %s: %w", id, db.path, err)
+	}
+	defer rows.Close()
+	var out []Step
+	for rows.Next() {
+		s, err := scanStep(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read steps of %s from %s: %w", id, db.path, err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+

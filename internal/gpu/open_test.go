@@ -1,0 +1,93 @@
+package gpu
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// sysTree writes a PCI device listing like the H200 host's (gpu-pci.txt:
+// 0000:00:06.0 class=0x030200 numa_node=-1 local_cpulist=0-15) plus a
+// non-GPU device.
+func sysTree(t *testing.T, nvidia bool) string {
+	root := t.TempDir()
+	dev := filepath.Join(root, "bus/pci/devices")
+	writeFile(t, filepath.Join(dev, "0000:00:01.0/vendor"), "0x8086\n")
+	writeFile(t, filepath.Join(dev, "0000:00:01.0/class"), "0x060000\n")
+	if nvidia {
+		writeFile(t, filepath.Join(dev, "0000:00:06.0/vendor"), "0x10de\n")
+		writeFile(t, filepath.Join(dev, "0000:00:06.0/class"), "0x030200\n")
+		writeFile(t, filepath.Join(dev, "0000:00:06.0/numa_node"), "-1\n")
+		writeFile(t, filepath.Join(dev, "0000:00:06.0/local_cpulist"), "0-15\n")
+	}
+	return root
+}
+
+func TestOpenNoNVIDIA(t *testing.T) {
+	b, notice := Open(Options{SysRoot: sysTree(t, false), ProcRoot: t.TempDir()})
+	if b.Info().Backend != "none" || !strings.HasPrefix(notice, "no NVIDIA GPU: no PCI device of vendor 0x10de") {
+		t.Errorf("backend %q notice %q", b.Info().Backend, notice)
+	}
+}
+
+func TestOpenFallsBackToSMI(t *testing.T) {
+	sys := sysTree(t, true)
+	b, notice := Open(Options{SysRoot: sys, ProcRoot: t.TempDir(), Library: filepath.Join(t.TempDir(), "missing.so"), Run: fakeSMI(t, false)})
+	defer b.Close()
+	if b.Info().Backend != "nvidia-smi" || !strings.Contains(notice, "using nvidia-smi") {
+		t.Fatalf("backend %q notice %q", b.Info().Backend, notice)
+	}
+	devs, err := b.Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// NVIDIA's bus id has an eight-digit domain; sysfs a four-digit one.
+	if !reflect.DeepEqual(devs[0].CPUAffinity, seq(0, 15)) || devs[0].NUMANode != -1 {
+		t.Errorf("sysfs not read: %+v", devs[0])
+	}
+}
+
+func TestOpenNothingWorks(t *testing.T) {
+	b, notice := Open(Options{SysRoot: sysTree(t, true), Library: filepath.Join(t.TempDir(), "missing.so"), SMI: "nvidia-smi-not-installed-here"})
+	if b.Info().Backend != "none" || !strings.HasPrefix(notice, "no NVIDIA GPU: dlopen") || !strings.Contains(notice, "not found on PATH") {
+		t.Errorf("backend %q notice %q", b.Info().Backend, notice)
+	}
+}
+
+func TestOpenNVMLStub(t *testing.T) {
+	b, notice := Open(Options{SysRoot: sysTree(t, true), ProcRoot: t.TempDir(), Library: buildStub(t)})
+	defer b.Close()
+	if b.Info().Backend != "nvml" || notice != "" {
+		t.Errorf("backend %q notice %q", b.Info().Backend, notice)
+	}
+}
+
+// This machine: whatever it has, Open must not fail or panic, and a host
+// without NVIDIA hardware must say so in one line.
+func TestOpenRealHost(t *testing.T) {
+	b, notice := Open(Options{})
+	defer b.Close()
+	if found, known := ProbeNVIDIAPCI("/sys"); known && !found && (b.Info().Backend != "none" || notice == "") {
+		t.Errorf("no NVIDIA PCI device, yet backend %q notice %q", b.Info().Backend, notice)
+	}
+	if _, err := b.Devices(); err != nil {
+		t.Errorf("Devices: %v", err)
+	}
+	t.Logf("backend %s; notice %q", b.Info().Backend, notice)
+}
+
+func TestParseCPUList(t *testing.T) {
+	tests := map[string][]int{"0-15": seq(0, 15), "0-1,32-33": {0, 1, 32, 33}, "7": {7}, "": nil}
+	for in, want := range tests {
+		got, err := parseCPUList(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("parseCPUList(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"a", "3-1", "0-", "-1", "0-9223372036854775807"} {
+		if _, err := parseCPUList(bad); err == nil {
+			t.Errorf("parseCPUList(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package oomexplain
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
+
+// anchors: a line holding none of these cannot start any incident, so it
+// is skipped without further parsing while no incident is open. This is
+// what makes a 1 GB log parse at disk speed.
+var anchors = [][]byte{
+	[]byte("oom"), []byte("OOM"), []byte("emory"), []byte("illed"),
+	[]byte("rror"), []byte("xitcode"), []byte("open files"), []byte("ancdata"),
+	[]byte("CUBLAS_STATUS_ALLOC"), []byte("xceeded"), []byte("Signal 9"),
+	[]byte("Kill process"), []byte("torch_"),
+}
+
+func interesting(b []byte) bool {
+	for _, a := range anchors {
+		if bytes.Contains(b, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripRankPrefixes removes the prefixes launchers put before each line:
+// "[rank3]:" (PyTorch >= 2.2 distributed exceptions), "[default3]:"
+// (torchrun --tee with its default log prefix), "3: " (srun --label) and
+// "node1: " (pdsh/clush). Up to three may stack ("node1: [rank3]: ...").
+func stripRankPrefixes(s string) (string, *int, string) {
+	var rank *int
+	host := ""
+	for i := 0; i < 3; i++ {
+		if r, rest, ok := bracketRank(s); ok {
+			rank, s = &r, rest
+			continue
+		}
+		if r, rest, ok := labelRank(s); ok {
+			rank, s = &r, rest
+			continue
+		}
+		if h, rest, ok := hostLabel(s); ok && host == "" {
+			host, s = h, rest
+			continue
+		}
+		break
+	}
+	return s, rank, host
+}
+
+func bracketRank(s string) (int, string, bool) {
+	if len(s) < 4 || s[0] != '[' {
+		return 0, s, false
+	}
+	end := strings.Index(s, "]:")
+	if end < 2 || end > 24 {
+		return 0, s, false
+	}
+	inner := strings.TrimLeft(s[1:end], "abcdefghijklmnopqrstuvwxyz_ ")
+	n, err := strconv.Atoi(inner)
+	if err != nil || inner == s[1:end] {
+		return 0, s, false
+	}
+	return n, strings.TrimPrefix(s[end+2:], " "), true
+}
+
+func labelRank(s string) (int, string, bool) {
+	i := 0
+	for i < len(s) && i < 6 && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i+1 >= len(s) || s[i] != ':' || s[i+1] != ' ' {
+		return 0, s, false
+	}
+	n, _ := strconv.Atoi(s[:i])
+	return n, s[i+2:], true
+}
+
+// hostLabel accepts "name: " where name looks like a host: lower-case
+// letters, digits, '-' and '.', with at least one digit, '-' or '.' (so
+// "slurmstepd: " and "RuntimeError: " are not taken for hosts).
+func hostLabel(s string) (string, string, bool) {
+	c := strings.Index(s, ": ")
+	if c < 2 || c > 64 {
+		return "", s, false
+	}
+	name, marked := s[:c], false
+	for j := 0; j < len(name); j++ {
+		ch := name[j]
+		switch {
+		case ch >= 'a' && ch <= 'z':
+		case ch >= '0' && ch <= '9', ch == '-', ch == '.':
+			marked = true
+		default:
+			return "", s, false
+		}
+	}
+	if !marked || name[0] < 'a' || name[0] > 'z' || strings.HasPrefix(s[c+2:], " ") {
+		return "", s, false
+	}
+	return name, s[c+2:], true
+}
+
+// stripANSI removes terminal colour sequences (ESC [ ... letter).
+func stripANSI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] < '@' || s[j] > '~') {
+				j++
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,272 @@
+package oomexplain
+
+// The kernel's OOM report (mm/oom_kill.c dump_header + oom_kill_process,
+// mm/memcontrol.c mem_cgroup_print_oom_*), 6.18 with a v1 memory cgroup:
+//
+//	python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0
+//	CPU: 1 UID: 0 PID: 19335 Comm: python3 Not tainted 6.18.44 #1
+//	 ... call trace ...
+//	memory: usage 102400kB, limit 102400kB, failcnt 1473
+//	Memory cgroup stats for /trainjob:
+//	rss 104534016 ...
+//	Tasks state (memory values in pages):
+//	[  pid  ]   uid  tgid total_vm      rss rss_anon rss_file rss_shmem pgtables_bytes swapents oom_score_adj name
+//	[  19335]     0 19335    80289    26152    25504      648         0   266240        0             0 python3
+//	oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/trainjob,task_memcg=/trainjob,task=python3,pid=19335,uid=0
+//	Memory cgroup out of memory: Killed process 19335 (python3) total-vm:321156kB, anon-rss:102016kB, file-rss:2592kB, shmem-rss:0kB, UID:0 pgtables:260kB oom_score_adj:0
+//
+// 3.10 (CentOS 7) and 4.x instead print "Task in /a killed as a result of
+// limit of /b", "Memory cgroup stats for /a: cache:0KB rss:1024KB ...",
+// "Out of memory: Kill process N (comm) score S or sacrifice child" and
+// "Killed process N (comm) total-vm:...kB, anon-rss:...kB, file-rss:...kB".
+// A global OOM prints "Mem-Info:" and per-zone lines instead of memcg ones.
+
+import "strings"
+
+// maxKernelLines ends an incident whose "Killed process" line never came.
+const maxKernelLines = 5000
+
+type kernelParser struct {
+	p        *Parser
+	cur      *Incident // open report
+	last     *Incident // last complete report (for the oom_reaper line)
+	lines    int
+	mode     int // what indented/following lines belong to
+	cols     []string
+	prevText string
+	prevInc  *Incident
+	prevPref bool
+}
+
+const (
+	modeNone = iota
+	modeMemcgStats
+	modeMemInfo
+	modeTasks
+)
+
+func newKernelParser(p *Parser) *kernelParser { return &kernelParser{p: p} }
+
+func (k *kernelParser) open() bool { return k.cur != nil }
+
+func (k *kernelParser) feed(l *line) {
+	text := l.Text
+	if k.isContinuation(l) {
+		joined := joinWrapped(k.prevText, text)
+		k.prevText = joined
+		k.p.appendRaw(k.prevInc, "\t"+text)
+		k.handle(k.prevInc, joined, l, true)
+		return
+	}
+	if starts(text) {
+		k.begin(l, text)
+	}
+	inc := k.cur
+	if inc == nil {
+		switch {
+		case k.last != nil && strings.Contains(text, "oom_reaper: reaped process"):
+			k.handle(k.last, text, l, false)
+		case midReport(text):
+			k.handle(nil, text, l, false)
+		default:
+			k.prevInc = nil
+		}
+		return
+	}
+	k.lines++
+	k.prevText, k.prevInc, k.prevPref = text, inc, l.Prefixed
+	k.handle(inc, text, l, false)
+	if k.cur != nil && k.lines > maxKernelLines {
+		k.finish(true)
+	}
+}
+
+// isContinuation: an unprefixed line right after a prefixed line of an
+// incident is the rest of that line, wrapped when it was pasted.
+func (k *kernelParser) isContinuation(l *line) bool {
+	return k.prevInc != nil && k.prevPref && !l.Prefixed && l.Text != "" && !starts(l.Text) &&
+		!strings.HasPrefix(l.Text, "[") && !strings.HasPrefix(strings.TrimSpace(l.Text), "Traceback")
+}
+
+// joinWrapped rejoins a line broken by a terminal (mid-word, nothing lost)
+// or by word wrapping (a space lost). Separators make the choice obvious;
+// otherwise a long first half means a terminal cut at its width.
+func joinWrapped(a, b string) string {
+	if a == "" || strings.HasSuffix(a, " ") || strings.HasPrefix(b, " ") {
+		return a + b
+	}
+	if strings.ContainsAny(a[len(a)-1:], ",=:(/") || strings.ContainsAny(b[:1], ",)=:") || len(a) >= 70 {
+		return a + b
+	}
+	return a + " " + b
+}
+
+// starts reports a line that begins a new report.
+func starts(text string) bool {
+	return strings.Contains(text, " invoked oom-killer:")
+}
+
+// begin opens a report, closing any open one as truncated.
+func (k *kernelParser) begin(l *line, text string) {
+	if k.cur != nil {
+		k.finish(true)
+	}
+	k.cur = k.p.newIncident(KindKernelOOM, l)
+	k.cur.Kernel = &KernelOOM{PageSize: k.p.opts.PageSize}
+	k.lines, k.mode, k.cols = 0, modeNone, nil
+}
+
+// finish emits the open report.
+func (k *kernelParser) finish(truncated bool) {
+	inc := k.cur
+	k.cur = nil
+	if inc == nil {
+		return
+	}
+	inc.Truncated = inc.Truncated || truncated
+	fillKernelPIDs(inc)
+	k.last = inc
+	k.p.emit(inc)
+}
+
+func (k *kernelParser) flush() {
+	if k.cur != nil {
+		k.finish(true)
+	}
+	k.prevInc = nil
+}
+
+// handle dispatches one line of a report. A line that starts a report when
+// none is open (a paste missing its head) opens one.
+func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) {
+	if inc == nil {
+		if !midReport(text) {
+			return
+		}
+		k.begin(l, text)
+		inc = k.cur
+		inc.Truncated = true
+		k.lines++
+		k.prevText, k.prevInc, k.prevPref = text, inc, l.Prefixed
+	}
+	ko := inc.Kernel
+	if !rejoin && k.significant(text) {
+		k.p.addRaw(inc, l.Text)
+	}
+	switch {
+	case strings.Contains(text, " invoked oom-killer: "):
+		ko.Trigger = parseTrigger(text, ko.Trigger)
+	case strings.HasPrefix(text, "oom-kill:"):
+		parseOOMKillKV(ko, text[len("oom-kill:"):])
+	case strings.Contains(text, "Killed process "):
+		if parseVictim(ko, text) && inc == k.cur {
+			k.finish(false)
+		}
+	case strings.Contains(text, "oom_reaper: reaped process "):
+		ko.Reaped = parseReaped(text)
+	case strings.Contains(text, " or sacrifice child"):
+		parseSelected(ko, text)
+	case strings.Contains(text, "Out of memory and no killable processes"):
+		ko.NoKillable = true
+		if inc == k.cur {
+			k.finish(false)
+		}
+	default:
+		k.handleBody(ko, text, rejoin)
+	}
+}
+
+// significant: the lines worth showing as evidence (not the call trace,
+// registers or the long memcg stat dump).
+func (k *kernelParser) significant(text string) bool {
+	t := strings.TrimLeft(text, " ")
+	if t == "" || t != text && !strings.HasPrefix(t, "active_file") && !strings.HasPrefix(t, "free:") {
+		return false // call trace frames start with a space
+	}
+	for _, noise := range []string{"Call Trace:", "RIP:", "Code:", "RSP:", "RAX:", "RDX:", "RBP:", "R10:", "R13:", "Hardware name:", "Tainted:", "Workqueue:"} {
+		if strings.HasPrefix(t, noise) {
+			return false
+		}
+	}
+	return k.mode != modeMemcgStats || strings.HasPrefix(t, "Memory cgroup stats") || strings.HasPrefix(t, "Tasks state") || strings.HasPrefix(t, "[")
+}
+
+// midReport: lines found only inside an OOM report, used to open one when
+// the paste lacks the "invoked oom-killer" line.
+func midReport(text string) bool {
+	return strings.HasPrefix(text, "oom-kill:constraint=") ||
+		strings.Contains(text, "Killed process ") && strings.Contains(text, "total-vm:") ||
+		strings.Contains(text, " or sacrifice child") ||
+		strings.Contains(text, " killed as a result of limit of ")
+}
+
+// handleBody parses the lines between the trigger and the kill.
+func (k *kernelParser) handleBody(ko *KernelOOM, text string, rejoin bool) {
+	t := strings.TrimSpace(text)
+	switch {
+	case strings.HasPrefix(t, "CPU: ") && strings.Contains(t, " PID: "):
+		parseCPULine(ko, t)
+	case strings.Contains(t, " killed as a result of limit of "):
+		parseTaskIn(ko, t)
+	case strings.Contains(t, ": usage ") && strings.Contains(t, ", limit "):
+		parseMemcgCounters(ko, t)
+	case strings.HasPrefix(t, "Memory cgroup stats for "):
+		k.mode = modeMemcgStats
+		parseMemcgStatsHeader(ko, t)
+	case t == "Mem-Info:":
+		k.mode = modeMemInfo
+		if ko.MemInfo == nil {
+			ko.MemInfo = &MemInfo{}
+		}
+	case strings.HasPrefix(t, "Tasks state") || strings.HasPrefix(t, "[ pid ]") || strings.HasPrefix(t, "[  pid  ]"):
+		if strings.HasPrefix(t, "[") {
+			k.cols = taskColumns(t)
+		}
+		k.mode = modeTasks
+	case strings.Contains(t, " cpuset=") && strings.Contains(t, " mems_allowed="):
+		parseCpusetLine(ko, t)
+	default:
+		k.handleModeLine(ko, t, rejoin)
+	}
+}
+
+func (k *kernelParser) handleModeLine(ko *KernelOOM, t string, rejoin bool) {
+	switch k.mode {
+	case modeMemcgStats:
+		parseMemcgStatLine(ko, t)
+	case modeMemInfo:
+		parseMemInfoLine(ko, t, k.p.opts.PageSize)
+	case modeTasks:
+		if strings.HasPrefix(t, "[") {
+			addTaskRow(ko, k.cols, t, k.p.opts.MaxTasks, rejoin)
+		}
+	}
+}
+
+// appendRaw adds a wrapped continuation to the raw lines of inc.
+func (p *Parser) appendRaw(inc *Incident, s string) {
+	if inc != nil {
+		p.addRaw(inc, s)
+	}
+}
+
+// fillKernelPIDs lists the victim (and the trigger when it differs).
+func fillKernelPIDs(inc *Incident) {
+	ko := inc.Kernel
+	add := func(pid int) {
+		for _, p := range inc.PIDs {
+			if p == pid {
+				return
+			}
+		}
+		inc.PIDs = append(inc.PIDs, pid)
+	}
+	if ko.Victim != nil {
+		add(ko.Victim.PID)
+	} else if ko.Selected != nil {
+		add(ko.Selected.PID)
+	}
+	if ko.Trigger != nil && ko.Trigger.PID != nil {
+		add(*ko.Trigger.PID)
+	}
+}

@@ -1,0 +1,127 @@
+package oomexplain
+
+import (
+	"strconv"
+	"strings"
+)
+
+// parseVictim: "[Memory cgroup out of memory: |Out of memory: ]Killed
+// process 19335 (python3) total-vm:321156kB, anon-rss:102016kB,
+// file-rss:2592kB, shmem-rss:0kB, UID:0 pgtables:260kB oom_score_adj:0".
+// 2.6/3.x: "Killed process 1234, UID 0, (python) total-vm:...".
+// It reports whether the line named a victim.
+func parseVictim(ko *KernelOOM, text string) bool {
+	i := strings.Index(text, "Killed process ")
+	if strings.HasPrefix(text, "Memory cgroup out of memory") && ko.Constraint == "" {
+		ko.Constraint = "CONSTRAINT_MEMCG"
+	}
+	pid, comm, rest, ok := pidComm(text[i+len("Killed process "):])
+	if !ok {
+		return false
+	}
+	v := &Victim{PID: pid, Comm: comm}
+	for _, f := range strings.FieldsFunc(rest, func(r rune) bool { return r == ',' || r == ' ' }) {
+		key, val, ok := strings.Cut(f, ":")
+		if !ok {
+			continue
+		}
+		switch key {
+		case "total-vm":
+			v.TotalVMBytes = kbPtr(val)
+		case "anon-rss":
+			v.AnonRSSBytes = kbPtr(val)
+		case "file-rss":
+			v.FileRSSBytes = kbPtr(val)
+		case "shmem-rss":
+			v.ShmemRSSBytes = kbPtr(val)
+		case "pgtables":
+			v.PgTablesBytes = kbPtr(val)
+		case "UID":
+			v.UID = atoiPtr(val)
+		case "oom_score_adj":
+			v.OOMScoreAdj = atoiPtr(val)
+		}
+	}
+	ko.Victim = v
+	return true
+}
+
+// pidComm parses "19335 (python3) rest" (also "1234, UID 0, (python) rest").
+// comm is at most 16 bytes but may hold spaces and parentheses, so the
+// closing one is the last ')' before the rest's first ':'.
+func pidComm(s string) (int, string, string, bool) {
+	sp := strings.IndexAny(s, " ,")
+	if sp < 1 {
+		return 0, "", "", false
+	}
+	pid, err := strconv.Atoi(s[:sp])
+	if err != nil {
+		return 0, "", "", false
+	}
+	open := strings.IndexByte(s, '(')
+	if open < 0 {
+		return pid, "", s[sp:], true
+	}
+	tail := s[open+1:]
+	limit := len(tail)
+	if c := strings.IndexByte(tail, ':'); c >= 0 {
+		limit = c
+	}
+	closeAt := strings.LastIndexByte(tail[:limit], ')')
+	if closeAt < 0 {
+		return pid, strings.TrimSpace(tail[:min(len(tail), 16)]), "", true
+	}
+	return pid, tail[:closeAt], tail[closeAt+1:], true
+}
+
+func kbPtr(s string) *int64 {
+	n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(s), "kB"), 10, 64)
+	if err != nil {
+		return nil
+	}
+	return i64Ptr(kb(n))
+}
+
+// parseSelected: "[Memory cgroup out of memory: |Out of memory: ]Kill
+// process 1234 (python) score 1000 or sacrifice child" (< 5.0).
+func parseSelected(ko *KernelOOM, text string) {
+	i := strings.Index(text, "Kill process ")
+	if i < 0 {
+		return
+	}
+	if strings.HasPrefix(text, "Memory cgroup out of memory") && ko.Constraint == "" {
+		ko.Constraint = "CONSTRAINT_MEMCG"
+	}
+	pid, comm, rest, ok := pidComm(text[i+len("Kill process "):])
+	if !ok {
+		return
+	}
+	s := &Selected{PID: pid, Comm: comm}
+	if f := strings.Fields(rest); len(f) >= 2 && f[0] == "score" {
+		s.Score = atoiPtr(f[1])
+	}
+	ko.Selected = s
+}
+
+// parseReaped: "oom_reaper: reaped process 19335 (python3), now
+// anon-rss:0kB, file-rss:0kB, shmem-rss:0kB".
+func parseReaped(text string) *Reaped {
+	i := strings.Index(text, "reaped process ")
+	pid, comm, rest, ok := pidComm(text[i+len("reaped process "):])
+	if !ok {
+		return nil
+	}
+	r := &Reaped{PID: pid, Comm: comm}
+	for _, f := range strings.FieldsFunc(rest, func(r rune) bool { return r == ',' || r == ' ' }) {
+		key, val, _ := strings.Cut(f, ":")
+		switch key {
+		case "anon-rss":
+			r.AnonRSSBytes = kbPtr(val)
+		case "file-rss":
+			r.FileRSSBytes = kbPtr(val)
+		case "shmem-rss":
+			r.ShmemRSSBytes = kbPtr(val)
+		}
+	}
+	return r
+}

@@ -1,0 +1,199 @@
+package oomexplain
+
+import (
+	"strconv"
+	"strings"
+)
+
+// parseTrigger: "<comm> invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL),
+// [nodemask=(null), ]order=0, oom_score_adj=0" (3.10: "gfp_mask=0x201da").
+func parseTrigger(text string, prev *Trigger) *Trigger {
+	i := strings.Index(text, " invoked oom-killer: ")
+	t := &Trigger{Comm: strings.TrimSpace(text[:i])}
+	if prev != nil && prev.PID != nil {
+		t.PID = prev.PID
+	}
+	for _, kv := range strings.Split(text[i+len(" invoked oom-killer: "):], ",") {
+		key, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			continue
+		}
+		switch key {
+		case "gfp_mask":
+			t.GFPMask = val
+		case "order":
+			t.Order = atoiPtr(val)
+		case "oom_score_adj":
+			t.OOMScoreAdj = atoiPtr(val)
+		}
+	}
+	return t
+}
+
+// parseCPULine: "CPU: 1 UID: 0 PID: 19335 Comm: python3 Not tainted ..."
+// gives the triggering task's pid.
+func parseCPULine(ko *KernelOOM, t string) {
+	f := strings.Fields(t)
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == "PID:" && ko.Trigger != nil && ko.Trigger.PID == nil {
+			ko.Trigger.PID = atoiPtr(f[i+1])
+		}
+	}
+}
+
+// parseCpusetLine: "python cpuset=/ mems_allowed=0" (3.x, 4.x).
+func parseCpusetLine(ko *KernelOOM, t string) {
+	for _, f := range strings.Fields(t) {
+		if v, ok := strings.CutPrefix(f, "cpuset="); ok {
+			ko.Cpuset = v
+		} else if v, ok := strings.CutPrefix(f, "mems_allowed="); ok {
+			ko.MemsAllowed = v
+		}
+	}
+}
+
+// parseTaskIn: "Task in /a killed as a result of limit of /b" (< 5.0).
+func parseTaskIn(ko *KernelOOM, t string) {
+	rest := t[strings.Index(t, "Task in ")+len("Task in "):]
+	task, limit, ok := strings.Cut(rest, " killed as a result of limit of ")
+	if !ok {
+		return
+	}
+	ko.TaskMemcg, ko.OOMMemcg = task, strings.TrimSpace(limit)
+	if ko.Constraint == "" {
+		ko.Constraint = "CONSTRAINT_MEMCG"
+	}
+}
+
+// parseOOMKillKV: "constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,
+// mems_allowed=0,oom_memcg=/a,task_memcg=/a,task=python3,pid=19335,uid=0".
+// mems_allowed may itself hold commas ("0,2"): a piece without '=' belongs
+// to the value before it.
+func parseOOMKillKV(ko *KernelOOM, s string) {
+	var keys, vals []string
+	for _, piece := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(piece, "=")
+		if !ok && len(vals) > 0 {
+			vals[len(vals)-1] += "," + piece
+			continue
+		}
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	for i, k := range keys {
+		v := vals[i]
+		switch k {
+		case "constraint":
+			ko.Constraint = v
+		case "nodemask":
+			ko.Nodemask = v
+		case "cpuset":
+			ko.Cpuset = v
+		case "mems_allowed":
+			ko.MemsAllowed = v
+		case "oom_memcg":
+			ko.OOMMemcg = v
+		case "task_memcg":
+			ko.TaskMemcg = v
+		}
+	}
+}
+
+// noLimitKB is what the kernel prints for an unlimited memcg (PAGE_COUNTER_MAX pages).
+const noLimitKB = 9007199254740988
+
+// parseMemcgCounters: "memory: usage 102400kB, limit 102400kB, failcnt 1473"
+// and the same for "memory+swap", "swap", "kmem".
+func parseMemcgCounters(ko *KernelOOM, t string) {
+	name, rest, _ := strings.Cut(t, ": usage ")
+	c := &MemcgCounters{}
+	for i, f := range strings.Split("usage "+rest, ",") {
+		fs := strings.Fields(f)
+		if len(fs) != 2 {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSuffix(fs[1], "kB"), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case i == 0:
+			c.UsageBytes = kb(n)
+		case fs[0] == "limit":
+			c.LimitBytes, c.Unlimited = kb(n), n >= noLimitKB/2
+		case fs[0] == "failcnt":
+			c.Failcnt = n
+		}
+	}
+	switch name {
+	case "memory":
+		ko.Memcg = c
+	case "memory+swap":
+		ko.Memsw = c
+	case "swap":
+		ko.Swap = c
+	case "kmem":
+		ko.Kmem = c
+	}
+}
+
+func kb(n int64) int64 {
+	if n > (1<<63-1)/1024 {
+		return 1<<63 - 1
+	}
+	return n * 1024
+}
+
+// memcgStatKeys are the stats worth keeping (v1 and v2 names), in bytes.
+var memcgStatKeys = map[string]bool{
+	"anon": true, "file": true, "kernel": true, "shmem": true, "sock": true,
+	"rss": true, "cache": true, "rss_huge": true, "mapped_file": true, "swap": true,
+	"pagetables": true, "slab": true, "anon_thp": true, "file_mapped": true,
+	"hierarchical_memory_limit": true, "hierarchical_memsw_limit": true,
+}
+
+// parseMemcgStatsHeader: "Memory cgroup stats for /a:" and, before 4.19
+// or so, the stats inline: "Memory cgroup stats for /a: cache:0KB rss:1024KB".
+func parseMemcgStatsHeader(ko *KernelOOM, t string) {
+	rest := strings.TrimPrefix(t, "Memory cgroup stats for ")
+	path, inline, _ := strings.Cut(rest, ":")
+	if ko.MemcgStatsPath != "" && ko.MemcgStatsPath != path {
+		return // hierarchy below the OOM memcg: keep the first (the OOM one)
+	}
+	ko.MemcgStatsPath = path
+	for _, f := range strings.Fields(inline) {
+		k, v, ok := strings.Cut(f, ":")
+		if n, err := strconv.ParseInt(strings.TrimSuffix(v, "KB"), 10, 64); ok && err == nil && memcgStatKeys[k] {
+			setStat(ko, k, kb(n))
+		}
+	}
+}
+
+// parseMemcgStatLine: "rss 104534016" (v1, >= 4.19 style) or "anon 104554496" (v2).
+func parseMemcgStatLine(ko *KernelOOM, t string) {
+	k, v, ok := strings.Cut(t, " ")
+	if !ok || !memcgStatKeys[k] {
+		return
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+		setStat(ko, k, n)
+	}
+}
+
+func setStat(ko *KernelOOM, k string, n int64) {
+	if ko.MemcgStats == nil {
+		ko.MemcgStats = map[string]int64{}
+	}
+	if _, dup := ko.MemcgStats[k]; !dup {
+		ko.MemcgStats[k] = n
+	}
+}
+
+func atoiPtr(s string) *int {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return nil
+	}
+	return &n
+}
+
+func i64Ptr(n int64) *int64 { return &n }

@@ -1,0 +1,219 @@
+package oomexplain
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/kmsg"
+)
+
+// Options bound and direct parsing.
+type Options struct {
+	// Source names the input in incidents ("-", a file name, "/dev/kmsg").
+	Source string
+	// MaxLine: longer lines are cut (default kmsg.DefaultMaxLine).
+	MaxLine int
+	// MaxRaw: raw lines kept per incident (default 64); MaxTasks: task
+	// table rows kept, the biggest by RSS (default 16); MaxIncidents:
+	// incidents kept by Parse (default 10000; OnIncident still sees all).
+	MaxRaw, MaxTasks, MaxIncidents int
+	// PageSize multiplies the task table's page counts (default 4096).
+	PageSize int64
+	// Lines completes timestamps (year of syslog dates, boot time).
+	Lines kmsg.ParseOptions
+	// OnIncident, when set, is called with each incident as soon as it is
+	// complete (the kernel's "Killed process" line, the end of a CUDA
+	// message). The incident may still gain details (the oom_reaper line).
+	OnIncident func(*Incident)
+}
+
+func (o *Options) defaults() {
+	if o.MaxLine <= 0 {
+		o.MaxLine = kmsg.DefaultMaxLine
+	}
+	if o.MaxRaw <= 0 {
+		o.MaxRaw = 64
+	}
+	if o.MaxTasks <= 0 {
+		o.MaxTasks = 16
+	}
+	if o.MaxIncidents <= 0 {
+		o.MaxIncidents = 10000
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = 4096
+	}
+}
+
+// line is what each kind's parser sees.
+type line struct {
+	kmsg.Line
+	no   int    // 1-based line number
+	text string // Text with "[rankN]:"/"host:" prefixes removed
+	rank *int
+	host string
+}
+
+// kindParser is one incident kind's state machine.
+type kindParser interface {
+	// open reports that it is in the middle of an incident and needs to
+	// see every line, not only those passing the anchor filter.
+	open() bool
+	feed(l *line)
+	// flush ends any incident in progress (end of input).
+	flush()
+}
+
+// Parser finds incidents in a stream of lines. Not safe for concurrent use.
+type Parser struct {
+	opts      Options
+	kinds     []kindParser
+	incidents []*Incident
+	dropped   int
+	lineNo    int
+}
+
+// NewParser returns a Parser with opts (zero values mean defaults).
+func NewParser(opts Options) *Parser {
+	opts.defaults()
+	p := &Parser{opts: opts}
+	p.kinds = []kindParser{newKernelParser(p), newCUDAParser(p), newHostParser(p)}
+	return p
+}
+
+// Parse reads r to the end and returns every incident found, in order.
+// A read error ends parsing: the incidents found so far are returned with
+// the error (wrapped with Options.Source).
+func Parse(r io.Reader, opts Options) ([]Incident, error) {
+	p := NewParser(opts)
+	sc := kmsg.NewScanner(r, p.opts.MaxLine)
+	for sc.Scan() {
+		p.FeedBytes(sc.Bytes())
+	}
+	incs := p.Close()
+	if err := sc.Err(); err != nil {
+		return incs, fmt.Errorf("read %s: %w", p.opts.Source, err)
+	}
+	return incs, nil
+}
+
+// FeedBytes parses one raw line (without its newline).
+func (p *Parser) FeedBytes(b []byte) {
+	p.lineNo++
+	if !p.anyOpen() && !interesting(b) {
+		return
+	}
+	p.feed(kmsg.ParseLine(b, p.opts.Lines))
+}
+
+// Feed parses one line already split by a kmsg reader.
+func (p *Parser) Feed(l kmsg.Line) {
+	p.lineNo++
+	if !p.anyOpen() && !interesting([]byte(l.Text)) {
+		return
+	}
+	p.feed(l)
+}
+
+func (p *Parser) feed(kl kmsg.Line) {
+	if bytes.IndexByte([]byte(kl.Text), 0x1b) >= 0 {
+		kl.Text = stripANSI(kl.Text)
+	}
+	l := line{Line: kl, no: p.lineNo, text: kl.Text}
+	if kl.Ident != "kernel" {
+		l.text, l.rank, l.host = stripRankPrefixes(kl.Text)
+	}
+	for _, k := range p.kinds {
+		k.feed(&l)
+	}
+}
+
+func (p *Parser) anyOpen() bool {
+	for _, k := range p.kinds {
+		if k.open() {
+			return true
+		}
+	}
+	return false
+}
+
+// Close ends the input: incidents in progress are kept, marked Truncated.
+// It returns all incidents in the order they started.
+func (p *Parser) Close() []Incident {
+	for _, k := range p.kinds {
+		k.flush()
+	}
+	out := make([]Incident, len(p.incidents))
+	for i, inc := range p.incidents {
+		out[i] = *inc
+	}
+	sortByLine(out)
+	return out
+}
+
+// Dropped counts incidents not kept because of Options.MaxIncidents.
+func (p *Parser) Dropped() int { return p.dropped }
+
+// newIncident starts an incident at l.
+func (p *Parser) newIncident(kind Kind, l *line) *Incident {
+	inc := &Incident{Kind: kind, Source: p.opts.Source, Line: l.no, Count: 1, Rank: l.rank, Host: l.host}
+	if !l.Wall.IsZero() {
+		t := l.Wall
+		inc.Time = &t
+	}
+	if l.HasUptime {
+		s := l.Uptime.Seconds()
+		inc.UptimeSeconds = &s
+	}
+	if inc.Host == "" {
+		inc.Host = l.Host
+	}
+	return inc
+}
+
+// emit records a complete incident and tells OnIncident.
+func (p *Parser) emit(inc *Incident) {
+	if len(p.incidents) < p.opts.MaxIncidents {
+		p.incidents = append(p.incidents, inc)
+	} else {
+		p.dropped++
+	}
+	if p.opts.OnIncident != nil {
+		p.opts.OnIncident(inc)
+	}
+}
+
+// addRaw keeps a raw line within the MaxRaw bound.
+func (p *Parser) addRaw(inc *Incident, s string) {
+	limit := p.opts.MaxRaw
+	if strings.Contains(s, "Killed process") || strings.Contains(s, "oom-kill:") || strings.Contains(s, "oom_reaper") {
+		limit += 8 // the conclusion is kept even after a huge task table
+	}
+	if len(inc.Raw) >= limit {
+		inc.RawDropped++
+		return
+	}
+	inc.Raw = append(inc.Raw, s)
+}
+
+func sortByLine(incs []Incident) {
+	// Insertion sort: incidents arrive nearly in order (a CUDA message is
+	// emitted when its last wrapped line arrives), so this is linear.
+	for i := 1; i < len(incs); i++ {
+		for j := i; j > 0 && lessIncident(&incs[j], &incs[j-1]); j-- {
+			incs[j], incs[j-1] = incs[j-1], incs[j]
+		}
+	}
+}
+
+func lessIncident(a, b *Incident) bool {
+	if a.Source != b.Source {
+		return false
+	}
+	return a.Line < b.Line
+}
+
+func timePtr(t time.Time) *time.Time { return &t }

@@ -77,8 +77,11 @@ func (db *DB) AppendStep(id string, s Step) error {
 	return nil
 }
 
-// Flush writes everything buffered in one transaction.
+// Flush writes everything buffered in one transaction; when it returns,
+// every append made before the call is on disk (or the error says why).
 func (db *DB) Flush() error {
+	db.flushMu.Lock()
+	defer db.flushMu.Unlock()
 	db.mu.Lock()
 	b := db.pending
 	db.pending = batch{}

@@ -50,6 +50,7 @@ type DB struct {
 	path string
 	opts Options
 
+	flushMu     sync.Mutex // serialises flushes: Flush returning means "written"
 	mu          sync.Mutex
 	pending     batch
 	runIDs      map[string]int64 // public id -> rowid, for runs this handle writes

@@ -314,4 +314,3 @@ func (db *DB) Steps(id string, limit int) ([]Step, error) {
 	}
 	return out, rows.Err()
 }
-

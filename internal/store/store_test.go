@@ -19,7 +19,8 @@ func openTest(t *testing.T, o Options) *DB {
 }
 
 func TestRunLifecycle(t *testing.T) {
-	db := openTest(t, Options{Tiers: []Tier{}})
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	db := openTest(t, Options{Now: func() time.Time { return t0.Add(5 * time.Second) }})
 	r := &Run{Command: []string{"python3", "train.py", "--epochs", "3"}, Cwd: "/tmp", Labels: map[string]string{"slurm_job_id": "42"},
 		Limits: json.RawMessage(`{"memory_max":68719476736}`)}
 	if err := db.CreateRun(r); err != nil {
@@ -28,7 +29,6 @@ func TestRunLifecycle(t *testing.T) {
 	if len(r.ID) != 6 || r.Status != StatusRunning || r.SupervisorPID == 0 {
 		t.Fatalf("created run %+v", r)
 	}
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	for i := 0; i < 50; i++ {
 		s := Sample{Time: t0.Add(time.Duration(i) * 100 * time.Millisecond), CgroupUsage: Int(int64(1000 + i)), HostAvailable: Int(int64(5000 - i)), Step: Int(int64(i / 10)),
 			GPUUsed: []*int64{Int(int64(i)), nil}}

@@ -1,0 +1,117 @@
+package store
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The child half of TestCrashLeavesReadableDB: write as fast as possible,
+// flushing often, until killed.
+func init() {
+	path := os.Getenv("TORCHMEM_STORE_CRASH_CHILD")
+	if path == "" {
+		return
+	}
+	db, err := Open(path, Options{FlushInterval: 20 * time.Millisecond, Tiers: []Tier{{After: 0, Width: 50 * time.Millisecond}}})
+	if err != nil {
+		os.Exit(3)
+	}
+	r := &Run{Command: []string{"crash-child"}}
+	if err := db.CreateRun(r); err != nil {
+		os.Exit(4)
+	}
+	for i := int64(0); ; i++ {
+		db.AppendSample(r.ID, Sample{Time: time.Now(), CgroupUsage: Int(i), GPUUsed: []*int64{Int(i)}})
+		if i%7 == 0 {
+			db.AppendEvent(r.ID, Event{Time: time.Now(), Kind: "tick", Source: "test", Message: "x"})
+		}
+		if i%50 == 0 {
+			db.compactActive(false) // compaction too may be interrupted
+		}
+	}
+}
+
+func TestCrashLeavesReadableDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a writer process")
+	}
+	path := filepath.Join(t.TempDir(), "crash.db")
+	for round := 0; round < 3; round++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "TORCHMEM_STORE_CRASH_CHILD="+path)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(300+round*170) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("reopen after SIGKILL: %v", err)
+	}
+	defer db.Close()
+	var check string
+	if err := db.SQL().QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check = %q, %v", check, err)
+	}
+	runs, err := db.Runs(RunFilter{})
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("runs after crashes: %d, %v", len(runs), err)
+	}
+	for _, r := range runs {
+		if r.Status != StatusSupervisorLost || r.End == nil {
+			t.Errorf("run %s: status %q end %v, want supervisor lost with an end", r.ID, r.Status, r.End)
+		}
+		s, err := db.Samples(r.ID, time.Time{}, time.Time{}, 0)
+		if err != nil || len(s) == 0 {
+			t.Errorf("run %s: %d samples, %v", r.ID, len(s), err)
+		}
+	}
+}
+
+func TestSupervisorIdentity(t *testing.T) {
+	dir := t.TempDir()
+	pid := 4242
+	os.MkdirAll(filepath.Join(dir, "4242"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "sys/kernel/random"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sys/kernel/random/boot_id"), []byte("boot-a\n"), 0o644)
+	stat := "4242 (torch mem) (x) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 3 0 8374612 1000 10 1 0 0\n"
+	os.WriteFile(filepath.Join(dir, "4242/stat"), []byte(stat), 0o644)
+	if st, err := procStartTime(dir, pid); err != nil || st != 8374612 {
+		t.Fatalf("start time %d, %v", st, err)
+	}
+	cases := []struct {
+		name  string
+		pid   int
+		start uint64
+		boot  string
+		alive bool
+	}{
+		{"same process", 4242, 8374612, "boot-a", true},
+		{"pid reused", 4242, 111, "boot-a", false},
+		{"pid gone", 4343, 8374612, "boot-a", false},
+		{"rebooted", 4242, 8374612, "boot-b", false},
+		{"not recorded", 0, 0, "", true},
+	}
+	for _, c := range cases {
+		if got := supervisorAlive(dir, c.pid, c.start, c.boot); got != c.alive {
+			t.Errorf("%s: alive=%v, want %v", c.name, got, c.alive)
+		}
+	}
+	for _, bad := range []string{"", "12 (x", "1 (a) S 2 3"} {
+		if _, err := parseStatStartTime(bad); err == nil {
+			t.Errorf("parseStatStartTime(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParseStatStartTime(f *testing.F) {
+	f.Add("4242 (torch mem) (x) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 3 0 8374612 1000 10 1 0 0\n")
+	f.Add("1 ()) ) S")
+	f.Fuzz(func(t *testing.T, s string) { _, _ = parseStatStartTime(s) })
+}

@@ -1,0 +1,178 @@
+package oomexplain
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// size matches PyTorch's format_size output ("0 bytes", "896.00 KiB", "1.40 GiB").
+const size = `([0-9]+(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB)`
+
+var (
+	reTried        = regexp.MustCompile(`Tried to allocate ` + size)
+	reGPUOld       = regexp.MustCompile(`\(GPU (\d+);`)
+	reTotalOld     = regexp.MustCompile(size + ` total capacity`)
+	reAllocOld     = regexp.MustCompile(size + ` already allocated`)
+	reFreeOld      = regexp.MustCompile(size + ` free[;)]`)
+	reAllowed      = regexp.MustCompile(size + ` allowed;`)
+	reReservedOld  = regexp.MustCompile(size + ` reserved in total by PyTorch`)
+	reCachedOld    = regexp.MustCompile(size + ` cached\)`)
+	reNewHead      = regexp.MustCompile(`GPU (\d+) has a total capac(i?)ty of ` + size + ` of which ` + size + ` is free`)
+	reProcess      = regexp.MustCompile(`Process (\d+) has ` + size + ` memory in use`)
+	reThisProcess  = regexp.MustCompile(`this process has ` + size + ` memory in use`)
+	reAllocNew     = regexp.MustCompile(`Of the allocated memory ` + size + ` is allocated by PyTorch`)
+	rePrivatePool  = regexp.MustCompile(`with ` + size + ` allocated in private pools`)
+	reUnallocNew   = regexp.MustCompile(size + ` is reserved by PyTorch but unallocated`)
+	reAsyncDevice  = regexp.MustCompile(`Allocation on device (\d+) would exceed`)
+	reAsyncField   = regexp.MustCompile(`(?m)^\s*(Currently allocated|Requested|Device limit|Free \(according to CUDA\)|)\s*: ` + size)
+	reExceptionPre = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception)):\s*$`)
+	reWS           = regexp.MustCompile(`\s+`)
+)
+
+// maxMessage bounds the message kept in an incident.
+const maxMessage = 4096
+
+// parseCUDAMessage extracts the numbers from a gathered GPU OOM message.
+func parseCUDAMessage(kind Kind, s string) *CUDAOOM {
+	c := &CUDAOOM{}
+	if kind != KindCUDAMallocAsync {
+		s = reWS.ReplaceAllString(s, " ")
+	}
+	msgStart := cudaMessageStart(kind, s)
+	c.Exception = exceptionBefore(s[:msgStart])
+	c.Message = s[msgStart:]
+	if len(c.Message) > maxMessage {
+		c.Message = c.Message[:maxMessage]
+	}
+	switch kind {
+	case KindCUDAOOM:
+		parseCachingAllocator(c, c.Message)
+	case KindCUDAMallocAsync:
+		c.Format = "cudaMallocAsync"
+		parseMallocAsync(c, c.Message)
+	case KindCUDAError:
+		c.Format = "cuda-error"
+	case KindCUBLASAlloc:
+		c.Format = "cublas"
+	case KindNCCLOOM:
+		c.Format = "nccl"
+	}
+	return c
+}
+
+func cudaMessageStart(kind Kind, s string) int {
+	for _, m := range []string{"CUDA out of memory", "HIP out of memory", "Allocation on device", "CUDA error: out of memory", "cuda runtime error", "CUBLAS_STATUS_ALLOC_FAILED"} {
+		if i := strings.Index(s, m); i >= 0 {
+			return i
+		}
+	}
+	if i := strings.Index(s, "Cuda failure"); i >= 0 && kind == KindNCCLOOM {
+		return i
+	}
+	return 0
+}
+
+// exceptionBefore finds the exception class before the message
+// ("torch.OutOfMemoryError: ", "RuntimeError: ").
+func exceptionBefore(s string) string {
+	if m := reExceptionPre.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func parseCachingAllocator(c *CUDAOOM, s string) {
+	c.RequestedBytes = sizeOf(reTried.FindStringSubmatch(s), 1)
+	c.AllowedBytes = sizeOf(reAllowed.FindStringSubmatch(s), 1)
+	if m := reNewHead.FindStringSubmatch(s); m != nil {
+		c.Format = "2.2+"
+		if m[2] == "" {
+			c.Format = "2.1"
+		}
+		c.Device = atoiPtr(m[1])
+		c.TotalBytes, c.FreeBytes = sizeOf(m, 3), sizeOf(m, 5)
+		parseNewBreakdown(c, s)
+		return
+	}
+	c.Format = "pre-2.1"
+	if m := reGPUOld.FindStringSubmatch(s); m != nil {
+		c.Device = atoiPtr(m[1])
+	}
+	c.TotalBytes = sizeOf(reTotalOld.FindStringSubmatch(s), 1)
+	c.AllocatedBytes = sizeOf(reAllocOld.FindStringSubmatch(s), 1)
+	c.FreeBytes = sizeOf(reFreeOld.FindStringSubmatch(s), 1)
+	c.ReservedBytes = sizeOf(reReservedOld.FindStringSubmatch(s), 1)
+	if c.ReservedBytes == nil {
+		c.ReservedBytes = sizeOf(reCachedOld.FindStringSubmatch(s), 1)
+	}
+	if c.ReservedBytes != nil && c.AllocatedBytes != nil {
+		c.ReservedUnallocatedBytes = i64Ptr(max(0, *c.ReservedBytes-*c.AllocatedBytes))
+	}
+}
+
+// parseNewBreakdown reads the 2.1+ clauses. "Of the allocated memory X is
+// allocated by PyTorch" includes private pools; reserved = X + unallocated.
+func parseNewBreakdown(c *CUDAOOM, s string) {
+	for _, m := range reProcess.FindAllStringSubmatch(s, 64) {
+		if pid, b := atoiPtr(m[1]), sizeOf(m, 2); pid != nil && b != nil {
+			c.OtherProcesses = append(c.OtherProcesses, GPUProcess{PID: *pid, Bytes: *b})
+		}
+	}
+	c.ProcessBytes = sizeOf(reThisProcess.FindStringSubmatch(s), 1)
+	c.AllocatedBytes = sizeOf(reAllocNew.FindStringSubmatch(s), 1)
+	c.PrivatePoolBytes = sizeOf(rePrivatePool.FindStringSubmatch(s), 1)
+	c.ReservedUnallocatedBytes = sizeOf(reUnallocNew.FindStringSubmatch(s), 1)
+	if c.AllocatedBytes != nil && c.ReservedUnallocatedBytes != nil {
+		c.ReservedBytes = i64Ptr(*c.AllocatedBytes + *c.ReservedUnallocatedBytes)
+	}
+}
+
+func parseMallocAsync(c *CUDAOOM, s string) {
+	if m := reAsyncDevice.FindStringSubmatch(s); m != nil {
+		c.Device = atoiPtr(m[1])
+	}
+	for _, m := range reAsyncField.FindAllStringSubmatch(s, 8) {
+		v := sizeOf(m, 2)
+		switch m[1] {
+		case "Currently allocated":
+			c.AllocatedBytes = v
+		case "Requested":
+			c.RequestedBytes = v
+		case "Device limit":
+			c.TotalBytes = v
+		case "Free (according to CUDA)":
+			c.FreeBytes = v
+		case "":
+			// "PyTorch limit" value; UINT64_MAX bytes means no limit.
+			if v != nil && *v < math.MaxInt64/2 {
+				c.AllowedBytes = v
+			}
+		}
+	}
+}
+
+var unitBytes = map[string]float64{
+	"bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50,
+	"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+}
+
+// sizeOf converts match groups i (number) and i+1 (unit) to bytes.
+func sizeOf(m []string, i int) *int64 {
+	if m == nil || i+1 >= len(m) {
+		return nil
+	}
+	f, err := strconv.ParseFloat(m[i], 64)
+	mult, ok := unitBytes[m[i+1]]
+	if err != nil || !ok {
+		return nil
+	}
+	v := f * mult
+	if v >= math.MaxInt64 {
+		return i64Ptr(math.MaxInt64)
+	}
+	return i64Ptr(int64(math.Round(v)))
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -142,3 +142,47 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkNVMLStubProcesses measures the binding's own cost per
+// Processes call (purego call overhead, buffers, decoding) against the C
+// stand-in, whose functions do no work: a real driver adds its ioctls.
+func BenchmarkNVMLStubProcesses(b *testing.B) {
+	nb, err := openNVML(buildStubB(b), "", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nb.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := nb.Processes(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNVMLStubDevices: the same for Devices (ten calls per GPU).
+func BenchmarkNVMLStubDevices(b *testing.B) {
+	nb, err := openNVML(buildStubB(b), "", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nb.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := nb.Devices(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func buildStubB(b *testing.B) string {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		b.Skip("no C compiler")
+	}
+	out := filepath.Join(b.TempDir(), "libnvidia-ml.so.1")
+	if o, err := exec.Command(cc, "-shared", "-fPIC", "-o", out, "testdata/nvmlstub/nvml_stub.c").CombinedOutput(); err != nil {
+		b.Fatalf("cc: %v\n%s", err, o)
+	}
+	return out
+}

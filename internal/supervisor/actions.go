@@ -1,0 +1,198 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/gpu"
+	"github.com/torchmem/torchmem/internal/hook"
+	"github.com/torchmem/torchmem/internal/policy"
+)
+
+// onSignal forwards a signal to the job's process group. The first Ctrl-C
+// is forwarded as is (PyTorch scripts often save a checkpoint on
+// KeyboardInterrupt); the second sends SIGTERM and SIGKILLs the cgroup
+// after the grace period; the third kills at once.
+func (s *sup) onSignal(sig syscall.Signal) {
+	now := time.Now()
+	if sig != syscall.SIGINT {
+		s.signalJob(sig)
+		s.event(now, "signal", "supervisor", s.job.pid, "forwarded "+sigName(sig)+" to the job", nil)
+		return
+	}
+	s.interrupts++
+	switch s.interrupts {
+	case 1:
+		s.signalJob(syscall.SIGINT)
+		s.notice(fmt.Sprintf("forwarded SIGINT to the job; Ctrl-C again sends SIGTERM and kills it after %s", s.cfg.Grace))
+	case 2:
+		s.signalJob(syscall.SIGTERM)
+		s.killAt = now.Add(s.cfg.Grace)
+		s.notice(fmt.Sprintf("sent SIGTERM to the job; killing it in %s (Ctrl-C again: now)", s.cfg.Grace))
+	default:
+		s.notice("killing the job now")
+		s.killJob()
+	}
+	s.event(now, "signal", "supervisor", s.job.pid, fmt.Sprintf("Ctrl-C #%d", s.interrupts), nil)
+}
+
+func (s *sup) signalJob(sig syscall.Signal) {
+	// Negative pid: the whole process group the trampoline made.
+	_ = syscall.Kill(-s.job.pid, sig)
+}
+
+func (s *sup) maybeKill(now time.Time) {
+	if !s.killAt.IsZero() && !now.Before(s.killAt) {
+		s.notice("grace period over: killing the job")
+		s.killJob()
+		s.killAt = time.Time{}
+	}
+}
+
+// killJob SIGKILLs everything of the job: its cgroup when it has one, else
+// its process group.
+func (s *sup) killJob() {
+	if s.cg != nil {
+		if err := s.cg.Kill(); err == nil {
+			return
+		}
+	}
+	s.signalJob(syscall.SIGKILL)
+}
+
+func (s *sup) applyPolicy(now time.Time, metrics map[string]float64) {
+	var ds []policy.Decision
+	s.pst, ds = policy.Evaluate(s.cfg.Rules, s.pst, now, metrics)
+	for _, d := range ds {
+		s.act(now, d)
+	}
+}
+
+func (s *sup) act(now time.Time, d policy.Decision) {
+	msg := d.Reason()
+	switch d.Rule.Action {
+	case policy.Warn:
+		s.notice("warning: " + msg)
+	case policy.Cleanup:
+		if s.srv == nil {
+			msg += "; no hook, nothing to clean"
+			break
+		}
+		pids := s.srv.Broadcast(hook.Command{Type: hook.CmdCleanup})
+		msg += fmt.Sprintf("; cleanup sent to %d process(es)", len(pids))
+	case policy.Snapshot:
+		msg += s.snapshot(now)
+		s.notice("snapshot: " + msg)
+	case policy.Signal:
+		sig, ok := parseSignal(d.Rule.Signal)
+		if !ok {
+			msg += "; unknown signal " + d.Rule.Signal
+			break
+		}
+		s.signalJob(sig)
+		msg += "; sent " + sigName(sig)
+	case policy.Stop:
+		s.signalJob(syscall.SIGTERM)
+		s.killAt = now.Add(s.cfg.Grace)
+		s.notice("stopping the job: " + msg)
+	}
+	data := map[string]any{"rule": d.Rule.String(), "value": d.Value, "reaction_us": time.Since(now).Microseconds()}
+	s.event(time.Now(), d.Rule.Action, "policy", 0, msg, data)
+}
+
+func (s *sup) snapshot(now time.Time) string {
+	if s.srv == nil {
+		return "; no hook, no snapshot"
+	}
+	n := 0
+	for pid, h := range s.hk.hello {
+		if h.Worker || s.hk.gone[pid] {
+			continue
+		}
+		path := filepath.Join(s.cfg.HookDir, "snapshots", fmt.Sprintf("policy-%d-%d.pickle", pid, now.Unix()))
+		if _, err := s.srv.Send(pid, hook.Command{Type: hook.CmdSnapshot, Path: path}); err == nil {
+			n++
+		}
+	}
+	return fmt.Sprintf("; snapshot requested from %d process(es) into %s", n, filepath.Join(s.cfg.HookDir, "snapshots"))
+}
+
+var signalNames = map[string]syscall.Signal{
+	"SIGHUP": syscall.SIGHUP, "SIGINT": syscall.SIGINT, "SIGQUIT": syscall.SIGQUIT,
+	"SIGKILL": syscall.SIGKILL, "SIGUSR1": syscall.SIGUSR1, "SIGUSR2": syscall.SIGUSR2,
+	"SIGTERM": syscall.SIGTERM, "SIGSTOP": syscall.SIGSTOP, "SIGCONT": syscall.SIGCONT,
+}
+
+func parseSignal(s string) (syscall.Signal, bool) {
+	s = strings.ToUpper(s)
+	if !strings.HasPrefix(s, "SIG") {
+		s = "SIG" + s
+	}
+	sig, ok := signalNames[s]
+	return sig, ok
+}
+
+func sigName(sig syscall.Signal) string {
+	for n, v := range signalNames {
+		if v == sig {
+			return n
+		}
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}
+
+func (s *sup) notice(line string) {
+	s.status.clear()
+	fmt.Fprintln(s.cfg.Notices, "torchmem: "+line)
+}
+
+func devicesOf(b gpu.Backend) []gpu.Device {
+	if b == nil {
+		return nil
+	}
+	d, _ := b.Devices()
+	return d
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}

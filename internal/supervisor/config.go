@@ -1,0 +1,125 @@
+// Package supervisor runs one job under torchmem: it starts the command in
+// its own process group and memory cgroup (through a re-exec of torchmem
+// as a trampoline, so NUMA binding and rlimits apply before the job's first
+// instruction), forwards signals, samples memory on a tick and on cgroup
+// events, applies policy actions through the in-process hook, records
+// everything, and at the end kills what is left of the job, explains how it
+// ended and returns its exit status the way a shell would.
+//
+// It never sets a parent-death signal: if torchmem is SIGKILLed the job
+// keeps running and the store marks the run "supervisor lost".
+package supervisor
+
+import (
+	"context"
+	"io"
+	"os"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/gpu"
+	"github.com/torchmem/torchmem/internal/jobcgroup"
+	"github.com/torchmem/torchmem/internal/policy"
+	"github.com/torchmem/torchmem/internal/store"
+)
+
+// Recorder is where the run's history goes (the store; a no-op when
+// history is off). Appends are buffered by the implementation.
+type Recorder interface {
+	AppendSample(s store.Sample)
+	AppendEvent(e store.Event)
+	AppendStep(s store.Step)
+	UpdatePeaks(peaks map[string]int64)
+}
+
+// KernelLog returns kernel log lines since a time (for the post-mortem:
+// OOM-killer reports about the job's PIDs). Nil skips that source.
+type KernelLog func(ctx context.Context, since time.Time) ([]string, error)
+
+// Config is one supervised run.
+type Config struct {
+	Argv []string
+	// Env is the job's environment before the hook's variables are added.
+	Env []string
+	// Stdin, Stdout, Stderr are handed to the job as they are (nil: ours),
+	// so it writes to the same terminal, pipe or file it would without us.
+	Stdin, Stdout, Stderr *os.File
+	// Notices is where torchmem's own lines go (notices, live status,
+	// summary): torchmem's stderr.
+	Notices io.Writer
+	// StatusLine redraws a one-line live status on Notices (a terminal).
+	StatusLine bool
+	// Self is the torchmem binary to re-exec as the trampoline.
+	Self string
+	// SelfArgs are put before TrampolineArg (tests run a test binary).
+	SelfArgs []string
+
+	ProcRoot, SysRoot string
+
+	// Cgroup: make a job cgroup (false: monitor-only by request).
+	Cgroup      bool
+	CgroupName  string
+	Limits      jobcgroup.Limits
+	OOMScoreAdj *int
+	NProc       *uint64
+	NoFile      *uint64
+	// NUMA is "auto", "off" or a node number; Numactl is the numactl
+	// binary ("" to bind without it).
+	NUMA    string
+	Numactl string
+
+	// Interval is the fast sampling tick (default 1 s).
+	Interval time.Duration
+	Rules    []policy.Rule
+	// Hook turns on the in-process PyTorch hook; HookDir is its private
+	// run directory (made 0700).
+	Hook    bool
+	HookDir string
+	// KeepHookDir leaves the hook dir (and its snapshots) in place at the end.
+	KeepHookDir   bool
+	HookInterval  time.Duration
+	RecordHistory int
+	// Grace is how long a stop or a second Ctrl-C waits after SIGTERM
+	// before SIGKILLing the cgroup (default 10 s).
+	Grace time.Duration
+
+	GPU       gpu.Backend // nil: no GPU
+	Rec       Recorder    // nil: no history
+	KernelLog KernelLog
+}
+
+func (c *Config) defaults() {
+	if c.Interval <= 0 {
+		c.Interval = time.Second
+	}
+	if c.Grace <= 0 {
+		c.Grace = 10 * time.Second
+	}
+	if c.Stdin == nil {
+		c.Stdin = os.Stdin
+	}
+	if c.Stdout == nil {
+		c.Stdout = os.Stdout
+	}
+	if c.Stderr == nil {
+		c.Stderr = os.Stderr
+	}
+	if c.Notices == nil {
+		c.Notices = io.Discard
+	}
+	if c.ProcRoot == "" {
+		c.ProcRoot = "/proc"
+	}
+	if c.SysRoot == "" {
+		c.SysRoot = "/sys"
+	}
+	if c.Rec == nil {
+		c.Rec = nopRecorder{}
+	}
+}
+
+type nopRecorder struct{}
+
+func (nopRecorder) AppendSample(store.Sample)    {}
+func (nopRecorder) AppendEvent(store.Event)      {}
+func (nopRecorder) AppendStep(store.Step)        {}
+func (nopRecorder) UpdatePeaks(map[string]int64) {}

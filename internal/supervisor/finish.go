@@ -1,0 +1,134 @@
+package supervisor
+
+import (
+	"context"
+	"os"
+	"syscall"
+	"time"
+)
+
+// finish runs after the main process was reaped: it takes a last sample,
+// kills what the job left behind, collects the evidence and explains it.
+func (s *sup) finish(ctx context.Context) *Result {
+	end := time.Now()
+	code, sig := exitStatus(s.job.cmd.ProcessState)
+	s.drainHook(150 * time.Millisecond)
+	s.sampleNow(end, "exit")
+	jobPIDs := s.seenPIDs()
+	orphans := s.killOrphans()
+	e := evidence{code: code, sig: sig, mainPID: s.job.pid, dur: end.Sub(s.began), ooms: s.hk.ooms,
+		excs: s.hk.exceptions, hello: s.hk.hello, jobPIDs: jobPIDs}
+	if s.cg != nil {
+		if ev, err := s.cg.Events(); err == nil {
+			e.events = &ev
+		}
+		e.limit, e.cgroupRel = s.cg.Limit(), s.cg.Path()
+	}
+	e.kernel = s.kernelLines(ctx, e)
+	sum := classify(e)
+	sum.Peaks, sum.OrphansKilled, sum.Steps, sum.Hooked = s.peaks, orphans, s.hk.steps, len(s.hk.hello)
+	if s.hk.step >= 0 {
+		st := s.hk.step
+		sum.LastStep = &st
+	}
+	explain(&sum)
+	s.event(time.Now(), "exit", "supervisor", s.job.pid, sum.Verdict, map[string]any{"exit_code": code, "cause": sum.Cause})
+	s.cleanup()
+	s.status.clear()
+	return &Result{ExitCode: code, Summary: sum}
+}
+
+// drainHook reads the messages hooked processes sent just before exiting
+// (the uncaught exception, bye) until idle for d.
+func (s *sup) drainHook(d time.Duration) {
+	if s.srv == nil {
+		return
+	}
+	for {
+		select {
+		case m := <-s.srv.Messages():
+			s.onHook(m)
+		case <-time.After(d):
+			return
+		}
+	}
+}
+
+// seenPIDs: every PID the job had that we know of (for matching kernel lines).
+func (s *sup) seenPIDs() map[int]bool {
+	out := map[int]bool{s.job.pid: true}
+	for p := range s.hk.hello {
+		out[p] = true
+	}
+	for _, p := range s.last.pids {
+		out[p] = true
+	}
+	for _, p := range s.everPIDs {
+		out[p] = true
+	}
+	return out
+}
+
+// killOrphans kills what is left of the job after its main process exited
+// (DataLoader workers, background helpers) so none keeps GPU memory, and
+// returns how many there were.
+func (s *sup) killOrphans() int {
+	if s.cg != nil {
+		pids, _ := s.cg.Procs()
+		if len(pids) > 0 {
+			if err := s.cg.Kill(); err != nil {
+				s.notice("killing leftover processes: " + err.Error())
+			}
+		}
+		return len(pids)
+	}
+	if syscall.Kill(-s.job.pid, 0) == nil {
+		_ = syscall.Kill(-s.job.pid, syscall.SIGKILL)
+		return 1 // at least one; without a cgroup we cannot count them exactly
+	}
+	return 0
+}
+
+func (s *sup) kernelLines(ctx context.Context, e evidence) []string {
+	if s.cfg.KernelLog == nil {
+		return nil
+	}
+	oomSuspected := e.sig != nil && *e.sig == int(syscall.SIGKILL) ||
+		e.events != nil && e.events.OOMKill != nil && *e.events.OOMKill > 0
+	if !oomSuspected && !s.workerDeathSuspected() {
+		return nil
+	}
+	// The OOM report can trail the kill by a few ms.
+	time.Sleep(50 * time.Millisecond)
+	c, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	lines, err := s.cfg.KernelLog(c, s.began.Add(-time.Second))
+	if err != nil {
+		s.notice("kernel log not read: " + err.Error())
+	}
+	return lines
+}
+
+func (s *sup) workerDeathSuspected() bool {
+	for _, x := range s.hk.exceptions {
+		if containsAny(x.Text, "DataLoader worker", "killed by signal") {
+			return true
+		}
+	}
+	return false
+}
+
+// cleanup closes the hook server and removes the cgroup and hook dir.
+func (s *sup) cleanup() {
+	if s.srv != nil {
+		_ = s.srv.Close()
+	}
+	if s.cg != nil {
+		if err := s.cg.Delete(); err != nil {
+			s.notice("cgroup not removed: " + err.Error())
+		}
+	}
+	if s.cfg.HookDir != "" && !s.cfg.KeepHookDir {
+		_ = os.RemoveAll(s.cfg.HookDir)
+	}
+}

@@ -1,0 +1,124 @@
+package supervisor
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/hook"
+	"github.com/torchmem/torchmem/internal/store"
+)
+
+// hookState is what the hooked processes told us.
+type hookState struct {
+	hello      map[int]*hook.Hello
+	last       map[int]*hook.Stats // latest allocator stats of non-workers
+	step       int64               // highest step seen, -1 before any
+	steps      int64               // optimizer steps counted over all ranks' messages
+	ooms       []hook.OOM
+	exceptions []hook.Exception
+	notices    map[string]bool
+	gone       map[int]bool // peers whose connection ended
+}
+
+func newHookState() *hookState {
+	return &hookState{hello: map[int]*hook.Hello{}, last: map[int]*hook.Stats{}, step: -1,
+		notices: map[string]bool{}, gone: map[int]bool{}}
+}
+
+// allocTotals sums the latest allocator stats over hooked processes.
+type allocTotals struct {
+	n                   int
+	allocated, reserved int64
+	peakAlloc, peakRes  int64
+	maxReservedFrac     float64
+	step                int64
+}
+
+func (h *hookState) totals(gpuTotal func(dev int) int64) allocTotals {
+	t := allocTotals{step: h.step}
+	for _, st := range h.last {
+		for _, d := range st.Devices {
+			t.n++
+			t.allocated += d.Allocated
+			t.reserved += d.Reserved
+			t.peakAlloc = max(t.peakAlloc, d.PeakAllocated)
+			t.peakRes = max(t.peakRes, d.PeakReserved)
+			if tot := gpuTotal(d.Device); tot > 0 {
+				t.maxReservedFrac = max(t.maxReservedFrac, float64(d.Reserved)/float64(tot))
+			}
+		}
+	}
+	return t
+}
+
+// onMessage updates the state and returns what to record.
+func (s *sup) onHook(m hook.Message) {
+	h := s.hk
+	pid := m.Peer.PID
+	switch m.Type {
+	case hook.TypeHello:
+		h.hello[pid] = m.Hello
+		who := "process"
+		if m.Hello.Worker {
+			who = "DataLoader worker"
+		} else if m.Hello.Rank != nil {
+			who = fmt.Sprintf("rank %d", *m.Hello.Rank)
+		}
+		s.event(m.Received, "hello", "hook", pid, fmt.Sprintf("%s %d hooked (torch %s, step hook %s)", who, pid, m.Hello.Torch, m.Hello.StepHook), nil)
+	case hook.TypeStats, hook.TypeStep:
+		s.onStats(m)
+	case hook.TypeOOM:
+		h.ooms = append(h.ooms, *m.OOM)
+		s.event(m.Received, "cuda_oom", "hook", pid, fmt.Sprintf("CUDA out of memory on device %d: tried to allocate %d bytes with %d free", m.OOM.Device, m.OOM.Alloc, m.OOM.DeviceFree), m.OOM)
+		s.sampleNow(m.Received, "cuda_oom")
+	case hook.TypeException:
+		h.exceptions = append(h.exceptions, *m.Exception)
+		s.event(m.Received, "exception", "hook", pid, firstLine(m.Exception.ExcType+": "+lastLine(m.Exception.Text)), m.Exception)
+	case hook.TypeNotice:
+		if !h.notices[m.Notice.Text] {
+			h.notices[m.Notice.Text] = true
+			s.notice("hook: " + m.Notice.Text)
+		}
+	case hook.TypeAck:
+		s.event(m.Received, "ack", "hook", pid, fmt.Sprintf("%s ok=%v %s", m.Ack.Cmd, m.Ack.OK, m.Ack.Error), m.Ack)
+	case hook.TypeDisconnect:
+		h.gone[pid] = true
+		delete(h.last, pid)
+	}
+}
+
+func (s *sup) onStats(m hook.Message) {
+	h, st := s.hk, m.Stats
+	if hl := h.hello[m.Peer.PID]; hl != nil && hl.Worker {
+		return
+	}
+	h.last[m.Peer.PID] = st
+	if st.Step != nil && *st.Step > h.step {
+		h.step = *st.Step
+	}
+	if m.Type != hook.TypeStep || st.Step == nil {
+		return
+	}
+	h.steps += max(st.Steps, 1)
+	row := store.Step{Time: m.Received, Step: *st.Step, PID: m.Peer.PID, Steps: st.Steps, StepSeconds: st.StepSeconds}
+	if hl := h.hello[m.Peer.PID]; hl != nil {
+		row.Rank = hl.Rank
+	}
+	if len(st.Devices) > 0 {
+		var a, r, pa, pr int64
+		for _, d := range st.Devices {
+			a, r, pa, pr = a+d.Allocated, r+d.Reserved, pa+d.PeakAllocated, pr+d.PeakReserved
+		}
+		row.Allocated, row.Reserved, row.PeakAllocated, row.PeakReserved = &a, &r, &pa, &pr
+	}
+	s.cfg.Rec.AppendStep(row)
+}
+
+func (s *sup) event(t time.Time, kind, source string, pid int, msg string, data any) {
+	e := store.Event{Time: t, Kind: kind, Source: source, PID: pid, Message: msg}
+	if data != nil {
+		e.Data = mustJSON(data)
+	}
+	s.events = append(s.events, e)
+	s.cfg.Rec.AppendEvent(e)
+}

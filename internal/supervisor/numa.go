@@ -1,0 +1,136 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/torchmem/torchmem/internal/gpu"
+)
+
+// numaChoice is the resolved --numa setting.
+type numaChoice struct {
+	Node   int // -1: no binding
+	CPUs   []int
+	Notice string // one line explaining a no-op or a fallback
+}
+
+// resolveNUMA turns --numa auto|N|off into a node. auto picks the node of
+// the job's GPUs (CUDA_VISIBLE_DEVICES, else all) when they share one; with
+// a single NUMA node there is nothing to bind and auto is a no-op.
+func resolveNUMA(mode, sysRoot string, devs []gpu.Device, visible string) (numaChoice, error) {
+	nodes := listNodes(sysRoot)
+	switch mode {
+	case "", "off":
+		return numaChoice{Node: -1}, nil
+	case "auto":
+		if len(nodes) <= 1 {
+			return numaChoice{Node: -1, Notice: "--numa auto: this host has one NUMA node, nothing to bind"}, nil
+		}
+		node, why := gpuNode(devs, visible)
+		if node < 0 {
+			return numaChoice{Node: -1, Notice: "--numa auto: " + why + ", not binding"}, nil
+		}
+		return nodeChoice(sysRoot, node)
+	}
+	n, err := strconv.Atoi(mode)
+	if err != nil || n < 0 {
+		return numaChoice{}, fmt.Errorf("--numa %q: want auto, off or a node number", mode)
+	}
+	if len(nodes) > 0 && !containsInt(nodes, n) {
+		return numaChoice{}, fmt.Errorf("--numa %d: no such NUMA node (have %v)", n, nodes)
+	}
+	return nodeChoice(sysRoot, n)
+}
+
+func nodeChoice(sysRoot string, node int) (numaChoice, error) {
+	path := filepath.Join(sysRoot, "devices/system/node", fmt.Sprintf("node%d", node), "cpulist")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return numaChoice{Node: node}, nil // memory binding still works
+	}
+	cpus, err := parseCPUList(strings.TrimSpace(string(b)))
+	if err != nil {
+		return numaChoice{}, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return numaChoice{Node: node, CPUs: cpus}, nil
+}
+
+// gpuNode returns the single NUMA node of the visible GPUs, or -1 and why.
+func gpuNode(devs []gpu.Device, visible string) (int, string) {
+	if len(devs) == 0 {
+		return -1, "no GPU found"
+	}
+	want := map[string]bool{}
+	for _, v := range strings.Split(visible, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			want[v] = true
+		}
+	}
+	node := -2
+	for _, d := range devs {
+		if len(want) > 0 && !want[strconv.Itoa(d.Index)] && !want[d.UUID] {
+			continue
+		}
+		if d.NUMANode < 0 {
+			return -1, fmt.Sprintf("GPU %d has no NUMA node in sysfs", d.Index)
+		}
+		if node != -2 && node != d.NUMANode {
+			return -1, "the job's GPUs span several NUMA nodes"
+		}
+		node = d.NUMANode
+	}
+	if node < 0 {
+		return -1, "no GPU matches CUDA_VISIBLE_DEVICES"
+	}
+	return node, ""
+}
+
+func listNodes(sysRoot string) []int {
+	m, _ := filepath.Glob(filepath.Join(sysRoot, "devices/system/node/node[0-9]*"))
+	var out []int
+	for _, p := range m {
+		if n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(p), "node")); err == nil {
+			out = append(out, n)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// parseCPUList parses the kernel's list format: "0-3,8,10-11".
+func parseCPUList(s string) ([]int, error) {
+	var out []int
+	if s == "" {
+		return nil, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("bad cpu list %q", s)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 1<<16 {
+				return nil, fmt.Errorf("bad cpu list %q", s)
+			}
+		}
+		for c := a; c <= b; c++ {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func containsInt(l []int, v int) bool {
+	for _, x := range l {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,177 @@
+package supervisor
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/hook"
+	"github.com/torchmem/torchmem/internal/jobcgroup"
+)
+
+// Causes of a run's end, most specific first.
+const (
+	CauseOK             = "ok"
+	CauseExitCode       = "exit-code"
+	CauseSignal         = "signal"
+	CauseCgroupOOMKill  = "cgroup-oom-kill"
+	CauseHostOOMKill    = "host-oom-kill"
+	CauseCUDAOOM        = "cuda-oom"
+	CauseWorkerKilled   = "dataloader-worker-killed"
+	CauseSupervisorLost = "supervisor-lost"
+)
+
+// Summary is the post-mortem, printed at the end and stored with the run.
+type Summary struct {
+	ExitCode int     `json:"exit_code"`
+	Signal   *int    `json:"signal,omitempty"`
+	Duration float64 `json:"duration_s"`
+	Cause    string  `json:"cause"`
+	Verdict  string  `json:"verdict"`
+	// Victims are the processes the kernel OOM killer killed.
+	Victims []Victim `json:"victims,omitempty"`
+	// Cgroup: where the job ran, its limit and its memory event counters.
+	Cgroup       string            `json:"cgroup,omitempty"`
+	CgroupLimit  *int64            `json:"cgroup_limit,omitempty"`
+	CgroupEvents *jobcgroup.Events `json:"cgroup_events,omitempty"`
+	KernelLines  []string          `json:"kernel_lines,omitempty"`
+	CUDAOOM      *hook.OOM         `json:"cuda_oom,omitempty"`
+	// Fragmentation is the verdict on a CUDA OOM: "fragmentation" when the
+	// allocator held more reserved-but-unallocated memory than requested.
+	Fragmentation   string           `json:"fragmentation,omitempty"`
+	Exception       string           `json:"exception,omitempty"`
+	Peaks           map[string]int64 `json:"peaks"`
+	Steps           int64            `json:"steps"`
+	LastStep        *int64           `json:"last_step,omitempty"`
+	OrphansKilled   int              `json:"orphans_killed"`
+	Hooked          int              `json:"hooked_processes"`
+	Recommendations []string         `json:"recommendations,omitempty"`
+}
+
+// Victim is one OOM-killed process.
+type Victim struct {
+	PID    int    `json:"pid"`
+	Comm   string `json:"comm"`
+	Worker bool   `json:"dataloader_worker"`
+	Main   bool   `json:"main"`
+	// AnonRSS from the kernel's report, bytes; 0 when not reported.
+	AnonRSS int64 `json:"anon_rss,omitempty"`
+}
+
+// evidence is everything the post-mortem looks at.
+type evidence struct {
+	code      int
+	sig       *int
+	mainPID   int
+	dur       time.Duration
+	events    *jobcgroup.Events
+	limit     *int64
+	kernel    []string
+	ooms      []hook.OOM
+	excs      []hook.Exception
+	hello     map[int]*hook.Hello
+	jobPIDs   map[int]bool
+	cgroupRel string
+}
+
+// killedRe matches the OOM killer's report:
+//
+//	Memory cgroup out of memory: Killed process 4242 (python3) total-vm:1234kB, anon-rss:204800kB, ...
+//	Out of memory: Killed process 4242 (python3) total-vm:...
+var killedRe = regexp.MustCompile(`(Memory cgroup out of memory|Out of memory)[^:]*: Kill(?:ed)? process (\d+) \(([^)]*)\)(?:.*anon-rss:(\d+)kB)?`)
+
+// victims reads the kernel lines about the job's PIDs (or naming its cgroup).
+func (e evidence) victims() (out []Victim, memcg bool, lines []string) {
+	for _, l := range e.kernel {
+		m := killedRe.FindStringSubmatch(l)
+		mentions := e.cgroupRel != "" && strings.Contains(l, e.cgroupRel)
+		if m == nil {
+			if mentions {
+				lines = append(lines, l)
+			}
+			continue
+		}
+		pid, _ := strconv.Atoi(m[2])
+		if !e.jobPIDs[pid] && !mentions {
+			continue
+		}
+		lines = append(lines, l)
+		v := Victim{PID: pid, Comm: m[3], Main: pid == e.mainPID}
+		if h := e.hello[pid]; h != nil {
+			v.Worker = h.Worker
+		}
+		if kb, err := strconv.ParseInt(m[4], 10, 64); err == nil {
+			v.AnonRSS = kb << 10
+		}
+		memcg = memcg || strings.HasPrefix(m[1], "Memory cgroup")
+		out = append(out, v)
+	}
+	return out, memcg, lines
+}
+
+// classify decides the cause; recommendations are added by explain.
+func classify(e evidence) Summary {
+	s := Summary{ExitCode: e.code, Signal: e.sig, Duration: e.dur.Seconds(), CgroupEvents: e.events, CgroupLimit: e.limit, Cgroup: e.cgroupRel}
+	var memcg bool
+	s.Victims, memcg, s.KernelLines = e.victims()
+	oomKills := e.events != nil && e.events.OOMKill != nil && *e.events.OOMKill > 0
+	if len(s.Victims) == 0 && oomKills && e.sig != nil && *e.sig == 9 {
+		// No kernel log to read (not root, or rotated): the cgroup's
+		// counter and a SIGKILLed main process are the evidence.
+		s.Victims = []Victim{{PID: e.mainPID, Main: true, Comm: "(main process; kernel log not available)"}}
+	}
+	if len(e.ooms) > 0 {
+		o := e.ooms[len(e.ooms)-1]
+		s.CUDAOOM = &o
+		s.Fragmentation = fragmentation(o)
+	}
+	for _, x := range e.excs {
+		s.Exception = x.ExcType + ": " + lastLine(x.Text)
+		if x.OOM && s.CUDAOOM == nil && strings.Contains(x.Text, "CUDA") {
+			s.CUDAOOM = &hook.OOM{Time: x.Time}
+		}
+	}
+	workerDied := strings.Contains(s.Exception, "DataLoader worker") && (strings.Contains(s.Exception, "killed") || strings.Contains(s.Exception, "exited unexpectedly"))
+	mainKilled := false
+	workerKilled := false
+	for _, v := range s.Victims {
+		mainKilled = mainKilled || v.Main
+		workerKilled = workerKilled || !v.Main
+	}
+	switch {
+	case e.code == 0 && len(s.Victims) == 0:
+		s.Cause = CauseOK
+	case s.CUDAOOM != nil:
+		s.Cause = CauseCUDAOOM
+	case workerKilled && !mainKilled || workerDied:
+		s.Cause = CauseWorkerKilled
+	case len(s.Victims) > 0 || oomKills:
+		s.Cause = CauseHostOOMKill
+		if memcg || oomKills {
+			s.Cause = CauseCgroupOOMKill
+		}
+	case e.sig != nil:
+		s.Cause = CauseSignal
+	default:
+		s.Cause = CauseExitCode
+	}
+	return s
+}
+
+// fragmentation: an OOM while the allocator holds more reserved-but-free
+// memory than the request means the free memory was in blocks too small
+// (split), which expandable segments avoid.
+func fragmentation(o hook.OOM) string {
+	if o.Stats == nil {
+		return ""
+	}
+	free := o.Stats.Reserved - o.Stats.Allocated
+	if free >= o.Alloc && o.Alloc > 0 {
+		return "fragmentation"
+	}
+	if o.Stats.InactiveSplit > o.Stats.Reserved/5 {
+		return "partial fragmentation"
+	}
+	return "no fragmentation"
+}

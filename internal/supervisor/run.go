@@ -1,0 +1,223 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/hook"
+	"github.com/torchmem/torchmem/internal/jobcgroup"
+	"github.com/torchmem/torchmem/internal/policy"
+	"github.com/torchmem/torchmem/internal/procfs"
+	"github.com/torchmem/torchmem/internal/store"
+)
+
+// sup is the state of one run, owned by the loop goroutine.
+type sup struct {
+	cfg    Config
+	cg     *jobcgroup.Group
+	job    *job
+	srv    *hook.Server
+	hk     *hookState
+	sm     *sampler
+	began  time.Time
+	peaks  map[string]int64
+	pst    policy.State
+	events []store.Event
+	last   reading
+	// everPIDs: every PID seen in the job (kernel lines name PIDs that are gone).
+	everPIDs []int
+	everSet  map[int]bool
+	status   statusLine
+
+	interrupts int
+	killAt     time.Time // SIGKILL the job's cgroup at this time (zero: not scheduled)
+}
+
+// Result is how the run ended.
+type Result struct {
+	// ExitCode is the shell's status: the job's code, or 128+signal.
+	ExitCode int
+	Summary  Summary
+}
+
+// Run supervises cfg.Argv until the job's main process exits, then kills
+// whatever is left of the job and returns the post-mortem. Errors are only
+// for failing to start the job at all.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg.defaults()
+	fs, err := procfs.NewFS(cfg.ProcRoot)
+	if err != nil {
+		return nil, err
+	}
+	s := &sup{cfg: cfg, hk: newHookState(), peaks: map[string]int64{}, began: time.Now(), everSet: map[int]bool{}}
+	s.status = statusLine{w: cfg.Notices, on: cfg.StatusLine}
+	p, err := s.plan()
+	if err != nil {
+		return nil, err
+	}
+	s.setupCgroup()
+	env := s.setupHook()
+	// Signals are caught before the job exists so none is lost in between.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	s.job, err = s.start(env, p)
+	if err != nil {
+		s.cleanup()
+		return nil, err
+	}
+	s.sm = &sampler{fs: fs, cg: s.cg, gpu: cfg.GPU, rootPID: s.job.pid}
+	go func() { _ = s.job.cmd.Wait(); close(s.job.done) }()
+	s.loop(ctx, sigs)
+	return s.finish(ctx), nil
+}
+
+func (s *sup) plan() (plan, error) {
+	p := plan{Argv: s.cfg.Argv, NProc: s.cfg.NProc, NoFile: s.cfg.NoFile, Numactl: s.cfg.Numactl}
+	var devs = devicesOf(s.cfg.GPU)
+	nc, err := resolveNUMA(s.cfg.NUMA, s.cfg.SysRoot, devs, envValue(s.cfg.Env, "CUDA_VISIBLE_DEVICES"))
+	if err != nil {
+		return p, err
+	}
+	if nc.Notice != "" {
+		s.notice(nc.Notice)
+	}
+	p.NUMANode, p.CPUs = nc.Node, nc.CPUs
+	return p, nil
+}
+
+func (s *sup) setupHook() []string {
+	env := s.cfg.Env
+	if !s.cfg.Hook || s.cfg.HookDir == "" {
+		return env
+	}
+	add, err := hook.Install(s.cfg.HookDir, hook.InstallOptions{Interval: s.cfg.HookInterval, RecordHistory: s.cfg.RecordHistory})
+	if err == nil {
+		s.srv, err = hook.Listen(s.cfg.HookDir, hook.Options{Accept: s.acceptPeer})
+	}
+	if err != nil {
+		s.notice("in-process hook off: " + err.Error())
+		return env
+	}
+	return hook.MergeEnv(env, add)
+}
+
+// acceptPeer admits only processes of this job: in its cgroup, or (monitor
+// only) of our uid, which the server checks itself when Accept is nil.
+func (s *sup) acceptPeer(p hook.Peer) bool {
+	if s.cg == nil {
+		return p.UID == os.Geteuid()
+	}
+	pids, err := s.cg.Procs()
+	if err != nil {
+		return false
+	}
+	return containsInt(pids, p.PID)
+}
+
+func (s *sup) loop(ctx context.Context, sigs <-chan os.Signal) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var cgEvents <-chan jobcgroup.Event
+	if s.cg != nil {
+		ch, err := s.cg.Watch(wctx, s.thresholds())
+		if err != nil {
+			s.notice("cgroup events off (sampling only): " + err.Error())
+		}
+		cgEvents = ch
+	}
+	var msgs <-chan hook.Message
+	if s.srv != nil {
+		msgs = s.srv.Messages()
+	}
+	tick := time.NewTicker(s.cfg.Interval)
+	defer tick.Stop()
+	s.sampleNow(time.Now(), "start")
+	for {
+		select {
+		case <-s.job.done:
+			return
+		case sig := <-sigs:
+			s.onSignal(sig.(syscall.Signal))
+		case now := <-tick.C:
+			s.sampleNow(now, "")
+			s.maybeKill(now)
+		case ev, ok := <-cgEvents:
+			if !ok {
+				cgEvents = nil
+				continue
+			}
+			s.onCgroupEvent(ev)
+		case m, ok := <-msgs:
+			if !ok {
+				msgs = nil
+				continue
+			}
+			s.onHook(m)
+		}
+	}
+}
+
+// sampleNow takes a sample, records it, runs the policy and redraws the
+// status line. why is "" for ticks.
+func (s *sup) sampleNow(now time.Time, why string) {
+	tot := s.hk.totals(s.gpuTotal)
+	r := s.sm.collect(now, tot)
+	if tot.n > 0 {
+		s.peaks["alloc_peak_allocated"] = max(s.peaks["alloc_peak_allocated"], tot.peakAlloc)
+		s.peaks["alloc_peak_reserved"] = max(s.peaks["alloc_peak_reserved"], tot.peakRes)
+	}
+	r.peaks(s.peaks)
+	s.last = r
+	for _, p := range r.pids {
+		if !s.everSet[p] {
+			s.everSet[p] = true
+			s.everPIDs = append(s.everPIDs, p)
+		}
+	}
+	s.cfg.Rec.AppendSample(r.s)
+	s.cfg.Rec.UpdatePeaks(s.peaks)
+	s.applyPolicy(now, r.metrics)
+	s.status.draw(s.statusText())
+}
+
+func (s *sup) gpuTotal(dev int) int64 {
+	for _, d := range devicesOf(s.cfg.GPU) {
+		if d.Index == dev {
+			return d.TotalBytes
+		}
+	}
+	return 0
+}
+
+func (s *sup) onCgroupEvent(ev jobcgroup.Event) {
+	msg := "cgroup memory events changed"
+	switch ev.Kind {
+	case "oom":
+		msg = "cgroup hit its memory limit: OOM"
+	case "threshold":
+		msg = fmt.Sprintf("cgroup usage crossed %d bytes", ev.Threshold)
+	}
+	s.event(ev.Time, "cgroup_"+ev.Kind, "cgroup", 0, msg, nil)
+	s.sampleNow(ev.Time, ev.Kind)
+}
+
+// thresholds are the v1 usage levels worth an eventfd: every rule on the
+// cgroup's usage, so its action runs at the crossing, not at the next tick.
+func (s *sup) thresholds() []int64 {
+	var out []int64
+	lim := s.cg.Limit()
+	for _, r := range s.cfg.Rules {
+		switch {
+		case r.Metric == policy.CgroupUsageBytes && r.Above:
+			out = append(out, int64(r.Threshold))
+		case r.Metric == policy.CgroupUsageFraction && r.Above && lim != nil:
+			out = append(out, int64(r.Threshold*float64(*lim)))
+		}
+	}
+	return out
+}

@@ -1,0 +1,108 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/torchmem/torchmem/internal/jobcgroup"
+)
+
+// job is the started command.
+type job struct {
+	cmd  *exec.Cmd
+	pid  int
+	cg   *jobcgroup.Group // nil when monitor-only
+	done chan struct{}    // closed when the main process was reaped
+}
+
+// setupCgroup makes the job's group, or says in one line why the run is
+// monitor-only.
+func (s *sup) setupCgroup() {
+	if !s.cfg.Cgroup {
+		s.notice("monitor-only by request (--no-cgroup): no limits, no whole-job kill at the end")
+		return
+	}
+	cg, notes, err := jobcgroup.Create(jobcgroup.Options{ProcRoot: s.cfg.ProcRoot, SysRoot: s.cfg.SysRoot, Name: s.cfg.CgroupName, Limits: s.cfg.Limits})
+	if err != nil {
+		why := err.Error()
+		if os.Geteuid() != 0 {
+			why = "not root and no delegated cgroup (" + err.Error() + ")"
+		}
+		s.notice("monitor-only: cannot create a memory cgroup: " + why + "; limits not applied")
+		return
+	}
+	for _, n := range notes {
+		s.notice(n)
+	}
+	s.cg = cg
+}
+
+// start launches the trampoline in its own process group, moves it into
+// the cgroup, sets oom_score_adj (inherited by everything it forks), then
+// sends the plan, which lets it exec the job.
+func (s *sup) start(env []string, p plan) (*job, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	defer r.Close()
+	args := append(append([]string{}, s.cfg.SelfArgs...), TrampolineArg)
+	cmd := exec.Command(s.cfg.Self, args...)
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.cfg.Stdin, s.cfg.Stdout, s.cfg.Stderr
+	cmd.ExtraFiles = []*os.File{r}
+	// Own process group so signals reach the whole job; deliberately no
+	// Pdeathsig: torchmem dying must not kill the job.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("start %s: %w", s.cfg.Self, err)
+	}
+	j := &job{cmd: cmd, pid: cmd.Process.Pid, cg: s.cg, done: make(chan struct{})}
+	abort := func(err error) (*job, error) {
+		w.Close() // the trampoline sees no plan and exits 126
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, err
+	}
+	if s.cg != nil {
+		if err := s.cg.Add(j.pid); err != nil {
+			return abort(fmt.Errorf("add job to cgroup: %w", err))
+		}
+	}
+	if s.cfg.OOMScoreAdj != nil {
+		path := filepath.Join(s.cfg.ProcRoot, strconv.Itoa(j.pid), "oom_score_adj")
+		if err := os.WriteFile(path, []byte(strconv.Itoa(*s.cfg.OOMScoreAdj)), 0); err != nil {
+			if errors.Is(err, os.ErrPermission) && *s.cfg.OOMScoreAdj < 0 {
+				return abort(fmt.Errorf("--oom-score-adj %d: lowering needs root (CAP_SYS_RESOURCE): %w", *s.cfg.OOMScoreAdj, err))
+			}
+			return abort(fmt.Errorf("write %s: %w", path, err))
+		}
+	}
+	b, _ := json.Marshal(p)
+	_, err = w.Write(b)
+	w.Close()
+	if err != nil {
+		return abort(fmt.Errorf("send plan to trampoline: %w", err))
+	}
+	return j, nil
+}
+
+// exitStatus is the shell's: the code, or 128+signal.
+func exitStatus(ps *os.ProcessState) (code int, sig *int) {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if !ok {
+		return ps.ExitCode(), nil
+	}
+	if ws.Signaled() {
+		n := int(ws.Signal())
+		return 128 + n, &n
+	}
+	return ws.ExitStatus(), nil
+}

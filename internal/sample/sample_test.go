@@ -1,0 +1,188 @@
+package sample
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/gpu"
+	"github.com/torchmem/torchmem/internal/jobs"
+	"github.com/torchmem/torchmem/internal/sample/sampletest"
+)
+
+// fakeClock is an injected clock the test moves by hand.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time      { return c.t }
+func (c *fakeClock) add(d time.Duration) { c.t = c.t.Add(d) }
+func i64(v int64) *int64                 { return &v }
+func newClock() *fakeClock               { return &fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)} }
+
+// fakeGPU is one H200 with the fixture job's main process holding 4 GiB.
+func fakeGPU(mainPID int) *gpu.Fake {
+	return gpu.NewFake(gpu.Info{DriverVersion: "580.159.04", CUDADriverVersion: "13.0"},
+		[]gpu.Device{{Index: 0, UUID: "GPU-0", Name: "NVIDIA H200", TotalBytes: 150754820096, UsedBytes: 4800000000, FreeBytes: 145954820096, NUMANode: -1}},
+		[]gpu.Process{{GPUIndex: 0, GPUUUID: "GPU-0", PID: mainPID, HostPID: mainPID, UsedBytes: i64(4 << 30)}})
+}
+
+func newSampler(t testing.TB, workers int, mod func(*Options)) (*Sampler, sampletest.Tree, *fakeClock) {
+	t.Helper()
+	tree, err := sampletest.WriteJobTree(t.TempDir(), workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := newClock()
+	o := Options{ProcRoot: tree.ProcRoot, SysRoot: tree.SysRoot, GPU: fakeGPU(sampletest.MainPID), Now: clk.now}
+	if mod != nil {
+		mod(&o)
+	}
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, tree, clk
+}
+
+func TestCollectFixtureJob(t *testing.T) {
+	s, _, _ := newSampler(t, 4, nil)
+	smp, err := s.Collect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(smp.Jobs) != 1 {
+		t.Fatalf("jobs = %d, want 1", len(smp.Jobs))
+	}
+	j := smp.Jobs[0]
+	if j.RootPID != sampletest.MainPID || len(j.Processes) != 5 || j.Totals.Workers != 4 {
+		t.Fatalf("job = root %d, %d processes, %d workers", j.RootPID, len(j.Processes), j.Totals.Workers)
+	}
+	// Figures straight from the captured files: main VmRSS 275996 kB, ...
+	main := j.Processes[0]
+	if main.Role != jobs.RoleMain || !main.Torch || main.GPUBytes == nil || *main.GPUBytes != 4<<30 {
+		t.Errorf("main = %+v", main)
+	}
+	if main.PSSBytes == nil || main.PSSSource != "smaps_rollup" || *main.PSSAgeSeconds != 0 {
+		t.Errorf("main PSS = %v %q", main.PSSBytes, main.PSSSource)
+	}
+	tot := j.Totals
+	if !tot.PSSComplete || tot.PSSBytes > tot.RSSBytes || tot.USSBytes > tot.PSSBytes || tot.GPUBytes != 4<<30 {
+		t.Errorf("totals = %+v", tot)
+	}
+	if j.Cgroup == nil || !j.Cgroup.Max.Unlimited || j.Cgroup.UsageBytes != 556535808 || j.CgroupHeadroomBytes != nil {
+		t.Errorf("cgroup = %+v", j.Cgroup)
+	}
+	if smp.Host.PSI == nil || smp.Host.CgroupMode != "v1" || smp.Host.Meminfo.MemTotalBytes == nil {
+		t.Errorf("host = %+v", smp.Host)
+	}
+	if len(smp.Notices) != 0 || smp.Tier.PSSRead != 5 {
+		t.Errorf("notices %q, pss read %d", smp.Notices, smp.Tier.PSSRead)
+	}
+}
+
+func setRSS(t *testing.T, procRoot string, pid int, kB string) {
+	t.Helper()
+	path := filepath.Join(procRoot, itoa(pid), "status")
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "VmRSS:") {
+			lines[i] = "VmRSS:\t" + kB + " kB"
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPSSTierIsAdaptive(t *testing.T) {
+	s, tree, clk := newSampler(t, 4, func(o *Options) { o.PSSPeriod = 10 * time.Second })
+	ctx := context.Background()
+	if smp, _ := s.Collect(ctx); smp.Tier.PSSRead != 5 {
+		t.Fatalf("first collect read %d PSS", smp.Tier.PSSRead)
+	}
+	clk.add(time.Second)
+	smp, _ := s.Collect(ctx)
+	if smp.Tier.PSSRead != 0 || *smp.Jobs[0].Processes[1].PSSAgeSeconds != 1 || smp.Jobs[0].Totals.PSSMaxAgeSeconds != 1 {
+		t.Errorf("1 s later: read %d, age %v", smp.Tier.PSSRead, *smp.Jobs[0].Processes[1].PSSAgeSeconds)
+	}
+	// A worker's RSS grows by 20%: only it is re-read.
+	setRSS(t, tree.ProcRoot, sampletest.MainPID+2, "201835")
+	clk.add(time.Second)
+	if smp, _ = s.Collect(ctx); smp.Tier.PSSRead != 1 {
+		t.Errorf("after RSS move: read %d, want 1", smp.Tier.PSSRead)
+	}
+	clk.add(10 * time.Second)
+	if smp, _ = s.Collect(ctx); smp.Tier.PSSRead != 5 {
+		t.Errorf("after the period: read %d, want 5", smp.Tier.PSSRead)
+	}
+	s.RefreshPSS()
+	if smp, _ = s.Collect(ctx); smp.Tier.PSSRead != 5 {
+		t.Errorf("after RefreshPSS: read %d, want 5", smp.Tier.PSSRead)
+	}
+}
+
+func TestPSSTierOff(t *testing.T) {
+	s, _, _ := newSampler(t, 2, func(o *Options) { o.PSSPeriod = -1 })
+	smp, err := s.Collect(context.Background())
+	if err != nil || smp.Tier.PSSRead != 0 || smp.Jobs[0].Totals.PSSComplete || smp.Jobs[0].Processes[0].PSSBytes != nil {
+		t.Errorf("PSS off: %+v %v", smp.Tier, err)
+	}
+}
+
+func TestRestrictedToPIDsAndCgroup(t *testing.T) {
+	// PIDs: the listed processes are one job even without torch; a PID
+	// that does not exist is skipped.
+	s, _, _ := newSampler(t, 3, func(o *Options) {
+		o.PIDs = func() []int { return []int{sampletest.MainPID + 1, sampletest.MainPID + 2, 99999} }
+		o.GPU = nil
+	})
+	smp, err := s.Collect(context.Background())
+	if err != nil || len(smp.Jobs) != 1 || len(smp.Jobs[0].Processes) != 2 {
+		t.Fatalf("PIDs: %+v %v", smp, err)
+	}
+	if smp.GPU.Info.Backend != "none" || smp.Jobs[0].Totals.Sources["gpu"] != "" {
+		t.Errorf("no GPU: %+v", smp.GPU.Info)
+	}
+	// CgroupPath: processes from cgroup.procs, the cgroup read for the job.
+	s, _, _ = newSampler(t, 3, func(o *Options) { o.CgroupPath = sampletest.CgroupPath })
+	smp, err = s.Collect(context.Background())
+	if err != nil || len(smp.Jobs) != 1 || len(smp.Jobs[0].Processes) != 4 || smp.Jobs[0].Cgroup == nil {
+		t.Fatalf("cgroup: %+v %v", smp.Jobs, err)
+	}
+}
+
+func TestMissingSourcesAreNotices(t *testing.T) {
+	s, tree, _ := newSampler(t, 1, func(o *Options) { o.GPUNotice = "no NVIDIA GPU: test" })
+	_ = os.Remove(filepath.Join(tree.ProcRoot, "pressure", "memory"))
+	_ = os.RemoveAll(filepath.Join(tree.SysRoot, "fs"))
+	smp, err := s.Collect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smp.Host.PSI != nil || len(smp.Jobs) != 1 || smp.Jobs[0].Cgroup != nil {
+		t.Errorf("degraded sample = %+v", smp)
+	}
+	joined := strings.Join(smp.Notices, "\n")
+	for _, want := range []string{"no NVIDIA GPU", "PSI", "cgroup"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("notices %q lack %q", joined, want)
+		}
+	}
+	smp, _ = s.Collect(context.Background())
+	if len(smp.Notices) != 3 {
+		t.Errorf("notices repeated: %q", smp.Notices)
+	}
+}
+
+func TestGPUErrorIsRecorded(t *testing.T) {
+	g := fakeGPU(sampletest.MainPID)
+	g.Err = os.ErrDeadlineExceeded
+	s, _, _ := newSampler(t, 1, func(o *Options) { o.GPU = g })
+	smp, err := s.Collect(context.Background())
+	if err != nil || smp.GPU.Error == "" || len(smp.Jobs) != 1 {
+		t.Errorf("gpu error: %q %v", smp.GPU.Error, err)
+	}
+}

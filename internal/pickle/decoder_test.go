@@ -70,12 +70,12 @@ func sameJSON(t *testing.T, got any, want []byte) bool {
 // as CPython does: frame lists are shared between blocks and traces.
 func TestSharedContainers(t *testing.T) {
 	raw, _ := os.ReadFile("testdata/nested.p4.pickle")
-	_, v, err := decodeBytes(t, raw, true)
+	d, v, err := decodeBytes(t, raw, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	segs := v.C.Items[1] // keys in insertion order: "segments" first
-	if segs.Len() != 2 || segs.C.Items[0].C != segs.C.Items[1].C {
+	segs := d.Items(d.Items(v)[1]) // keys in insertion order: "segments" first
+	if len(segs) != 2 || segs[0] != segs[1] {
 		t.Fatalf("the two segment entries are not the same shared dict")
 	}
 }

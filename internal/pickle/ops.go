@@ -56,11 +56,6 @@ func (d *Decoder) step(op byte) error {
 	case opPopMark:
 		_, err := d.popMark()
 		return err
-	case opDup:
-		if len(d.stack) == 0 {
-			return errors.New("stack underflow")
-		}
-		d.push(d.stack[len(d.stack)-1])
 	default:
 		return &Error{Offset: d.opOff, Op: OpName(op),
 			Msg: fmt.Sprintf("opcode 0x%02x refused: %s", op, refusedWhy(op))}
@@ -115,6 +110,14 @@ func (d *Decoder) long(n uint64) error {
 	}
 	if d.in.size >= 0 && n > uint64(d.in.size-d.in.offset()) {
 		return errTooLong
+	}
+	if n <= 64 { // every real integer: no allocation
+		b, err := d.in.take(int(n))
+		if err != nil {
+			return err
+		}
+		d.push(decodeLong(b))
+		return nil
 	}
 	s, err := d.in.readString(n)
 	if err != nil {
@@ -239,7 +242,7 @@ func (d *Decoder) fill(op byte) error {
 	if op == opSetItem || op == opSetItems {
 		want = KindDict
 	}
-	if target.Kind != want || target.C == nil {
+	if target.Kind != want || d.cont(target) == nil {
 		return fmt.Errorf("target is a %s, want a %s", target.Kind, want)
 	}
 	if want == KindDict && len(items)%2 != 0 {
@@ -248,7 +251,14 @@ func (d *Decoder) fill(op byte) error {
 	if err := d.finishAll(items); err != nil {
 		return err
 	}
-	target.C.Items = append(target.C.Items, items...)
+	c := d.cont(target) // again: finishing may have grown d.conts
+	if c == nil {
+		return errors.New("target container no longer exists")
+	}
+	if c.items == nil {
+		c.items = d.itemSlice(len(items))
+	}
+	c.items = append(c.items, items...)
 	return nil
 }
 
@@ -280,4 +290,3 @@ func (d *Decoder) memoOp(op byte) error {
 	d.push(v)
 	return nil
 }
-

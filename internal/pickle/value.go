@@ -37,35 +37,42 @@ func (k Kind) String() string {
 }
 
 // Value is one decoded pickle object. Scalars live in N (ints, bools as
-// 0/1, float bits, string index into the Decoder's table); lists, tuples
-// and dicts in C.
+// 0/1, float bits, string index into the Decoder's table); for lists,
+// tuples and dicts N names a container slot of the Decoder (read it with
+// Items). Value holds no Go pointer, so the memo and the stack of a
+// gigabyte snapshot cost the garbage collector nothing to scan.
 type Value struct {
 	Kind Kind
 	N    int64
-	C    *Container
 }
 
-// Container holds the items of a list or tuple, or the alternating keys
+// container holds the items of a list or tuple, or the alternating keys
 // and values of a dict, in the order the pickle stored them.
-type Container struct {
-	Items []Value
+type container struct {
+	items []Value
 	memo  int64 // memo index this container was stored under, or -1
-	done  bool  // handed to Hooks.Finish; repl replaces it from then on
-	repl  Value
+	repl  Value // what replaces it once done
+	gen   uint32
+	// refs counts references BINGET handed out while the container was
+	// still being built (CPython shares frame dicts); the slot is reused
+	// only after each of them has been finished too.
+	refs     int32
+	done     bool // handed to Hooks.Finish
+	replaced bool // the hooks returned something else
 }
+
+func isContainer(k Kind) bool { return k == KindList || k == KindTuple || k == KindDict }
 
 // Float returns the float held by a KindFloat value.
 func (v Value) Float() float64 { return math.Float64frombits(uint64(v.N)) }
 
-// Len returns the number of items of a list or tuple, or of pairs of a dict.
-func (v Value) Len() int {
-	if v.C == nil {
-		return 0
+// Items returns the items of a list or tuple, or the alternating keys and
+// values of a dict; nil for anything else. The slice is the decoder's own.
+func (d *Decoder) Items(v Value) []Value {
+	if c := d.cont(v); c != nil {
+		return c.items
 	}
-	if v.Kind == KindDict {
-		return len(v.C.Items) / 2
-	}
-	return len(v.C.Items)
+	return nil
 }
 
 // Hooks lets a caller replace containers by its own typed objects as soon
@@ -107,8 +114,9 @@ func (d *Decoder) ToAny(v Value, maxDepth int) (any, error) {
 		s, _ := d.Str(v)
 		return s, nil
 	case KindList, KindTuple:
-		out := make([]any, 0, len(v.C.Items))
-		for _, it := range v.C.Items {
+		items := d.Items(v)
+		out := make([]any, 0, len(items))
+		for _, it := range items {
 			x, err := d.ToAny(it, maxDepth-1)
 			if err != nil {
 				return nil, err
@@ -123,13 +131,14 @@ func (d *Decoder) ToAny(v Value, maxDepth int) (any, error) {
 }
 
 func (d *Decoder) dictToAny(v Value, maxDepth int) (any, error) {
-	out := make(map[string]any, v.Len())
-	for i := 0; i+1 < len(v.C.Items); i += 2 {
-		k, err := d.ToAny(v.C.Items[i], maxDepth-1)
+	items := d.Items(v)
+	out := make(map[string]any, len(items)/2)
+	for i := 0; i+1 < len(items); i += 2 {
+		k, err := d.ToAny(items[i], maxDepth-1)
 		if err != nil {
 			return nil, err
 		}
-		x, err := d.ToAny(v.C.Items[i+1], maxDepth-1)
+		x, err := d.ToAny(items[i+1], maxDepth-1)
 		if err != nil {
 			return nil, err
 		}

@@ -22,7 +22,7 @@ func (b *builder) assemble(d *pickle.Decoder, top pickle.Value) error {
 	default:
 		return typeErr("the top-level object", top)
 	}
-	items := top.C.Items
+	items := b.dec.Items(top)
 	for i := 0; i+1 < len(items); i += 2 {
 		val := items[i+1]
 		var err error
@@ -58,8 +58,8 @@ func (b *builder) segmentList(v pickle.Value) ([]Segment, error) {
 	if v.Kind != pickle.KindList {
 		return nil, typeErr("'segments'", v)
 	}
-	out := make([]Segment, 0, len(v.C.Items))
-	for i, it := range v.C.Items {
+	out := make([]Segment, 0, len(b.dec.Items(v)))
+	for i, it := range b.dec.Items(v) {
 		tag, idx := handleOf(it)
 		if tag != tagSegment {
 			return nil, fmt.Errorf("snapshot: segment %d is not a segment dict (%s)", i, it.Kind)
@@ -75,12 +75,12 @@ func (b *builder) traceLists(v pickle.Value) ([][]TraceEntry, error) {
 	if v.Kind != pickle.KindList {
 		return nil, typeErr("'device_traces'", v)
 	}
-	out := make([][]TraceEntry, 0, len(v.C.Items))
-	for dev, l := range v.C.Items {
+	out := make([][]TraceEntry, 0, len(b.dec.Items(v)))
+	for dev, l := range b.dec.Items(v) {
 		if l.Kind != pickle.KindList {
 			return nil, typeErr(fmt.Sprintf("device_traces[%d]", dev), l)
 		}
-		out = append(out, b.traceList(dev, l.C.Items))
+		out = append(out, b.traceList(dev, b.dec.Items(l)))
 	}
 	return out, nil
 }
@@ -128,13 +128,13 @@ func (b *builder) annotations(d *pickle.Decoder, v pickle.Value) []Annotation {
 	if v.Kind != pickle.KindList {
 		return nil
 	}
-	out := make([]Annotation, 0, len(v.C.Items))
-	for _, it := range v.C.Items {
+	out := make([]Annotation, 0, len(b.dec.Items(v)))
+	for _, it := range b.dec.Items(v) {
 		if it.Kind != pickle.KindDict {
 			continue
 		}
 		var a Annotation
-		items := it.C.Items
+		items := b.dec.Items(it)
 		for i := 0; i+1 < len(items); i += 2 {
 			val := items[i+1]
 			switch b.keyOf(d, items[i]) {

@@ -40,6 +40,7 @@ type history struct {
 // them, interning frames, stacks and texts.
 type builder struct {
 	snap     *Snapshot
+	dec      *pickle.Decoder
 	keys     []key // key code by decoder string index, 0 = not looked up
 	frameIDs map[Frame]FrameID
 	stackIDs map[string]StackID
@@ -83,7 +84,7 @@ func (b *builder) Finish(d *pickle.Decoder, v pickle.Value) (pickle.Value, error
 
 func (b *builder) finishDict(d *pickle.Decoder, v pickle.Value) (pickle.Value, error) {
 	var seen keySet
-	items := v.C.Items
+	items := b.dec.Items(v)
 	for i := 0; i+1 < len(items); i += 2 {
 		seen |= 1 << b.keyOf(d, items[i])
 	}
@@ -104,7 +105,7 @@ func (b *builder) finishDict(d *pickle.Decoder, v pickle.Value) (pickle.Value, e
 
 // finishList interns a non-empty list made only of frames as a stack.
 func (b *builder) finishList(v pickle.Value) pickle.Value {
-	items := v.C.Items
+	items := b.dec.Items(v)
 	if len(items) == 0 {
 		return v
 	}
@@ -190,6 +191,7 @@ func intOf(v pickle.Value) (int64, bool) {
 func Read(r io.Reader, size int64, progress func(int64)) (*Snapshot, error) {
 	b := newBuilder()
 	dec := pickle.NewDecoder(r, pickle.Options{Size: size, Hooks: b, Progress: progress})
+	b.dec = dec
 	top, err := dec.Decode()
 	if err != nil {
 		return nil, err

@@ -78,7 +78,7 @@ func (b *builder) historyList(v pickle.Value) []int {
 		return nil
 	}
 	var out []int
-	for _, it := range v.C.Items {
+	for _, it := range b.dec.Items(v) {
 		if tag, idx := handleOf(it); tag == tagHistory {
 			out = append(out, idx)
 		}
@@ -126,7 +126,7 @@ func (b *builder) segment(d *pickle.Decoder, items []pickle.Value) (pickle.Value
 		case kSegmentType:
 			s.SegmentType, _ = d.Str(val)
 		case kPoolID:
-			s.PoolID = poolID(val)
+			s.PoolID = b.poolID(val)
 		case kIsExpandable:
 			s.IsExpandable = val.Kind == pickle.KindBool && val.N != 0
 		case kFrames:
@@ -143,11 +143,11 @@ func (b *builder) segment(d *pickle.Decoder, items []pickle.Value) (pickle.Value
 	return handle(tagSegment, len(b.segments)-1), nil
 }
 
-func poolID(v pickle.Value) [2]int64 {
+func (b *builder) poolID(v pickle.Value) [2]int64 {
 	var p [2]int64
 	if v.Kind == pickle.KindTuple || v.Kind == pickle.KindList {
-		for i := 0; i < 2 && i < len(v.C.Items); i++ {
-			p[i], _ = intOf(v.C.Items[i])
+		for i := 0; i < 2 && i < len(b.dec.Items(v)); i++ {
+			p[i], _ = intOf(b.dec.Items(v)[i])
 		}
 	}
 	return p
@@ -157,9 +157,9 @@ func poolID(v pickle.Value) [2]int64 {
 // kept in the history (requested size, stack) and 1.13's missing
 // addresses, the way PyTorch's _memory_viz._block_extra does.
 func (b *builder) segmentBlocks(base uint64, list pickle.Value) []Block {
-	out := make([]Block, 0, len(list.C.Items))
+	out := make([]Block, 0, len(b.dec.Items(list)))
 	off := base
-	for _, it := range list.C.Items {
+	for _, it := range b.dec.Items(list) {
 		tag, idx := handleOf(it)
 		if tag != tagBlock {
 			continue

@@ -81,7 +81,11 @@ func sigOf(p *int) (n int) {
 
 // Print writes the summary for people.
 func (s *Summary) Print(w io.Writer, runID string) {
-	fmt.Fprintf(w, "torchmem: run %s %s (exit status %d) after %.1fs\n", runID, s.Verdict, s.ExitCode, s.Duration)
+	status := ""
+	if s.Cause != CauseExitCode {
+		status = fmt.Sprintf(" (exit status %d)", s.ExitCode)
+	}
+	fmt.Fprintf(w, "torchmem: run %s %s%s after %.1fs\n", runID, s.Verdict, status, s.Duration)
 	if s.Cgroup != "" {
 		line := "  cgroup " + s.Cgroup
 		if s.CgroupLimit != nil {

@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/gpu"
+	"github.com/torchmem/torchmem/internal/store"
+	"github.com/torchmem/torchmem/internal/supervisor"
+	"golang.org/x/sys/unix"
+)
+
+func init() { register("run", newRunCmd) }
+
+func newRunCmd(env *Env) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- COMMAND [ARG...]",
+		Short: "Run a training command under memory limits with the PyTorch hook, live status, threshold actions, history and a post-mortem",
+		Long: `Run COMMAND exactly as a shell would (same stdout/stderr, same exit status) inside
+its own memory cgroup and process group, with the in-process PyTorch hook, and
+explain at the end how it went: peaks, whether and why it died, what to change.`,
+		Example: `  torchmem run --memory-max 64G --gpu-threshold 90% --numa auto -- python train.py --epochs 3
+  torchmem run -- torchrun --nproc-per-node 8 train.py`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runRun(env, &f, args) },
+	}
+	cmd.Flags().SetInterspersed(false)
+	f.register(cmd)
+	return cmd
+}
+
+func runRun(env *Env, f *runFlags, argv []string) error {
+	cfg, err := runConfig(env, f, argv)
+	if err != nil {
+		return err
+	}
+	var db *store.DB
+	run := &store.Run{Command: argv, Start: time.Now(), Labels: store.LabelsFromEnv(cfg.Env), Limits: runLimitsJSON(f)}
+	run.Cwd, _ = os.Getwd()
+	if !f.noHistory {
+		db = runOpenHistory(f.db, env.Stderr)
+	}
+	if db != nil {
+		defer db.Close()
+		if err := db.CreateRun(run); err != nil {
+			fmt.Fprintf(env.Stderr, "torchmem: history off: %v\n", err)
+			db.Close()
+			db = nil
+		} else {
+			cfg.Rec = &runRecorder{db: db, id: run.ID, warn: env.Stderr}
+		}
+	}
+	if run.ID == "" {
+		run.ID = fmt.Sprintf("%d", os.Getpid())
+	}
+	cfg.CgroupName = "run-" + run.ID
+	if cfg.Hook {
+		if cfg.HookDir, err = os.MkdirTemp("", "torchmem-"+run.ID+"-"); err != nil {
+			fmt.Fprintf(env.Stderr, "torchmem: in-process hook off: %v\n", err)
+			cfg.Hook = false
+		}
+	}
+	res, err := supervisor.Run(context.Background(), cfg)
+	if err != nil {
+		if db != nil {
+			code := 127
+			_ = db.FinishRun(run.ID, store.Finish{End: time.Now(), Status: store.StatusExited, ExitCode: &code, Summary: runJSON(map[string]string{"error": err.Error()})})
+		}
+		return err
+	}
+	res.Summary.Print(env.Stderr, run.ID)
+	if db != nil {
+		if err := db.FinishRun(run.ID, finishOf(res)); err != nil {
+			fmt.Fprintf(env.Stderr, "torchmem: history: %v\n", err)
+		}
+		fmt.Fprintf(env.Stderr, "torchmem: details: torchmem show %s; report: torchmem report %s --html torchmem-%s.html\n", run.ID, run.ID, run.ID)
+	}
+	if res.ExitCode == 0 {
+		return nil
+	}
+	return &ExitError{Code: res.ExitCode}
+}
+
+func runConfig(env *Env, f *runFlags, argv []string) (supervisor.Config, error) {
+	cfg := supervisor.Config{Argv: argv, Env: os.Environ(), Notices: env.Stderr, ProcRoot: env.ProcRoot, SysRoot: env.SysRoot,
+		Cgroup: !f.noCgroup, NUMA: f.numa, Numactl: lookNumactl(), Interval: f.interval, Hook: !f.noHook,
+		HookInterval: f.hookInterval, RecordHistory: f.recordHistory, Grace: f.grace, KeepHookDir: f.keepHookDir,
+		KernelLog: supervisor.KmsgLog(env.ProcRoot)}
+	if err := f.check(); err != nil {
+		return cfg, err
+	}
+	var err error
+	if cfg.Limits, err = f.limits(); err != nil {
+		return cfg, err
+	}
+	if cfg.Rules, err = f.rules(); err != nil {
+		return cfg, err
+	}
+	if f.oomScoreAdj != 0 {
+		cfg.OOMScoreAdj = &f.oomScoreAdj
+	}
+	if f.nproc > 0 {
+		cfg.NProc = &f.nproc
+	}
+	if f.nofile > 0 {
+		cfg.NoFile = &f.nofile
+	}
+	if cfg.Self, err = os.Executable(); err != nil {
+		return cfg, fmt.Errorf("find torchmem's own binary for the job trampoline: %w", err)
+	}
+	if fd, ok := env.Stderr.(*os.File); ok {
+		_, terr := unix.IoctlGetTermios(int(fd.Fd()), unix.TCGETS)
+		cfg.StatusLine = terr == nil
+	}
+	b, notice := gpu.Open(gpu.Options{SysRoot: env.SysRoot, ProcRoot: env.ProcRoot})
+	if b != nil && b.Info().Backend != "none" {
+		cfg.GPU = b
+	} else if f.gpuThreshold != "" || f.numa == "auto" {
+		fmt.Fprintf(env.Stderr, "torchmem: %s\n", notice)
+	}
+	return cfg, nil
+}
+
+func finishOf(res *supervisor.Result) store.Finish {
+	s := res.Summary
+	fin := store.Finish{End: time.Now(), Status: store.StatusExited, Peaks: s.Peaks, Summary: runJSON(s)}
+	code := s.ExitCode
+	switch {
+	case s.Cause == supervisor.CauseCgroupOOMKill || s.Cause == supervisor.CauseHostOOMKill:
+		fin.Status, fin.Signal = store.StatusOOMKilled, s.Signal
+	case s.Signal != nil:
+		fin.Status, fin.Signal = store.StatusKilled, s.Signal
+	default:
+		fin.ExitCode = &code
+	}
+	return fin
+}
+
+func runLimitsJSON(f *runFlags) json.RawMessage {
+	m := map[string]any{}
+	for k, v := range map[string]string{"memory_max": f.memoryMax, "memory_high": f.memoryHigh, "swap_max": f.swapMax,
+		"gpu_threshold": f.gpuThreshold, "host_threshold": f.hostThreshold, "policy": f.policyFile, "numa": f.numa} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if f.oomScoreAdj != 0 {
+		m["oom_score_adj"] = f.oomScoreAdj
+	}
+	m["interval"] = f.interval.String()
+	return runJSON(m)
+}
+
+func runJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

@@ -1,0 +1,22 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/supervisor"
+)
+
+// The hidden trampoline command: `torchmem run` re-executes torchmem with
+// it to start the job inside its cgroup with NUMA binding and rlimits
+// applied before exec. It is not for people to call.
+func init() { register(supervisor.TrampolineArg, newRunExecCmd) }
+
+func newRunExecCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:                supervisor.TrampolineArg,
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return &ExitError{Code: supervisor.Trampoline(env.Stderr)}
+		},
+	}
+}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"fmt"
+	"os/exec"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/jobcgroup"
+	"github.com/torchmem/torchmem/internal/policy"
+	"github.com/torchmem/torchmem/internal/units"
+)
+
+// runFlags are torchmem run's options as typed on the command line.
+type runFlags struct {
+	memoryMax, memoryHigh, swapMax string
+	oomScoreAdj                    int
+	nproc, nofile                  uint64
+	numa                           string
+	gpuThreshold, hostThreshold    string
+	policyFile                     string
+	interval, hookInterval, grace  time.Duration
+	noHook, noCgroup, noHistory    bool
+	recordHistory                  int
+	keepHookDir                    bool
+	db                             string
+}
+
+func (f *runFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.memoryMax, "memory-max", "", "hard memory limit of the job's cgroup (e.g. 64G); the kernel OOM-kills inside the job above it")
+	fl.StringVar(&f.memoryHigh, "memory-high", "", "throttle-and-reclaim level (cgroup v2 memory.high; v1: soft limit)")
+	fl.StringVar(&f.swapMax, "swap-max", "", "swap the job may use (v2 memory.swap.max; v1: memsw = max + swap)")
+	fl.IntVar(&f.oomScoreAdj, "oom-score-adj", 0, "oom_score_adj of the job, -1000..1000: negative protects it from the OOM killer, positive offers it as the victim")
+	fl.Uint64Var(&f.nproc, "nproc", 0, "RLIMIT_NPROC of the job (0: unchanged)")
+	fl.Uint64Var(&f.nofile, "nofile", 0, "RLIMIT_NOFILE of the job (0: unchanged)")
+	fl.StringVar(&f.numa, "numa", "off", "bind CPUs and memory to a NUMA node: auto (the node of the job's GPUs), a node number, or off")
+	fl.StringVar(&f.gpuThreshold, "gpu-threshold", "", "when GPU memory used crosses this (e.g. 90%), the hook frees the allocator cache (gc.collect + empty_cache, at most every 30 s)")
+	fl.StringVar(&f.hostThreshold, "host-threshold", "", "warn when the job's cgroup (or the host, without a limit) uses this much (default 90% with --memory-max)")
+	fl.StringVar(&f.policyFile, "policy", "", "YAML or TOML file of threshold rules (see docs/run.md)")
+	fl.DurationVar(&f.interval, "interval", time.Second, "sampling interval (cgroup events sample at once regardless)")
+	fl.DurationVar(&f.hookInterval, "hook-interval", time.Second, "how often hooked processes report allocator stats")
+	fl.DurationVar(&f.grace, "grace", 10*time.Second, "after SIGTERM (second Ctrl-C or a stop rule), SIGKILL the job this much later")
+	fl.BoolVar(&f.noHook, "no-hook", false, "do not load the in-process PyTorch hook")
+	fl.BoolVar(&f.noCgroup, "no-cgroup", false, "monitor only: no cgroup, no limits")
+	fl.BoolVar(&f.noHistory, "no-history", false, "do not record the run in the history store")
+	fl.IntVar(&f.recordHistory, "record-history", 0, "record allocator history (max_entries) so a CUDA OOM dumps a snapshot; costs ~20% step time")
+	fl.BoolVar(&f.keepHookDir, "keep-hook-dir", false, "keep the run's private hook directory (snapshots) after the run")
+	fl.StringVar(&f.db, "db", "", "history database (default $XDG_STATE_HOME/torchmem/torchmem.db; root: /var/lib/torchmem/torchmem.db)")
+}
+
+func optBytes(flag, s string) (*int64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	n, err := units.ParseBytes(s)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("--%s %q: want a size like 64G or 512M", flag, s)
+	}
+	return &n, nil
+}
+
+func (f *runFlags) limits() (jobcgroup.Limits, error) {
+	var l jobcgroup.Limits
+	var err error
+	if l.MemoryMax, err = optBytes("memory-max", f.memoryMax); err != nil {
+		return l, err
+	}
+	if l.MemoryHigh, err = optBytes("memory-high", f.memoryHigh); err != nil {
+		return l, err
+	}
+	l.SwapMax, err = optBytes("swap-max", f.swapMax)
+	return l, err
+}
+
+// rules turns the threshold flags and the policy file into rules.
+func (f *runFlags) rules() ([]policy.Rule, error) {
+	var out []policy.Rule
+	if f.gpuThreshold != "" {
+		t, err := policy.ParseThreshold(policy.GPUUsedFraction, f.gpuThreshold)
+		if err != nil {
+			return nil, fmt.Errorf("--gpu-threshold: %w", err)
+		}
+		out = append(out, policy.Rule{Name: "gpu-threshold", Metric: policy.GPUUsedFraction, Above: true,
+			Threshold: t, Action: policy.Cleanup, Every: policy.DefaultEvery(policy.Cleanup)})
+	}
+	host := f.hostThreshold
+	if host == "" && f.memoryMax != "" {
+		host = "90%"
+	}
+	if host != "" {
+		metric := policy.HostUsedFraction
+		if f.memoryMax != "" && !f.noCgroup {
+			metric = policy.CgroupUsageFraction
+		}
+		t, err := policy.ParseThreshold(metric, host)
+		if err != nil {
+			return nil, fmt.Errorf("--host-threshold: %w", err)
+		}
+		out = append(out, policy.Rule{Name: "host-threshold", Metric: metric, Above: true,
+			Threshold: t, Action: policy.Warn, Every: policy.DefaultEvery(policy.Warn)})
+	}
+	if f.policyFile != "" {
+		r, err := policy.Load(f.policyFile)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r...)
+	}
+	return out, nil
+}
+
+func (f *runFlags) check() error {
+	if f.oomScoreAdj < -1000 || f.oomScoreAdj > 1000 {
+		return fmt.Errorf("--oom-score-adj %d: want -1000..1000", f.oomScoreAdj)
+	}
+	if f.interval < 10*time.Millisecond {
+		return fmt.Errorf("--interval %s: at least 10ms", f.interval)
+	}
+	return nil
+}
+
+func lookNumactl() string {
+	p, err := exec.LookPath("numactl")
+	if err != nil {
+		return ""
+	}
+	return p
+}

@@ -1,8 +1,116 @@
 package oomexplain
 
-type hostParser struct{ p *Parser }
+// Host-side failures around training (torch/utils/data/dataloader.py,
+// torch/csrc/DataLoader.cpp, libshm, torch/distributed/elastic,
+// slurmstepd, systemd-oomd):
+//
+//	RuntimeError: DataLoader worker (pid 12345) is killed by signal: Killed.
+//	RuntimeError: DataLoader worker (pid 12345) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. ...
+//	RuntimeError: DataLoader worker (pid(s) 12345, 12346) exited unexpectedly
+//	ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).
+//	RuntimeError: unable to open shared memory object </torch_1_2_3> in read-write mode: Too many open files (24)
+//	RuntimeError: unable to write to file </torch_18692_1620393573>: No space left on device (28)
+//	RuntimeError: received 0 items of ancdata
+//	... failed (exitcode: -9) local_rank: 0 (pid: 3045) of binary: /usr/bin/python3
+//	  exitcode  : -9 (pid: 3045)  /  traceback : Signal 9 (SIGKILL) received by PID 3045
+//	slurmstepd: error: Detected 1 oom-kill event(s) in StepId=12345.0. Some of your processes may have been killed ...
+//	systemd-oomd[712]: Killed /user.slice/.../app.scope due to memory pressure for /user.slice/... being 61.49% > 50.00% for > 20s with reclaim activity
+
+import "strings"
+
+const (
+	hostDedupLines = 200 // a repeat within this many lines is the same failure
+	torchrunLines  = 80  // the failure table follows ChildFailedError closely
+)
+
+type hostParser struct {
+	p      *Parser
+	recent []*Incident // bounded: the last few host incidents, for merging
+	table  torchrunTable
+}
 
 func newHostParser(p *Parser) *hostParser { return &hostParser{p: p} }
-func (c *hostParser) open() bool          { return false }
-func (c *hostParser) feed(l *line)        {}
-func (c *hostParser) flush()              {}
+
+func (h *hostParser) open() bool { return h.table.active }
+
+func (h *hostParser) flush() { h.table = torchrunTable{} }
+
+func (h *hostParser) feed(l *line) {
+	t := strings.TrimSpace(l.text)
+	if h.table.active {
+		if l.no-h.table.start > torchrunLines {
+			h.table = torchrunTable{}
+		} else if h.tableRow(l, t) {
+			return
+		}
+	}
+	switch {
+	case strings.Contains(t, "DataLoader worker"):
+		h.dataLoader(l, t)
+	case strings.Contains(t, "bus error encountered in worker"):
+		h.add(l, KindSharedMemory, &HostFailure{Signal: "Bus error", SignalNumber: intPtr(7), Message: t}, nil)
+	case strings.Contains(t, "shared memory object") || strings.Contains(t, "unable to write to file </") ||
+		strings.Contains(t, "unable to mmap") || strings.Contains(t, "unable to allocate shared memory"):
+		h.sharedMemory(l, t)
+	case strings.Contains(t, "received 0 items of ancdata") || strings.Contains(t, "Too many open files"):
+		h.add(l, KindTooManyOpenFiles, &HostFailure{Errno: "Too many open files", Message: t}, nil)
+	case strings.Contains(t, "ChildFailedError"):
+		h.table = torchrunTable{active: true, start: l.no}
+	case strings.Contains(t, "(exitcode: ") && strings.Contains(t, "local_rank:"):
+		h.torchrunFailed(l, t)
+	case strings.Contains(t, "oom-kill event") || strings.Contains(t, "oom_kill event") ||
+		strings.Contains(t, ": Out Of Memory") || strings.Contains(t, "Exceeded job memory limit") ||
+		strings.Contains(t, "Exceeded step memory limit"):
+		h.slurm(l, t)
+	case l.Ident == "systemd-oomd" || strings.Contains(t, "systemd-oomd"):
+		h.systemdOOMD(l, t)
+	case strings.HasPrefix(t, "Killed /") && strings.Contains(t, " due to "):
+		h.systemdOOMD(l, t)
+	}
+}
+
+// add emits a host incident unless it repeats a recent one (same kind and
+// pids, or same message), which then counts it.
+func (h *hostParser) add(l *line, kind Kind, f *HostFailure, pids []int) *Incident {
+	for i := len(h.recent) - 1; i >= 0; i-- {
+		r := h.recent[i]
+		if l.no-r.Line > hostDedupLines {
+			break
+		}
+		if sameHostFailure(r, kind, f, pids) {
+			r.Count++
+			return r
+		}
+	}
+	inc := h.p.newIncident(kind, l)
+	inc.Failure, inc.PIDs = f, pids
+	h.p.addRaw(inc, l.Text)
+	h.recent = append(h.recent, inc)
+	if len(h.recent) > 16 {
+		h.recent = h.recent[1:]
+	}
+	h.p.emit(inc)
+	return inc
+}
+
+func sameHostFailure(r *Incident, kind Kind, f *HostFailure, pids []int) bool {
+	if len(pids) > 0 && len(r.PIDs) > 0 {
+		// "exited unexpectedly" after "killed by signal" for the same pids is
+		// the chained traceback of one failure.
+		related := r.Kind == kind || kind == KindDataLoaderExited &&
+			(r.Kind == KindDataLoaderKilled || r.Kind == KindSharedMemory)
+		return related && subset(pids, r.PIDs)
+	}
+	return r.Kind == kind && r.Failure != nil && r.Failure.Message == f.Message
+}
+
+func subset(a, b []int) bool {
+	for _, x := range a {
+		if !hasInt(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+func intPtr(n int) *int { return &n }

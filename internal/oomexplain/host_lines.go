@@ -1,0 +1,112 @@
+package oomexplain
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+var (
+	reDLKilled  = regexp.MustCompile(`DataLoader worker \(pid (\d+)\) is killed by signal: ([^.]+)\.`)
+	reDLExited  = regexp.MustCompile(`DataLoader worker \(pid\(s\) ([0-9, ]+)\) exited unexpectedly`)
+	reDLExitOne = regexp.MustCompile(`DataLoader worker \(pid (\d+)\) exited unexpectedly(?: with exit code (-?\d+))?`)
+	reShmObject = regexp.MustCompile(`<(/?[^>]*)>`)
+	reErrno     = regexp.MustCompile(`: ([A-Z][A-Za-z ]+) \((\d+)\)`)
+	reSlurm     = regexp.MustCompile(`Detected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=(\S+)|step (\S+))`)
+	reSrunOOM   = regexp.MustCompile(`(\S+): tasks? ([0-9-]+): Out Of Memory`)
+	reOOMDKill  = regexp.MustCompile(`Killed (/\S+) due to (.+)$`)
+	reOOMDUnit  = regexp.MustCompile(`(\S+): systemd-oomd killed (\d+) process\(es\) in this unit`)
+)
+
+// signalNumbers maps strsignal() text to numbers (Linux x86/arm).
+var signalNumbers = map[string]int{"Killed": 9, "Bus error": 7, "Segmentation fault": 11, "Aborted": 6, "Terminated": 15}
+
+func (h *hostParser) dataLoader(l *line, t string) {
+	if m := reDLKilled.FindStringSubmatch(t); m != nil {
+		pid, _ := strconv.Atoi(m[1])
+		f := &HostFailure{Signal: m[2], Message: t}
+		if n, ok := signalNumbers[m[2]]; ok {
+			f.SignalNumber = intPtr(n)
+		}
+		switch m[2] {
+		case "Killed":
+			h.add(l, KindDataLoaderKilled, f, []int{pid})
+		case "Bus error":
+			h.add(l, KindSharedMemory, f, []int{pid})
+		}
+		return
+	}
+	if m := reDLExited.FindStringSubmatch(t); m != nil {
+		h.add(l, KindDataLoaderExited, &HostFailure{Message: t}, parsePIDList(m[1]))
+		return
+	}
+	if m := reDLExitOne.FindStringSubmatch(t); m != nil {
+		pid, _ := strconv.Atoi(m[1])
+		f := &HostFailure{Message: t}
+		if m[2] != "" {
+			f.ExitCode = atoiPtr(m[2])
+		}
+		h.add(l, KindDataLoaderExited, f, []int{pid})
+	}
+}
+
+func parsePIDList(s string) []int {
+	var pids []int
+	for _, f := range strings.Split(s, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && len(pids) < 256 {
+			pids = append(pids, n)
+		}
+	}
+	return pids
+}
+
+// sharedMemory: libshm / THManagedMapAllocator failures. errno 24 (EMFILE)
+// is the file-descriptor limit, not /dev/shm's size.
+func (h *hostParser) sharedMemory(l *line, t string) {
+	f := &HostFailure{Message: t}
+	if m := reShmObject.FindStringSubmatch(t); m != nil {
+		f.ShmObject = m[1]
+	}
+	kind := KindSharedMemory
+	if m := reErrno.FindStringSubmatch(t); m != nil {
+		f.Errno = m[1]
+		if m[2] == "24" {
+			kind = KindTooManyOpenFiles
+		}
+	} else if strings.Contains(t, "Too many open files") {
+		f.Errno, kind = "Too many open files", KindTooManyOpenFiles
+	}
+	h.add(l, kind, f, nil)
+}
+
+func (h *hostParser) slurm(l *line, t string) {
+	f := &HostFailure{Message: t}
+	if m := reSlurm.FindStringSubmatch(t); m != nil {
+		f.OOMEvents = atoiPtr(m[1])
+		f.StepID = strings.TrimSuffix(strings.TrimSuffix(m[2]+m[3], "."), " cgroup")
+		f.JobID, _, _ = strings.Cut(f.StepID, ".")
+	} else if m := reSrunOOM.FindStringSubmatch(t); m != nil {
+		f.Reason = "task " + m[2] + " on " + m[1]
+	} else {
+		f.Reason = "memory limit exceeded"
+	}
+	h.add(l, KindSlurmOOM, f, nil)
+}
+
+func (h *hostParser) systemdOOMD(l *line, t string) {
+	if m := reOOMDKill.FindStringSubmatch(t); m != nil {
+		h.add(l, KindSystemdOOMD, &HostFailure{Cgroup: m[1], Reason: m[2], Message: t}, nil)
+		return
+	}
+	if m := reOOMDUnit.FindStringSubmatch(t); m != nil {
+		n := atoiPtr(m[2])
+		for i := len(h.recent) - 1; i >= 0; i-- {
+			r := h.recent[i]
+			if r.Kind == KindSystemdOOMD && l.no-r.Line < hostDedupLines && strings.HasSuffix(r.Failure.Cgroup, "/"+m[1]) {
+				r.Failure.OOMEvents = n
+				return
+			}
+		}
+		h.add(l, KindSystemdOOMD, &HostFailure{Cgroup: m[1], OOMEvents: n, Message: t}, nil)
+	}
+}

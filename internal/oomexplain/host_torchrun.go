@@ -1,0 +1,121 @@
+package oomexplain
+
+import (
+	"regexp"
+	"strings"
+)
+
+// torchrunTable follows torch.distributed.elastic's failure report:
+//
+//	train.py FAILED
+//	Root Cause (first observed failure):
+//	[0]:
+//	  time      : 2024-03-01_10:00:00
+//	  host      : node1
+//	  rank      : 0 (local_rank: 0)
+//	  exitcode  : -9 (pid: 3045)
+//	  error_file: <N/A>
+//	  traceback : Signal 9 (SIGKILL) received by PID 3045
+type torchrunTable struct {
+	active  bool
+	start   int
+	program string
+	host    string
+	rank    *int
+	local   *int
+}
+
+var (
+	reTRRank   = regexp.MustCompile(`^rank\s*:\s*(\d+) \(local_rank: (\d+)\)`)
+	reTRExit   = regexp.MustCompile(`^exitcode\s*:\s*(-?\d+) \(pid: (\d+)\)`)
+	reTRFailed = regexp.MustCompile(`failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\) of binary: (\S+)`)
+)
+
+// tableRow handles one line of the failure table; false if it is not one.
+func (h *hostParser) tableRow(l *line, t string) bool {
+	tb := &h.table
+	switch {
+	case strings.HasSuffix(t, " FAILED") && !strings.Contains(t, ":"):
+		tb.program = strings.TrimSuffix(t, " FAILED")
+	case strings.HasPrefix(t, "host ") && strings.Contains(t, ":"):
+		_, v, _ := strings.Cut(t, ":")
+		tb.host = strings.TrimSpace(v)
+	case reTRRank.MatchString(t):
+		m := reTRRank.FindStringSubmatch(t)
+		tb.rank, tb.local = atoiPtr(m[1]), atoiPtr(m[2])
+	case reTRExit.MatchString(t):
+		m := reTRExit.FindStringSubmatch(t)
+		h.torchrunChild(l, t, atoiPtr(m[1]), atoiPtr(m[2]), tb.rank, tb.local, tb.host, tb.program)
+	case strings.HasPrefix(t, "traceback") && strings.Contains(t, "received by PID"):
+		h.signalRow(t)
+	default:
+		return strings.HasPrefix(t, "time ") || strings.HasPrefix(t, "error_file") || strings.HasPrefix(t, "[")
+	}
+	return true
+}
+
+// signalRow adds "Signal 9 (SIGKILL)" to the child just reported.
+func (h *hostParser) signalRow(t string) {
+	if len(h.recent) == 0 {
+		return
+	}
+	r := h.recent[len(h.recent)-1]
+	if i := strings.Index(t, "Signal "); i >= 0 && r.Failure != nil {
+		f := strings.Fields(t[i:])
+		if len(f) >= 3 {
+			r.Failure.SignalNumber = atoiPtr(f[1])
+			r.Failure.Signal = strings.Trim(f[2], "()")
+		}
+	}
+}
+
+// torchrunFailed: "... failed (exitcode: -9) local_rank: 0 (pid: 3045) of binary: /usr/bin/python3".
+func (h *hostParser) torchrunFailed(l *line, t string) {
+	m := reTRFailed.FindStringSubmatch(t)
+	if m == nil {
+		return
+	}
+	h.torchrunChild(l, t, atoiPtr(m[1]), atoiPtr(m[3]), nil, atoiPtr(m[2]), "", m[4])
+}
+
+// torchrunChild records a child that died of SIGKILL (-9, usually the OOM
+// killer) or SIGBUS (-7, usually shared memory); other exit codes are not
+// memory incidents.
+func (h *hostParser) torchrunChild(l *line, t string, code, pid, rank, local *int, host, program string) {
+	if code == nil || pid == nil || (*code != -9 && *code != -7) {
+		return
+	}
+	kind, sig := KindTorchrunSIGKILL, "SIGKILL"
+	if *code == -7 {
+		kind, sig = KindSharedMemory, "SIGBUS"
+	}
+	inc := h.findPID(kind, *pid, l.no)
+	if inc == nil {
+		f := &HostFailure{ExitCode: code, Signal: sig, SignalNumber: intPtr(-*code), LocalRank: local, Program: program, Message: t}
+		inc = h.add(l, kind, f, []int{*pid})
+	}
+	if inc.Rank == nil && rank != nil {
+		inc.Rank = rank
+	}
+	if inc.Host == "" && host != "" {
+		inc.Host = host
+	}
+	if inc.Failure.LocalRank == nil {
+		inc.Failure.LocalRank = local
+	}
+	if inc.Failure.Program == "" {
+		inc.Failure.Program = program
+	}
+}
+
+// findPID returns a recent incident of kind about pid: torchrun reports a
+// child both in its ERROR line and in the failure table.
+func (h *hostParser) findPID(kind Kind, pid, no int) *Incident {
+	for i := len(h.recent) - 1; i >= 0; i-- {
+		r := h.recent[i]
+		if r.Kind == kind && no-r.Line < hostDedupLines && hasInt(r.PIDs, pid) {
+			return r
+		}
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+"""The hook's connection to torchmem: one daemon thread per process that
+sleeps in select() on the socket and a wake pipe, sends queued messages,
+ticks allocator stats and runs commands. Program threads only append to a
+bounded queue (and write one byte to the pipe), except when the process is
+dying (uncaught exception, OOM, exit), where messages are sent at once."""
+
+import collections
+import json
+import os
+import select
+import socket
+import sys
+import threading
+import time
+
+from torchmem_hook import PROTOCOL_VERSION, _debug
+from torchmem_hook import _torchstats as ts
+
+_agent = None  # the Agent of this process (replaced after fork)
+
+
+def _env_float(name, default):
+    try:
+        v = float(os.environ.get(name, ""))
+        return v if v > 0 else default
+    except ValueError:
+        return default
+
+
+def _env_int(name):
+    try:
+        return int(os.environ.get(name, ""))
+    except ValueError:
+        return None
+
+
+class Agent(object):
+    def __init__(self, torch, child=False):
+        self.torch = torch
+        self.path = os.environ.get("TORCHMEM_HOOK_SOCKET", "")
+        self.interval = _env_float("TORCHMEM_HOOK_INTERVAL", 1.0)
+        self.step_gap = 1.0 / _env_float("TORCHMEM_HOOK_STEP_HZ", 20.0)
+        self.child = child  # started by fork/multiprocessing: wait to learn if a worker
+        self.worker = False
+        self.sock = None
+        self.closed = False
+        self.queue = collections.deque(maxlen=2048)
+        self.send_lock = threading.Lock()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        self.step = None  # global step: max over optimizers of their step counts
+        self.opt_steps = {}
+        self.steps_pending = 0
+        self.last_step_sent = 0.0
+        self.last_step_time = None
+        self.step_seconds_sum = 0.0
+        self.thread = None
+        self.hello_sent = False
+
+    # ---- sending -------------------------------------------------------
+
+    def enqueue(self, msg):
+        """From any thread: queue a message for the agent thread."""
+        if self.closed:
+            return
+        msg["v"] = PROTOCOL_VERSION
+        self.queue.append(msg)
+        try:
+            os.write(self.wake_w, b"x")
+        except OSError:
+            pass  # pipe full: the thread is already awake
+
+    def send_now(self, msg):
+        """From a dying thread: send the queue and msg before returning."""
+        if self.closed or self.sock is None:
+            return
+        msg["v"] = PROTOCOL_VERSION
+        self.queue.append(msg)
+        self._flush()
+
+    def _flush(self):
+        with self.send_lock:
+            while self.queue and not self.closed:
+                msg = self.queue.popleft()
+                try:
+                    line = json.dumps(msg, separators=(",", ":"), default=str) + "\n"
+                    self.sock.sendall(line.encode("utf-8", "replace"))
+                except (OSError, ValueError):
+                    self._go_quiet()
+                except Exception:
+                    _debug()
+
+    def _go_quiet(self):
+        """The supervisor is gone: stop sending, keep the program untouched."""
+        self.closed = True
+        self.queue.clear()
+        try:
+            if self.sock is not None:
+                self.sock.close()
+        except Exception:
+            pass
+
+    # ---- lifecycle -----------------------------------------------------
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(2.0)
+        s.connect(self.path)
+        self.sock = s
+
+    def start(self):
+        t = threading.Thread(target=self._run, name="torchmem-hook", daemon=True)
+        self.thread = t
+        t.start()
+
+    def _run(self):
+        try:
+            if self.sock is None:
+                if self.child:
+                    self._learn_role()
+                self.connect()
+            self.enqueue(ts.hello(self))
+            self.hello_sent = True
+            for n in ts.pending_notices():
+                self.enqueue(n)
+            if self.worker:
+                self.interval = None  # workers send no allocator stats
+            self._loop()
+        except Exception:
+            _debug()
+            self._go_quiet()
+
+    def _learn_role(self):
+        """A multiprocessing child is a DataLoader worker once torch sets its
+        worker info (the first thing the worker loop does); wait up to 2 s."""
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            if ts.worker_info(self.torch) is not None:
+                self.worker = True
+                return
+            time.sleep(0.02)
+
+    def _loop(self):
+        buf = b""
+        next_tick = time.monotonic() + (self.interval or 0)
+        while not self.closed:
+            timeout = None
+            if self.interval:
+                timeout = max(0.0, next_tick - time.monotonic())
+            try:
+                ready, _, _ = select.select([self.sock, self.wake_r], [], [], timeout)
+            except (OSError, ValueError):
+                self._go_quiet()
+                return
+            if self.wake_r in ready:
+                try:
+                    os.read(self.wake_r, 4096)
+                except OSError:
+                    pass
+            if self.sock in ready:
+                try:
+                    data = self.sock.recv(65536)
+                except socket.timeout:
+                    data = None
+                except OSError:
+                    data = b""
+                if data == b"":
+                    self._go_quiet()
+                    return
+                if data:
+                    buf = self._commands(buf + data)
+            if self.interval and time.monotonic() >= next_tick:
+                next_tick = time.monotonic() + self.interval
+                if not self.worker:
+                    msg = ts.stats_message(self, "stats")
+                    msg["v"] = PROTOCOL_VERSION
+                    self.queue.append(msg)
+            self._flush()
+
+    def _commands(self, buf):
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            try:
+                cmd = json.loads(line.decode("utf-8"))
+            except Exception:
+                continue
+            if isinstance(cmd, dict):
+                self.enqueue(ts.run_command(self, cmd))
+        if len(buf) > 1 << 20:
+            buf = b""
+        return buf
+
+    # ---- optimizer steps (program thread) --------------------------------
+
+    def on_step(self, optimizer):
+        if self.closed or self.worker:
+            return
+        key = id(optimizer)
+        n = self.opt_steps.get(key, 0) + 1
+        self.opt_steps[key] = n
+        if self.step is not None and n <= self.step:
+            return  # another optimizer of the same iteration (GANs, multi-opt)
+        now = time.monotonic()
+        if self.last_step_time is not None:
+            self.step_seconds_sum += now - self.last_step_time
+        self.last_step_time = now
+        self.step = n
+        self.steps_pending += 1
+        if now - self.last_step_sent >= self.step_gap:
+            self.last_step_sent = now
+            msg = ts.stats_message(self, "step")
+            msg["steps"] = self.steps_pending
+            if self.step_seconds_sum > 0:
+                msg["step_seconds"] = self.step_seconds_sum / self.steps_pending
+            self.steps_pending = 0
+            self.step_seconds_sum = 0.0
+            self.enqueue(msg)
+
+
+def start(torch):
+    """Called once torch is imported in this process."""
+    global _agent
+    if _agent is not None:
+        return
+    child = _is_mp_child()
+    a = Agent(torch, child=child)
+    if not child:
+        try:
+            a.connect()
+        except OSError:
+            return  # no supervisor listening: stay out of the way
+    _agent = a
+    ts.install(torch, a)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+    a.start()
+
+
+def current():
+    return _agent
+
+
+def _is_mp_child():
+    mp = sys.modules.get("multiprocessing.process")
+    try:
+        return mp is not None and mp.parent_process() is not None
+    except Exception:
+        return False
+
+
+def _after_fork_in_child():
+    """The forked child inherits the parent's socket and a dead thread: drop
+    both (closing our copy of the fd leaves the parent's connection alone)
+    and start afresh, learning whether this child is a DataLoader worker."""
+    global _agent
+    old = _agent
+    if old is None:
+        return
+    try:
+        for fd in (old.wake_r, old.wake_w):
+            os.close(fd)
+        old.closed = True
+        if old.sock is not None:
+            os.close(old.sock.detach())
+    except Exception:
+        pass
+    try:
+        a = Agent(old.torch, child=True)
+        a.step, a.opt_steps = old.step, dict(old.opt_steps)
+        _agent = a
+        a.start()
+    except Exception:
+        _agent = None

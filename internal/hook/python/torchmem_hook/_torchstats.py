@@ -1,0 +1,275 @@
+"""What the hook reads from and does to torch. Every CUDA call is behind
+torch.cuda.is_initialized(): the hook never initialises CUDA itself."""
+
+import os
+import sys
+import time
+import traceback
+
+from torchmem_hook import HOOK_VERSION, _debug
+
+_MAX_TEXT = 64 * 1024
+
+# memory_stats() key -> wire name
+_STAT_KEYS = (
+    ("allocated_bytes.all.current", "allocated"),
+    ("reserved_bytes.all.current", "reserved"),
+    ("active_bytes.all.current", "active"),
+    ("inactive_split_bytes.all.current", "inactive_split"),
+    ("allocated_bytes.all.peak", "peak_allocated"),
+    ("reserved_bytes.all.peak", "peak_reserved"),
+    ("active_bytes.all.peak", "peak_active"),
+    ("num_alloc_retries", "num_alloc_retries"),
+    ("num_ooms", "num_ooms"),
+    ("num_device_alloc", "num_device_alloc"),
+    ("num_device_free", "num_device_free"),
+    ("inactive_split.all.current", "inactive_split_blocks"),
+)
+
+_step_hook_kind = "none"
+_record_history = False
+_notices = []
+
+
+def notice(text):
+    """Tell the supervisor the hook degraded; queued until hello is sent."""
+    a = _agent()
+    if a is not None and a.hello_sent:
+        a.enqueue({"type": "notice", "text": text})
+    else:
+        _notices.append(text)
+
+
+def _agent():
+    from torchmem_hook import _agent as ag
+
+    return ag.current()
+
+
+def _env_int(name):
+    try:
+        return int(os.environ.get(name, ""))
+    except ValueError:
+        return None
+
+
+def cuda_initialized(torch):
+    try:
+        return bool(torch.cuda.is_initialized())
+    except Exception:
+        return False
+
+
+def device_stats(torch, device):
+    raw = torch.cuda.memory_stats(device)
+    d = {"device": int(device)}
+    for key, name in _STAT_KEYS:
+        d[name] = int(raw.get(key, 0))
+    return d
+
+
+def all_device_stats(torch):
+    """Stats of the devices this process uses: the current one and any with
+    reserved memory. Empty while CUDA is not initialised."""
+    if not cuda_initialized(torch):
+        return []
+    out = []
+    try:
+        cur = torch.cuda.current_device()
+        for dev in range(torch.cuda.device_count()):
+            d = device_stats(torch, dev)
+            if dev == cur or d["reserved"] > 0:
+                out.append(d)
+    except Exception:
+        _debug()
+    return out
+
+
+def worker_info(torch):
+    try:
+        data = sys.modules.get("torch.utils.data")
+        if data is None:
+            return None
+        return data.get_worker_info()
+    except Exception:
+        return None
+
+
+def hello(agent):
+    torch = agent.torch
+    msg = {
+        "type": "hello",
+        "pid": os.getpid(),
+        "ppid": os.getppid(),
+        "worker": agent.worker,
+        "child": agent.child,
+        "torch": str(getattr(torch, "__version__", "")),
+        "cuda": str(getattr(getattr(torch, "version", None), "cuda", None) or ""),
+        "python": sys.version.split()[0],
+        "argv": [str(a)[:512] for a in sys.argv[:64]],
+        "step_hook": _step_hook_kind,
+        "record_history": _record_history,
+        "hook_version": HOOK_VERSION,
+        "cuda_initialized": cuda_initialized(torch),
+    }
+    for env, key in (("RANK", "rank"), ("LOCAL_RANK", "local_rank"), ("WORLD_SIZE", "world_size")):
+        v = _env_int(env)
+        if v is not None:
+            msg[key] = v
+    wi = worker_info(torch)
+    if wi is not None:
+        msg["worker_id"] = int(getattr(wi, "id", -1))
+    return msg
+
+
+def pending_notices():
+    out = [{"type": "notice", "text": t} for t in _notices]
+    del _notices[:]
+    return out
+
+
+def stats_message(agent, kind):
+    msg = {"type": kind, "t": time.time(), "cuda_initialized": cuda_initialized(agent.torch)}
+    if agent.step is not None:
+        msg["step"] = agent.step
+    devs = all_device_stats(agent.torch)
+    if devs:
+        msg["devices"] = devs
+    return msg
+
+
+# ---- installation ----------------------------------------------------------
+
+
+def install(torch, agent):
+    """Install the step hook, exception hooks, the CUDA-init hook and atexit."""
+    from torchmem_hook import _cuda
+
+    for fn in (_install_step_hook, _install_excepthooks, _cuda.install_cuda_init, _install_atexit):
+        try:
+            fn(torch)
+        except Exception:
+            _debug()
+
+
+def _on_step(optimizer, *args, **kwargs):
+    try:
+        a = _agent()
+        if a is not None:
+            a.on_step(optimizer)
+    except Exception:
+        _debug()
+
+
+def _install_step_hook(torch):
+    global _step_hook_kind
+    import torch.optim.optimizer as optmod
+
+    reg = getattr(optmod, "register_optimizer_step_post_hook", None)
+    if reg is not None:  # torch >= 2.0: one global hook for every optimizer
+        reg(lambda opt, args, kwargs: _on_step(opt))
+        _step_hook_kind = "global"
+        return
+    opt = optmod.Optimizer
+    # torch 1.x: every optimizer's step is wrapped by _hook_for_profile,
+    # which calls obj._optimizer_step_code() after each step.
+    orig = getattr(opt, "_optimizer_step_code", None)
+    if orig is not None:
+        def _optimizer_step_code(self, *a, **k):
+            try:
+                return orig(self, *a, **k)
+            finally:
+                _on_step(self)
+
+        opt._optimizer_step_code = _optimizer_step_code
+        _step_hook_kind = "wrapped"
+        return
+    notice("torch %s has no optimizer step hook: no step numbers" % torch.__version__)
+
+
+def _is_oom(exc):
+    if isinstance(exc, MemoryError):
+        return True
+    name = type(exc).__name__
+    if name == "OutOfMemoryError":
+        return True
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc)
+
+
+def _exception_message(exc_type, exc, tb, thread=None):
+    text = "".join(traceback.format_exception(exc_type, exc, tb))
+    if len(text) > _MAX_TEXT:  # keep the head and the message at the end
+        text = text[:8192] + "\n[... truncated by torchmem ...]\n" + text[-(_MAX_TEXT - 8300):]
+    msg = {
+        "type": "exception",
+        "t": time.time(),
+        "exc_type": "%s.%s" % (exc_type.__module__, exc_type.__qualname__),
+        "oom": _is_oom(exc),
+        "text": text,
+    }
+    if thread:
+        msg["thread"] = thread
+    a = _agent()
+    if a is not None and a.step is not None:
+        msg["step"] = a.step
+    return msg
+
+
+def _report_exception(exc_type, exc, tb, thread=None):
+    try:
+        if exc_type is None or issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
+            return
+        a = _agent()
+        if a is not None:
+            a.send_now(_exception_message(exc_type, exc, tb, thread))
+    except Exception:
+        _debug()
+
+
+def _install_excepthooks(torch):
+    prev = sys.excepthook
+
+    def excepthook(exc_type, exc, tb):
+        _report_exception(exc_type, exc, tb)
+        prev(exc_type, exc, tb)
+
+    sys.excepthook = excepthook
+    import threading
+
+    tprev = getattr(threading, "excepthook", None)
+    if tprev is None:
+        return
+
+    def texcepthook(args):
+        name = getattr(args.thread, "name", None) if args.thread is not None else None
+        if name != "torchmem-hook":
+            _report_exception(args.exc_type, args.exc_value, args.exc_traceback, name)
+        tprev(args)
+
+    threading.excepthook = texcepthook
+
+
+def _install_atexit(torch):
+    import atexit
+
+    def bye():
+        a = _agent()
+        if a is None or a.closed:
+            return
+        try:
+            if not a.worker:
+                a.queue.append(dict(stats_message(a, "stats"), v=1))
+            msg = {"type": "bye", "t": time.time()}
+            if a.step is not None:
+                msg["step"] = a.step
+            a.send_now(msg)
+        except Exception:
+            _debug()
+
+    atexit.register(bye)
+
+
+def run_command(agent, cmd):
+    from torchmem_hook import _cuda
+
+    return _cuda.run_command(agent, cmd)

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/torchmem/torchmem/internal/lint"
+)
+
+func init() { register("lint", newLintCmd) }
+
+func newLintCmd(env *Env) *cobra.Command {
+	var (
+		python  string
+		asJSON  bool
+		format  string
+		noHost  bool
+		disable []string
+	)
+	cmd := &cobra.Command{
+		Use:   "lint FILE|DIR...",
+		Short: "Find memory anti-patterns in PyTorch training scripts",
+		Long: `Report code patterns that make PyTorch jobs leak or waste host and GPU memory,
+compiler-style (file:line:col: TM002 message), each with the fix.
+
+Files are parsed by the Python that runs the jobs (--python); directories are
+walked for *.py. Suppress one line with "# torchmem: ignore[TM002]" (or a bare
+"# torchmem: ignore"); configure rules in pyproject.toml under [tool.torchmem].
+Exit status: 0 clean, 1 findings, 2 usage or parse-tool errors.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON {
+				format = "json"
+			}
+			switch format {
+			case "text", "json", "sarif":
+			default:
+				return &ExitError{Code: 2, Err: fmt.Errorf("--format %q: want text, json or sarif", format)}
+			}
+			opts := lint.Options{Python: python, Disable: disable}
+			if !noHost {
+				h := lint.ReadHost(env.ProcRoot, env.Root)
+				opts.Host = &h
+			}
+			res, err := lint.Lint(cmd.Context(), args, opts)
+			if err != nil {
+				// 2, not 1: a broken lint run must not look like "findings".
+				return &ExitError{Code: 2, Err: err}
+			}
+			if err := writeLint(env, format, res); err != nil {
+				return err
+			}
+			if len(res.Findings) > 0 {
+				return &ExitError{Code: 1}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&python, "python", "python3", "Python interpreter that parses the files (the one the jobs run with; 3.8+)")
+	f.BoolVar(&asJSON, "json", false, "print findings as a JSON array (same as --format json)")
+	f.StringVar(&format, "format", "text", "output format: text, json or sarif (SARIF 2.1.0 for code scanning)")
+	f.BoolVar(&noHost, "no-host", false, "do not read this machine's limits (TM013): lint away from the machine that runs the jobs")
+	f.StringSliceVar(&disable, "disable", nil, "rules to turn off (ids or names, comma-separated)")
+	return cmd
+}
+
+func writeLint(env *Env, format string, res *lint.Result) error {
+	switch format {
+	case "json":
+		out := res.Findings
+		if out == nil {
+			out = []lint.Finding{}
+		}
+		return writeJSON(env.Stdout, out)
+	case "sarif":
+		return writeJSON(env.Stdout, lint.SARIF(res.Findings, Version))
+	}
+	writeLintText(env.Stdout, res.Findings)
+	for _, n := range res.Notes {
+		fmt.Fprintf(env.Stderr, "torchmem: note: %s\n", n)
+	}
+	if len(res.Findings) > 0 {
+		fmt.Fprintf(env.Stderr, "torchmem: %d finding%s in %d file%s\n",
+			len(res.Findings), lintPlural(len(res.Findings)), res.Files, lintPlural(res.Files))
+	}
+	return nil
+}
+
+// writeLintText prints "file:line:col: TM002 message" and an indented fix.
+func writeLintText(w io.Writer, fs []lint.Finding) {
+	for _, f := range fs {
+		fmt.Fprintf(w, "%s:%d:%d: %s %s [%s]\n", f.File, f.Line, f.Col, f.Rule, f.Message, f.Severity)
+		if f.Fix != "" {
+			fmt.Fprintf(w, "    fix: %s\n", strings.TrimSpace(f.Fix))
+		}
+	}
+}
+
+func lintPlural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,64 @@
+package lint
+
+import "sort"
+
+// Finding is one reported problem. Line and Col are 1-based (Col counts
+// UTF-8 bytes, as Python's col_offset + 1).
+type Finding struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Col      int    `json:"col"`
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+	Fix      string `json:"fix"`
+}
+
+// Severities, from the least to the most serious.
+const (
+	SevInfo    = "info"
+	SevWarning = "warning"
+	SevError   = "error"
+)
+
+// report adds a finding for rule at n (or its nearest positioned ancestor:
+// some nodes carry no position on Python 3.8).
+func (f *file) report(n *Node, rule, msg string) {
+	for n != nil && n.Line == 0 {
+		n = n.Parent
+	}
+	line, col := 1, 1
+	if n != nil {
+		line, col = n.Line, n.Col+1
+	}
+	r := ruleByID[rule]
+	f.findings = append(f.findings, Finding{
+		File: f.path, Line: line, Col: col, Rule: rule,
+		Severity: r.Severity, Message: msg, Fix: r.Fix,
+	})
+}
+
+// sortFindings orders by file, position, rule and drops exact duplicates.
+func sortFindings(fs []Finding) []Finding {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Col != b.Col {
+			return a.Col < b.Col
+		}
+		return a.Rule < b.Rule
+	})
+	out := fs[:0]
+	for i, x := range fs {
+		if i > 0 && x == fs[i-1] {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+// Package lint finds memory anti-patterns in PyTorch training scripts. Files
+// are parsed by the job's own Python (an embedded helper prints the ast as
+// JSON, one interpreter run for all files); the rules run in Go over that
+// tree, with functions, loops and autograd contexts understood.
+package lint
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+// Options says how to lint.
+type Options struct {
+	Python string // interpreter that parses; "python3" when empty
+	// Host is the machine's limits for TM013; nil skips TM013 with a note
+	// (linting away from the machine that runs the jobs).
+	Host *Host
+	// Disable lists rules (ids or names) turned off on the command line,
+	// on top of pyproject.toml.
+	Disable []string
+}
+
+// Result is what Lint found.
+type Result struct {
+	Findings []Finding
+	Notes    []string // one-line notices (skipped checks)
+	Files    int      // Python files linted
+}
+
+// Lint expands paths (directories are walked for *.py, skipping virtual
+// environments and VCS folders), parses every file with one Python process
+// and runs the rules.
+func Lint(ctx context.Context, paths []string, opts Options) (*Result, error) {
+	files, err := expandPaths(paths)
+	if err != nil {
+		return nil, err
+	}
+	python := opts.Python
+	if python == "" {
+		python = "python3"
+	}
+	parsed, err := ParseFiles(ctx, python, files)
+	if err != nil {
+		return nil, err
+	}
+	return lintParsed(parsed, opts)
+}
+
+func lintParsed(parsed []Parsed, opts Options) (*Result, error) {
+	res := &Result{Files: len(parsed)}
+	host := Host{}
+	if opts.Host != nil {
+		host = *opts.Host
+		if host.Note != "" {
+			res.Notes = append(res.Notes, "TM013 partly skipped: "+host.Note)
+		}
+	} else {
+		res.Notes = append(res.Notes, "TM013 skipped: host limits not read (linting away from the machine that runs the jobs)")
+	}
+	proj := newProject(host)
+	var all []Finding
+	for _, p := range parsed {
+		if p.Err != nil {
+			all = append(all, syntaxFinding(p))
+			continue
+		}
+		src, err := os.ReadFile(p.Path)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p.Path, err)
+		}
+		proj.files = append(proj.files, newFile(p.Path, p.Module, src, proj))
+	}
+	proj.analyze()
+	for _, f := range proj.files {
+		for _, r := range allRules {
+			if check := checks[r.ID]; check != nil {
+				check(f)
+			}
+		}
+		all = append(all, f.findings...)
+	}
+	kept, err := applyPolicy(all, proj, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Findings = sortFindings(kept)
+	return res, nil
+}
+
+func syntaxFinding(p Parsed) Finding {
+	line, col := p.Err.Line, p.Err.Col
+	if line < 1 {
+		line = 1
+	}
+	if col < 1 {
+		col = 1
+	}
+	return Finding{File: p.Path, Line: line, Col: col, Rule: "TM000", Severity: SevError,
+		Message: p.Err.Msg, Fix: ruleByID["TM000"].Fix}
+}
+
+// skipDirs are never walked: VCS data, caches and virtual environments
+// (also recognised by their pyvenv.cfg).
+var skipDirs = map[string]bool{
+	".git": true, ".hg": true, ".svn": true, "__pycache__": true, ".tox": true, ".nox": true,
+	"venv": true, ".venv": true, "node_modules": true, "site-packages": true, ".eggs": true,
+	".mypy_cache": true, ".pytest_cache": true, ".ruff_cache": true, "conda-meta": true,
+}
+
+func expandPaths(paths []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("lint %s: %w", p, err)
+		}
+		if !st.IsDir() {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+			continue
+		}
+		found, err := walkPython(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range found {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out, nil
+}

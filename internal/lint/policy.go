@@ -1,0 +1,68 @@
+package lint
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// applyPolicy drops findings disabled on the command line, in
+// pyproject.toml or by a "# torchmem: ignore[...]" comment on their line,
+// and applies configured severities.
+func applyPolicy(all []Finding, proj *project, opts Options) ([]Finding, error) {
+	cli := map[string]bool{}
+	for _, s := range opts.Disable {
+		id, ok := resolveRule(s)
+		if !ok {
+			return nil, fmt.Errorf("--disable: unknown rule %q", s)
+		}
+		cli[id] = true
+	}
+	lines := map[string][]string{}
+	for _, f := range proj.files {
+		lines[f.path] = f.lines
+	}
+	cf := &configFinder{byDir: map[string]*Config{}}
+	var out []Finding
+	for _, fd := range all {
+		if cli[fd.Rule] {
+			continue
+		}
+		cfg, err := cf.forFile(fd.File)
+		if err != nil {
+			return nil, err
+		}
+		ok, sev := cfg.allows(fd.Rule, fd.Severity)
+		if !ok || suppressed(lines[fd.File], fd.Line, fd.Rule) {
+			continue
+		}
+		fd.Severity = sev
+		out = append(out, fd)
+	}
+	return out, nil
+}
+
+var ignoreRe = regexp.MustCompile(`#\s*torchmem:\s*ignore\b(?:\[([^\]]*)\])?`)
+
+// suppressed reports a "# torchmem: ignore" (all rules) or
+// "# torchmem: ignore[TM002, TM010]" comment on the finding's line.
+func suppressed(lines []string, line int, rule string) bool {
+	if line < 1 || line > len(lines) {
+		return false
+	}
+	text := lines[line-1]
+	if !strings.Contains(text, "torchmem") {
+		return false
+	}
+	for _, m := range ignoreRe.FindAllStringSubmatch(text, -1) {
+		if m[1] == "" && !strings.Contains(m[0], "[") {
+			return true
+		}
+		for _, id := range strings.Split(m[1], ",") {
+			if r, ok := resolveRule(id); ok && r == rule {
+				return true
+			}
+		}
+	}
+	return false
+}

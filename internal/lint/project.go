@@ -1,0 +1,96 @@
+package lint
+
+// project holds what rules need to know across files: which classes are
+// nn.Modules, which functions run with autograd off, which Datasets and
+// collate functions run in DataLoader worker processes.
+type project struct {
+	files         []*file
+	host          Host
+	moduleClasses map[string]bool
+	classNames    map[string]bool
+	funcNames     map[string]bool
+	noGradCallees map[string]bool
+	workerClasses map[string]bool // Dataset / collate classes used with num_workers != 0
+	workerFuncs   map[string]bool // collate_fn / worker functions by name
+	workerLambdas map[*Node]bool
+	notes         []string
+}
+
+func newProject(host Host) *project {
+	return &project{
+		host:          host,
+		moduleClasses: map[string]bool{},
+		classNames:    map[string]bool{},
+		funcNames:     map[string]bool{},
+		noGradCallees: map[string]bool{},
+		workerClasses: map[string]bool{},
+		workerFuncs:   map[string]bool{},
+		workerLambdas: map[*Node]bool{},
+	}
+}
+
+var moduleBases = map[string]bool{
+	"Module": true, "PreTrainedModel": true, "LightningModule": true, "Sequential": true,
+}
+
+// analyze gathers the cross-file facts, then classifies names per file.
+func (p *project) analyze() {
+	for _, f := range p.files {
+		for _, c := range f.nodes("ClassDef") {
+			p.classNames[c.S("name")] = true
+		}
+		for _, fn := range f.nodes("FunctionDef", "AsyncFunctionDef") {
+			p.funcNames[fn.S("name")] = true
+		}
+	}
+	p.findModuleClasses()
+	p.findNoGradCallees()
+	for _, f := range p.files {
+		f.classify()
+		f.findWorkerUse()
+	}
+}
+
+// findModuleClasses marks classes deriving (through project classes too)
+// from nn.Module and its usual subclasses.
+func (p *project) findModuleClasses() {
+	for changed, rounds := true, 0; changed && rounds < 8; rounds++ {
+		changed = false
+		for _, f := range p.files {
+			for _, c := range f.nodes("ClassDef") {
+				name := c.S("name")
+				if p.moduleClasses[name] {
+					continue
+				}
+				for _, b := range c.L("bases") {
+					if last := lastName(b); moduleBases[last] || p.moduleClasses[last] {
+						p.moduleClasses[name] = true
+						changed = true
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// findNoGradCallees records functions called where autograd is off, to a
+// fixed point: evaluate() called under no_grad runs its body under no_grad,
+// and so do the helpers evaluate() calls.
+func (p *project) findNoGradCallees() {
+	for changed, rounds := true, 0; changed && rounds < 6; rounds++ {
+		changed = false
+		for _, f := range p.files {
+			for _, call := range f.nodes("Call") {
+				name := lastName(call.K("func"))
+				if name == "" || !p.funcNames[name] || p.noGradCallees[name] {
+					continue
+				}
+				if f.gradOff(call) {
+					p.noGradCallees[name] = true
+					changed = true
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package lint
+
+import "fmt"
+
+// TM001: a model called for evaluation with autograd on.
+
+var evalWords = []string{"val", "valid", "validation", "test", "testing", "eval", "evaluation",
+	"dev", "holdout", "inference", "infer", "predict", "prediction"}
+
+func checkTM001(f *file) {
+	seen := map[string]bool{}
+	usesGrad := map[*Node]bool{}
+	for _, call := range f.nodes("Call") {
+		if !f.isModelCall(call) || f.gradOff(call) {
+			continue
+		}
+		fn := enclosingFunc(call)
+		if fn != nil && f.inModuleClass(fn) {
+			continue
+		}
+		scope := fn
+		if scope == nil {
+			scope = f.mod
+		}
+		g, ok := usesGrad[scope]
+		if !ok {
+			g = scopeNeedsGrad(scope)
+			usesGrad[scope] = g
+		}
+		if g {
+			continue // backward or autograd.grad here: gradients are wanted (attacks, saliency, training)
+		}
+		key := fmt.Sprintf("%p/%s", scope, dotted(call.K("func")))
+		if seen[key] {
+			continue
+		}
+		if msg := f.evalContext(call, scope); msg != "" {
+			seen[key] = true
+			f.report(call, "TM001", msg)
+		}
+	}
+}
+
+// evalContext explains why call is an evaluation, or returns "".
+func (f *file) evalContext(call, scope *Node) string {
+	name := dotted(call.K("func"))
+	for _, loop := range loopsOf(call) {
+		if loop.Is("For", "AsyncFor") && anyToken(nameTokens(loop.K("iter")), evalWords...) {
+			return fmt.Sprintf("%s is called in the evaluation loop at line %d with autograd on: each batch's activations are kept for a backward that never comes", name, loop.Line)
+		}
+	}
+	if l := evalCallBefore(scope, name, call.Line); l > 0 {
+		return fmt.Sprintf("%s is called after %s.eval() (line %d) with autograd on: the activations are kept for a backward that never comes", name, name, l)
+	}
+	return ""
+}
+
+// evalCallBefore returns the line of the last model.eval() before line in
+// scope, unless a model.train() comes between; 0 when there is none.
+func evalCallBefore(scope *Node, model string, line int) int {
+	evalLine, trainLine := 0, 0
+	walkScope(scope, func(n *Node) {
+		recv, m := methodCall(n)
+		if n.Line >= line || dotted(recv) != model {
+			return
+		}
+		switch {
+		case m == "eval" && n.Line > evalLine:
+			evalLine = n.Line
+		case m == "train" && n.Line > trainLine:
+			if v, ok := constBool(firstArg(n)); !ok || v {
+				trainLine = n.Line
+			}
+		}
+	})
+	if evalLine > trainLine {
+		return evalLine
+	}
+	return 0
+}
+
+func firstArg(call *Node) *Node {
+	if a := call.L("args"); len(a) > 0 {
+		return a[0]
+	}
+	return nil
+}
+
+// scopeNeedsGrad reports backward, autograd.grad or requires_grad_ in scope.
+func scopeNeedsGrad(scope *Node) bool {
+	found := false
+	walkScope(scope, func(n *Node) {
+		if found {
+			return
+		}
+		if _, ok := backwardOf(n); ok {
+			found = true
+			return
+		}
+		switch lastName(n.K("func")) {
+		case "grad", "requires_grad_", "enable_grad", "vjp", "jvp", "jacobian", "hessian":
+			found = n.Is("Call")
+		}
+		if n.Is("Attribute") && n.S("attr") == "requires_grad" && n.Field == "targets" {
+			found = true
+		}
+	})
+	return found
+}

@@ -1,0 +1,102 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+)
+
+// TM007: CUDA work in code that DataLoader workers run.
+
+func checkTM007(f *file) {
+	p := f.proj
+	for _, cls := range f.nodes("ClassDef") {
+		name := cls.S("name")
+		if !p.workerClasses[name] {
+			continue
+		}
+		for _, m := range []string{"__getitem__", "__getitems__", "__iter__", "__call__"} {
+			if fn := method(cls, m); fn != nil {
+				f.cudaWork(fn, name+"."+m)
+			}
+		}
+	}
+	for _, fn := range f.nodes("FunctionDef") {
+		if p.workerFuncs[fn.S("name")] && enclosingClass(fn) == nil {
+			f.cudaWork(fn, fn.S("name"))
+		}
+	}
+	for _, l := range f.nodes("Lambda") {
+		if p.workerLambdas[l] {
+			f.cudaWork(l, "the collate_fn lambda")
+		}
+	}
+}
+
+// cudaWork reports the first CUDA operation in fn's own body.
+func (f *file) cudaWork(fn *Node, where string) {
+	var hit *Node
+	walkScope(fn, func(n *Node) {
+		if hit == nil && n.Is("Call") && f.isCUDACall(n) {
+			hit = n
+		}
+	})
+	if hit != nil {
+		f.report(hit, "TM007", fmt.Sprintf(
+			"%s runs in DataLoader worker processes and does CUDA work: each worker creates its own CUDA context", where))
+	}
+}
+
+// isCUDACall: x.cuda(), x.to("cuda"), x.to(device) where device is bound to
+// a CUDA device in this file, torch.*(…, device="cuda"), torch.cuda.* work.
+func (f *file) isCUDACall(call *Node) bool {
+	recv, m := methodCall(call)
+	q := f.qualify(call.K("func"))
+	switch {
+	case m == "cuda" && recv != nil && f.qualify(recv) != "torch":
+		return true
+	case m == "to" && f.cudaDevice(firstArg(call)):
+		return true
+	case strings.HasPrefix(q, "torch.cuda.") && !strings.HasSuffix(q, "is_available") && !strings.HasSuffix(q, "device_count"):
+		return true
+	}
+	return f.cudaDevice(kwarg(call, "device"))
+}
+
+// cudaDevice reports an expression naming a CUDA device: "cuda:0",
+// torch.device("cuda"), or a variable this file binds to one.
+func (f *file) cudaDevice(e *Node) bool {
+	if e == nil {
+		return false
+	}
+	if s, ok := constStr(e); ok {
+		return strings.HasPrefix(s, "cuda")
+	}
+	if e.Is("Call") && lastName(e.K("func")) == "device" {
+		return f.cudaDevice(firstArg(e))
+	}
+	if e.Is("Name", "Attribute") {
+		key := dotted(e)
+		for _, a := range f.nodes("Assign") {
+			for _, t := range a.L("targets") {
+				if dotted(t) == key && mentionsCUDA(a.K("value")) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// mentionsCUDA: the bound value names a "cuda…" device anywhere, as in
+// `"cuda" if torch.cuda.is_available() else "cpu"`: on every GPU machine,
+// where the job runs, that is CUDA.
+func mentionsCUDA(v *Node) bool {
+	hit := false
+	v.Walk(func(n *Node) bool {
+		if s, ok := constStr(n); ok && strings.HasPrefix(s, "cuda") {
+			hit = true
+		}
+		return true
+	})
+	return hit
+}

@@ -1,0 +1,32 @@
+import torch
+import torch.nn.functional as F
+
+
+def validate(model, val_loader, device):
+    model.eval()
+    correct = 0
+    for images, target in val_loader:
+        images, target = images.to(device), target.to(device)
+        output = model(images)  # want: TM001
+        correct += output.argmax(1).eq(target).sum().item()
+    return correct
+
+
+def predict(net, x):
+    net.eval()
+    return net(x)  # want: TM001
+
+
+class Trainer:
+    def evaluate(self):
+        total = 0.0
+        for batch in self.eval_dataloader:
+            out = self.model(**batch)  # want: TM001
+            total += out.loss.item()
+        return total
+
+
+def test_loop(model, dataloaders):
+    for inputs, labels in dataloaders["val"]:
+        logits = model(inputs)  # want: TM001
+        print(F.softmax(logits, dim=1).max().item())

@@ -80,7 +80,11 @@ func cudaArithmetic(c *CUDAOOM, n cudaNumbers) []string {
 		if c.Device != nil {
 			dev = fmt.Sprintf(" on GPU %d", *c.Device)
 		}
-		out = append(out, fmt.Sprintf("requested %s%s, free %s of %s total: short by %s", b(n.req), dev, b(n.free), b(max(n.total, 0)), b(max(0, n.req-n.free))))
+		if n.free < n.req {
+			out = append(out, fmt.Sprintf("requested %s%s, free %s of %s total: short by %s", b(n.req), dev, b(n.free), b(max(n.total, 0)), b(n.req-n.free)))
+		} else {
+			out = append(out, fmt.Sprintf("requested %s%s, free %s of %s total: the device itself had room", b(n.req), dev, b(n.free), b(max(n.total, 0))))
+		}
 	}
 	if n.alloc >= 0 {
 		s := fmt.Sprintf("PyTorch: allocated %s", b(n.alloc))
@@ -98,7 +102,11 @@ func cudaArithmetic(c *CUDAOOM, n cudaNumbers) []string {
 		out = append(out, fmt.Sprintf("%s of the allocated memory is in private pools (CUDA Graphs)", b(*c.PrivatePoolBytes)))
 	}
 	if n.allowed >= 0 {
-		out = append(out, fmt.Sprintf("per-process cap (memory fraction): %s allowed", b(n.allowed)))
+		s := fmt.Sprintf("per-process cap (memory fraction): %s allowed", b(n.allowed))
+		if held := max(n.reserved, n.alloc); held >= 0 && n.req >= 0 && held+n.req > n.allowed {
+			s += fmt.Sprintf("; reserved %s + request %s = %s, over the cap", b(held), b(n.req), b(held+n.req))
+		}
+		out = append(out, s)
 	}
 	if len(c.OtherProcesses) > 0 {
 		out = append(out, "other processes on the GPU: "+processList(c.OtherProcesses, nil)+" = "+b(n.others))

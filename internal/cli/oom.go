@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/kmsg"
+	"github.com/torchmem/torchmem/internal/oomexplain"
+	"golang.org/x/sys/unix"
+)
+
+func init() { register("oom", newOomCmd) }
+
+type oomFlags struct {
+	json   bool
+	since  string
+	pids   []int
+	follow bool
+}
+
+func newOomCmd(env *Env) *cobra.Command {
+	var f oomFlags
+	cmd := &cobra.Command{
+		Use:   "oom [FILE...]",
+		Short: "Find and explain out-of-memory incidents (kernel OOM kills, CUDA OOM, DataLoader/shm/torchrun/Slurm failures) in kernel and training logs",
+		Long: `Without FILE, read this boot's kernel log (/dev/kmsg as root, else journalctl -k,
+else dmesg). With FILEs (or - for stdin), read any mix of kernel logs (dmesg,
+dmesg -T, journalctl -k in any output format, /var/log/messages) and training
+logs (stdout/stderr of PyTorch, torchrun, Slurm). Print one block per incident:
+what happened, when, to whom, the numbers, and what to do.`,
+		Example: `  torchmem oom
+  torchmem oom --since 2h --pid 4242
+  torchmem oom /var/log/messages slurm-12345.out
+  journalctl -k -o json | torchmem oom --json -
+  torchmem oom --follow`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runOom(cmd.Context(), env, &f, args) },
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.json, "json", false, `print {"incidents": [...]} (sizes in bytes; with --follow one JSON object per line)`)
+	fl.StringVar(&f.since, "since", "", "only incidents at or after this time: a duration back from now (2h, 30m) or a time (2026-11-29 14:00, RFC 3339)")
+	fl.IntSliceVar(&f.pids, "pid", nil, "only incidents about these pids (repeatable, comma-separated)")
+	fl.BoolVar(&f.follow, "follow", false, "keep reading the kernel log and report incidents as they happen")
+	return cmd
+}
+
+func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	since, err := oomParseSince(f.since, time.Now())
+	if err != nil {
+		return err
+	}
+	if f.follow {
+		if len(args) > 0 {
+			return errors.New("--follow reads the live kernel log; it takes no FILE")
+		}
+		return oomFollow(ctx, env, f, since)
+	}
+	var incs []oomexplain.Incident
+	var errs []error
+	hostCtx := oomexplain.Context{}
+	if len(args) == 0 {
+		incs, err = oomReadKernel(ctx, env, since)
+		if err != nil {
+			return err
+		}
+		hostCtx = oomHostContext(env)
+	}
+	for _, name := range args {
+		got, err := oomReadFile(env, name)
+		incs = append(incs, got...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	incs = oomFilter(incs, since, f.pids)
+	oomexplain.ExplainAll(incs, hostCtx)
+	if err := oomPrint(env.Stdout, incs, f.json, args); err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return &ExitError{Code: 1, Err: errors.Join(errs...)}
+	}
+	return nil
+}
+
+// oomReadKernel parses this boot's kernel log.
+func oomReadKernel(ctx context.Context, env *Env, since time.Time) ([]oomexplain.Incident, error) {
+	r, err := kmsg.Open(ctx, kmsg.Config{Since: since, ProcRoot: env.ProcRoot})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if r.Source() != "/dev/kmsg" {
+		fmt.Fprintf(env.Stderr, "torchmem: reading the kernel log through %s (/dev/kmsg needs root)\n", r.Source())
+	}
+	p := oomexplain.NewParser(oomexplain.Options{Source: r.Source()})
+	for {
+		ln, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return p.Close(), fmt.Errorf("read %s: %w", r.Source(), err)
+		}
+		p.Feed(ln)
+	}
+	return p.Close(), nil
+}
+
+// oomReadFile parses one file, or stdin for "-".
+func oomReadFile(env *Env, name string) ([]oomexplain.Incident, error) {
+	var in io.Reader = env.Stdin
+	if name != "-" {
+		fh, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", name, err)
+		}
+		defer fh.Close()
+		in = fh
+	}
+	return oomexplain.Parse(in, oomexplain.Options{Source: name})
+}
+
+// oomFollow reports kernel incidents as they are logged until interrupted.
+func oomFollow(ctx context.Context, env *Env, f *oomFlags, since time.Time) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, unix.SIGTERM)
+	defer stop()
+	if since.IsZero() {
+		since = time.Now() // follow means "from now on" unless told otherwise
+	}
+	r, err := kmsg.Open(ctx, kmsg.Config{Since: since, Follow: true, ProcRoot: env.ProcRoot})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	fmt.Fprintf(env.Stderr, "torchmem: following %s (Ctrl-C to stop)\n", r.Source())
+	hostCtx, n := oomHostContext(env), 0
+	var printErr error
+	p := oomexplain.NewParser(oomexplain.Options{Source: r.Source(), MaxIncidents: 1, OnIncident: func(inc *oomexplain.Incident) {
+		one := oomFilter([]oomexplain.Incident{*inc}, time.Time{}, f.pids)
+		if len(one) == 0 {
+			return
+		}
+		n++
+		oomexplain.ExplainAll(one, hostCtx)
+		if printErr == nil {
+			printErr = oomPrintOne(env.Stdout, one[0], n, f.json)
+		}
+	}})
+	for printErr == nil {
+		ln, err := r.Next()
+		if err != nil {
+			p.Close()
+			if ctx.Err() != nil || err == io.EOF {
+				return printErr
+			}
+			return fmt.Errorf("read %s: %w", r.Source(), err)
+		}
+		p.Feed(ln)
+	}
+	return printErr
+}
+
+// oomHostContext is what this host says about shm and fd limits.
+func oomHostContext(env *Env) oomexplain.Context {
+	var c oomexplain.Context
+	var st unix.Statfs_t
+	if unix.Statfs(filepath.Join(env.Root, "dev/shm"), &st) == nil {
+		c.ShmSizeBytes = int64(st.Blocks) * st.Bsize
+	}
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil {
+		c.NoFileLimit = rl.Cur
+	}
+	return c
+}
+
+// oomFilter keeps incidents at/after since (those without a time are
+// kept: the log did not say) and about one of pids.
+func oomFilter(incs []oomexplain.Incident, since time.Time, pids []int) []oomexplain.Incident {
+	out := incs[:0]
+	for _, inc := range incs {
+		if !since.IsZero() && inc.Time != nil && inc.Time.Before(since) {
+			continue
+		}
+		if len(pids) > 0 && !oomHasAnyPID(inc, pids) {
+			continue
+		}
+		out = append(out, inc)
+	}
+	return out
+}
+
+func oomHasAnyPID(inc oomexplain.Incident, pids []int) bool {
+	for _, p := range pids {
+		for _, q := range inc.PIDs {
+			if p == q {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var oomTimeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"}
+
+// oomParseSince accepts "2h" (back from now) or a date/time.
+func oomParseSince(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	for _, l := range oomTimeLayouts {
+		if t, err := time.ParseInLocation(l, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("--since %q: want a duration (2h, 30m) or a time (2026-11-29 14:00, RFC 3339)", s)
+}

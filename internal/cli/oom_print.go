@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/torchmem/torchmem/internal/oomexplain"
+	"github.com/torchmem/torchmem/internal/units"
+)
+
+// oomReport is the documented --json shape (docs/oom.md).
+type oomReport struct {
+	Incidents []oomexplain.Incident `json:"incidents"`
+}
+
+func oomPrint(w io.Writer, incs []oomexplain.Incident, asJSON bool, args []string) error {
+	if incs == nil {
+		incs = []oomexplain.Incident{}
+	}
+	if asJSON {
+		return writeJSON(w, oomReport{Incidents: incs})
+	}
+	if len(incs) == 0 {
+		where := "the kernel log"
+		if len(args) > 0 {
+			where = strings.Join(args, ", ")
+		}
+		_, err := fmt.Fprintf(w, "no out-of-memory incidents found in %s\n", where)
+		return err
+	}
+	for i, inc := range incs {
+		if err := oomPrintOne(w, inc, i+1, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oomPrintOne prints one incident block (or one JSON line with asJSON).
+func oomPrintOne(w io.Writer, inc oomexplain.Incident, n int, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, inc)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "[%d] %s\n", n, oomTitle(&inc))
+	oomField(&sb, "when", oomWhen(&inc))
+	if e := inc.Explanation; e != nil {
+		oomField(&sb, "verdict", string(e.Verdict)+": "+e.Summary)
+		for i, a := range e.Arithmetic {
+			oomField(&sb, map[bool]string{true: "numbers", false: ""}[i == 0], a)
+		}
+		for i, r := range e.Recommendations {
+			oomField(&sb, map[bool]string{true: "do", false: ""}[i == 0], "- "+r)
+		}
+	}
+	sb.WriteString("\n")
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+func oomField(sb *strings.Builder, name, value string) {
+	fmt.Fprintf(sb, "    %-8s %s\n", name, value)
+}
+
+func oomWhen(inc *oomexplain.Incident) string {
+	var parts []string
+	if inc.Time != nil {
+		parts = append(parts, inc.Time.Local().Format("2006-01-02 15:04:05 MST"))
+	}
+	if inc.UptimeSeconds != nil {
+		parts = append(parts, fmt.Sprintf("%.6f s after boot", *inc.UptimeSeconds))
+	}
+	where := inc.Source
+	if inc.Line > 0 {
+		where = fmt.Sprintf("%s line %d", inc.Source, inc.Line)
+	}
+	parts = append(parts, where)
+	if inc.Host != "" {
+		parts = append(parts, "host "+inc.Host)
+	}
+	if inc.Count > 1 {
+		parts = append(parts, fmt.Sprintf("reported %d times", inc.Count))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func oomTitle(inc *oomexplain.Incident) string {
+	rank := ""
+	if inc.Rank != nil {
+		rank = fmt.Sprintf(" (rank %d)", *inc.Rank)
+	}
+	switch {
+	case inc.Kernel != nil:
+		return oomKernelTitle(inc.Kernel)
+	case inc.CUDA != nil:
+		return oomCUDATitle(inc) + rank
+	}
+	pids := ""
+	if len(inc.PIDs) > 0 {
+		pids = " pid " + strings.Trim(fmt.Sprint(inc.PIDs), "[]")
+	}
+	titles := map[oomexplain.Kind]string{
+		oomexplain.KindDataLoaderKilled: "DataLoader worker killed by signal",
+		oomexplain.KindDataLoaderExited: "DataLoader worker exited unexpectedly",
+		oomexplain.KindSharedMemory:     "shared memory (/dev/shm) failure",
+		oomexplain.KindTooManyOpenFiles: "too many open files sharing tensors",
+		oomexplain.KindTorchrunSIGKILL:  "torchrun child killed (SIGKILL)",
+		oomexplain.KindSlurmOOM:         "Slurm job OOM kill",
+		oomexplain.KindSystemdOOMD:      "systemd-oomd kill",
+	}
+	return titles[inc.Kind] + pids + rank
+}
+
+func oomKernelTitle(k *oomexplain.KernelOOM) string {
+	s := "kernel OOM kill"
+	if v := k.Victim; v != nil {
+		s += fmt.Sprintf(": %s (pid %d)", v.Comm, v.PID)
+	} else if sel := k.Selected; sel != nil {
+		s += fmt.Sprintf(": %s (pid %d) selected", sel.Comm, sel.PID)
+	}
+	switch {
+	case k.OOMMemcg != "" && k.Constraint != "CONSTRAINT_NONE":
+		s += " in memory cgroup " + k.OOMMemcg
+	case k.Constraint == "CONSTRAINT_MEMCG":
+		s += " in a memory cgroup"
+	case k.Constraint == "CONSTRAINT_CPUSET" || k.Constraint == "CONSTRAINT_MEMORY_POLICY":
+		s += " (NUMA nodes " + k.MemsAllowed + " exhausted)"
+	case k.Constraint == "CONSTRAINT_NONE" || k.MemInfo != nil:
+		s += " (whole host)"
+	}
+	return s
+}
+
+func oomCUDATitle(inc *oomexplain.Incident) string {
+	c := inc.CUDA
+	gpu := ""
+	if c.Device != nil {
+		gpu = fmt.Sprintf(" on GPU %d", *c.Device)
+	}
+	switch inc.Kind {
+	case oomexplain.KindCUDAError:
+		return "CUDA error: out of memory"
+	case oomexplain.KindCUBLASAlloc:
+		return "cuBLAS workspace allocation failed (CUBLAS_STATUS_ALLOC_FAILED)"
+	case oomexplain.KindNCCLOOM:
+		return "NCCL: CUDA out of memory"
+	}
+	s := "CUDA out of memory" + gpu
+	if c.RequestedBytes != nil {
+		s += ": tried to allocate " + units.Bytes(*c.RequestedBytes)
+	}
+	if c.Format == "cudaMallocAsync" {
+		s += " (cudaMallocAsync)"
+	}
+	return s
+}

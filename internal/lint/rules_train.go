@@ -33,8 +33,7 @@ func checkTM003(f *file) {
 			if !named && !(isConst && n >= 2) {
 				continue
 			}
-			stepsInside := f.hasOptimStep(ifn.L("body"))
-			if stepsInside {
+			if f.hasOptimStep(ifn.L("body")) && !hasBackward(ifn.L("body")) && !zeroesOutside(loops[0], ifn) {
 				f.checkLossScaled(ifn, loops[0], v)
 			}
 			if named {
@@ -54,6 +53,33 @@ func (f *file) hasOptimStep(body []*Node) bool {
 			return !isFunc(n)
 		})
 	}
+	return found
+}
+
+// hasBackward: the body backpropagates itself (alternating GAN updates,
+// not accumulation).
+func hasBackward(body []*Node) bool {
+	found := false
+	for _, s := range body {
+		s.Walk(func(n *Node) bool {
+			if _, ok := backwardOf(n); ok {
+				found = true
+			}
+			return !isFunc(n)
+		})
+	}
+	return found
+}
+
+// zeroesOutside: gradients are zeroed every iteration outside the
+// condition, so nothing accumulates.
+func zeroesOutside(loop, ifn *Node) bool {
+	found := false
+	walkScope(loop, func(n *Node) {
+		if _, m := methodCall(n); m == "zero_grad" && !under(n, ifn) {
+			found = true
+		}
+	})
 	return found
 }
 
@@ -87,15 +113,39 @@ func (f *file) checkLossScaled(ifn, loop, v *Node) {
 			for _, k := range n.L("keywords") {
 				scaled = scaled || refs(k.K("value"))
 			}
-		case n.Is("withitem") && lastName(n.K("context_expr").K("func")) == "accumulate":
-			scaled = true
 		}
 	})
+	scaled = scaled || accumulateContext(loop)
 	if backward != nil && !scaled {
 		f.report(backward, "TM003", fmt.Sprintf(
 			"the optimizer steps every %s micro-batches (line %d) but the loss is never divided by %s: the accumulated gradient is %s times too large",
 			spell(v), ifn.Line, spell(v), spell(v)))
 	}
+}
+
+// accumulateContext: `with accelerator.accumulate(model):` in or around
+// the loop; Accelerate scales the loss and gates the step itself.
+func accumulateContext(loop *Node) bool {
+	for p := loop; p != nil && !isFunc(p); p = p.Parent {
+		if withAccumulate(p) {
+			return true
+		}
+	}
+	found := false
+	walkScope(loop, func(n *Node) { found = found || withAccumulate(n) })
+	return found
+}
+
+func withAccumulate(n *Node) bool {
+	if !n.Is("With", "AsyncWith") {
+		return false
+	}
+	for _, it := range n.L("items") {
+		if lastName(it.K("context_expr").K("func")) == "accumulate" {
+			return true
+		}
+	}
+	return false
 }
 
 func spell(v *Node) string {
@@ -108,8 +158,11 @@ func spell(v *Node) string {
 // checkStepOutside: with an accumulation condition in the loop, an
 // optimizer step that is not under any if runs every micro-batch.
 func (f *file) checkStepOutside(ifn, loop, v *Node) {
+	if accumulateContext(loop) {
+		return
+	}
 	walkScope(loop, func(n *Node) {
-		if !f.isOptimStep(n) || under(n, ifn) || loopsOf(n)[0] != loop {
+		if !f.isOptimStep(n) || under(n, ifn) || innermostLoop(n) != loop {
 			return
 		}
 		for p := n.Parent; p != loop; p = p.Parent {
@@ -201,7 +254,7 @@ func (f *file) hotLoop(loop *Node) bool {
 	}
 	hot := false
 	walkScope(loop, func(n *Node) {
-		if hot || !n.Is("Call") || loopsOf(n)[0] != loop {
+		if hot || !n.Is("Call") || innermostLoop(n) != loop {
 			return
 		}
 		_, isBackward := backwardOf(n)

@@ -177,3 +177,11 @@ func funcName(fn *Node) string {
 	}
 	return fn.S("name")
 }
+
+// innermostLoop is loopsOf(n)[0], or nil when no loop repeats n.
+func innermostLoop(n *Node) *Node {
+	if l := loopsOf(n); len(l) > 0 {
+		return l[0]
+	}
+	return nil
+}

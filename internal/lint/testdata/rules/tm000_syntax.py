@@ -1,0 +1,2 @@
+def broken(:  # want: TM000
+    pass

@@ -1,0 +1,20 @@
+import torch
+import torch.nn.functional as F
+
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        torch.cuda.empty_cache()  # want: TM005
+
+
+def generate(model, prompts):
+    outs = []
+    with torch.no_grad():
+        for p in prompts:
+            outs.append(model(p).cpu())
+            torch.cuda.empty_cache()  # want: TM005
+    return outs

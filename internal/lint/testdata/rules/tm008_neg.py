@@ -1,0 +1,21 @@
+import torch
+
+
+def sgd(params, lr):
+    for p in params:
+        p.data = p.data - lr * p.grad.data
+
+
+def ema(ema_params, params, decay):
+    for e, p in zip(ema_params, params):
+        e.data = decay * e.data + (1 - decay) * p.data
+
+
+def move(param, device):
+    param.data = param.data.to(device)
+
+
+@torch.no_grad()
+def no_grad_update(w, x):
+    y = w * x
+    w.data = y

@@ -1,0 +1,11 @@
+import torch
+
+
+def step(w, x):
+    y = w * x + 1
+    w.data = y  # want: TM008
+    return w
+
+
+def self_update(p, lr):
+    p.data = p - lr * p.grad  # want: TM008

@@ -1,0 +1,24 @@
+import torch
+
+device = "cuda"
+
+
+@torch.no_grad()
+def collect(model, val_loader):
+    all_hidden = []
+    all_attn = []
+    for batch in val_loader:
+        outputs = model(**batch, output_hidden_states=True, output_attentions=True)
+        all_hidden.append(outputs.hidden_states)  # want: TM010
+        all_attn += [outputs.attentions]  # want: TM010
+    return all_hidden, all_attn
+
+
+def predict(model, test_loader):
+    preds = []
+    model.eval()
+    with torch.inference_mode():
+        for x in test_loader:
+            logits = model(x.to(device))
+            preds.append(logits)  # want: TM010
+    return torch.cat(preds)

@@ -1,0 +1,8 @@
+import torch
+
+state = torch.load("checkpoint.pt", map_location="cpu")
+state2 = torch.load("checkpoint.pt", "cpu")
+loc = "cuda:0"
+state3 = torch.load("checkpoint.pt", map_location=loc, weights_only=True)
+kwargs = {"map_location": "cpu"}
+state4 = torch.load("checkpoint.pt", **kwargs)

@@ -30,6 +30,8 @@ type job struct {
 	srv    *Server
 	env    []string
 	msgs   []Message
+	// on, when set, sees each message as it arrives (to send commands).
+	on     func(m Message)
 	stdout bytes.Buffer
 	stderr bytes.Buffer
 }
@@ -67,10 +69,18 @@ func (j *job) run(t *testing.T, py string, extraEnv []string, args ...string) er
 	var err error
 	exited := false
 	grace := time.After(time.Hour)
+	msgs := j.srv.Messages()
 	for {
 		select {
-		case m := <-j.srv.Messages():
+		case m, ok := <-msgs:
+			if !ok {
+				msgs = nil // server closed by the test
+				continue
+			}
 			j.msgs = append(j.msgs, m)
+			if j.on != nil {
+				j.on(m)
+			}
 		case err = <-done:
 			exited = true
 			grace = time.After(300 * time.Millisecond)

@@ -1,0 +1,163 @@
+package hook
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func bareRun(t *testing.T, py string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(py, args...).Output()
+	if err != nil {
+		t.Fatalf("bare run: %v", err)
+	}
+	return string(out)
+}
+
+func TestSurvivesClosedSocket(t *testing.T) {
+	py := torchPython(t)
+	want := bareRun(t, py, "testdata/train.py", "40", "0.03")
+	j := newJob(t, InstallOptions{Interval: 50 * time.Millisecond}, nil)
+	j.on = func(m Message) {
+		if m.Type == TypeStep && *m.Stats.Step >= 5 {
+			go j.srv.Close() // Close waits for readers; not from the reading goroutine
+			j.on = nil
+		}
+	}
+	if err := j.run(t, py, nil, "testdata/train.py", "40", "0.03"); err != nil {
+		t.Fatalf("job failed after the socket closed: %v\n%s", err, j.stderr.String())
+	}
+	if j.stdout.String() != want || j.stderr.Len() != 0 {
+		t.Fatalf("output %q / %q, want %q", j.stdout.String(), j.stderr.String(), want)
+	}
+	if len(j.of(TypeBye)) != 0 {
+		t.Fatal("messages after close")
+	}
+}
+
+func TestNoServerListening(t *testing.T) {
+	py := torchPython(t)
+	want := bareRun(t, py, "testdata/train.py", "5")
+	dir := t.TempDir()
+	env, err := Install(dir, InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "testdata/train.py", "5")
+	cmd.Env = MergeEnv(os.Environ(), env)
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != want {
+		t.Fatalf("without a server: %v, %q", err, out)
+	}
+}
+
+func TestCleanupAcknowledged(t *testing.T) {
+	py := torchPython(t)
+	j := newJob(t, InstallOptions{}, nil)
+	var sent int64
+	j.on = func(m Message) {
+		if m.Type == TypeHello {
+			id, err := j.srv.Send(m.Peer.PID, Command{Type: CmdCleanup})
+			if err != nil {
+				t.Errorf("send: %v", err)
+			}
+			sent = id
+		}
+	}
+	if err := j.run(t, py, nil, "testdata/train.py", "20", "0.05"); err != nil {
+		t.Fatalf("%v: %s", err, j.stderr.String())
+	}
+	acks := j.of(TypeAck)
+	if len(acks) != 1 || acks[0].Ack.ID != sent || !acks[0].Ack.OK || acks[0].Ack.Cmd != CmdCleanup || acks[0].Ack.Freed == nil {
+		t.Fatalf("acks %+v", acks)
+	}
+}
+
+func TestPeerCredentialRejection(t *testing.T) {
+	py := torchPython(t)
+	want := bareRun(t, py, "testdata/train.py", "10")
+	var seen []Peer
+	j := newJob(t, InstallOptions{}, func(p Peer) bool { seen = append(seen, p); return false })
+	if err := j.run(t, py, nil, "testdata/train.py", "10"); err != nil {
+		t.Fatalf("%v: %s", err, j.stderr.String())
+	}
+	if len(j.msgs) != 0 || j.srv.Rejected() != 1 || len(seen) != 1 || seen[0].PID <= 0 || seen[0].UID != os.Getuid() {
+		t.Fatalf("rejected %d, seen %+v, messages %v", j.srv.Rejected(), seen, j.msgs)
+	}
+	if j.stdout.String() != want {
+		t.Fatalf("output %q, want %q", j.stdout.String(), want)
+	}
+}
+
+// anyPython finds an interpreter for the fake-torch test (torch not needed).
+func anyPython(t *testing.T) string {
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		if p, err := exec.LookPath(py); err == nil {
+			return p
+		}
+	}
+	t.Skip("no python3")
+	return ""
+}
+
+func TestCUDAPathsWithFakeTorch(t *testing.T) {
+	py := anyPython(t)
+	fake, _ := filepath.Abs("testdata/faketorch")
+	j := newJob(t, InstallOptions{Interval: 50 * time.Millisecond, RecordHistory: 1000}, nil)
+	snap := filepath.Join(j.dir, "cmd-{pid}.pickle")
+	j.on = func(m Message) {
+		if m.Type == TypeStats && len(m.Stats.Devices) > 0 && j.on != nil {
+			j.on = nil
+			for _, c := range []Command{{Type: CmdCleanup}, {Type: CmdResetPeaks}, {Type: CmdSnapshot, Path: snap}} {
+				if _, err := j.srv.Send(m.Peer.PID, c); err != nil {
+					t.Errorf("send %s: %v", c.Type, err)
+				}
+			}
+		}
+	}
+	err := j.run(t, py, []string{"PYTHONPATH=" + fake}, "testdata/fakecuda.py", "1.0")
+	if err == nil {
+		t.Fatal("the uncaught OOM should fail the job")
+	}
+	h := j.of(TypeHello)
+	if len(h) != 1 || h[0].Hello.CUDAInitialized || h[0].Hello.StepHook != "global" {
+		t.Fatalf("hello %+v", h)
+	}
+	calls := strings.TrimSpace(j.stdout.String())
+	if calls != "record_memory_history(stacks=python,max_entries=1000),empty_cache,reset_peak_memory_stats(0),dump_snapshot" {
+		t.Fatalf("calls into CUDA: %q\nstderr: %s", calls, j.stderr.String())
+	}
+	var sawDev bool
+	for _, m := range j.of(TypeStats) {
+		if len(m.Stats.Devices) > 0 {
+			d := m.Stats.Devices[0]
+			sawDev = len(m.Stats.Devices) == 1 && d.Device == 0 && d.Reserved >= 1000 && d.Allocated == 1000 && d.NumAllocRetries == 1
+		}
+	}
+	if !sawDev {
+		t.Fatalf("no device stats: %v", j.of(TypeStats))
+	}
+	acks := j.of(TypeAck)
+	if len(acks) != 3 || *acks[0].Ack.Freed != 4000 || acks[2].Ack.Path != strings.ReplaceAll(snap, "{pid}", itoa(h[0].Peer.PID)) {
+		t.Fatalf("acks %+v", acks)
+	}
+	ooms := j.of(TypeOOM)
+	if len(ooms) != 1 || ooms[0].OOM.Alloc != 400000286720 || ooms[0].OOM.DeviceFree != 147061866496 || *ooms[0].OOM.Step != 2 {
+		t.Fatalf("oom %+v", ooms)
+	}
+	if _, err := os.Stat(ooms[0].OOM.Snapshot); err != nil {
+		t.Fatalf("OOM snapshot: %v (%+v)", err, ooms[0].OOM)
+	}
+	ex := j.of(TypeException)
+	if len(ex) != 1 || !ex[0].Exception.OOM || !strings.Contains(ex[0].Exception.Text, "Tried to allocate 400000286720 bytes") ||
+		ex[0].Exception.ExcType != "torch.OutOfMemoryError" {
+		t.Fatalf("exception %+v", ex)
+	}
+	if !strings.Contains(j.stderr.String(), "Traceback") {
+		t.Fatal("the program's own traceback is gone")
+	}
+}

@@ -99,8 +99,8 @@ func (s *Summary) Print(w io.Writer, runID string) {
 	if len(s.Peaks) > 0 {
 		fmt.Fprintln(w, "  peaks: "+peaksText(s.Peaks))
 	}
-	if s.Steps > 0 || s.LastStep != nil {
-		fmt.Fprintf(w, "  optimizer steps: %d (last %d), hooked processes: %d\n", s.Steps, sigOfStep(s.LastStep), s.Hooked)
+	if s.Hooked > 0 {
+		fmt.Fprintf(w, "  optimizer steps: %d, hooked processes: %d\n", s.Steps, s.Hooked)
 	}
 	if s.OrphansKilled > 0 {
 		fmt.Fprintf(w, "  killed %d process(es) left behind by the job (orphaned workers)\n", s.OrphansKilled)
@@ -114,13 +114,6 @@ func (s *Summary) Print(w io.Writer, runID string) {
 	for _, r := range s.Recommendations {
 		fmt.Fprintln(w, "  - "+r)
 	}
-}
-
-func sigOfStep(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 func eventsText(ev *eventsAlias) string {

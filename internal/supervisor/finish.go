@@ -26,10 +26,10 @@ func (s *sup) finish(ctx context.Context) *Result {
 	}
 	e.kernel = s.kernelLines(ctx, e)
 	sum := classify(e)
-	sum.Peaks, sum.OrphansKilled, sum.Steps, sum.Hooked = s.peaks, orphans, s.hk.steps, len(s.hk.hello)
+	sum.Peaks, sum.OrphansKilled, sum.Hooked = s.peaks, orphans, len(s.hk.hello)
 	if s.hk.step >= 0 {
 		st := s.hk.step
-		sum.LastStep = &st
+		sum.LastStep, sum.Steps = &st, st
 	}
 	explain(&sum)
 	s.event(time.Now(), "exit", "supervisor", s.job.pid, sum.Verdict, map[string]any{"exit_code": code, "cause": sum.Cause})

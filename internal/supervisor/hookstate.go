@@ -13,7 +13,6 @@ type hookState struct {
 	hello      map[int]*hook.Hello
 	last       map[int]*hook.Stats // latest allocator stats of non-workers
 	step       int64               // highest step seen, -1 before any
-	steps      int64               // optimizer steps counted over all ranks' messages
 	ooms       []hook.OOM
 	exceptions []hook.Exception
 	notices    map[string]bool
@@ -99,7 +98,6 @@ func (s *sup) onStats(m hook.Message) {
 	if m.Type != hook.TypeStep || st.Step == nil {
 		return
 	}
-	h.steps += max(st.Steps, 1)
 	row := store.Step{Time: m.Received, Step: *st.Step, PID: m.Peer.PID, Steps: st.Steps, StepSeconds: st.StepSeconds}
 	if hl := h.hello[m.Peer.PID]; hl != nil {
 		row.Rank = hl.Rank

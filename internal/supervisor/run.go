@@ -70,7 +70,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		s.cleanup()
 		return nil, err
 	}
-	s.sm = &sampler{fs: fs, cg: s.cg, gpu: cfg.GPU, rootPID: s.job.pid}
+	// The first PSS read waits a second: at exec the job is a few MB.
+	s.sm = &sampler{fs: fs, cg: s.cg, gpu: cfg.GPU, rootPID: s.job.pid, nextPSS: s.began.Add(time.Second)}
 	go func() { _ = s.job.cmd.Wait(); close(s.job.done) }()
 	s.loop(ctx, sigs)
 	return s.finish(ctx), nil

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/store"
+)
+
+// runBuild builds a real torchmem (CGO_ENABLED=0, like the release) into dir.
+func runBuild(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "torchmem")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/torchmem/torchmem/cmd/torchmem")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runTorchPython finds an interpreter that imports torch (Debian's
+// /usr/bin/python3 with python3-torch), or "".
+func runTorchPython() string {
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(py, "-c", "import torch").Run() == nil {
+			return py
+		}
+	}
+	return ""
+}
+
+func runExec(bin string, args ...string) (stdout, stderr string, code int) {
+	cmd := exec.Command(bin, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+		if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	} else if err != nil {
+		code = -1
+	}
+	return o.String(), e.String(), code
+}
+
+func TestRunBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs real jobs")
+	}
+	dir := t.TempDir()
+	bin := runBuild(t, dir)
+	db := filepath.Join(dir, "h.db")
+	t.Run("exit statuses", func(t *testing.T) {
+		for script, want := range map[string]int{"exit 0": 0, "exit 3": 3, "kill -KILL $$": 137, "kill -SEGV $$": 139} {
+			_, bareErr, bare := runExec("/bin/sh", "-c", script)
+			_, stderr, code := runExec(bin, "run", "--db", db, "--", "/bin/sh", "-c", script)
+			if code != want || bare != want {
+				t.Errorf("%q: torchmem %d bare %d want %d\n%s%s", script, code, bare, want, stderr, bareErr)
+			}
+		}
+	})
+	t.Run("training loop matches bare run", func(t *testing.T) { runTrainingMatches(t, bin, db) })
+	t.Run("orphaned DataLoader workers reaped", func(t *testing.T) { runWorkersReaped(t, bin, db) })
+	t.Run("kill -9 of torchmem leaves the job running", func(t *testing.T) { runSupervisorLost(t, bin, db) })
+}
+
+func runTrainingMatches(t *testing.T, bin, db string) {
+	py := runTorchPython()
+	if py == "" {
+		t.Skip("no python3 with torch (Debian: apt install python3-torch)")
+	}
+	args := []string{"../../examples/train.py", "--epochs", "1", "--samples", "6000", "--workers", "2"}
+	bareOut, _, bareCode := runExec(py, args...)
+	out, stderr, code := runExec(bin, append([]string{"run", "--db", db, "--memory-max", "3G", "--interval", "100ms", "--", py}, args...)...)
+	if out != bareOut || code != bareCode || code != 0 {
+		t.Fatalf("torchmem run: code %d stdout %q\nbare: code %d stdout %q\nstderr: %s", code, out, bareCode, bareOut, stderr)
+	}
+	m := regexp.MustCompile(`done: (\d+) optimizer steps`).FindStringSubmatch(out)
+	if m == nil || !strings.Contains(stderr, "optimizer steps: "+m[1]+",") {
+		t.Fatalf("step count of the job (%v) not in the summary:\n%s", m, stderr)
+	}
+	if !strings.Contains(stderr, "exited normally") || !strings.Contains(stderr, "hooked processes: 3") {
+		t.Fatalf("summary:\n%s", stderr)
+	}
+}
+
+func runWorkersReaped(t *testing.T, bin, db string) {
+	py := runTorchPython()
+	if py == "" {
+		t.Skip("no python3 with torch")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs a job cgroup (root) to count what is left behind")
+	}
+	// The main process dies abruptly while its DataLoader workers run.
+	script := `import os, torch
+from torch.utils.data import DataLoader
+it = iter(DataLoader(range(10**6), num_workers=2, batch_size=1))
+next(it)
+os._exit(3)`
+	_, stderr, code := runExec(bin, "run", "--db", db, "--", py, "-c", script)
+	if code != 3 || !strings.Contains(stderr, "killed 2 process(es) left behind") {
+		t.Fatalf("code %d\n%s", code, stderr)
+	}
+}
+
+func runSupervisorLost(t *testing.T, bin, db string) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	cmd := exec.Command(bin, "run", "--db", db, "--interval", "100ms", "--", "/bin/sh", "-c",
+		fmt.Sprintf("echo $$ > %s.tmp; mv %s.tmp %s; sleep 60", pidFile, pidFile, pidFile))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var jobPID int
+	for i := 0; i < 500 && jobPID == 0; i++ {
+		b, _ := os.ReadFile(pidFile)
+		fmt.Sscan(string(b), &jobPID)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if jobPID == 0 {
+		t.Fatal("job did not start")
+	}
+	time.Sleep(1500 * time.Millisecond) // at least one store flush
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	defer runKillLeftover(jobPID)
+	if err := syscall.Kill(jobPID, 0); err != nil {
+		t.Fatalf("job died with torchmem: %v", err)
+	}
+	h, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	r, err := h.Run("last")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != store.StatusSupervisorLost || r.Samples == 0 {
+		t.Fatalf("run %s status %q samples %d", r.ID, r.Status, r.Samples)
+	}
+}
+
+// runKillLeftover kills the job torchmem left behind and removes its cgroup.
+func runKillLeftover(pid int) {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	time.Sleep(100 * time.Millisecond)
+	for _, l := range strings.Split(string(b), "\n") {
+		if p := strings.SplitN(l, ":", 3); len(p) == 3 && strings.Contains(p[1], "memory") && strings.Contains(p[2], "/torchmem/") {
+			_ = os.Remove(filepath.Join("/sys/fs/cgroup/memory", p[2]))
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/torchmem/torchmem/internal/doctor"
+	"github.com/torchmem/torchmem/internal/gpu"
+)
+
+func init() { register("doctor", newDoctorCmd) }
+
+func newDoctorCmd(env *Env) *cobra.Command {
+	var (
+		asJSON, verbose, noPython, list bool
+		python                          string
+		only                            []string
+	)
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Audit this host for memory trouble of PyTorch jobs (exit 0 ok, 1 warn, 2 fail)",
+		Long: `doctor reads kernel settings, limits, cgroups, NUMA, GPUs and the PyTorch
+environment, and reports each finding with a stable id, a severity
+(ok / info / warn / fail), the evidence it read, why it matters for PyTorch
+and the exact fix. It only reads; ` + "`torchmem tune`" + ` applies fixes.
+
+Exit status: 0 when nothing is worse than info, 1 for warnings, 2 for failures.`,
+		Example: `  torchmem doctor
+  torchmem doctor --json | jq '.findings[] | select(.severity != "ok")'
+  torchmem doctor --python ~/venv/bin/python --only gpu,pytorch`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if list {
+				for _, id := range doctor.IDs(doctor.Checks()) {
+					if _, err := env.Stdout.Write([]byte(id + "\n")); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			b, notice := gpu.Open(gpu.Options{SysRoot: env.SysRoot, ProcRoot: env.ProcRoot})
+			defer b.Close()
+			h := &doctor.Host{ProcRoot: env.ProcRoot, SysRoot: env.SysRoot, Root: env.Root,
+				GPU: b, GPUNotice: notice, Python: python, Getenv: os.Getenv, UID: os.Getuid()}
+			if !noPython {
+				h.Run = gpu.ExecRunner
+			}
+			rep := doctor.Run(h, doctor.Checks()).Filter(doctor.OK, only)
+			var err error
+			if asJSON {
+				err = writeJSON(env.Stdout, rep)
+			} else {
+				err = doctor.WriteText(env.Stdout, rep, verbose)
+			}
+			if err != nil {
+				return err
+			}
+			if code := rep.ExitCode(); code != 0 {
+				return &ExitError{Code: code}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	f.BoolVarP(&verbose, "verbose", "v", false, "show evidence, why and fix for every finding, not only warnings")
+	f.StringVar(&python, "python", "python3", "the Python interpreter that runs the jobs (for torch/numpy/CUDA versions)")
+	f.BoolVar(&noPython, "no-python", false, "skip the Python probe (importing torch takes seconds)")
+	f.StringSliceVar(&only, "only", nil, "only these check ids or categories (kernel, limits, cgroup, numa, gpu, pytorch)")
+	f.BoolVar(&list, "list", false, "list the check ids and exit")
+	return cmd
+}

@@ -1,0 +1,153 @@
+package doctor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/torchmem/torchmem/internal/units"
+)
+
+// numaNode is one node from /sys/devices/system/node/nodeN.
+type numaNode struct {
+	ID       int
+	CPUs     string
+	MemBytes int64
+}
+
+func (h *Host) numaNodes() []numaNode {
+	return memo(h, "numa", func() []numaNode {
+		dir := filepath.Join(h.SysRoot, "devices", "system", "node")
+		ents, _ := os.ReadDir(dir)
+		var nodes []numaNode
+		for _, e := range ents {
+			n, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "node"))
+			if err != nil || !strings.HasPrefix(e.Name(), "node") {
+				continue
+			}
+			node := numaNode{ID: n}
+			node.CPUs, _, _ = h.sysFile(fmt.Sprintf("devices/system/node/node%d/cpulist", n))
+			if s, _, err := h.sysFile(fmt.Sprintf("devices/system/node/node%d/meminfo", n)); err == nil {
+				node.MemBytes = nodeMemTotal(s)
+			}
+			nodes = append(nodes, node)
+		}
+		sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
+		return nodes
+	})
+}
+
+// nodeMemTotal reads "Node 0 MemTotal:  4550128 kB".
+func nodeMemTotal(s string) int64 {
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && f[2] == "MemTotal:" {
+			kb, _ := strconv.ParseInt(f[3], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func checkNUMANodes(h *Host) []Finding {
+	nodes := h.numaNodes()
+	src := "/sys/devices/system/node"
+	if len(nodes) == 0 {
+		return []Finding{newFinding("numa.nodes", "numa", Info, "NUMA topology not visible").ev(src, "no node directories")}
+	}
+	var desc []string
+	for _, n := range nodes {
+		desc = append(desc, fmt.Sprintf("node%d: cpus %s, %s", n.ID, n.CPUs, units.Bytes(n.MemBytes)))
+	}
+	f := newFinding("numa.nodes", "numa", OK, plural(len(nodes), "NUMA node", "NUMA nodes")).ev(src, strings.Join(desc, "; "))
+	return []Finding{f}
+}
+
+// checkNUMAPolicy: on several nodes, the GPUs' nodes, zone_reclaim_mode,
+// numa_balancing, and whether this shell's CPU set crosses nodes.
+func checkNUMAPolicy(h *Host) []Finding {
+	nodes := h.numaNodes()
+	if len(nodes) < 2 {
+		return nil
+	}
+	var out []Finding
+	if n, raw, src, err := h.sysctlInt("vm/zone_reclaim_mode"); err == nil {
+		f := newFinding("vm.zone_reclaim_mode", "numa", OK, fmt.Sprintf("vm.zone_reclaim_mode is %d", n)).ev(src, raw)
+		if n != 0 {
+			f.Severity = Warn
+			f = f.why("With zone reclaim on, a node short of memory reclaims its own page cache (and may swap) instead of allocating from the other node: DataLoader and pinned-memory allocations stall while the other node has plenty free.").
+				fix("sysctl -w vm.zone_reclaim_mode=0, persisted by torchmem tune apply.").tune("vm.zone_reclaim_mode")
+		}
+		out = append(out, f)
+	}
+	if n, raw, src, err := h.sysctlInt("kernel/numa_balancing"); err == nil {
+		f := newFinding("kernel.numa_balancing", "numa", OK, fmt.Sprintf("kernel.numa_balancing is %d", n)).ev(src, raw)
+		if n != 0 && len(h.gpus().devs) > 0 {
+			f.Severity = Warn
+			f = f.why("Automatic NUMA balancing unmaps pages periodically to learn where they are used; on GPU hosts the page faults hit the data-loading path and pinned buffers gain nothing from migration. NVIDIA's GPU server guidance disables it; bind ranks to their GPU's node instead (torchmem run --numa).").
+				fix("sysctl -w kernel.numa_balancing=0, persisted by torchmem tune apply.").tune("kernel.numa_balancing")
+		}
+		out = append(out, f)
+	}
+	if s, src, err := h.procFile("self/status"); err == nil {
+		cpus := statusField(s, "Cpus_allowed_list")
+		mems := statusField(s, "Mems_allowed_list")
+		f := newFinding("numa.policy", "numa", OK, "this shell is bound to one NUMA node").ev(src, "Cpus_allowed_list "+cpus+", Mems_allowed_list "+mems)
+		if spansNodes(cpus, nodes) {
+			f.Severity = Info
+			f.Title = "this shell's CPUs span several NUMA nodes"
+			f = f.why("A rank whose threads and memory wander across nodes reads its GPU's pinned buffers over the inter-socket link.").
+				fix("Bind each rank to its GPU's node: numactl --cpunodebind=N --membind=N, or torchmem run --numa auto.")
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func statusField(s, key string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// spansNodes reports whether cpulist touches CPUs of more than one node.
+func spansNodes(cpulist string, nodes []numaNode) bool {
+	mine := cpuSet(cpulist)
+	touched := 0
+	for _, n := range nodes {
+		for c := range cpuSet(n.CPUs) {
+			if mine[c] {
+				touched++
+				break
+			}
+		}
+	}
+	return touched > 1
+}
+
+func cpuSet(list string) map[int]bool {
+	set := map[int]bool{}
+	for _, part := range strings.Split(strings.TrimSpace(list), ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 1<<16 {
+				continue
+			}
+		}
+		for c := a; c <= b; c++ {
+			set[c] = true
+		}
+	}
+	return set
+}

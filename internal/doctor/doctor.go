@@ -1,0 +1,166 @@
+// Package doctor audits a host for memory trouble of PyTorch jobs. Each
+// check is a small function over a Host (injected roots, GPU backend,
+// Python probe) returning findings: a stable id, a severity, the evidence
+// read from the host (value and the file it came from), why it matters for
+// PyTorch and the exact fix. Checks only read; `torchmem tune` changes.
+//
+// API:
+//
+//	h := &doctor.Host{ProcRoot: "/proc", SysRoot: "/sys", Root: "/", GPU: b, GPUNotice: n,
+//		Run: gpu.ExecRunner, Python: "python3", Getenv: os.Getenv, UID: os.Getuid()}
+//	rep := doctor.Run(h, doctor.Checks())  // Report{Host, Findings, Worst, Counts}
+//	rep.ExitCode()                          // 0 ok/info, 1 warn, 2 fail
+//	doctor.WriteText(w, rep, verbose)       // the human report
+package doctor
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Severity orders findings: OK < Info < Warn < Fail.
+type Severity int
+
+// Severities, in increasing order of trouble.
+const (
+	OK Severity = iota
+	Info
+	Warn
+	Fail
+)
+
+var sevNames = [...]string{"ok", "info", "warn", "fail"}
+
+func (s Severity) String() string { return sevNames[s] }
+
+// MarshalText spells the severity for JSON.
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads "ok", "info", "warn" or "fail".
+func (s *Severity) UnmarshalText(b []byte) error {
+	for i, n := range sevNames {
+		if n == string(b) {
+			*s = Severity(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown severity %q", b)
+}
+
+// Evidence is one value read from the host and where it came from.
+type Evidence struct {
+	Source string `json:"source"` // "/proc/sys/vm/swappiness", "nvml", "python3 -c …"
+	Value  string `json:"value"`
+}
+
+// Finding is the result of one check (or one GPU of a per-GPU check).
+type Finding struct {
+	ID       string     `json:"id"`       // stable: "vm.swappiness", "gpu.persistence_mode"
+	Category string     `json:"category"` // kernel, limits, cgroup, numa, gpu, pytorch
+	Severity Severity   `json:"severity"`
+	Title    string     `json:"title"` // one line: what was found
+	Evidence []Evidence `json:"evidence,omitempty"`
+	Why      string     `json:"why,omitempty"` // why it matters for PyTorch
+	Fix      string     `json:"fix,omitempty"` // the exact fix
+	// Tune names the `torchmem tune` setting that fixes it, if any.
+	Tune string `json:"tune,omitempty"`
+}
+
+func newFinding(id, cat string, sev Severity, title string) Finding {
+	return Finding{ID: id, Category: cat, Severity: sev, Title: title}
+}
+
+// ev adds evidence and returns the finding, for chaining.
+func (f Finding) ev(source, value string) Finding {
+	f.Evidence = append(f.Evidence, Evidence{Source: source, Value: value})
+	return f
+}
+
+func (f Finding) why(s string) Finding { f.Why = s; return f }
+func (f Finding) fix(s string) Finding { f.Fix = s; return f }
+func (f Finding) tune(s string) Finding { f.Tune = s; return f }
+
+// Check is one unit of the audit.
+type Check struct {
+	ID  string
+	Run func(h *Host) []Finding
+}
+
+// Report is the whole audit.
+type Report struct {
+	Host     HostFacts      `json:"host"`
+	Findings []Finding      `json:"findings"`
+	Worst    Severity       `json:"worst"`
+	Counts   map[string]int `json:"counts"`
+	Notices  []string       `json:"notices,omitempty"`
+}
+
+// Run runs every check against h. Findings keep the order of checks.
+func Run(h *Host, checks []Check) Report {
+	rep := Report{Host: h.facts(), Counts: map[string]int{}}
+	for _, c := range checks {
+		for _, f := range c.Run(h) {
+			rep.Findings = append(rep.Findings, f)
+			rep.Counts[f.Severity.String()]++
+			if f.Severity > rep.Worst {
+				rep.Worst = f.Severity
+			}
+		}
+	}
+	rep.Notices = h.notices
+	return rep
+}
+
+// ExitCode maps the worst severity to the process exit status: 0 for
+// ok/info, 1 for warn, 2 for fail.
+func (r Report) ExitCode() int {
+	switch r.Worst {
+	case Fail:
+		return 2
+	case Warn:
+		return 1
+	}
+	return 0
+}
+
+// Filter returns the findings at or above min, and those whose id or
+// category is in only (when only is not empty).
+func (r Report) Filter(min Severity, only []string) Report {
+	out := r
+	out.Findings = nil
+	for _, f := range r.Findings {
+		if f.Severity >= min && (len(only) == 0 || contains(only, f.ID) || contains(only, f.Category)) {
+			out.Findings = append(out.Findings, f)
+		}
+	}
+	return out
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// IDs lists the ids of the checks, sorted (for `doctor --list`).
+func IDs(checks []Check) []string {
+	var ids []string
+	for _, c := range checks {
+		ids = append(ids, c.ID)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+var _ = strings.TrimSpace

@@ -89,3 +89,16 @@ func TestFutureKeysIgnored(t *testing.T) {
 		t.Errorf("segsum lacks the stream: %s", MemoryVizStats(s))
 	}
 }
+
+func TestHostileNumbers(t *testing.T) {
+	s := loadFormat(t, "hostile")
+	_ = Summarize(s)
+	_ = TopSites(s, 3)
+	_ = FindLeaks(s, LeakOptions{})
+	_ = Compare(s, s, 1)
+	tl := BuildTimeline(s, 0)
+	_ = tl.Buckets(0, tl.Entries, 10)
+	if got := MemoryVizStats(s); !strings.Contains(got, "segments: 2") {
+		t.Errorf("segsum %q", got)
+	}
+}

@@ -98,7 +98,23 @@ future = {
     "host_allocator": {"segments": []},
 }
 
-for name, obj, proto in [("torch-1.13", t113, 2), ("torch-2.0", t20, 3), ("torch-2.1", t21, 4),
+# Hostile numbers: analyses must neither panic nor allocate by them.
+hostile = {
+    "segments": [
+        {"device": 0, "address": 2**64 - 4096, "total_size": 2**62, "stream": -1, "segment_type": 5,
+         "blocks": [{"address": "x", "size": -(2**40), "requested_size": 2**63 - 1, "state": "weird", "frames": [{}]},
+                    {"size": 2**62, "state": "active_allocated", "frames": [lib, 7, None]},
+                    "not a block"]},
+        {"device": 2**40, "total_size": -5, "blocks": []},
+    ],
+    "device_traces": [[{"action": "free_completed", "addr": 1, "size": -7, "time_us": -1},
+                       {"action": "alloc", "addr": 1, "size": 2**62, "time_us": "soon", "frames": "no"},
+                       {"action": "oom", "size": 2**63 - 1, "device_free": -1}]],
+    "external_annotations": [{"stage": "START", "name": None, "time_us": 2**62}, 5],
+    "allocator_settings": [1, 2],
+}
+
+for name, obj, proto in [("hostile", hostile, 4), ("torch-1.13", t113, 2), ("torch-2.0", t20, 3), ("torch-2.1", t21, 4),
                          ("future", future, 5)]:
     with open(name + ".pickle", "wb") as f:
         pickle.dump(obj, f, protocol=proto)

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Memory is the memory state of one cgroup. Sizes are bytes; a nil field
@@ -94,14 +94,45 @@ func ReadMemoryDir(dir string, v2 bool) (Memory, error) {
 // readFile returns the trimmed content of dir/name; ok is false when the
 // file does not exist (a kernel without it), which is not an error.
 func readFile(dir, name string) (string, bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, name))
+	path := filepath.Join(dir, name)
+	b, err := readSmall(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("read %s: %w", filepath.Join(dir, name), err)
+		return "", false, fmt.Errorf("read %s: %w", path, err)
 	}
 	return strings.TrimSpace(string(b)), true, nil
+}
+
+// readSmall reads a cgroup file with open, read, close: the fast tier reads
+// several per job per tick, and os.ReadFile's fstat and extra read double
+// the system calls. Control files are produced in one piece, so a read
+// that does not fill the buffer has read everything.
+func readSmall(path string) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err == syscall.ENOENT {
+		return nil, fs.ErrNotExist
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, 0, 512)
+	for {
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		buf = buf[:len(buf)+n]
+		if n == 0 || len(buf) < cap(buf) {
+			return buf, nil
+		}
+		buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
+	}
 }
 
 // mustUint reads a required counter file.

@@ -3,8 +3,10 @@
 // so every reader runs against fixture trees in tests.
 //
 // It builds on github.com/prometheus/procfs where that library covers a file
-// (meminfo, pressure, stat, cmdline, smaps_rollup, cgroup) and hand-writes
-// the rest (status with presence flags, oom_score, sysctls, THP, maps).
+// (meminfo, pressure, stat, cmdline, cgroup) and hand-writes
+// the rest (status with presence flags, smaps_rollup with its smaps fallback, oom_score,
+// sysctls, THP, maps), where a field must be told missing from zero or the
+// cost must stay at the kernel's own.
 //
 // Exported API:
 //
@@ -35,7 +37,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 
 	prom "github.com/prometheus/procfs"
@@ -49,9 +50,6 @@ var ErrNotPresent = errors.New("not provided by this kernel")
 type FS struct {
 	root string
 	prom prom.FS
-	// hasRollup caches whether the kernel has smaps_rollup: 0 unknown,
-	// 1 yes, 2 no. It is a kernel property, so one check per FS is enough.
-	hasRollup *atomic.Int32
 }
 
 // NewFS returns an FS rooted at procRoot (normally "/proc").
@@ -60,7 +58,7 @@ func NewFS(procRoot string) (FS, error) {
 	if err != nil {
 		return FS{}, fmt.Errorf("open proc root %s: %w", procRoot, err)
 	}
-	return FS{root: procRoot, prom: p, hasRollup: new(atomic.Int32)}, nil
+	return FS{root: procRoot, prom: p}, nil
 }
 
 // Root returns the proc root path this FS reads.

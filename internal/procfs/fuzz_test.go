@@ -62,3 +62,17 @@ func FuzzScanContains(f *testing.F) {
 		}
 	})
 }
+
+func FuzzSmapsLines(f *testing.F) {
+	for _, p := range []string{"proc/517/smaps_rollup", "proc/4242/smaps"} {
+		b, err := os.ReadFile(filepath.Join("testdata", p))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r SmapsRollup
+		_ = r.addLines(b)
+	})
+}

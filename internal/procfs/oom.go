@@ -29,15 +29,15 @@ func (f FS) OOMScore(pid int) (OOMScore, error) {
 }
 
 func (f FS) readInt(path string) (int, error) {
-	b, err := readSmall(path)
-	if err != nil {
-		return 0, err
-	}
-	n, err := parseInt(b)
-	if err != nil {
-		return 0, fmt.Errorf("parse %s: %w", path, err)
-	}
-	return n, nil
+	var n int
+	err := withFile(path, func(b []byte) error {
+		var perr error
+		if n, perr = parseInt(b); perr != nil {
+			return fmt.Errorf("parse %s: %w", path, perr)
+		}
+		return nil
+	})
+	return n, err
 }
 
 func parseInt(b []byte) (int, error) {

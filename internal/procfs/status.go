@@ -22,7 +22,6 @@ package procfs
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -50,15 +49,15 @@ type Status struct {
 // Status reads <root>/<pid>/status.
 func (f FS) Status(pid int) (Status, error) {
 	path := f.pidPath(pid, "status")
-	b, err := readSmall(path)
-	if err != nil {
-		return Status{}, err
-	}
-	s, err := parseStatus(b)
-	if err != nil {
-		return Status{}, fmt.Errorf("parse %s: %w", path, err)
-	}
-	return s, nil
+	var s Status
+	err := withFile(path, func(b []byte) error {
+		var perr error
+		if s, perr = parseStatus(b); perr != nil {
+			return fmt.Errorf("parse %s: %w", path, perr)
+		}
+		return nil
+	})
+	return s, err
 }
 
 func parseStatus(b []byte) (Status, error) {
@@ -74,7 +73,7 @@ func parseStatus(b []byte) (Status, error) {
 		if !ok {
 			continue
 		}
-		if err := s.set(string(k), bytes.TrimSpace(v)); err != nil {
+		if err := s.set(k, bytes.TrimSpace(v)); err != nil {
 			return Status{}, err
 		}
 	}
@@ -85,53 +84,75 @@ func parseStatus(b []byte) (Status, error) {
 }
 
 // set stores one field; unknown keys are ignored.
-func (s *Status) set(k string, v []byte) error {
+func (s *Status) set(key []byte, v []byte) error {
 	var err error
-	switch k {
+	switch string(key) { // no allocation: the compiler compares in place
 	case "Name":
 		s.Name = string(v)
 	case "State":
 		s.State, _, _ = strings.Cut(string(v), " ")
 	case "Pid":
-		s.PID, err = atoiField(k, v)
+		s.PID, err = atoiField("Pid", v)
 	case "PPid":
-		s.PPid, err = atoiField(k, v)
+		s.PPid, err = atoiField("PPid", v)
 	case "Threads":
-		s.Threads, err = atoiField(k, v)
+		s.Threads, err = atoiField("Threads", v)
 	case "Uid":
 		first, _, _ := bytes.Cut(v, []byte("\t"))
-		s.UID, err = atoiField(k, first)
+		s.UID, err = atoiField("Uid", first)
 	case "NSpid":
-		s.NSpid, err = parseIntList(k, v)
+		s.NSpid, err = parseIntList("NSpid", v)
 	case "VmHWM":
-		s.VmHWMBytes, err = kBField(k, v)
+		s.VmHWMBytes, err = kBField("VmHWM", v)
 	case "VmRSS":
-		s.VmRSSBytes, err = kBField(k, v)
+		s.VmRSSBytes, err = kBField("VmRSS", v)
 	case "RssAnon":
-		s.RssAnonBytes, err = kBField(k, v)
+		s.RssAnonBytes, err = kBField("RssAnon", v)
 	case "RssFile":
-		s.RssFileBytes, err = kBField(k, v)
+		s.RssFileBytes, err = kBField("RssFile", v)
 	case "RssShmem":
-		s.RssShmemBytes, err = kBField(k, v)
+		s.RssShmemBytes, err = kBField("RssShmem", v)
 	case "VmSwap":
-		s.VmSwapBytes, err = kBField(k, v)
+		s.VmSwapBytes, err = kBField("VmSwap", v)
 	}
 	return err
 }
 
 func atoiField(k string, v []byte) (int, error) {
-	n, err := strconv.Atoi(string(v))
-	if err != nil {
+	neg := len(v) > 0 && v[0] == '-'
+	if neg {
+		v = v[1:]
+	}
+	n, ok := digits(v)
+	if !ok || n > 1<<40 {
 		return 0, fmt.Errorf("field %s: bad number %q", k, v)
 	}
-	return n, nil
+	if neg {
+		return -int(n), nil
+	}
+	return int(n), nil
+}
+
+// digits parses a non-empty run of decimal digits without allocating.
+func digits(v []byte) (uint64, bool) {
+	if len(v) == 0 || len(v) > 19 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, true
 }
 
 func parseIntList(k string, v []byte) ([]int, error) {
 	fields := bytes.Fields(v)
 	out := make([]int, 0, len(fields))
 	for _, fl := range fields {
-		n, err := atoiField(k, fl)
+		n, err := atoiField("VmSwap", fl)
 		if err != nil {
 			return nil, err
 		}
@@ -146,8 +167,8 @@ func kBField(k string, v []byte) (*uint64, error) {
 	if len(unit) > 0 && string(bytes.TrimSpace(unit)) != "kB" {
 		return nil, fmt.Errorf("field %s: unexpected unit %q", k, unit)
 	}
-	n, err := strconv.ParseUint(string(num), 10, 64)
-	if err != nil || n > (1<<54) {
+	n, ok := digits(num)
+	if !ok || n > (1<<54) {
 		return nil, fmt.Errorf("field %s: bad size %q", k, v)
 	}
 	n *= 1024

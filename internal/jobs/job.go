@@ -44,14 +44,14 @@ type Process struct {
 // Totals sums a job's members. PSSComplete is false when some member has
 // no PSS yet (the sum then covers only those that have one).
 type Totals struct {
-	Processes   int     `json:"processes"`
-	Workers     int     `json:"workers"`
-	RSSBytes    uint64  `json:"rss_bytes"`
-	PSSBytes    uint64  `json:"pss_bytes"`
-	USSBytes    uint64  `json:"uss_bytes"`
-	SwapBytes   uint64  `json:"swap_bytes"`
-	GPUBytes    int64   `json:"gpu_bytes"`
-	PSSComplete bool    `json:"pss_complete"`
+	Processes   int    `json:"processes"`
+	Workers     int    `json:"workers"`
+	RSSBytes    uint64 `json:"rss_bytes"`
+	PSSBytes    uint64 `json:"pss_bytes"`
+	USSBytes    uint64 `json:"uss_bytes"`
+	SwapBytes   uint64 `json:"swap_bytes"`
+	GPUBytes    int64  `json:"gpu_bytes"`
+	PSSComplete bool   `json:"pss_complete"`
 	// PSSMaxAgeSeconds is the age of the oldest PSS figure in the sum.
 	PSSMaxAgeSeconds float64 `json:"pss_max_age_seconds"`
 	// Sources maps each total ("rss", "pss", "uss", "swap", "gpu") to where

@@ -16,7 +16,6 @@ package doctor
 import (
 	"fmt"
 	"sort"
-	"strings"
 )
 
 // Severity orders findings: OK < Info < Warn < Fail.
@@ -77,8 +76,8 @@ func (f Finding) ev(source, value string) Finding {
 	return f
 }
 
-func (f Finding) why(s string) Finding { f.Why = s; return f }
-func (f Finding) fix(s string) Finding { f.Fix = s; return f }
+func (f Finding) why(s string) Finding  { f.Why = s; return f }
+func (f Finding) fix(s string) Finding  { f.Fix = s; return f }
 func (f Finding) tune(s string) Finding { f.Tune = s; return f }
 
 // Check is one unit of the audit.
@@ -128,10 +127,12 @@ func (r Report) ExitCode() int {
 // category is in only (when only is not empty).
 func (r Report) Filter(min Severity, only []string) Report {
 	out := r
-	out.Findings = nil
+	out.Findings, out.Worst, out.Counts = nil, OK, map[string]int{}
 	for _, f := range r.Findings {
 		if f.Severity >= min && (len(only) == 0 || contains(only, f.ID) || contains(only, f.Category)) {
 			out.Findings = append(out.Findings, f)
+			out.Counts[f.Severity.String()]++
+			out.Worst = max(out.Worst, f.Severity)
 		}
 	}
 	return out
@@ -162,5 +163,3 @@ func plural(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
-
-var _ = strings.TrimSpace

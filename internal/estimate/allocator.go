@@ -1,0 +1,138 @@
+package estimate
+
+import "sort"
+
+// allocator replays allocations through the rules of PyTorch's CUDA caching
+// allocator (c10/cuda/CUDACachingAllocator.cpp) to get the reserved memory —
+// what the process holds from the driver — rather than what is in use:
+//   - every request is rounded up to a multiple of 512 bytes;
+//   - requests up to 1 MiB come from the small pool, carved out of 2 MiB
+//     segments; larger ones from the large pool, whose new segments are
+//     20 MiB for requests under 10 MiB and the request rounded up to 2 MiB
+//     above that;
+//   - a request takes the smallest free block that fits (best fit), split
+//     when the rest is at least 512 B (small pool) or over 1 MiB (large);
+//   - freed blocks merge with free neighbours of the same segment, and
+//     segments are never returned to the driver (no empty_cache, no OOM).
+type allocator struct {
+	free     [2][]*block // per pool, kept sorted by (size, segment, offset)
+	reserved int64
+	segments int
+}
+
+type block struct {
+	seg        int
+	off, size  int64
+	pool       int
+	free       bool
+	prev, next *block
+}
+
+const (
+	minBlock    = 512
+	smallSize   = 1 << 20
+	smallBuffer = 2 << 20
+	largeBuffer = 20 << 20
+	minLarge    = 10 << 20
+	roundLarge  = 2 << 20
+)
+
+func roundSize(n int64) int64 {
+	if n < minBlock {
+		return minBlock
+	}
+	return (n + minBlock - 1) / minBlock * minBlock
+}
+
+func segmentSize(n int64) int64 {
+	switch {
+	case n <= smallSize:
+		return smallBuffer
+	case n < minLarge:
+		return largeBuffer
+	}
+	return (n + roundLarge - 1) / roundLarge * roundLarge
+}
+
+func less(a, b *block) bool {
+	if a.size != b.size {
+		return a.size < b.size
+	}
+	if a.seg != b.seg {
+		return a.seg < b.seg
+	}
+	return a.off < b.off
+}
+
+func (a *allocator) insert(b *block) {
+	l := a.free[b.pool]
+	i := sort.Search(len(l), func(i int) bool { return !less(l[i], b) })
+	l = append(l, nil)
+	copy(l[i+1:], l[i:])
+	l[i] = b
+	a.free[b.pool] = l
+}
+
+func (a *allocator) remove(b *block) {
+	l := a.free[b.pool]
+	i := sort.Search(len(l), func(i int) bool { return !less(l[i], b) })
+	if i < len(l) && l[i] == b {
+		a.free[b.pool] = append(l[:i], l[i+1:]...)
+	}
+}
+
+// malloc returns the block serving a request of n bytes; its size is what
+// torch.cuda.memory_allocated() counts.
+func (a *allocator) malloc(n int64) *block {
+	size := roundSize(n)
+	pool := 1
+	if size <= smallSize {
+		pool = 0
+	}
+	l := a.free[pool]
+	i := sort.Search(len(l), func(i int) bool { return l[i].size >= size })
+	var b *block
+	if i < len(l) {
+		b = l[i]
+		a.remove(b)
+	} else {
+		seg := segmentSize(size)
+		a.reserved += seg
+		a.segments++
+		b = &block{seg: a.segments, size: seg, pool: pool}
+	}
+	rest := b.size - size
+	if (pool == 0 && rest >= minBlock) || (pool == 1 && rest > smallSize) {
+		r := &block{seg: b.seg, off: b.off + size, size: rest, pool: pool, free: true, prev: b, next: b.next}
+		if b.next != nil {
+			b.next.prev = r
+		}
+		b.next, b.size = r, size
+		a.insert(r)
+	}
+	b.free = false
+	return b
+}
+
+// release frees b and merges it with free neighbours.
+func (a *allocator) release(b *block) {
+	b.free = true
+	if p := b.prev; p != nil && p.free {
+		a.remove(p)
+		p.size += b.size
+		p.next = b.next
+		if b.next != nil {
+			b.next.prev = p
+		}
+		b = p
+	}
+	if n := b.next; n != nil && n.free {
+		a.remove(n)
+		b.size += n.size
+		b.next = n.next
+		if n.next != nil {
+			n.next.prev = b
+		}
+	}
+	a.insert(b)
+}

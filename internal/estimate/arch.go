@@ -1,0 +1,188 @@
+package estimate
+
+import "github.com/torchmem/torchmem/internal/estimate/models"
+
+// Embeddings and heads of each family, and the dispatch to its blocks.
+
+func (e *ctx) block(i int, x *tensor) *tensor {
+	if e.md.Family == models.ResNet {
+		return e.resnetBlock(i, x)
+	}
+	return e.transformerBlock(i, x)
+}
+
+// embed turns the step's input into the first block's input.
+func (e *ctx) embed(data *tensor) *tensor {
+	T, h, p := e.tokens(), int64(e.md.Hidden), e.dt.param
+	s := int64(e.seq())
+	switch e.md.Family {
+	case models.GPT2:
+		x := e.add(e.act(T*h, p), e.act(s*h, p))
+		return e.dropout(x, e.md.EmbedDropout)
+	case models.Llama:
+		return e.act(T*h, p)
+	case models.BERT:
+		x := e.act(T*h, p)
+		if e.md.TypeVocab > 0 {
+			x = e.add(x, e.act(T*h, p))
+		}
+		x = e.layerNormOf(e.add(x, e.act(s*h, p)), T)
+		return e.dropout(x, e.md.EmbedDropout)
+	case models.T5:
+		e.posBias = append(e.posBias, e.act(int64(e.o.Batch*e.md.Heads)*s*s, 4))
+		return e.dropout(e.act(T*h, p), e.md.EmbedDropout)
+	case models.ViT:
+		b, ps := int64(e.o.Batch), int64(e.imageSize()/e.md.PatchSize)
+		conv := e.linear(data, b*h*ps*ps)
+		x := e.act(T*h, promote(conv.dt, p)) // cat with the fp32 class token
+		e.m.drop(conv)
+		out := e.act(T*h, x.dt) // + pos_embedding (a parameter)
+		e.m.drop(x)
+		return out
+	case models.ResNet:
+		return e.resnetStem(data)
+	}
+	return data
+}
+
+// enterBlock switches a T5 from its encoder to its decoder.
+func (e *ctx) enterBlock(i int, x *tensor) *tensor {
+	if e.md.Family != models.T5 || i != e.md.Layers {
+		return x
+	}
+	T, h, s := e.tokens(), int64(e.md.Hidden), int64(e.seq())
+	enc := e.dropout(e.rmsNorm(x, T), e.md.HiddenDropout)
+	e.m.drop(x)
+	e.encOut = enc
+	e.m.drop(e.posBias...)
+	e.posBias = nil
+	for range 2 { // self-attention and cross-attention biases
+		e.posBias = append(e.posBias, e.act(int64(e.o.Batch*e.md.Heads)*s*s, 4))
+	}
+	return e.dropout(e.act(T*h, e.dt.param), e.md.EmbedDropout)
+}
+
+func (e *ctx) exitStack() {
+	e.m.drop(e.posBias...)
+	e.posBias = nil
+	if e.encOut != nil {
+		e.m.drop(e.encOut)
+		e.encOut = nil
+	}
+}
+
+// head runs the final norm, the output layer and (training) the loss. In
+// inference the logits are returned live, as the caller holds them.
+func (e *ctx) head(x *tensor) *tensor {
+	e.rec = nil
+	defer func() { e.headRec = e.rec; e.m.cat = CatActivations }()
+	switch e.md.Family {
+	case models.ViT, models.ResNet:
+		return e.classifierHead(x)
+	}
+	e.exitStack()
+	T, h, V := e.tokens(), int64(e.md.Hidden), int64(e.md.Vocab)
+	var n *tensor
+	switch e.md.Family {
+	case models.GPT2:
+		n = e.layerNormOf(x, T)
+	case models.BERT:
+		d := e.linear(x, T*h)
+		e.m.drop(x)
+		n = e.layerNormOf(e.activation(d, e.md.Activation), T)
+	default:
+		n = e.rmsNorm(x, T)
+		e.m.drop(x)
+	}
+	e.m.cat = CatLoss
+	logits := e.linear(n, T*V)
+	e.m.drop(n)
+	if e.o.Inference {
+		return logits
+	}
+	// ForCausalLMLoss: logits.float(), then cross_entropy = log_softmax
+	// (saves its output) + nll_loss. The model output, and with it the
+	// half-precision logits, is dropped once .loss is taken.
+	f := logits
+	if logits.dt != 4 {
+		f = e.act(T*V, 4)
+	}
+	lsm := e.act(T*V, 4)
+	e.m.save(lsm)
+	e.m.drop(f, logits, lsm)
+	return nil
+}
+
+func (e *ctx) classifierHead(x *tensor) *tensor {
+	b, C := int64(e.o.Batch), int64(e.md.Classes)
+	feat := x
+	if e.md.Family == models.ViT {
+		feat = e.layerNormOf(x, e.tokens()) // heads read its class-token row
+	} else {
+		e.m.save(x) // adaptive_avg_pool2d saves its input
+		e.m.drop(x)
+		feat = e.act(b*int64(x.elems/b)/int64(e.finalSpatial()), x.dt)
+	}
+	in := feat
+	if e.dt.autocast && feat.dt == 4 {
+		in = e.act(b*int64(e.featWidth()), 2)
+	}
+	e.m.save(in)
+	logits := e.act(b*C, e.dt.compute)
+	e.m.drop(in, feat)
+	if e.o.Inference {
+		return logits
+	}
+	lsm := e.act(b*C, 4)
+	e.m.save(lsm)
+	e.m.drop(logits, lsm)
+	return nil
+}
+
+func (e *ctx) featWidth() int {
+	if e.md.Family == models.ResNet {
+		return 512 * e.md.Expansion()
+	}
+	return e.md.Hidden
+}
+
+// headBackward: nll_loss's gradient and log_softmax's are both the size of
+// the logits (fp32) while the saved log-probabilities are still held; a
+// half-precision model then casts the gradient back.
+func (e *ctx) headBackward(micro int) {
+	T, V := e.tokens(), int64(e.md.Vocab)
+	if e.md.Family == models.ViT || e.md.Family == models.ResNet {
+		T, V = int64(e.o.Batch), int64(e.md.Classes)
+	}
+	g1 := e.m.new(T*V, 4, CatLoss)
+	g2 := e.m.new(T*V, 4, CatLoss)
+	e.m.drop(g1)
+	var lossRec, rest []*tensor
+	for _, t := range e.headRec {
+		if t.cat == CatLoss && t.dt == 4 {
+			lossRec = append(lossRec, t)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	e.m.unsave(lossRec...)
+	gl := g2
+	if e.dt.compute != 4 {
+		gl = e.m.new(T*V, e.dt.compute, CatLoss)
+		e.m.drop(g2)
+	}
+	e.dx = e.m.new(e.blockInputElems(), e.dt.compute, CatActivations)
+	e.paramGrads(e.headParams, micro)
+	e.m.drop(gl)
+	e.m.unsave(rest...)
+	e.m.unsave(e.casts[0]...) // the head's weight copies are not needed any more
+	e.headRec = nil
+}
+
+func (e *ctx) blockInputElems() int64 {
+	if e.md.Family == models.ResNet {
+		f := int64(e.finalSpatial())
+		return int64(e.o.Batch) * int64(e.featWidth()) * f
+	}
+	return e.tokens() * int64(e.md.Hidden)
+}

@@ -1,0 +1,98 @@
+package estimate
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"os"
+	"sort"
+	"testing"
+
+	"github.com/torchmem/torchmem/internal/estimate/models"
+)
+
+// calRow is one measured configuration of testdata/calibration.jsonl
+// (H200, torch 2.11, transformers 5.17, SDPA).
+type calRow struct {
+	ID              string         `json:"id"`
+	Batch           int            `json:"batch"`
+	Seq             int            `json:"seq"`
+	Precision       string         `json:"precision"`
+	Optim           *string        `json:"optim"`
+	Mode            string         `json:"mode"`
+	Params          int64          `json:"params"`
+	PeakAllocated   int64          `json:"peak_allocated"`
+	PeakReserved    int64          `json:"peak_reserved"`
+	NVMLProcessUsed int64          `json:"nvml_process_used"`
+	ModelConfig     map[string]any `json:"model_config"`
+}
+
+func loadCalibration(t testing.TB) []calRow {
+	f, err := os.Open("testdata/calibration.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows []calRow
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var r calRow
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.ID != "_context" {
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// estimateRow runs the estimator on a calibration row's own model config.
+func estimateRow(t testing.TB, r calRow) *Result {
+	md, err := models.FromConfigMap(r.ModelConfig)
+	if err != nil {
+		t.Fatalf("%s: %v", r.ID, err)
+	}
+	o := Options{Batch: r.Batch, Seq: r.Seq, Precision: r.Precision, Inference: r.Mode == "infer"}
+	if r.Optim != nil {
+		o.Optimizer = *r.Optim
+	}
+	res, err := Estimate(md, o)
+	if err != nil {
+		t.Fatalf("%s: %v", r.ID, err)
+	}
+	return res
+}
+
+func relErr(got, want int64) float64 { return float64(got-want) / float64(want) }
+
+func TestCalibration(t *testing.T) {
+	var errs []float64
+	for _, r := range loadCalibration(t) {
+		res := estimateRow(t, r)
+		if res.Params != r.Params {
+			t.Errorf("%s: %d params, measured model has %d", r.ID, res.Params, r.Params)
+		}
+		ea := relErr(res.PeakAllocatedBytes, r.PeakAllocated)
+		ep := relErr(res.ProcessBytes, r.NVMLProcessUsed)
+		er := relErr(res.PeakReservedBytes, r.PeakReserved)
+		t.Logf("%-36s allocated %6.2f GB (%+5.1f%%)  reserved %6.2f GB (%+5.1f%%)  process %6.2f GB (%+5.1f%%)  peak at %s",
+			r.ID, gb(res.PeakAllocatedBytes), 100*ea, gb(res.PeakReservedBytes), 100*er, gb(res.ProcessBytes), 100*ep, res.PeakPhase)
+		if math.Abs(ea) > 0.10 {
+			t.Errorf("%s: peak allocated off by %+.1f%% (limit 10%%)", r.ID, 100*ea)
+		}
+		if math.Abs(ep) > 0.10 {
+			t.Errorf("%s: process (nvidia-smi) off by %+.1f%% (limit 10%%)", r.ID, 100*ep)
+		}
+		errs = append(errs, math.Abs(ea))
+	}
+	sort.Float64s(errs)
+	med := (errs[len(errs)/2] + errs[(len(errs)-1)/2]) / 2
+	t.Logf("median |error| of peak allocated: %.2f%%", 100*med)
+	if med > 0.05 {
+		t.Errorf("median |error| %.2f%% > 5%%", 100*med)
+	}
+}
+
+func gb(n int64) float64 { return float64(n) / 1e9 }

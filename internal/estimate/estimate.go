@@ -1,0 +1,117 @@
+// Package estimate predicts the peak GPU memory of a PyTorch training or
+// inference job before it runs. It walks the model op by op the way the
+// Hugging Face and torchvision code runs it, allocating what each op
+// allocates and keeping what autograd saves, replays those allocations
+// through a model of PyTorch's caching allocator, and adds the CUDA context
+// that nvidia-smi shows on top.
+package estimate
+
+import (
+	"fmt"
+
+	"github.com/torchmem/torchmem/internal/estimate/models"
+)
+
+// The process-level memory outside PyTorch's allocator, as NVML reported it
+// on an H200 with torch 2.11 / CUDA 13 (lazy module loading): the CUDA
+// context right after initialisation, and what cuBLAS/cuBLASLt handles and
+// lazily loaded kernels add once a training step has run (NVML's figure
+// minus reserved minus the context, 136–168 MiB over the measured jobs).
+const (
+	CUDAContextBytes = 641728512
+	LibraryBytes     = 150 << 20
+)
+
+// Item is one line of the breakdown at the peak.
+type Item struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+}
+
+// Result is the estimate for one configuration.
+type Result struct {
+	Model  string  `json:"model"`
+	Family string  `json:"family"`
+	Params int64   `json:"params"`
+	Opts   Options `json:"options"`
+	// PeakAllocatedBytes is what torch.cuda.max_memory_allocated() would report.
+	PeakAllocatedBytes int64 `json:"peak_allocated_bytes"`
+	// PeakReservedBytes is torch.cuda.max_memory_reserved(): allocator segments.
+	PeakReservedBytes int64 `json:"peak_reserved_bytes"`
+	// ProcessBytes is what nvidia-smi would show for the process.
+	ProcessBytes     int64 `json:"process_bytes"`
+	CUDAContextBytes int64 `json:"cuda_context_bytes"`
+	LibraryBytes     int64 `json:"library_bytes"`
+	// PeakPhase says when the peak happens ("backward, step 2").
+	PeakPhase string `json:"peak_phase"`
+	// Breakdown: live bytes by kind at the peak, then what sits above them.
+	Breakdown []Item `json:"breakdown"`
+	// ActivationBytesPerBlock is what one transformer block (or ResNet
+	// block 0) keeps for backward, 0 in inference or with checkpointing.
+	ActivationBytesPerBlock int64 `json:"activation_bytes_per_block"`
+}
+
+// Estimate predicts the memory of running md with o.
+func Estimate(md *models.Model, o Options) (*Result, error) {
+	if err := o.Defaults(); err != nil {
+		return nil, err
+	}
+	if err := md.Validate(); err != nil {
+		return nil, err
+	}
+	switch md.Family {
+	case models.ViT, models.ResNet:
+		if o.ImageSize == 0 {
+			o.ImageSize = md.ImageSize
+		}
+		if md.Family == models.ViT && o.ImageSize%md.PatchSize != 0 {
+			return nil, fmt.Errorf("--image-size %d is not a multiple of the patch size %d", o.ImageSize, md.PatchSize)
+		}
+		if md.Family == models.ViT && o.ImageSize != md.ImageSize {
+			return nil, fmt.Errorf("--image-size %d: %s's position embedding is for %d", o.ImageSize, md.Name, md.ImageSize)
+		}
+		if o.ImageSize < 32 {
+			return nil, fmt.Errorf("--image-size %d too small", o.ImageSize)
+		}
+		o.Seq = 0
+	default:
+		if o.Seq == 0 {
+			return nil, fmt.Errorf("--seq is required for %s", md.Name)
+		}
+	}
+	if (o.KVCache || o.GenLen > 0) && md.Family != models.GPT2 && md.Family != models.Llama {
+		return nil, fmt.Errorf("--kv-cache/--gen-len: generation is modelled for decoder-only language models, not %s", md.Family)
+	}
+	if o.GenLen > 0 {
+		o.KVCache = true
+	}
+	e := newCtx(md, o)
+	if o.Inference {
+		e.infer()
+	} else {
+		e.train()
+	}
+	return e.result(), nil
+}
+
+func (e *ctx) result() *Result {
+	m := e.m
+	r := &Result{Model: e.md.Name, Family: string(e.md.Family), Params: e.md.ParamCount(), Opts: e.o,
+		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.reserved,
+		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase,
+		ActivationBytesPerBlock: e.perBlock}
+	if e.o.Checkpointing {
+		r.ActivationBytesPerBlock = 0
+	}
+	r.ProcessBytes = r.PeakReservedBytes + r.CUDAContextBytes + r.LibraryBytes
+	for c := Category(0); c < numCats; c++ {
+		if m.peakCats[c] != 0 {
+			r.Breakdown = append(r.Breakdown, Item{c.String(), m.peakCats[c]})
+		}
+	}
+	r.Breakdown = append(r.Breakdown,
+		Item{"allocator_cache_and_fragmentation", r.PeakReservedBytes - r.PeakAllocatedBytes},
+		Item{"cuda_context", r.CUDAContextBytes},
+		Item{"cuda_libraries", r.LibraryBytes})
+	return r
+}

@@ -1,0 +1,103 @@
+package estimate
+
+// machine runs the allocation program the model walk emits: each tensor is
+// allocated through the caching-allocator replay, and freed when neither
+// the program (live) nor autograd (saved) holds it any more — the rule by
+// which PyTorch's reference counting frees CUDA memory.
+
+// Category names what a tensor is for, in the breakdown.
+type Category int
+
+// The breakdown's categories.
+const (
+	CatWeights Category = iota
+	CatGrads
+	CatOptState
+	CatOptTemp
+	CatActivations
+	CatAutocast
+	CatLoss
+	CatKVCache
+	CatWorkspace
+	CatData
+	numCats
+)
+
+var catNames = [numCats]string{"weights", "gradients", "optimizer_states", "optimizer_temporaries",
+	"activations", "autocast_weight_copies", "logits_and_loss", "kv_cache", "cublas_workspace", "input_data"}
+
+func (c Category) String() string { return catNames[c] }
+
+type tensor struct {
+	elems       int64
+	dt          int64 // bytes per element
+	cat         Category
+	live, saved bool
+	blk         *block
+}
+
+type machine struct {
+	alloc     allocator
+	cur       [numCats]int64
+	total     int64
+	peak      int64
+	peakCats  [numCats]int64
+	peakPhase string
+	phase     string
+	// grad: autograd records saved tensors (training, outside no_grad).
+	grad bool
+	cat  Category
+}
+
+func (m *machine) new(elems, dt int64, c Category) *tensor {
+	t := &tensor{elems: elems, dt: dt, cat: c, live: true}
+	t.blk = m.alloc.malloc(elems * dt)
+	m.cur[c] += t.blk.size
+	m.total += t.blk.size
+	if m.total > m.peak {
+		m.peak, m.peakCats, m.peakPhase = m.total, m.cur, m.phase
+	}
+	return t
+}
+
+func (m *machine) maybeFree(t *tensor) {
+	if t == nil || t.live || t.saved || t.blk == nil {
+		return
+	}
+	m.cur[t.cat] -= t.blk.size
+	m.total -= t.blk.size
+	m.alloc.release(t.blk)
+	t.blk = nil
+}
+
+// save marks t as kept by autograd for the backward pass (no-op without grad).
+func (m *machine) save(ts ...*tensor) {
+	if !m.grad {
+		return
+	}
+	for _, t := range ts {
+		if t != nil {
+			t.saved = true
+		}
+	}
+}
+
+// drop says the program holds t no more.
+func (m *machine) drop(ts ...*tensor) {
+	for _, t := range ts {
+		if t != nil {
+			t.live = false
+			m.maybeFree(t)
+		}
+	}
+}
+
+// unsave releases autograd's hold (after the tensor's backward ran).
+func (m *machine) unsave(ts ...*tensor) {
+	for _, t := range ts {
+		if t != nil {
+			t.saved = false
+			m.maybeFree(t)
+		}
+	}
+}

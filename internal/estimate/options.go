@@ -1,0 +1,124 @@
+package estimate
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Options describe the job being estimated. Zero values are filled in by
+// Defaults (batch 1, fp32, AdamW foreach, one micro-step, SDPA).
+type Options struct {
+	Batch     int    `json:"batch"`
+	Seq       int    `json:"seq,omitempty"`        // tokens per sample (transformers)
+	ImageSize int    `json:"image_size,omitempty"` // pixels per side (vision)
+	Precision string `json:"precision"`            // fp32, amp-bf16, amp-fp16, bf16, fp16
+	Optimizer string `json:"optimizer,omitempty"`  // adamw, adam, sgd, sgd-momentum, adafactor, adamw-8bit
+	// OptimizerImpl is foreach (PyTorch's default on CUDA) or fused.
+	OptimizerImpl string `json:"optimizer_impl,omitempty"`
+	Accum         int    `json:"accum"`
+	Checkpointing bool   `json:"checkpointing"`
+	Attention     string `json:"attention"` // sdpa, flash, eager
+	ZeroStage     int    `json:"zero_stage,omitempty"`
+	WorldSize     int    `json:"world_size,omitempty"`
+	Inference     bool   `json:"inference"`
+	KVCache       bool   `json:"kv_cache,omitempty"`
+	GenLen        int    `json:"gen_len,omitempty"`
+	// Steps is how many optimizer steps to replay (3: the peak settles by the second).
+	Steps int `json:"-"`
+	// ComputeCapability of the GPU (major*10+minor) sizes the cuBLAS workspace; 90 if unset.
+	ComputeCapability int `json:"-"`
+}
+
+var (
+	precisions = []string{"fp32", "amp-bf16", "amp-fp16", "bf16", "fp16"}
+	optimizers = []string{"adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit"}
+)
+
+// Defaults fills unset fields and checks the rest.
+func (o *Options) Defaults() error {
+	if o.Batch == 0 {
+		o.Batch = 1
+	}
+	if o.Precision == "" {
+		o.Precision = "fp32"
+	}
+	if o.Optimizer == "" && !o.Inference {
+		o.Optimizer = "adamw"
+	}
+	if o.OptimizerImpl == "" {
+		o.OptimizerImpl = "foreach"
+	}
+	if o.Accum == 0 {
+		o.Accum = 1
+	}
+	if o.Attention == "" {
+		o.Attention = "sdpa"
+	}
+	if o.WorldSize == 0 {
+		o.WorldSize = 1
+	}
+	if o.Steps == 0 {
+		o.Steps = 3
+	}
+	if o.ComputeCapability == 0 {
+		o.ComputeCapability = 90
+	}
+	return o.check()
+}
+
+func (o *Options) check() error {
+	switch {
+	case o.Batch < 1 || o.Batch > 1<<20:
+		return fmt.Errorf("--batch %d out of range (1..%d)", o.Batch, 1<<20)
+	case o.Seq < 0 || o.Seq > 1<<22 || o.ImageSize < 0 || o.ImageSize > 1<<15:
+		return fmt.Errorf("--seq or --image-size out of range")
+	case !oneOf(o.Precision, precisions):
+		return fmt.Errorf("--precision %q: want one of %s", o.Precision, strings.Join(precisions, ", "))
+	case !o.Inference && !oneOf(o.Optimizer, optimizers):
+		return fmt.Errorf("--optimizer %q: want one of %s", o.Optimizer, strings.Join(optimizers, ", "))
+	case o.OptimizerImpl != "foreach" && o.OptimizerImpl != "fused":
+		return fmt.Errorf("--optimizer-impl %q: want foreach or fused", o.OptimizerImpl)
+	case o.Accum < 1 || o.Accum > 1<<16:
+		return fmt.Errorf("--accum %d out of range", o.Accum)
+	case !oneOf(o.Attention, []string{"sdpa", "flash", "eager"}):
+		return fmt.Errorf("--attention %q: want sdpa, flash or eager", o.Attention)
+	case o.ZeroStage < 0 || o.ZeroStage > 3:
+		return fmt.Errorf("--zero %d: want 1, 2 or 3", o.ZeroStage)
+	case o.WorldSize < 1 || o.WorldSize > 1<<16:
+		return fmt.Errorf("--world-size %d out of range", o.WorldSize)
+	case o.GenLen < 0 || o.GenLen > 1<<22:
+		return fmt.Errorf("--gen-len %d out of range", o.GenLen)
+	case o.GenLen > 0 && !o.Inference:
+		return fmt.Errorf("--gen-len needs --inference")
+	}
+	return nil
+}
+
+func oneOf(s string, set []string) bool {
+	for _, x := range set {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// dtypes are the element sizes a precision mode gives each kind of tensor.
+type dtypes struct {
+	param, grad, state int64
+	compute            int64 // outputs of GEMMs, attention, activations
+	resid              int64 // the residual stream and embeddings
+	norm               int64 // LayerNorm/RMSNorm outputs
+	autocast           bool
+}
+
+func dtypesFor(precision string) dtypes {
+	switch precision {
+	case "amp-bf16", "amp-fp16":
+		// autocast: fp32 weights; GEMMs in half; norms, softmax, pow in fp32.
+		return dtypes{param: 4, grad: 4, state: 4, compute: 2, resid: 4, norm: 4, autocast: true}
+	case "bf16", "fp16":
+		return dtypes{param: 2, grad: 2, state: 2, compute: 2, resid: 2, norm: 2}
+	}
+	return dtypes{param: 4, grad: 4, state: 4, compute: 4, resid: 4, norm: 4}
+}

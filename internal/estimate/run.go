@@ -1,0 +1,186 @@
+package estimate
+
+import (
+	"fmt"
+
+	"github.com/torchmem/torchmem/internal/estimate/models"
+)
+
+// inputData is the step's batch on the GPU: token ids (int64) or images.
+func (e *ctx) inputData() *tensor {
+	if e.md.Family == models.ViT || e.md.Family == models.ResNet {
+		s := int64(e.imageSize())
+		return e.m.new(int64(e.o.Batch)*3*s*s, 4, CatData)
+	}
+	return e.m.new(e.tokens(), 8, CatData)
+}
+
+// train replays Steps optimizer steps of Accum micro-batches each.
+func (e *ctx) train() {
+	e.loadWeights()
+	for step := 1; step <= e.o.Steps; step++ {
+		for micro := 1; micro <= e.o.Accum; micro++ {
+			e.trainMicro(step, micro)
+		}
+		e.optimizerStep(step)
+		e.m.phase = fmt.Sprintf("zero_grad, step %d", step)
+		e.m.drop(e.grads...)
+		e.grads = nil
+	}
+}
+
+func (e *ctx) trainMicro(step, micro int) {
+	m := e.m
+	m.grad = true
+	m.phase = fmt.Sprintf("forward, step %d", step)
+	data := e.inputData()
+	e.castWeights(-1, e.headParams)
+	e.castWeights(-1, e.stemParams)
+	e.rec = nil
+	x := e.embed(data)
+	stem := e.rec
+	x = e.forwardBlocks(x, step)
+	m.phase = fmt.Sprintf("loss, step %d", step)
+	e.head(x)
+	for _, l := range e.casts { // autocast exits: the cache lets go
+		m.drop(l...)
+	}
+	m.phase = fmt.Sprintf("backward, step %d", step)
+	e.workspace()
+	e.headBackward(micro)
+	e.backwardBlocks(step, micro)
+	e.paramGrads(e.stemParams, micro)
+	m.unsave(stem...)
+	m.drop(stem...)
+	m.unsave(e.casts[0]...)
+	e.casts[0] = nil
+	m.drop(e.dx, data)
+	e.dx = nil
+}
+
+// optimizerStep creates the states on the first step (torch initialises
+// them lazily inside step()) and allocates the update's temporaries.
+func (e *ctx) optimizerStep(step int) {
+	m := e.m
+	m.phase = fmt.Sprintf("optimizer step %d", step)
+	n, stateDT := e.stateLayout()
+	if e.states == nil {
+		for _, p := range e.params {
+			sh := e.shard(p.Elems, 1)
+			if e.o.ZeroStage > 0 && e.dt.param == 2 { // fp32 master weights
+				e.states = append(e.states, m.new(sh, 4, CatOptState))
+			}
+			for k := 0; k < n; k++ {
+				dt := stateDT
+				if e.o.Optimizer == "adamw-8bit" && p.Elems < 4096 {
+					dt = 4 // bitsandbytes keeps small tensors in 32-bit
+				}
+				e.states = append(e.states, m.new(sh, dt, CatOptState))
+			}
+			if e.o.Optimizer == "adafactor" && p.Elems > 1 {
+				e.states = append(e.states, m.new(max(1, p.Elems/1024), 4, CatOptState))
+			}
+		}
+	}
+	var temps []*tensor
+	switch {
+	case (e.o.Optimizer == "adamw" || e.o.Optimizer == "adam") && e.o.OptimizerImpl == "foreach":
+		// _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs),
+		// one temporary list the size of the parameters.
+		for _, p := range e.params {
+			temps = append(temps, m.new(e.shard(p.Elems, 1), stateDT, CatOptTemp))
+		}
+	case e.o.Optimizer == "adafactor":
+		// Adafactor updates one parameter at a time with fp32 work tensors.
+		for _, p := range e.params {
+			a, b := m.new(p.Elems, 4, CatOptTemp), m.new(p.Elems, 4, CatOptTemp)
+			m.drop(a, b)
+		}
+	}
+	m.drop(temps...)
+}
+
+// stateLayout is the number of per-parameter states and their dtype size.
+func (e *ctx) stateLayout() (int, int64) {
+	dt := e.dt.state
+	if e.o.ZeroStage > 0 && dt == 2 {
+		dt = 4 // DeepSpeed keeps optimizer states in fp32 next to the master weights
+	}
+	switch e.o.Optimizer {
+	case "adamw", "adam":
+		return 2, dt
+	case "adamw-8bit":
+		return 2, 1
+	case "sgd-momentum":
+		return 1, dt
+	}
+	return 0, dt
+}
+
+// infer replays forward passes under no_grad: a scoring forward over the
+// whole sequence, or generation (prefill, then one token at a time with the
+// KV cache growing by torch.cat).
+func (e *ctx) infer() {
+	e.loadWeights()
+	for step := 1; step <= 2; step++ {
+		e.m.grad = false
+		e.m.phase = fmt.Sprintf("forward, pass %d", step)
+		data := e.inputData()
+		e.castWeights(-1, e.headParams)
+		e.castWeights(-1, e.stemParams)
+		x := e.forwardBlocks(e.embed(data), step)
+		e.m.phase = fmt.Sprintf("logits, pass %d", step)
+		logits := e.inferHead(x)
+		for _, l := range e.casts {
+			e.m.unsave(l...)
+			e.m.drop(l...)
+		}
+		if e.o.GenLen > 0 {
+			e.m.drop(logits)
+			logits = e.decode(step)
+		}
+		e.m.drop(logits, data)
+		e.m.unsave(e.kv...)
+		e.kv = nil
+	}
+}
+
+// inferHead: generate() asks the model for the last position's logits only
+// (logits_to_keep=1) and copies them to fp32.
+func (e *ctx) inferHead(x *tensor) *tensor {
+	if e.o.GenLen == 0 || e.md.Family == models.ViT || e.md.Family == models.ResNet {
+		return e.head(x)
+	}
+	b, V := int64(e.o.Batch), int64(e.md.Vocab)
+	e.m.drop(x)
+	l := e.m.new(b*V, e.dt.compute, CatLoss)
+	f := e.m.new(b*V, 4, CatLoss)
+	e.m.drop(l)
+	return f
+}
+
+// decode jumps to the last generated token: each layer's cache is
+// reallocated one position longer (torch.cat) while the old one is alive.
+func (e *ctx) decode(step int) *tensor {
+	e.m.phase = fmt.Sprintf("generation, pass %d", step)
+	s, total := int64(e.o.Seq), int64(e.o.Seq+e.o.GenLen)
+	for _, grow := range []int64{total - 1, total} {
+		for i, t := range e.kv {
+			per := t.elems / s
+			if e.md.Family == models.GPT2 && grow == total-1 {
+				per = per * 2 / 3 // the first cat splits GPT-2's k/v views off the c_attn output
+			}
+			n := e.m.new(per*grow, t.dt, CatKVCache)
+			n.saved = true
+			e.m.unsave(t)
+			e.m.drop(t)
+			e.kv[i] = n
+		}
+		s = grow
+	}
+	b, V := int64(e.o.Batch), int64(e.md.Vocab)
+	l := e.m.new(b*V, e.dt.compute, CatLoss)
+	f := e.m.new(b*V, 4, CatLoss)
+	e.m.drop(l)
+	return f
+}

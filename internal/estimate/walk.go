@@ -1,0 +1,265 @@
+package estimate
+
+import (
+	"fmt"
+
+	"github.com/torchmem/torchmem/internal/estimate/models"
+)
+
+// ctx walks one model through the steps of a job on a machine.
+type ctx struct {
+	m  *machine
+	md *models.Model
+	o  Options
+	dt dtypes
+
+	params      []models.Param
+	blockParams [][]models.Param
+	headParams  []models.Param // block -1 GEMM weights: grads appear at the head's backward
+	stemParams  []models.Param // other block -1 tensors: grads at the end of backward
+	weightBytes int64          // per element, after sharding and precision
+
+	rec      []*tensor   // tensors made by the block being walked
+	blocks   [][]*tensor // per block, what its forward made (released by its backward)
+	ckptIn   []*tensor   // per block input kept by activation checkpointing
+	casts    [][]*tensor // per block autocast weight copies
+	headRec  []*tensor
+	grads    []*tensor
+	states   []*tensor
+	kv       []*tensor
+	encOut   *tensor
+	posBias  []*tensor
+	dx       *tensor
+	ws       *tensor
+	perBlock int64 // activation bytes block 0 keeps for backward
+}
+
+func (e *ctx) seq() int {
+	if e.md.Family == models.ViT {
+		return e.md.Tokens(e.imageSize())
+	}
+	return e.o.Seq
+}
+
+func (e *ctx) imageSize() int {
+	if e.o.ImageSize > 0 {
+		return e.o.ImageSize
+	}
+	return e.md.ImageSize
+}
+
+func (e *ctx) tokens() int64 { return int64(e.o.Batch) * int64(e.seq()) }
+
+func newCtx(md *models.Model, o Options) *ctx {
+	e := &ctx{m: &machine{}, md: md, o: o, dt: dtypesFor(o.Precision)}
+	e.params = md.Params()
+	e.blockParams = make([][]models.Param, md.BlockCount())
+	for _, p := range e.params {
+		switch {
+		case p.Block >= 0 && p.Block < len(e.blockParams):
+			e.blockParams[p.Block] = append(e.blockParams[p.Block], p)
+		case p.Matmul && md.Family != models.ResNet && md.Family != models.ViT:
+			e.headParams = append(e.headParams, p)
+		default:
+			e.stemParams = append(e.stemParams, p)
+		}
+	}
+	// A safetensors header's count replaces the shape-derived one: scale
+	// every tensor so that weights, grads and states add up to it.
+	if md.HeaderParams > 0 {
+		var n int64
+		for _, p := range e.params {
+			n += p.Elems
+		}
+		if n > 0 && n != md.HeaderParams {
+			scale := float64(md.HeaderParams) / float64(n)
+			for _, l := range [][]models.Param{e.params, e.headParams, e.stemParams} {
+				for i := range l {
+					l[i].Elems = int64(float64(l[i].Elems) * scale)
+				}
+			}
+			for _, l := range e.blockParams {
+				for i := range l {
+					l[i].Elems = int64(float64(l[i].Elems) * scale)
+				}
+			}
+		}
+	}
+	e.blocks = make([][]*tensor, len(e.blockParams))
+	e.ckptIn = make([]*tensor, len(e.blockParams))
+	e.casts = make([][]*tensor, len(e.blockParams)+1)
+	return e
+}
+
+// shard is the part of a tensor one rank holds under ZeRO/FSDP.
+func (e *ctx) shard(elems int64, stage int) int64 {
+	if e.o.ZeroStage >= stage && e.o.WorldSize > 1 {
+		return (elems + int64(e.o.WorldSize) - 1) / int64(e.o.WorldSize)
+	}
+	return elems
+}
+
+func (e *ctx) loadWeights() {
+	e.m.phase = "model load"
+	for _, p := range e.params {
+		e.m.new(e.shard(p.Elems, 3), e.dt.param, CatWeights).live = true
+	}
+}
+
+// castWeights makes the autocast copies of a block's GEMM weights (block
+// -1: the embedding/head ones), kept in the cache until autocast exits and
+// saved by the GEMMs that use them.
+func (e *ctx) castWeights(block int, ps []models.Param) {
+	if !e.dt.autocast {
+		return
+	}
+	for _, p := range ps {
+		if p.Matmul {
+			c := e.m.new(p.Elems, 2, CatAutocast)
+			e.m.save(c)
+			e.casts[block+1] = append(e.casts[block+1], c)
+		}
+	}
+}
+
+// gather is FSDP / ZeRO-3 all-gathering a block's full parameters.
+func (e *ctx) gather(ps []models.Param) []*tensor {
+	if e.o.ZeroStage < 3 || e.o.WorldSize < 2 {
+		return nil
+	}
+	var out []*tensor
+	for _, p := range ps {
+		out = append(out, e.m.new(p.Elems, e.dt.param, CatWeights))
+	}
+	return out
+}
+
+// kvKeep moves tensors into the KV cache when generating with one.
+func (e *ctx) kvKeep(ts ...*tensor) {
+	if !e.o.Inference || !e.o.KVCache {
+		return
+	}
+	for _, t := range ts {
+		if t == nil || t.blk == nil {
+			continue
+		}
+		e.m.cur[t.cat] -= t.blk.size
+		e.m.cur[CatKVCache] += t.blk.size
+		t.cat = CatKVCache
+		t.live = true
+		e.kv = append(e.kv, t)
+		t.saved = true // the cache holds it past the program's own references
+	}
+}
+
+// forwardBlocks runs every block, with activation checkpointing keeping
+// only each block's input.
+func (e *ctx) forwardBlocks(x *tensor, step int) *tensor {
+	for i := range e.blockParams {
+		e.m.phase = fmt.Sprintf("forward, step %d", step)
+		x = e.enterBlock(i, x)
+		g := e.gather(e.blockParams[i])
+		e.castWeights(i, e.blockParams[i])
+		before := e.m.cur[CatActivations]
+		e.rec = nil
+		if e.o.Checkpointing && e.m.grad {
+			e.ckptIn[i] = x
+			e.m.save(x)
+			e.m.grad = false
+			x = e.block(i, x)
+			e.m.grad = true
+		} else {
+			x = e.block(i, x)
+		}
+		if i == 0 && e.perBlock == 0 && e.m.grad {
+			e.perBlock = e.m.cur[CatActivations] - before - x.blk.size
+		}
+		e.blocks[i] = e.rec
+		e.m.drop(g...)
+	}
+	return x
+}
+
+// backwardBlocks releases each block's saved tensors in reverse, making
+// its parameter gradients and the transient gradients of its activations.
+func (e *ctx) backwardBlocks(step, micro int) {
+	for i := len(e.blockParams) - 1; i >= 0; i-- {
+		e.m.phase = fmt.Sprintf("backward, step %d", step)
+		g := e.gather(e.blockParams[i])
+		if e.o.Checkpointing {
+			e.castWeights(i, e.blockParams[i])
+			e.rec = nil
+			in := e.ckptIn[i]
+			in.live = true
+			y := e.block(i, in)
+			e.m.drop(y)
+			e.blocks[i] = e.rec
+		}
+		e.blockBackward(e.blocks[i], e.blockParams[i], micro)
+		e.m.unsave(e.casts[i+1]...)
+		e.m.drop(e.casts[i+1]...)
+		e.casts[i+1] = nil
+		if e.ckptIn[i] != nil {
+			e.m.unsave(e.ckptIn[i])
+			e.ckptIn[i] = nil
+		}
+		e.m.drop(g...)
+		e.blocks[i] = nil
+	}
+	e.exitStack()
+}
+
+// blockBackward: the gradient of the block's largest intermediate and the
+// new gradient of its input exist while its saved tensors are still held;
+// then the parameter gradients are written and the saved tensors go.
+func (e *ctx) blockBackward(rec []*tensor, ps []models.Param, micro int) {
+	var big *tensor
+	for _, t := range rec {
+		if t.blk != nil && (big == nil || t.elems*t.dt > big.elems*big.dt) {
+			big = t
+		}
+	}
+	prev := e.dx
+	var g1 *tensor
+	if big != nil {
+		g1 = e.m.new(big.elems, big.dt, CatActivations)
+	}
+	if prev != nil {
+		e.dx = e.m.new(prev.elems, prev.dt, CatActivations)
+	}
+	e.paramGrads(ps, micro)
+	e.m.drop(g1, prev)
+	e.m.unsave(rec...)
+	e.m.drop(rec...)
+}
+
+// paramGrads: the first micro-step allocates each .grad (set_to_none
+// zero_grad left none); later micro-steps compute a fresh gradient and add
+// it in place. ZeRO-2/3 keep only this rank's shard after reduce-scatter.
+func (e *ctx) paramGrads(ps []models.Param, micro int) {
+	var full []*tensor
+	for _, p := range ps {
+		sh := e.shard(p.Elems, 2)
+		if micro > 1 || sh != p.Elems {
+			full = append(full, e.m.new(p.Elems, e.dt.grad, CatGrads))
+		}
+		if micro == 1 {
+			e.grads = append(e.grads, e.m.new(sh, e.dt.grad, CatGrads))
+		}
+	}
+	e.m.drop(full...)
+}
+
+func (e *ctx) workspace() {
+	if e.ws != nil {
+		return
+	}
+	// The autograd thread gets its own cuBLAS handle, and its workspace
+	// comes from the caching allocator: 4096 KiB*8 on sm90+, else
+	// 4096 KiB*2 + 16 KiB*8 (CUBLAS_WORKSPACE_CONFIG default).
+	size := int64(4096*1024*2 + 16*1024*8)
+	if e.o.ComputeCapability >= 90 {
+		size = 4096 * 8 * 1024
+	}
+	e.ws = e.m.new(size, 1, CatWorkspace)
+}

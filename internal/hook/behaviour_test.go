@@ -5,22 +5,31 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
+var bare sync.Map // args -> output of a run without the hook
+
 func bareRun(t *testing.T, py string, args ...string) string {
 	t.Helper()
+	key := strings.Join(append([]string{py}, args...), "\x00")
+	if v, ok := bare.Load(key); ok {
+		return v.(string)
+	}
 	out, err := exec.Command(py, args...).Output()
 	if err != nil {
 		t.Fatalf("bare run: %v", err)
 	}
+	bare.Store(key, string(out))
 	return string(out)
 }
 
 func TestSurvivesClosedSocket(t *testing.T) {
+	t.Parallel()
 	py := torchPython(t)
-	want := bareRun(t, py, "testdata/train.py", "40", "0.03")
+	want := bareRun(t, py, "testdata/train.py", "20", "0.03")
 	j := newJob(t, InstallOptions{Interval: 50 * time.Millisecond}, nil)
 	j.on = func(m Message) {
 		if m.Type == TypeStep && *m.Stats.Step >= 5 {
@@ -28,7 +37,7 @@ func TestSurvivesClosedSocket(t *testing.T) {
 			j.on = nil
 		}
 	}
-	if err := j.run(t, py, nil, "testdata/train.py", "40", "0.03"); err != nil {
+	if err := j.run(t, py, nil, "testdata/train.py", "20", "0.03"); err != nil {
 		t.Fatalf("job failed after the socket closed: %v\n%s", err, j.stderr.String())
 	}
 	if j.stdout.String() != want || j.stderr.Len() != 0 {
@@ -40,14 +49,15 @@ func TestSurvivesClosedSocket(t *testing.T) {
 }
 
 func TestNoServerListening(t *testing.T) {
+	t.Parallel()
 	py := torchPython(t)
-	want := bareRun(t, py, "testdata/train.py", "5")
+	want := bareRun(t, py, "testdata/train.py", "20", "0.03")
 	dir := t.TempDir()
 	env, err := Install(dir, InstallOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(py, "testdata/train.py", "5")
+	cmd := exec.Command(py, "testdata/train.py", "20", "0.03")
 	cmd.Env = MergeEnv(os.Environ(), env)
 	out, err := cmd.CombinedOutput()
 	if err != nil || string(out) != want {
@@ -56,6 +66,7 @@ func TestNoServerListening(t *testing.T) {
 }
 
 func TestCleanupAcknowledged(t *testing.T) {
+	t.Parallel()
 	py := torchPython(t)
 	j := newJob(t, InstallOptions{}, nil)
 	var sent int64
@@ -68,7 +79,7 @@ func TestCleanupAcknowledged(t *testing.T) {
 			sent = id
 		}
 	}
-	if err := j.run(t, py, nil, "testdata/train.py", "20", "0.05"); err != nil {
+	if err := j.run(t, py, nil, "testdata/train.py", "10", "0.05"); err != nil {
 		t.Fatalf("%v: %s", err, j.stderr.String())
 	}
 	acks := j.of(TypeAck)
@@ -78,11 +89,12 @@ func TestCleanupAcknowledged(t *testing.T) {
 }
 
 func TestPeerCredentialRejection(t *testing.T) {
+	t.Parallel()
 	py := torchPython(t)
-	want := bareRun(t, py, "testdata/train.py", "10")
+	want := bareRun(t, py, "testdata/train.py", "20", "0.03")
 	var seen []Peer
 	j := newJob(t, InstallOptions{}, func(p Peer) bool { seen = append(seen, p); return false })
-	if err := j.run(t, py, nil, "testdata/train.py", "10"); err != nil {
+	if err := j.run(t, py, nil, "testdata/train.py", "20", "0.03"); err != nil {
 		t.Fatalf("%v: %s", err, j.stderr.String())
 	}
 	if len(j.msgs) != 0 || j.srv.Rejected() != 1 || len(seen) != 1 || seen[0].PID <= 0 || seen[0].UID != os.Getuid() {
@@ -105,6 +117,7 @@ func anyPython(t *testing.T) string {
 }
 
 func TestCUDAPathsWithFakeTorch(t *testing.T) {
+	t.Parallel()
 	py := anyPython(t)
 	fake, _ := filepath.Abs("testdata/faketorch")
 	j := newJob(t, InstallOptions{Interval: 50 * time.Millisecond, RecordHistory: 1000}, nil)

@@ -107,6 +107,7 @@ func (j *job) of(typ string) []Message {
 }
 
 func TestTrainingLoopReportsHelloStatsSteps(t *testing.T) {
+	t.Parallel()
 	py := torchPython(t)
 	j := newJob(t, InstallOptions{Interval: 100 * time.Millisecond, StepMaxHz: 1000}, nil)
 	if err := j.run(t, py, nil, "testdata/train.py", "30", "0.02"); err != nil {
@@ -142,9 +143,18 @@ func TestTrainingLoopReportsHelloStatsSteps(t *testing.T) {
 }
 
 func TestDataLoaderWorkersSayWhoTheyAre(t *testing.T) {
+	for _, ctx := range []string{"fork", "spawn"} {
+		t.Run(ctx, func(t *testing.T) {
+			t.Parallel()
+			testDataLoaderWorkers(t, ctx)
+		})
+	}
+}
+
+func testDataLoaderWorkers(t *testing.T, ctx string) {
 	py := torchPython(t)
 	j := newJob(t, InstallOptions{Interval: 50 * time.Millisecond}, nil)
-	if err := j.run(t, py, nil, "testdata/loader.py"); err != nil {
+	if err := j.run(t, py, nil, "testdata/loader.py", ctx); err != nil {
 		t.Fatalf("job failed: %v\n%s", err, j.stderr.String())
 	}
 	var main, workers int
@@ -171,6 +181,7 @@ func TestDataLoaderWorkersSayWhoTheyAre(t *testing.T) {
 }
 
 func TestChainsExistingSitecustomize(t *testing.T) {
+	t.Parallel()
 	py := torchPython(t)
 	j := newJob(t, InstallOptions{}, nil)
 	other := t.TempDir()

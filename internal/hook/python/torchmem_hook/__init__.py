@@ -19,6 +19,9 @@ HOOK_VERSION = 1
 PROTOCOL_VERSION = 1
 
 _armed = False
+# The command line as the interpreter started: a spawned multiprocessing
+# child rewrites sys.argv to its parent's before it imports torch.
+start_argv = []
 
 
 class _TorchLoader(object):
@@ -105,10 +108,11 @@ def _debug():
 
 def arm():
     """Start watching for `import torch` (or hook at once if it is loaded)."""
-    global _armed
+    global _armed, start_argv
     if _armed:
         return
     _armed = True
+    start_argv = list(getattr(sys, "orig_argv", None) or getattr(sys, "argv", []))
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "__version__"):
         _on_torch_imported(torch)

@@ -57,6 +57,9 @@ class Agent(object):
         self.step_seconds_sum = 0.0
         self.thread = None
         self.hello_sent = False
+        self.worker_id = None
+        self.conn_lock = threading.Lock()
+        self.role_known = threading.Event()
 
     # ---- sending -------------------------------------------------------
 
@@ -91,7 +94,7 @@ class Agent(object):
                 except Exception:
                     _debug()
 
-    def _go_quiet(self):
+    def _go_quiet(self):  # noqa: D401
         """The supervisor is gone: stop sending, keep the program untouched."""
         self.closed = True
         self.queue.clear()
@@ -116,14 +119,9 @@ class Agent(object):
 
     def _run(self):
         try:
-            if self.sock is None:
-                if self.child:
-                    self._learn_role()
-                self.connect()
-            self.enqueue(ts.hello(self))
-            self.hello_sent = True
-            for n in ts.pending_notices():
-                self.enqueue(n)
+            if self.child:
+                self._learn_role()
+            self.ensure_hello()
             if self.worker:
                 self.interval = None  # workers send no allocator stats
             self._loop()
@@ -131,15 +129,39 @@ class Agent(object):
             _debug()
             self._go_quiet()
 
+    def ensure_hello(self):
+        """Connect (if needed) and send hello, once, from whichever thread
+        gets here first: the agent thread, or a DataLoader worker starting."""
+        with self.conn_lock:
+            if self.hello_sent or self.closed:
+                return
+            if self.sock is None:
+                self.connect()
+            self.hello_sent = True
+            self.queue.appendleft(dict(ts.hello(self), v=PROTOCOL_VERSION))
+            for n in ts.pending_notices():
+                self.enqueue(n)
+        self._flush()
+
+    def worker_started(self, worker_id):
+        """Called by the wrapped torch DataLoader worker loop, before it runs:
+        workers can live for milliseconds, so say hello synchronously."""
+        self.worker, self.worker_id = True, worker_id
+        self.interval = None
+        self.role_known.set()
+        self.ensure_hello()
+
     def _learn_role(self):
-        """A multiprocessing child is a DataLoader worker once torch sets its
-        worker info (the first thing the worker loop does); wait up to 2 s."""
+        """A multiprocessing child is a DataLoader worker if torch's worker
+        loop starts (worker_started) or sets its worker info; wait up to 2 s."""
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline:
-            if ts.worker_info(self.torch) is not None:
-                self.worker = True
+            if self.role_known.wait(0.02):
                 return
-            time.sleep(0.02)
+            wi = ts.worker_info(self.torch)
+            if wi is not None:
+                self.worker, self.worker_id = True, getattr(wi, "id", None)
+                return
 
     def _loop(self):
         buf = b""
@@ -242,6 +264,13 @@ def current():
 
 
 def _is_mp_child():
+    # A spawn/forkserver child imports torch while unpickling its target,
+    # before multiprocessing records the parent: its argv says it instead.
+    import torchmem_hook
+
+    for arg in torchmem_hook.start_argv:
+        if arg == "--multiprocessing-fork" or "multiprocessing.forkserver" in str(arg):
+            return True
     mp = sys.modules.get("multiprocessing.process")
     try:
         return mp is not None and mp.parent_process() is not None
@@ -272,3 +301,9 @@ def _after_fork_in_child():
         a.start()
     except Exception:
         _agent = None
+
+
+def worker_started(worker_id):
+    a = _agent
+    if a is not None and not a.closed:
+        a.worker_started(worker_id)

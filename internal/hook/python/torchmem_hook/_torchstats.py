@@ -116,9 +116,8 @@ def hello(agent):
         v = _env_int(env)
         if v is not None:
             msg[key] = v
-    wi = worker_info(torch)
-    if wi is not None:
-        msg["worker_id"] = int(getattr(wi, "id", -1))
+    if agent.worker_id is not None:
+        msg["worker_id"] = int(agent.worker_id)
     return msg
 
 
@@ -145,7 +144,7 @@ def install(torch, agent):
     """Install the step hook, exception hooks, the CUDA-init hook and atexit."""
     from torchmem_hook import _cuda
 
-    for fn in (_install_step_hook, _install_excepthooks, _cuda.install_cuda_init, _install_atexit):
+    for fn in (_install_step_hook, _install_worker_hook, _install_excepthooks, _cuda.install_cuda_init, _install_atexit):
         try:
             fn(torch)
         except Exception:
@@ -185,6 +184,32 @@ def _install_step_hook(torch):
         _step_hook_kind = "wrapped"
         return
     notice("torch %s has no optimizer step hook: no step numbers" % torch.__version__)
+
+
+def _install_worker_hook(torch):
+    """Wrap torch's DataLoader worker loop so a worker says it is one before
+    doing anything. The Process target is looked up (fork) or unpickled by
+    name (spawn) after this runs, so both start methods get the wrapper."""
+    import functools
+    import inspect
+
+    import torch.utils.data._utils.worker as w
+
+    orig = w._worker_loop
+    sig = inspect.signature(orig)
+
+    @functools.wraps(orig)
+    def _worker_loop(*args, **kwargs):
+        try:
+            wid = sig.bind_partial(*args, **kwargs).arguments.get("worker_id")
+            from torchmem_hook import _agent as ag
+
+            ag.worker_started(wid)
+        except Exception:
+            _debug()
+        return orig(*args, **kwargs)
+
+    w._worker_loop = _worker_loop
 
 
 def _is_oom(exc):

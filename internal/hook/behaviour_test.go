@@ -174,3 +174,34 @@ func TestCUDAPathsWithFakeTorch(t *testing.T) {
 		t.Fatal("the program's own traceback is gone")
 	}
 }
+
+func TestUncaughtExceptionsReportedOutputUnchanged(t *testing.T) {
+	t.Parallel()
+	py := torchPython(t)
+	bareCmd := exec.Command(py, "testdata/crash.py")
+	var bareErr strings.Builder
+	bareCmd.Stderr = &bareErr
+	bareCode := 0
+	if err := bareCmd.Run(); err != nil {
+		bareCode = bareCmd.ProcessState.ExitCode()
+	}
+	j := newJob(t, InstallOptions{}, nil)
+	err := j.run(t, py, nil, "testdata/crash.py")
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != bareCode || code != 1 || j.stderr.String() != bareErr.String() {
+		t.Fatalf("exit %d (bare %d), stderr changed:\n%s\nbare:\n%s", code, bareCode, j.stderr.String(), bareErr.String())
+	}
+	ex := j.of(TypeException)
+	if len(ex) != 2 {
+		t.Fatalf("exceptions %+v", ex)
+	}
+	if e := ex[0].Exception; e.Thread != "loader-thread" || e.OOM || e.ExcType != "builtins.ValueError" {
+		t.Errorf("thread exception %+v", e)
+	}
+	if e := ex[1].Exception; !e.OOM || e.Thread != "" || !strings.Contains(e.Text, "Tried to allocate 372.53 GiB") {
+		t.Errorf("main exception %+v", e)
+	}
+}

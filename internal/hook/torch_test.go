@@ -59,7 +59,8 @@ func newJob(t *testing.T, o InstallOptions, accept func(Peer) bool) *job {
 func (j *job) run(t *testing.T, py string, extraEnv []string, args ...string) error {
 	t.Helper()
 	cmd := exec.Command(py, args...)
-	cmd.Env = MergeEnv(append(os.Environ(), extraEnv...), j.env)
+	// No __pycache__ in testdata; PYTHONDONTWRITEBYTECODE changes no output.
+	cmd.Env = MergeEnv(append(os.Environ(), append(extraEnv, "PYTHONDONTWRITEBYTECODE=1")...), j.env)
 	cmd.Stdout, cmd.Stderr = &j.stdout, &j.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

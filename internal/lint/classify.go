@@ -174,6 +174,13 @@ func backwardOf(call *Node) (*Node, bool) {
 	case m != "backward":
 		return nil, false
 	}
+	if strings.Contains(lastName(recv), "dist_autograd") && len(args) > 1 {
+		// torch.distributed.autograd.backward(context_id, [loss], ...)
+		if t := args[1]; t.Is("List", "Tuple") && len(t.L("elts")) > 0 {
+			return t.L("elts")[0], true
+		}
+		return args[1], true
+	}
 	if _, m2 := methodCall(recv); m2 == "scale" && len(recv.L("args")) > 0 {
 		return recv.L("args")[0], true
 	}

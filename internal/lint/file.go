@@ -98,7 +98,7 @@ func (f *file) qualify(n *Node) string {
 }
 
 var (
-	modelNameRe = regexp.MustCompile(`^(model|net|network|netG|netD|generator|discriminator|encoder|decoder|backbone|teacher|student|classifier_model)$|[a-z0-9]_?model$|^model_[a-z0-9_]+$|_net$`)
+	modelNameRe = regexp.MustCompile(`^(model|net|network|netG|netD|generator|discriminator|encoder|decoder|backbone|teacher|student|classifier_model)$|[a-z0-9]_?model$|_net$`)
 	lossNameRe  = regexp.MustCompile(`^(criterion|criterion_[a-z0-9_]+|[a-z0-9_]+_criterion|loss_fn|loss_func|lossfn|loss_function|loss_fct|compute_loss)$`)
 	optimNameRe = regexp.MustCompile(`^(optim|optimizer|optimiser|opt)(_?[a-zA-Z0-9]+)?$|_(optim|optimizer|opt)$`)
 )

@@ -275,7 +275,7 @@ func checkTM012(f *file) {
 			continue
 		}
 		loops := loopsOf(call)
-		if len(loops) == 0 || laterPlainBackward(loops[0], call) {
+		if len(loops) == 0 || laterPlainBackward(loops[0], call) || graphFromOutside(loops[0], call) {
 			continue
 		}
 		f.report(call, "TM012", fmt.Sprintf(
@@ -297,4 +297,15 @@ func laterPlainBackward(loop, call *Node) bool {
 		found = true
 	})
 	return found
+}
+
+// graphFromOutside: the differentiated tensor is a name bound before the
+// loop, so every iteration backpropagates the same graph again (which needs
+// retain_graph=True and keeps nothing new alive).
+func graphFromOutside(loop, call *Node) bool {
+	t, _ := backwardOf(call)
+	if !t.Is("Name", "Attribute") {
+		return false
+	}
+	return !assignedIn(loop, dotted(t))
 }

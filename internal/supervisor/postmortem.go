@@ -87,7 +87,7 @@ func (e evidence) victims() (out []Victim, memcg bool, lines []string) {
 		m := killedRe.FindStringSubmatch(l)
 		mentions := e.cgroupRel != "" && strings.Contains(l, e.cgroupRel)
 		if m == nil {
-			if mentions {
+			if mentions && strings.Contains(l, "oom-kill:") {
 				lines = append(lines, l)
 			}
 			continue

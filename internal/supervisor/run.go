@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,6 +12,7 @@ import (
 	"github.com/torchmem/torchmem/internal/policy"
 	"github.com/torchmem/torchmem/internal/procfs"
 	"github.com/torchmem/torchmem/internal/store"
+	"github.com/torchmem/torchmem/internal/units"
 )
 
 // sup is the state of one run, owned by the loop goroutine.
@@ -201,7 +201,7 @@ func (s *sup) onCgroupEvent(ev jobcgroup.Event) {
 	case "oom":
 		msg = "cgroup hit its memory limit: OOM"
 	case "threshold":
-		msg = fmt.Sprintf("cgroup usage crossed %d bytes", ev.Threshold)
+		msg = "cgroup usage crossed " + units.Bytes(ev.Threshold)
 	}
 	s.event(ev.Time, "cgroup_"+ev.Kind, "cgroup", 0, msg, nil)
 	s.sampleNow(ev.Time, ev.Kind)

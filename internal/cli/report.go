@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/report"
+)
+
+func init() { register("report", newReportCmd) }
+
+func newReportCmd(env *Env) *cobra.Command {
+	var dbPath, html string
+	var asJSON bool
+	var points int
+	cmd := &cobra.Command{
+		Use:   "report RUN (--html FILE | --json)",
+		Short: "Write a self-contained HTML report of a run (charts of every memory series, events, post-mortem), or its raw data as JSON",
+		Long: `RUN is a run id, a unique prefix of one, or "last". The HTML file inlines its
+charting code (uPlot) and data: it opens offline and can be mailed as is.`,
+		Example: "  torchmem report last --html report.html\n  torchmem report k3m9tq --json > run.json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (html == "") == !asJSON {
+				return fmt.Errorf("give --html FILE or --json")
+			}
+			db, err := runsOpenDB(dbPath)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			d, err := report.Load(db, args[0], points)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(env.Stdout, d)
+			}
+			return reportWrite(html, d, env)
+		},
+	}
+	cmd.Flags().StringVar(&dbPath, "db", "", "history database (default: the store torchmem run writes)")
+	cmd.Flags().StringVar(&html, "html", "", "write the HTML report to this file")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print run, samples, events and steps as JSON")
+	cmd.Flags().IntVar(&points, "points", 4000, "at most this many samples (bucket maxima beyond, so peaks survive)")
+	return cmd
+}
+
+func reportWrite(path string, d *report.Data, env *Env) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if err := report.WriteHTML(f, d); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	fmt.Fprintf(env.Stderr, "torchmem: wrote %s (run %s)\n", path, d.Run.ID)
+	return nil
+}

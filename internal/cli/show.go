@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/report"
+	"github.com/torchmem/torchmem/internal/supervisor"
+	"github.com/torchmem/torchmem/internal/units"
+)
+
+func init() { register("show", newShowCmd) }
+
+func newShowCmd(env *Env) *cobra.Command {
+	var dbPath string
+	var asJSON bool
+	var events int
+	cmd := &cobra.Command{
+		Use:   "show RUN",
+		Short: "Show one run from the history store: command, limits, peaks, post-mortem and events",
+		Long:  "RUN is a run id, a unique prefix of one, or \"last\".",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := runsOpenDB(dbPath)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			d, err := report.Load(db, args[0], 1)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				d.Samples = nil
+				return writeJSON(env.Stdout, d)
+			}
+			return showText(env.Stdout, d, events)
+		},
+	}
+	cmd.Flags().StringVar(&dbPath, "db", "", "history database (default: the store torchmem run writes)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run, its events and steps as JSON (samples: torchmem report --json)")
+	cmd.Flags().IntVar(&events, "events", 30, "show at most the last N events")
+	return cmd
+}
+
+func showText(w io.Writer, d *report.Data, maxEvents int) error {
+	r := d.Run
+	fmt.Fprintf(w, "run      %s (%s)\n", r.ID, r.Status)
+	fmt.Fprintf(w, "command  %s\n", strings.Join(r.Command, " "))
+	fmt.Fprintf(w, "started  %s in %s\n", r.Start.Local().Format("2006-01-02 15:04:05"), r.Cwd)
+	fmt.Fprintf(w, "duration %s, exit %s, %d samples stored\n", runsDuration(r), runsExit(r), r.Samples)
+	if len(r.Limits) > 0 {
+		fmt.Fprintf(w, "settings %s\n", r.Limits)
+	}
+	for k, v := range r.Labels {
+		fmt.Fprintf(w, "label    %s=%s\n", k, v)
+	}
+	if len(r.Summary) > 0 {
+		var s supervisor.Summary
+		if err := json.Unmarshal(r.Summary, &s); err != nil {
+			return fmt.Errorf("decode summary of run %s: %w", r.ID, err)
+		}
+		fmt.Fprintln(w)
+		s.Print(w, r.ID)
+	} else if len(r.Peaks) > 0 {
+		fmt.Fprintln(w, "peaks    "+showPeaks(r.Peaks))
+	}
+	evs := d.Events
+	if len(evs) > maxEvents {
+		fmt.Fprintf(w, "\nevents (last %d of %d):\n", maxEvents, len(evs))
+		evs = evs[len(evs)-maxEvents:]
+	} else if len(evs) > 0 {
+		fmt.Fprintln(w, "\nevents:")
+	}
+	tw := newTable(w)
+	for _, e := range evs {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", e.Time.Local().Format("15:04:05.000"), e.Source, e.Kind, e.Message)
+	}
+	return tw.Flush()
+}
+
+func showPeaks(p map[string]int64) string {
+	var parts []string
+	for k, v := range p {
+		parts = append(parts, k+" "+units.Bytes(v))
+	}
+	return strings.Join(parts, ", ")
+}

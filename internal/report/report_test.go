@@ -1,0 +1,78 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/store"
+)
+
+func testData() *Data {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	end := t0.Add(3 * time.Second)
+	sum := `{"cause":"cgroup-oom-kill","verdict":"killed by the kernel OOM killer </script><b>x</b>","exit_code":137,"cgroup_limit":209715200,"recommendations":["raise --memory-max"],"kernel_lines":["Memory cgroup out of memory: Killed process 42 (python3)"]}`
+	d := &Data{Run: store.Run{ID: "abc123", Command: []string{"python3", "train.py"}, Start: t0, End: &end,
+		Status: store.StatusOOMKilled, Peaks: map[string]int64{"cgroup_usage": 209715200}, Summary: json.RawMessage(sum)}}
+	for i := 0; i < 30; i++ {
+		u := int64(i) * 7 << 20
+		d.Samples = append(d.Samples, store.Sample{Time: t0.Add(time.Duration(i) * 100 * time.Millisecond), CgroupUsage: &u,
+			HostAvailable: store.Int(20 << 30), GPUUsed: []*int64{store.Int(u * 3)}})
+	}
+	sec := 0.02
+	d.Steps = []store.Step{{Time: t0.Add(time.Second), Step: 1, PID: 42, StepSeconds: &sec}}
+	d.Events = []store.Event{{Time: t0.Add(2900 * time.Millisecond), Kind: "cgroup_oom", Source: "cgroup", Message: "cgroup hit its memory limit"}}
+	return d
+}
+
+func TestWriteHTMLSelfContained(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteHTML(&b, testData()); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	if regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:)?//`).MatchString(html) {
+		t.Fatal("report references the network")
+	}
+	for _, want := range []string{"uPlot", "raise --memory-max", "Killed process 42", "abc123", "oom-killed", "&lt;/script&gt;&lt;b&gt;"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// The inline data must parse and hold every chart with its series.
+	m := regexp.MustCompile(`(?s)<script id="data" type="application/json">(.*?)</script>`).FindStringSubmatch(html)
+	if m == nil {
+		t.Fatal("no data script")
+	}
+	var pd pageData
+	if err := json.Unmarshal([]byte(m[1]), &pd); err != nil {
+		t.Fatalf("data: %v", err)
+	}
+	var titles []string
+	for _, c := range pd.Charts {
+		titles = append(titles, c.Title)
+		for _, col := range c.Cols {
+			if len(col) != len(c.X) {
+				t.Fatalf("%s: column length %d != %d", c.Title, len(col), len(c.X))
+			}
+		}
+	}
+	if got := strings.Join(titles, "|"); got != "Job host memory|Host memory available (meminfo)|GPU memory|Step time (hook)" {
+		t.Fatalf("charts %s", got)
+	}
+	if pd.Charts[0].Limit == nil || *pd.Charts[0].Limit != 209715200 || len(pd.Events) != 1 {
+		t.Fatalf("limit %v events %v", pd.Charts[0].Limit, pd.Events)
+	}
+}
+
+func TestParseSummaryBad(t *testing.T) {
+	if _, err := ParseSummary(json.RawMessage(`{"cause":`)); err == nil {
+		t.Fatal("want error")
+	}
+	if s, err := ParseSummary(nil); err != nil || s.Cause != "" {
+		t.Fatal(s, err)
+	}
+}

@@ -1,0 +1,101 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestSecondInterruptEscalates(t *testing.T) {
+	dir := t.TempDir()
+	ready := filepath.Join(dir, "ready")
+	// A job that ignores SIGINT and SIGTERM: only the SIGKILL after the
+	// grace period ends it.
+	script := "trap '' INT TERM; touch " + ready + "; while :; do sleep 0.05; done"
+	go func() {
+		for i := 0; i < 400; i++ {
+			if _, err := os.Stat(ready); err == nil {
+				syscall.Kill(os.Getpid(), syscall.SIGINT)
+				time.Sleep(100 * time.Millisecond)
+				syscall.Kill(os.Getpid(), syscall.SIGINT)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	o := runJob(t, Config{Argv: []string{"/bin/sh", "-c", script}, Grace: 300 * time.Millisecond})
+	if o.res.ExitCode != 137 || !strings.Contains(o.notice, "sent SIGTERM") || !strings.Contains(o.notice, "grace period over") {
+		t.Fatalf("exit %d notices %q", o.res.ExitCode, o.notice)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Fatal("escalation did not kill the job")
+	}
+}
+
+func TestOOMScoreAdjAndRlimits(t *testing.T) {
+	adj := 500
+	nofile, nproc := uint64(321), uint64(4321)
+	o := runJob(t, Config{Argv: []string{"/bin/sh", "-c", "cat /proc/self/oom_score_adj; ulimit -n; grep 'Max processes' /proc/self/limits | awk '{print $3}'"},
+		OOMScoreAdj: &adj, NoFile: &nofile, NProc: &nproc})
+	if got := strings.Fields(o.stdout); strings.Join(got, " ") != "500 321 4321" {
+		t.Fatalf("stdout %q", o.stdout)
+	}
+}
+
+func TestNUMABinding(t *testing.T) {
+	if _, err := os.Stat("/sys/devices/system/node/node0"); err != nil {
+		t.Skip("no NUMA node 0 in sysfs")
+	}
+	tools := []string{""} // own sched_setaffinity + set_mempolicy
+	if numactl, err := exec.LookPath("numactl"); err == nil {
+		tools = append(tools, numactl)
+	}
+	for _, tool := range tools {
+		o := runJob(t, Config{Argv: []string{"/bin/sh", "-c", "grep -E '^(Cpus_allowed_list|Mems_allowed_list)' /proc/self/status; cat /proc/self/numa_maps | head -1"},
+			NUMA: "0", Numactl: tool})
+		if o.res.ExitCode != 0 || !strings.Contains(o.stdout, "bind:0") {
+			t.Fatalf("numactl=%q: exit %d stdout %q", tool, o.res.ExitCode, o.stdout)
+		}
+	}
+	// auto on a one-node host is a no-op with a notice.
+	if nodes := listNodes("/sys"); len(nodes) == 1 {
+		o := runJob(t, Config{Argv: []string{"true"}, NUMA: "auto"})
+		if !strings.Contains(o.notice, "one NUMA node") {
+			t.Fatalf("notice %q", o.notice)
+		}
+	}
+}
+
+func TestMonitorOnlyWithoutCgroup(t *testing.T) {
+	// A proc root whose mountinfo has no cgroup: the run goes on without
+	// limits and says so in one line.
+	proc := t.TempDir()
+	os.MkdirAll(filepath.Join(proc, "self"), 0o755)
+	os.WriteFile(filepath.Join(proc, "self", "mountinfo"), []byte("22 1 0:21 / /proc rw - proc proc rw\n"), 0o644)
+	os.WriteFile(filepath.Join(proc, "self", "cgroup"), []byte("0::/\n"), 0o644)
+	os.WriteFile(filepath.Join(proc, "meminfo"), []byte("MemTotal: 1000 kB\nMemAvailable: 500 kB\n"), 0o644)
+	o := runJob(t, Config{Argv: []string{"/bin/sh", "-c", "exit 5"}, Cgroup: true, ProcRoot: proc})
+	if o.res.ExitCode != 5 || strings.Count(o.notice, "monitor-only") != 1 {
+		t.Fatalf("exit %d notices %q", o.res.ExitCode, o.notice)
+	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	for in, want := range map[string]string{"0-3,8,10-11": "[0 1 2 3 8 10 11]", "5": "[5]", "": "[]"} {
+		got, err := parseCPUList(in)
+		if err != nil || fmt.Sprint(got) != want {
+			t.Errorf("%q: %v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"a", "3-1", "1-"} {
+		if _, err := parseCPUList(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

@@ -165,19 +165,21 @@ func checkAccounting(h *Host) []Finding {
 		s, src, err := h.procFile("cgroups")
 		if err == nil && !memoryEnabledV1(s) {
 			f.Severity, f.Title = Warn, "memory cgroup controller is disabled"
-			return []Finding{f.ev(src, "memory ... enabled 0").fix("Add cgroup_enable=memory to the kernel command line and reboot.")}
+			return []Finding{f.ev(src, "memory ... enabled 0").why(noMemcgWhy).fix("Add cgroup_enable=memory to the kernel command line and reboot.")}
 		}
 		return []Finding{f.ev("/sys/"+afterSys(hi.MemoryV1.Point), "memory controller mounted")}
 	case hi.Unified != nil:
 		s, src, err := h.sysFile(afterSys(hi.Unified.Point) + "/cgroup.controllers")
 		if err == nil && !contains(strings.Fields(s), "memory") {
 			f.Severity, f.Title = Warn, "the memory controller is not available on cgroup v2"
-			return []Finding{f.ev(src, s).fix("Add cgroup_enable=memory to the kernel command line and reboot.")}
+			return []Finding{f.ev(src, s).why(noMemcgWhy).fix("Add cgroup_enable=memory to the kernel command line and reboot.")}
 		}
 		return []Finding{f.ev(src, s)}
 	}
 	return nil
 }
+
+const noMemcgWhy = "Without the memory controller nothing can limit or account a job's memory: no cgroup OOM kills (the whole host OOMs instead), no per-job usage for torchmem run."
 
 // memoryEnabledV1 reads /proc/cgroups ("memory 4 120 1").
 func memoryEnabledV1(s string) bool {

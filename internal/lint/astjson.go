@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf16"
@@ -85,8 +86,11 @@ func (d *astDecoder) num() (any, error) {
 		}
 		break
 	}
+	if !validNumber(d.b[start:d.i]) {
+		return nil, d.errf("bad number %q", d.b[start:d.i])
+	}
 	f, err := strconv.ParseFloat(string(d.b[start:d.i]), 64)
-	if err != nil {
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return nil, d.errf("bad number %q", d.b[start:d.i])
 	}
 	return f, nil
@@ -186,4 +190,42 @@ func (d *astDecoder) u4() (rune, error) {
 	}
 	d.i += 4
 	return rune(v), nil
+}
+
+// validNumber checks the JSON number grammar, which is stricter than
+// ParseFloat: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func validNumber(b []byte) bool {
+	i := 0
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
 }

@@ -178,6 +178,7 @@ func parseBracket(b []byte, ln *Line, o *ParseOptions) ([]byte, bool) {
 	}
 	if d, ok := parseUptime(inner); ok {
 		ln.Uptime, ln.HasUptime = d, true
+		rest = stripCaller(rest)
 		if r, ok := stripKernelIdent(rest, ln); ok {
 			rest = r
 		}
@@ -241,4 +242,47 @@ func stripKernelIdent(b []byte, ln *Line) ([]byte, bool) {
 	}
 	ln.Host, ln.Ident = string(b[:sp]), "kernel"
 	return b[sp+1+len("kernel: "):], true
+}
+
+// stripCaller removes the CONFIG_PRINTK_CALLER field that may follow the
+// timestamp: "[  244.945440][ T3106] text" (task) or "[ C1]" (CPU).
+func stripCaller(b []byte) []byte {
+	if len(b) < 4 || b[0] != '[' {
+		return b
+	}
+	end := bytes.IndexByte(b, ']')
+	if end < 3 || end > 12 {
+		return b
+	}
+	id := bytes.TrimLeft(b[1:end], " ")
+	if len(id) < 2 || (id[0] != 'T' && id[0] != 'C') {
+		return b
+	}
+	for _, c := range id[1:] {
+		if c < '0' || c > '9' {
+			return b
+		}
+	}
+	return bytes.TrimPrefix(b[end+1:], []byte(" "))
+}
+
+// SplitGlued finds a second kernel timestamp inside a line ("...uid=0[
+// 30104.280053] Out of memory: ..."), left when a paste lost a newline,
+// and returns the index where the second record starts, or -1.
+func SplitGlued(b []byte) int {
+	for i := 1; i < len(b); i++ {
+		j := bytes.IndexByte(b[i:], '[')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		end := bytes.IndexByte(b[i:], ']')
+		if end < 3 || end > 20 {
+			continue
+		}
+		if _, ok := parseUptime(b[i+1 : i+end]); ok && bytes.IndexByte(b[i+1:i+end], '.') > 0 && b[i+1] != '+' {
+			return i
+		}
+	}
+	return -1
 }

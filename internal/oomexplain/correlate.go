@@ -7,15 +7,33 @@ package oomexplain
 // on both sides (indexes into incs).
 func Correlate(incs []Incident) {
 	for i := range incs {
-		if incs[i].Kind != KindKernelOOM {
-			continue
-		}
-		for j := range incs {
-			if j != i && incs[j].Kind != KindKernelOOM && sameStory(&incs[i], &incs[j]) {
-				link(incs, i, j)
+		switch incs[i].Kind {
+		case KindKernelOOM:
+			for j := range incs {
+				if j != i && incs[j].Kind != KindKernelOOM && sameStory(&incs[i], &incs[j]) {
+					link(incs, i, j)
+				}
+			}
+		case KindSlurmOOM:
+			for j := range incs {
+				if killedBySomeone(incs[j].Kind) && sameLogNearby(&incs[i], &incs[j]) {
+					link(incs, i, j)
+				}
 			}
 		}
 	}
+}
+
+// killedBySomeone: incidents that report a kill without saying by whom.
+func killedBySomeone(k Kind) bool {
+	return k == KindDataLoaderKilled || k == KindDataLoaderExited || k == KindTorchrunSIGKILL
+}
+
+// sameLogNearby: Slurm prints its oom-kill line into the job's output
+// right after the training process reports its dead worker.
+func sameLogNearby(a, b *Incident) bool {
+	d := a.Line - b.Line
+	return a.Source == b.Source && d > -50 && d < 50
 }
 
 func link(incs []Incident, i, j int) {

@@ -108,7 +108,8 @@ func (c *cudaParser) expire(no int) {
 // cudaStartKind recognises a line that starts a GPU OOM message.
 func cudaStartKind(t string) Kind {
 	switch {
-	case strings.Contains(t, "CUDA out of memory") || strings.Contains(t, "HIP out of memory"):
+	case strings.Contains(t, "CUDA out of memory") || strings.Contains(t, "HIP out of memory") ||
+		strings.Contains(t, "OutOfMemoryError: Tried to allocate"):
 		return KindCUDAOOM
 	case strings.Contains(t, "would exceed allowed memory"):
 		return KindCUDAMallocAsync
@@ -142,7 +143,7 @@ func cudaComplete(pd *cudaPending) bool {
 	s := pd.text.String()
 	switch pd.kind {
 	case KindCUDAOOM:
-		for _, end := range []string{"unallocated.", "PYTORCH_CUDA_ALLOC_CONF", "in total by PyTorch)", " cached)", "CUDA Graphs)."} {
+		for _, end := range []string{"unallocated.", "PYTORCH_CUDA_ALLOC_CONF", "in total by PyTorch)", " cached)", "CUDA Graphs).", "by PyTorch."} {
 			if strings.Contains(s, end) {
 				return true
 			}
@@ -169,6 +170,9 @@ func (c *cudaParser) finish(key string) {
 			prev.CUDA.Exception = inc.CUDA.Exception
 		}
 		return
+	}
+	if inc.CUDA.PID != nil {
+		inc.PIDs = []int{*inc.CUDA.PID}
 	}
 	c.recent[key] = inc
 	c.p.emit(inc)

@@ -19,9 +19,9 @@ var (
 	reAllowed      = regexp.MustCompile(size + ` allowed;`)
 	reReservedOld  = regexp.MustCompile(size + ` reserved in total by PyTorch`)
 	reCachedOld    = regexp.MustCompile(size + ` cached\)`)
-	reNewHead      = regexp.MustCompile(`GPU (\d+) has a total capac(i?)ty of ` + size + ` of which ` + size + ` is free`)
+	reNewHead      = regexp.MustCompile(`GPU ?(\d*) has a total capac(i?)ty of ` + size + ` of which ` + size + ` is free`)
 	reProcess      = regexp.MustCompile(`Process (\d+) has ` + size + ` memory in use`)
-	reThisProcess  = regexp.MustCompile(`this process has ` + size + ` memory in use`)
+	reThisProcess  = regexp.MustCompile(`[Tt]his process has ` + size + ` memory in use`)
 	reAllocNew     = regexp.MustCompile(`Of the allocated memory ` + size + ` is allocated by PyTorch`)
 	rePrivatePool  = regexp.MustCompile(`with ` + size + ` allocated in private pools`)
 	reUnallocNew   = regexp.MustCompile(size + ` is reserved by PyTorch but unallocated`)
@@ -63,7 +63,7 @@ func parseCUDAMessage(kind Kind, s string) *CUDAOOM {
 }
 
 func cudaMessageStart(kind Kind, s string) int {
-	for _, m := range []string{"CUDA out of memory", "HIP out of memory", "Allocation on device", "CUDA error: out of memory", "cuda runtime error", "CUBLAS_STATUS_ALLOC_FAILED"} {
+	for _, m := range []string{"CUDA out of memory", "HIP out of memory", "Tried to allocate", "Allocation on device", "CUDA error: out of memory", "cuda runtime error", "CUBLAS_STATUS_ALLOC_FAILED"} {
 		if i := strings.Index(s, m); i >= 0 {
 			return i
 		}
@@ -94,6 +94,8 @@ func parseCachingAllocator(c *CUDAOOM, s string) {
 		c.Device = atoiPtr(m[1])
 		c.TotalBytes, c.FreeBytes = sizeOf(m, 3), sizeOf(m, 5)
 		parseNewBreakdown(c, s)
+		dropImpossible(c)
+		findSelf(c)
 		return
 	}
 	c.Format = "pre-2.1"
@@ -104,11 +106,15 @@ func parseCachingAllocator(c *CUDAOOM, s string) {
 	c.AllocatedBytes = sizeOf(reAllocOld.FindStringSubmatch(s), 1)
 	c.FreeBytes = sizeOf(reFreeOld.FindStringSubmatch(s), 1)
 	c.ReservedBytes = sizeOf(reReservedOld.FindStringSubmatch(s), 1)
-	if c.ReservedBytes == nil {
-		c.ReservedBytes = sizeOf(reCachedOld.FindStringSubmatch(s), 1)
-	}
 	if c.ReservedBytes != nil && c.AllocatedBytes != nil {
 		c.ReservedUnallocatedBytes = i64Ptr(max(0, *c.ReservedBytes-*c.AllocatedBytes))
+	}
+	// 1.0-1.3 printed "X cached)": the cached but unallocated part.
+	if cached := sizeOf(reCachedOld.FindStringSubmatch(s), 1); cached != nil && c.ReservedBytes == nil {
+		c.ReservedUnallocatedBytes = cached
+		if c.AllocatedBytes != nil {
+			c.ReservedBytes = i64Ptr(*c.AllocatedBytes + *cached)
+		}
 	}
 }
 
@@ -176,3 +182,50 @@ func sizeOf(m []string, i int) *int64 {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// dropImpossible forgets process sizes larger than the GPU: when NVML
+// cannot read a process's usage PyTorch prints 17179869184.00 GiB (2^64
+// bytes), which would wreck every sum.
+func dropImpossible(c *CUDAOOM) {
+	if c.TotalBytes == nil {
+		return
+	}
+	limit := 2 * *c.TotalBytes
+	if c.ProcessBytes != nil && *c.ProcessBytes > limit {
+		c.ProcessBytes = nil
+	}
+	kept := c.OtherProcesses[:0]
+	for _, p := range c.OtherProcesses {
+		if p.Bytes <= limit {
+			kept = append(kept, p)
+		}
+	}
+	c.OtherProcesses = kept
+	if len(kept) == 0 {
+		c.OtherProcesses = nil
+	}
+}
+
+// findSelf: 2.1 lists every process on the GPU, this one included, and
+// has no "this process has" clause. The listed process holding at least
+// what PyTorch reserved is taken to be this one.
+func findSelf(c *CUDAOOM) {
+	if c.ProcessBytes != nil || c.ReservedBytes == nil || len(c.OtherProcesses) == 0 {
+		return
+	}
+	best := -1
+	for i, p := range c.OtherProcesses {
+		if p.Bytes >= *c.ReservedBytes && (best < 0 || p.Bytes < c.OtherProcesses[best].Bytes) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return
+	}
+	self := c.OtherProcesses[best]
+	c.PID, c.ProcessBytes = &self.PID, &self.Bytes
+	c.OtherProcesses = append(c.OtherProcesses[:best:best], c.OtherProcesses[best+1:]...)
+	if len(c.OtherProcesses) == 0 {
+		c.OtherProcesses = nil
+	}
+}

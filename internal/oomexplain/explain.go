@@ -21,6 +21,8 @@ const (
 	VerdictKilledSIGKILL   Verdict = "killed_sigkill"       // SIGKILL of unknown origin (often OOM)
 	VerdictSlurmLimit      Verdict = "slurm_memory_limit"   // the Slurm job's cgroup limit
 	VerdictSystemdOOMD     Verdict = "systemd_oomd"         // userspace OOM killer on pressure/swap
+	VerdictWorkerExited    Verdict = "worker_exited"        // a worker exited with an error code (not a kill)
+	VerdictIncomplete      Verdict = "incomplete_report"    // too little of the kernel report to tell
 )
 
 // Explanation is the verdict on one incident with the arithmetic behind it

@@ -40,6 +40,10 @@ func explainCUDA(inc *Incident, ctx Context) Explanation {
 	c := inc.CUDA
 	n := numbersOf(c)
 	e := Explanation{Arithmetic: cudaArithmetic(c, n)}
+	// The device "had room" only with real headroom: CUDA rounds requests
+	// up and needs memory of its own, so 371 MiB free for 336 MiB is full.
+	roomy := n.free >= n.req+max(128*mib, n.req/10) && n.req >= 0
+	outside := n.total - n.free - max(n.reserved, n.alloc) - n.others
 	switch {
 	case n.req < 0:
 		e.Verdict, e.Summary = VerdictGPUOOM, "the GPU ran out of memory (the message gives no numbers)"
@@ -52,17 +56,22 @@ func explainCUDA(inc *Incident, ctx Context) Explanation {
 		e.Verdict = VerdictFragmentation
 		e.Summary = fmt.Sprintf("PyTorch had %s reserved but unallocated, more than the %s requested, but not in one block: the cache is fragmented", b(n.unalloc), b(n.req))
 		e.Recommendations = []string{adviceExpandable, "call torch.cuda.empty_cache() between phases with very different tensor sizes (e.g. after evaluation)", adviceBatch}
-	case n.others > 0 && n.free >= 0 && n.free+n.others >= n.req:
+	case !roomy && n.others > 0 && n.free >= 0 && n.free+n.others >= n.req:
 		e.Verdict = VerdictOtherProcesses
 		e.Summary = fmt.Sprintf("other processes held %s of the GPU; without them the %s request would have fit", b(n.others), b(n.req))
 		e.Recommendations = otherProcessAdvice(c, ctx)
-	case n.allowed >= 0 && n.free >= n.req:
+	case n.allowed >= 0 && roomy:
 		e.Verdict = VerdictMemoryFraction
 		e.Summary = fmt.Sprintf("the process is capped at %s (torch.cuda.set_per_process_memory_fraction) while the GPU still had %s free", b(n.allowed), b(n.free))
 		e.Recommendations = []string{"raise or remove the memory fraction set with torch.cuda.set_per_process_memory_fraction", adviceBatch}
-	case n.free >= n.req && n.req > 0:
-		e.Verdict, e.Summary = VerdictGPUOOM, fmt.Sprintf("the GPU still had %s free, more than the %s requested: the cap came from elsewhere (a private pool such as CUDA Graphs, or another process allocating at the same moment)", b(n.free), b(n.req))
+	case roomy:
+		e.Verdict, e.Summary = VerdictGPUOOM, fmt.Sprintf("the GPU still had %s free, well above the %s requested: the cap came from elsewhere (a private pool such as CUDA Graphs, or another process allocating at the same moment)", b(n.free), b(n.req))
 		e.Recommendations = []string{"check memory held in private pools (CUDA Graphs / torch.compile mode=reduce-overhead) and processes started at the same time", adviceExpandable}
+	case n.total > 0 && n.free >= 0 && outside > max(3*gib/2, n.total/10) && n.free+outside >= n.req:
+		e.Verdict = VerdictOtherProcesses
+		e.Summary = fmt.Sprintf("%s of the GPU was held outside this process's PyTorch memory (other processes, or non-PyTorch allocations in this one); without it the %s request would have fit", b(outside), b(n.req))
+		e.Arithmetic = append(e.Arithmetic, fmt.Sprintf("total %s − free %s − PyTorch %s = %s held elsewhere", b(n.total), b(n.free), b(max(n.reserved, n.alloc)), b(outside)))
+		e.Recommendations = otherProcessAdvice(c, ctx)
 	default:
 		e.Verdict = VerdictDoesNotFit
 		e.Summary = "the job itself needs more GPU memory than the GPU has: the tensors PyTorch holds fill it"
@@ -133,8 +142,14 @@ func processList(ps []GPUProcess, named []GPUProcess) string {
 }
 
 func otherProcessAdvice(c *CUDAOOM, ctx Context) []string {
+	who := "the other processes"
+	if len(c.OtherProcesses) > 0 {
+		who += " (" + processList(c.OtherProcesses, ctx.GPUProcesses) + ")"
+	} else if len(ctx.GPUProcesses) > 0 {
+		who += " (" + processList(ctx.GPUProcesses, nil) + ")"
+	}
 	return []string{
-		"free the GPU from the other processes (" + processList(c.OtherProcesses, ctx.GPUProcesses) + "), or give each job its own GPU with CUDA_VISIBLE_DEVICES",
+		"free the GPU from " + who + ", or give each job its own GPU with CUDA_VISIBLE_DEVICES",
 		"see who holds it now: `nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv` or `torchmem top`",
 	}
 }

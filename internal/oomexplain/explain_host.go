@@ -41,6 +41,18 @@ func explainKilled(incs []Incident, i int, ctx Context) Explanation {
 	} else if len(inc.PIDs) > 0 {
 		who = "DataLoader worker pid " + joinInts(inc.PIDs)
 	}
+	if f := inc.Failure; inc.Kind == KindDataLoaderExited && f != nil && f.ExitCode != nil && *f.ExitCode > 0 {
+		return Explanation{Verdict: VerdictWorkerExited,
+			Summary:         fmt.Sprintf("%s exited with code %d: an error inside the worker, not a kill", who, *f.ExitCode),
+			Recommendations: []string{"rerun with num_workers=0 to see the worker's own traceback"}}
+	}
+	for _, j := range inc.Related {
+		if k := &incs[j]; k.Kind == KindSlurmOOM {
+			e := explainSlurm(k.Failure)
+			e.Summary = who + " was killed when the Slurm job hit its memory limit (the job's cgroup OOM handler)"
+			return e
+		}
+	}
 	for _, j := range inc.Related {
 		if k := &incs[j]; k.Kind == KindKernelOOM {
 			e := Explanation{Verdict: VerdictKilledByKernel,

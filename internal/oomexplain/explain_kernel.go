@@ -12,6 +12,10 @@ func explainKernel(inc *Incident, ctx Context) Explanation {
 	ko := inc.Kernel
 	var e Explanation
 	switch {
+	case ko.Constraint == "" && ko.OOMMemcg == "" && ko.Memcg == nil && ko.MemInfo == nil && len(ko.Tasks) == 0 && ko.Victim == nil:
+		e = Explanation{Verdict: VerdictIncomplete,
+			Summary:         "the kernel's OOM killer ran, but this log holds too little of its report to tell whether a cgroup limit or the whole host ran out",
+			Recommendations: []string{"read the full report: `torchmem oom` on that host, or `dmesg -T` around this time"}}
 	case ko.Constraint == "CONSTRAINT_MEMCG" || ko.Constraint == "" && ko.OOMMemcg != "" && ko.MemInfo == nil:
 		e = explainMemcg(ko, ctx)
 	case ko.Constraint == "CONSTRAINT_CPUSET" || ko.Constraint == "CONSTRAINT_MEMORY_POLICY":
@@ -39,6 +43,13 @@ func explainMemcg(ko *KernelOOM, ctx Context) Explanation {
 	if m := ko.Memcg; m != nil {
 		e.Arithmetic = append(e.Arithmetic, fmt.Sprintf("cgroup %s: usage %s of limit %s (%s), limit hit %d times (failcnt)",
 			orUnknown(cg), b(m.UsageBytes), b(m.LimitBytes), pct(m.UsageBytes, m.LimitBytes), m.Failcnt))
+	}
+	if m := ko.Memsw; m != nil && !m.Unlimited {
+		e.Arithmetic = append(e.Arithmetic, fmt.Sprintf("memory+swap: usage %s of limit %s (%s), limit hit %d times",
+			b(m.UsageBytes), b(m.LimitBytes), pct(m.UsageBytes, m.LimitBytes), m.Failcnt))
+		if m.UsageBytes >= m.LimitBytes && (ko.Memcg == nil || ko.Memcg.UsageBytes < ko.Memcg.LimitBytes) {
+			e.Summary = fmt.Sprintf("the memory cgroup %s hit its memory+swap limit (memory.memsw.limit_in_bytes): RAM was below its limit but swap was exhausted", orUnknown(cg))
+		}
 	}
 	if s := ko.Swap; s != nil && !s.Unlimited {
 		e.Arithmetic = append(e.Arithmetic, fmt.Sprintf("swap allowed to the cgroup: %s, used %s", b(s.LimitBytes), b(s.UsageBytes)))

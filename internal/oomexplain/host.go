@@ -94,6 +94,14 @@ func (h *hostParser) add(l *line, kind Kind, f *HostFailure, pids []int) *Incide
 }
 
 func sameHostFailure(r *Incident, kind Kind, f *HostFailure, pids []int) bool {
+	if kind == KindSlurmOOM && r.Kind == KindSlurmOOM && (f.JobID == "" || r.Failure.JobID == "" || f.JobID == r.Failure.JobID) {
+		// slurmstepd reports each step (.0, .batch) and srun adds its own
+		// line: one job, one story.
+		if r.Failure.JobID == "" {
+			r.Failure.JobID, r.Failure.StepID = f.JobID, f.StepID
+		}
+		return true
+	}
 	if len(pids) > 0 && len(r.PIDs) > 0 {
 		// "exited unexpectedly" after "killed by signal" for the same pids is
 		// the chained traceback of one failure.

@@ -46,6 +46,9 @@ func (h *hostParser) dataLoader(l *line, t string) {
 		if m[2] != "" {
 			f.ExitCode = atoiPtr(m[2])
 		}
+		if f.ExitCode != nil && *f.ExitCode > 0 && h.recentDataLoader(l.no) != nil {
+			return // a worker dying of an error after another's kill: the same failure
+		}
 		h.add(l, KindDataLoaderExited, f, []int{pid})
 	}
 }
@@ -109,4 +112,18 @@ func (h *hostParser) systemdOOMD(l *line, t string) {
 		}
 		h.add(l, KindSystemdOOMD, &HostFailure{Cgroup: m[1], OOMEvents: n, Message: t}, nil)
 	}
+}
+
+// recentDataLoader returns a DataLoader kill reported shortly before.
+func (h *hostParser) recentDataLoader(no int) *Incident {
+	for i := len(h.recent) - 1; i >= 0; i-- {
+		r := h.recent[i]
+		if no-r.Line > hostDedupLines {
+			return nil
+		}
+		if r.Kind == KindDataLoaderKilled || r.Kind == KindSharedMemory {
+			return r
+		}
+	}
+	return nil
 }

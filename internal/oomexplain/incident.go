@@ -203,6 +203,9 @@ type CUDAOOM struct {
 	FreeBytes  *int64 `json:"free_bytes,omitempty"`
 	// AllowedBytes: the per-process limit set by set_per_process_memory_fraction.
 	AllowedBytes *int64 `json:"allowed_bytes,omitempty"`
+	// PID is this process's pid when the message lists it (2.1's process
+	// list includes the failing process itself).
+	PID *int `json:"pid,omitempty"`
 	// ProcessBytes: "this process has X memory in use" (incl. CUDA context).
 	ProcessBytes *int64 `json:"process_bytes,omitempty"`
 	// AllocatedBytes: held by tensors; ReservedBytes: cached by PyTorch in

@@ -36,6 +36,7 @@ type kernelParser struct {
 	prevText string
 	prevInc  *Incident
 	prevPref bool
+	memKV    map[string]int64 // Mem-Info values of the open report
 }
 
 const (
@@ -47,7 +48,7 @@ const (
 
 func newKernelParser(p *Parser) *kernelParser { return &kernelParser{p: p} }
 
-func (k *kernelParser) open() bool { return k.cur != nil }
+func (k *kernelParser) open() bool { return k.cur != nil || k.prevInc != nil }
 
 func (k *kernelParser) feed(l *line) {
 	text := l.Text
@@ -65,6 +66,7 @@ func (k *kernelParser) feed(l *line) {
 	if inc == nil {
 		switch {
 		case k.last != nil && strings.Contains(text, "oom_reaper: reaped process"):
+			k.prevText, k.prevInc, k.prevPref = text, k.last, l.Prefixed
 			k.handle(k.last, text, l, false)
 		case midReport(text):
 			k.handle(nil, text, l, false)
@@ -113,7 +115,7 @@ func (k *kernelParser) begin(l *line, text string) {
 	}
 	k.cur = k.p.newIncident(KindKernelOOM, l)
 	k.cur.Kernel = &KernelOOM{PageSize: k.p.opts.PageSize}
-	k.lines, k.mode, k.cols = 0, modeNone, nil
+	k.lines, k.mode, k.cols, k.memKV = 0, modeNone, nil, map[string]int64{}
 }
 
 // finish emits the open report.
@@ -124,6 +126,10 @@ func (k *kernelParser) finish(truncated bool) {
 		return
 	}
 	inc.Truncated = inc.Truncated || truncated
+	inc.Kernel.MemInfo = memInfoFrom(k.memKV, k.p.opts.PageSize)
+	if !killEvidence(inc.Kernel) {
+		return // a Mem-Info dump without a kill: not an OOM kill (page allocation failure, sysrq)
+	}
 	fillKernelPIDs(inc)
 	k.last = inc
 	k.p.emit(inc)
@@ -146,6 +152,9 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 		k.begin(l, text)
 		inc = k.cur
 		inc.Truncated = true
+		if t := strings.TrimSpace(text); strings.HasPrefix(t, "Free swap") || strings.HasSuffix(t, " pages RAM") {
+			k.mode = modeMemInfo
+		}
 		k.lines++
 		k.prevText, k.prevInc, k.prevPref = text, inc, l.Prefixed
 	}
@@ -154,7 +163,7 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 		k.p.addRaw(inc, l.Text)
 	}
 	switch {
-	case strings.Contains(text, " invoked oom-killer: "):
+	case strings.Contains(text, " invoked oom-killer:"):
 		ko.Trigger = parseTrigger(text, ko.Trigger)
 	case strings.HasPrefix(text, "oom-kill:"):
 		parseOOMKillKV(ko, text[len("oom-kill:"):])
@@ -191,10 +200,22 @@ func (k *kernelParser) significant(text string) bool {
 	return k.mode != modeMemcgStats || strings.HasPrefix(t, "Memory cgroup stats") || strings.HasPrefix(t, "Tasks state") || strings.HasPrefix(t, "[")
 }
 
-// midReport: lines found only inside an OOM report, used to open one when
-// the paste lacks the "invoked oom-killer" line.
+// killEvidence: the report shows an OOM kill (or its attempt), not only
+// the memory dump that other reports share.
+func killEvidence(ko *KernelOOM) bool {
+	return ko.Trigger != nil || ko.Victim != nil || ko.Selected != nil || ko.Constraint != "" || ko.NoKillable
+}
+
+// midReport: lines found inside an OOM report, used to open one when the
+// paste lacks the "invoked oom-killer" line. The memory dump's lines also
+// appear in other reports; an incident opened by them is dropped unless
+// kill evidence follows (killEvidence).
 func midReport(text string) bool {
-	return strings.HasPrefix(text, "oom-kill:constraint=") ||
+	t := strings.TrimSpace(text)
+	return strings.HasPrefix(t, "Mem-Info:") || strings.HasPrefix(t, "Tasks state (memory values in pages)") ||
+		strings.HasPrefix(t, "Free swap  =") || strings.HasSuffix(t, " pages RAM") ||
+		strings.HasPrefix(t, "memory: usage ") || strings.HasPrefix(t, "Memory cgroup stats for ") ||
+		strings.HasPrefix(text, "oom-kill:constraint=") ||
 		strings.Contains(text, "Killed process ") && strings.Contains(text, "total-vm:") ||
 		strings.Contains(text, " or sacrifice child") ||
 		strings.Contains(text, " killed as a result of limit of ")
@@ -215,9 +236,6 @@ func (k *kernelParser) handleBody(ko *KernelOOM, text string, rejoin bool) {
 		parseMemcgStatsHeader(ko, t)
 	case t == "Mem-Info:":
 		k.mode = modeMemInfo
-		if ko.MemInfo == nil {
-			ko.MemInfo = &MemInfo{}
-		}
 	case strings.HasPrefix(t, "Tasks state") || strings.HasPrefix(t, "[ pid ]") || strings.HasPrefix(t, "[  pid  ]"):
 		if strings.HasPrefix(t, "[") {
 			k.cols = taskColumns(t)
@@ -235,7 +253,7 @@ func (k *kernelParser) handleModeLine(ko *KernelOOM, t string, rejoin bool) {
 	case modeMemcgStats:
 		parseMemcgStatLine(ko, t)
 	case modeMemInfo:
-		parseMemInfoLine(ko, t, k.p.opts.PageSize)
+		parseMemInfoLine(k.memKV, t)
 	case modeTasks:
 		if strings.HasPrefix(t, "[") {
 			addTaskRow(ko, k.cols, t, k.p.opts.MaxTasks, rejoin)

@@ -8,12 +8,12 @@ import (
 // parseTrigger: "<comm> invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL),
 // [nodemask=(null), ]order=0, oom_score_adj=0" (3.10: "gfp_mask=0x201da").
 func parseTrigger(text string, prev *Trigger) *Trigger {
-	i := strings.Index(text, " invoked oom-killer: ")
+	i := strings.Index(text, " invoked oom-killer:")
 	t := &Trigger{Comm: strings.TrimSpace(text[:i])}
 	if prev != nil && prev.PID != nil {
 		t.PID = prev.PID
 	}
-	for _, kv := range strings.Split(text[i+len(" invoked oom-killer: "):], ",") {
+	for _, kv := range strings.Split(text[i+len(" invoked oom-killer:"):], ",") {
 		key, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
 			continue
@@ -73,9 +73,12 @@ func parseOOMKillKV(ko *KernelOOM, s string) {
 	var keys, vals []string
 	for _, piece := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(piece, "=")
-		if !ok && len(vals) > 0 {
+		if !ok && len(vals) > 0 && strings.Trim(piece, "0123456789-") == "" {
 			vals[len(vals)-1] += "," + piece
 			continue
+		}
+		if !ok && piece == "global_oom" && len(keys) > 0 {
+			continue // 5.x marks a host-wide OOM with a bare flag
 		}
 		keys, vals = append(keys, k), append(vals, v)
 	}

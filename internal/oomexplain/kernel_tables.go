@@ -46,9 +46,8 @@ func addTaskRow(ko *KernelOOM, cols []string, t string, max int, rejoin bool) {
 		}
 		setTaskCol(&row, c, n, page)
 	}
-	if rejoin && len(ko.Tasks) > 0 && ko.TasksTotal > 0 {
+	if rejoin && removeTask(ko, pid) {
 		ko.TasksTotal--
-		removeTask(ko, pid)
 	}
 	ko.TasksTotal++
 	ko.Tasks = append(ko.Tasks, row)
@@ -58,13 +57,14 @@ func addTaskRow(ko *KernelOOM, cols []string, t string, max int, rejoin bool) {
 	}
 }
 
-func removeTask(ko *KernelOOM, pid int) {
+func removeTask(ko *KernelOOM, pid int) bool {
 	for i := range ko.Tasks {
 		if ko.Tasks[i].PID == pid {
 			ko.Tasks = append(ko.Tasks[:i], ko.Tasks[i+1:]...)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 func setTaskCol(r *Task, col string, n, page int64) {
@@ -90,7 +90,9 @@ func setTaskCol(r *Task, col string, n, page int64) {
 	}
 }
 
-// parseMemInfoLine reads show_mem's summary, in pages unless marked kB:
+// parseMemInfoLine reads show_mem's summary into kv (page counts, or
+// bytes for keys ending in "_bytes"). Values are set, not added, so that
+// re-reading a line completed by a wrapped continuation is harmless.
 //
 //	active_anon:4183 inactive_anon:1983771 isolated_anon:0
 //	 active_file:52 inactive_file:0 ... free:25407 free_pcp:0 free_cma:0
@@ -98,24 +100,34 @@ func setTaskCol(r *Task, col string, n, page int64) {
 //	Free swap  = 0kB
 //	Total swap = 0kB
 //	4194173 pages RAM
-func parseMemInfoLine(ko *KernelOOM, t string, page int64) {
-	mi := ko.MemInfo
+func parseMemInfoLine(kv map[string]int64, t string) {
 	switch {
 	case strings.HasPrefix(t, "Free swap"):
-		mi.SwapFreeBytes = kbPtr(afterEq(t))
+		setKB(kv, "swap_free_bytes", afterEq(t))
 	case strings.HasPrefix(t, "Total swap"):
-		mi.SwapTotalBytes = kbPtr(afterEq(t))
+		setKB(kv, "swap_total_bytes", afterEq(t))
 	case strings.HasSuffix(t, " pages RAM"):
 		if n, err := strconv.ParseInt(strings.Fields(t)[0], 10, 64); err == nil {
-			mi.TotalRAMBytes = i64Ptr(n * page)
+			kv["pages_ram"] = n
 		}
 	case strings.HasPrefix(t, "Node ") && strings.Contains(t, "hugepages_total="):
-		addHugepages(mi, t)
+		node := strings.Fields(t)[1]
+		for _, f := range strings.Fields(t) {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "hugepages_total":
+				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+					kv["hp_total_"+node] = n
+				}
+			case "hugepages_size":
+				setKB(kv, "hp_size_"+node, v)
+			}
+		}
 	case !strings.HasPrefix(t, "Node "):
 		for _, f := range strings.Fields(t) {
 			k, v, ok := strings.Cut(f, ":")
 			if n, err := strconv.ParseInt(v, 10, 64); ok && err == nil {
-				addMemInfoPages(mi, k, n*page)
+				kv[k] = n
 			}
 		}
 	}
@@ -126,44 +138,51 @@ func afterEq(t string) string {
 	return v
 }
 
-func addMemInfoPages(mi *MemInfo, k string, b int64) {
-	add := func(p **int64) {
-		if *p == nil {
-			*p = i64Ptr(0)
-		}
-		**p += b
-	}
-	switch k {
-	case "free":
-		add(&mi.FreeBytes)
-	case "active_anon", "inactive_anon":
-		add(&mi.AnonBytes)
-	case "active_file", "inactive_file":
-		add(&mi.FileBytes)
-	case "shmem":
-		add(&mi.ShmemBytes)
-	case "slab_reclaimable", "slab_unreclaimable":
-		add(&mi.SlabBytes)
+func setKB(kv map[string]int64, key, v string) {
+	if p := kbPtr(v); p != nil {
+		kv[key] = *p
 	}
 }
 
-func addHugepages(mi *MemInfo, t string) {
-	var total, size int64
-	for _, f := range strings.Fields(t) {
-		k, v, _ := strings.Cut(f, "=")
-		switch k {
-		case "hugepages_total":
-			total, _ = strconv.ParseInt(v, 10, 64)
-		case "hugepages_size":
-			if p := kbPtr(v); p != nil {
-				size = *p
+// memInfoFrom turns the collected values into MemInfo; nil if empty.
+func memInfoFrom(kv map[string]int64, page int64) *MemInfo {
+	if len(kv) == 0 {
+		return nil
+	}
+	mi := &MemInfo{}
+	pages := func(keys ...string) *int64 {
+		var sum int64
+		found := false
+		for _, k := range keys {
+			if v, ok := kv[k]; ok {
+				sum, found = sum+v*page, true
 			}
 		}
-	}
-	if total > 0 {
-		if mi.HugePagesBytes == nil {
-			mi.HugePagesBytes = i64Ptr(0)
+		if !found {
+			return nil
 		}
-		*mi.HugePagesBytes += total * size
+		return i64Ptr(sum)
 	}
+	mi.TotalRAMBytes = pages("pages_ram")
+	mi.FreeBytes = pages("free")
+	mi.AnonBytes = pages("active_anon", "inactive_anon")
+	mi.FileBytes = pages("active_file", "inactive_file")
+	mi.ShmemBytes = pages("shmem")
+	mi.SlabBytes = pages("slab_reclaimable", "slab_unreclaimable")
+	if v, ok := kv["swap_total_bytes"]; ok {
+		mi.SwapTotalBytes = i64Ptr(v)
+	}
+	if v, ok := kv["swap_free_bytes"]; ok {
+		mi.SwapFreeBytes = i64Ptr(v)
+	}
+	var huge int64
+	for k, v := range kv {
+		if node, ok := strings.CutPrefix(k, "hp_total_"); ok {
+			huge += v * kv["hp_size_"+node]
+		}
+	}
+	if huge > 0 {
+		mi.HugePagesBytes = i64Ptr(huge)
+	}
+	return mi
 }

@@ -106,7 +106,27 @@ func (p *Parser) FeedBytes(b []byte) {
 	if !p.anyOpen() && !interesting(b) {
 		return
 	}
+	b = stripQuote(b)
+	for n := 0; n < 8; n++ { // records glued together by a lost newline
+		i := kmsg.SplitGlued(b)
+		if i < 0 {
+			break
+		}
+		p.feed(kmsg.ParseLine(b[:i], p.opts.Lines))
+		b = b[i:]
+	}
 	p.feed(kmsg.ParseLine(b, p.opts.Lines))
+}
+
+// stripQuote removes e-mail quoting ("> > > ") from pasted reports.
+func stripQuote(b []byte) []byte {
+	for len(b) > 0 && b[0] == '>' {
+		b = b[1:]
+		if len(b) > 0 && b[0] == ' ' {
+			b = b[1:]
+		}
+	}
+	return b
 }
 
 // Feed parses one line already split by a kmsg reader.

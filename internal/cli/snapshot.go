@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/snapshot"
+	"golang.org/x/sys/unix"
+)
+
+func init() { register("snapshot", newSnapshotCmd) }
+
+func newSnapshotCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "Analyse PyTorch memory snapshots (torch.cuda.memory._dump_snapshot) safely and fast",
+		Long: `Read PyTorch CUDA memory snapshot files natively: no Python, no pickle code
+executed (only the data subset of the format is accepted), gzip-compressed files
+read transparently, every format since torch 1.13. FILE may be - for stdin.`,
+		Example: `  torchmem snapshot summary snap.pickle
+  torchmem snapshot top --depth 3 snap.pickle
+  torchmem snapshot timeline --csv snap.pickle > timeline.csv
+  torchmem snapshot leaks snap.pickle.gz
+  torchmem snapshot diff before.pickle after.pickle
+  torchmem snapshot html snap.pickle -o snap.html`,
+	}
+	for _, sub := range []func(*Env) *cobra.Command{newSnapshotSummaryCmd, newSnapshotTopCmd,
+		newSnapshotTimelineCmd, newSnapshotLeaksCmd, newSnapshotDiffCmd, newSnapshotHTMLCmd} {
+		cmd.AddCommand(sub(env))
+	}
+	return cmd
+}
+
+// snapshotProgressMin is the file size above which a progress bar is
+// drawn (only when stderr is a terminal).
+const snapshotProgressMin = 64 << 20
+
+// snapshotLoad reads a snapshot file, or stdin for "-".
+func snapshotLoad(env *Env, name string) (*snapshot.Snapshot, error) {
+	if name == "-" {
+		s, err := snapshot.ReadAny(env.Stdin, -1)
+		if err != nil {
+			return nil, fmt.Errorf("read snapshot from stdin: %w", err)
+		}
+		return s, nil
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	// The decoded snapshot is far smaller than the file and the decoder's
+	// garbage is short-lived: collect less often, but keep the heap under
+	// the file's size so reading never needs more memory than the file.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(st.Size()*3/4, 256<<20)))
+	var progress func(read, total int64)
+	if st.Size() >= snapshotProgressMin && snapshotIsTerminal(env.Stderr) {
+		progress = snapshotProgressBar(env.Stderr)
+		defer fmt.Fprint(env.Stderr, "\r\033[K")
+	}
+	return snapshot.ReadFile(name, progress)
+}
+
+func snapshotIsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// snapshotProgressBar draws at most ten times a second.
+func snapshotProgressBar(w io.Writer) func(read, total int64) {
+	var last time.Time
+	start := time.Now()
+	return func(read, total int64) {
+		if time.Since(last) < 100*time.Millisecond || total <= 0 {
+			return
+		}
+		last = time.Now()
+		frac := min(float64(read)/float64(total), 1)
+		const width = 30
+		n := int(frac * width)
+		bar := make([]byte, width)
+		for i := range bar {
+			bar[i] = '.'
+			if i < n {
+				bar[i] = '#'
+			}
+		}
+		fmt.Fprintf(w, "\rreading snapshot [%s] %3.0f%% %.1fs", bar, frac*100, time.Since(start).Seconds())
+	}
+}
+
+// snapshotSeconds formats a trace time offset.
+func snapshotSeconds(us int64) string {
+	return fmt.Sprintf("+%.3f s", float64(us)/1e6)
+}

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/snapshot"
+	"github.com/torchmem/torchmem/internal/units"
+)
+
+func newSnapshotDiffCmd(env *Env) *cobra.Command {
+	var asJSON, all bool
+	var depth, limit int
+	cmd := &cobra.Command{
+		Use:   "diff A B",
+		Short: "What grew between two snapshots, by site",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := snapshotLoad(env, args[0])
+			if err != nil {
+				return err
+			}
+			b, err := snapshotLoad(env, args[1])
+			if err != nil {
+				return err
+			}
+			d := snapshot.Compare(a, b, depth)
+			if asJSON {
+				return writeJSON(env.Stdout, d)
+			}
+			return printSnapshotDiff(env.Stdout, d, limit, all)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print every site as JSON (sizes in bytes)")
+	cmd.Flags().IntVar(&depth, "depth", 1, "user frames that make up a site")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 20, "sites to show (0: all)")
+	cmd.Flags().BoolVar(&all, "all", false, "also list sites that did not change")
+	return cmd
+}
+
+func printSnapshotDiff(w io.Writer, d *snapshot.Diff, limit int, all bool) error {
+	b := units.Bytes
+	before := map[int64]snapshot.DeviceSummary{}
+	for _, x := range d.Before {
+		before[x.Device] = x
+	}
+	for _, x := range d.After {
+		p := before[x.Device]
+		fmt.Fprintf(w, "device %d: reserved %s -> %s (%+.2f MiB), allocated %s -> %s (%+.2f MiB)\n", x.Device,
+			b(p.Reserved), b(x.Reserved), snapshotMiB(x.Reserved-p.Reserved), b(p.Allocated), b(x.Allocated), snapshotMiB(x.Allocated-p.Allocated))
+	}
+	tw := newTable(w)
+	fmt.Fprintln(tw, "  DELTA\tBEFORE\tAFTER\tCOUNT\tSITE\tVIA")
+	shown := 0
+	for _, s := range d.Sites {
+		if s.DeltaBytes == 0 && !all {
+			continue
+		}
+		if limit > 0 && shown == limit {
+			fmt.Fprintf(tw, "  …\t\t\t\tmore sites (--limit 0 for all)\t\n")
+			break
+		}
+		shown++
+		fmt.Fprintf(tw, "  %+.2f MiB\t%s\t%s\t%d -> %d\t%s\t%s\n", snapshotMiB(s.DeltaBytes), b(s.BeforeBytes), b(s.AfterBytes),
+			s.BeforeCount, s.AfterCount, s.Site, s.Via)
+	}
+	if shown == 0 {
+		fmt.Fprintln(tw, "  (no site changed)")
+	}
+	return tw.Flush()
+}
+
+func snapshotMiB(n int64) float64 { return float64(n) / (1 << 20) }

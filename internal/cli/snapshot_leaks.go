@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/snapshot"
+	"github.com/torchmem/torchmem/internal/units"
+)
+
+func newSnapshotLeaksCmd(env *Env) *cobra.Command {
+	var asJSON bool
+	var opt snapshot.LeakOptions
+	cmd := &cobra.Command{
+		Use:   "leaks FILE",
+		Short: "Allocations alive at the end that accumulated step after step, by site",
+		Long: `Find sites whose allocations, made during the trace and still alive at the
+snapshot, piled up step after step. Steps are told apart by a repeating
+record_function scope (Optimizer.step, recorded by PyTorch in
+external_annotations) or, without one, by blocks of the same size left behind
+repeatedly. Needs a snapshot with a trace (_record_memory_history).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := snapshotLoad(env, args[0])
+			if err != nil {
+				return err
+			}
+			leaks := snapshot.FindLeaks(s, opt)
+			if asJSON {
+				return writeJSON(env.Stdout, leaks)
+			}
+			if len(s.Traces) == 0 {
+				fmt.Fprintln(env.Stdout, "no trace in this snapshot: record one with torch.cuda.memory._record_memory_history()")
+				return nil
+			}
+			return printSnapshotLeaks(env.Stdout, leaks)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the leaks as JSON (sizes in bytes)")
+	cmd.Flags().IntVar(&opt.Depth, "depth", 1, "user frames that make up a site")
+	cmd.Flags().IntVar(&opt.MinSteps, "min-steps", 3, "a site must have grown in at least this many steps")
+	cmd.Flags().Float64Var(&opt.MinSpread, "min-spread", 0.25, "and its survivors must span this share of the trace")
+	return cmd
+}
+
+func printSnapshotLeaks(w io.Writer, l *snapshot.Leaks) error {
+	if len(l.Leaks) == 0 {
+		fmt.Fprintln(w, "no accumulating allocations found")
+		return nil
+	}
+	fmt.Fprintf(w, "allocations alive at the end that grew step after step (steps from %s):\n", l.StepSource)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "  GROWTH/STEP\tSTEPS\tALIVE\tCOUNT\tDEVICE\tSITE\tVIA")
+	for _, k := range l.Leaks {
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%d\t%s\t%s\n", units.Bytes(int64(k.BytesPerStep)), k.Steps,
+			units.Bytes(k.Bytes), k.Count, k.Device, k.Key, k.Via)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func snapshotFixture(name string) string { return filepath.Join("testdata", "snapshot", name) }
+
+func snapshotGolden(t *testing.T, name string) string {
+	t.Helper()
+	raw, err := os.ReadFile(snapshotFixture(name + ".stats.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, l := range strings.SplitAfter(string(raw), "\n") {
+		if !strings.HasPrefix(l, "<frozen runpy>") { // Python's stderr, captured with the golden
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "")
+}
+
+func TestSnapshotSummaryMatchesPyTorch(t *testing.T) {
+	for _, name := range []string{"oom_huge.pickle", "leak_loss_history.pickle"} {
+		want := snapshotGolden(t, name)
+		out, errOut, code := runCLI(t, "snapshot", "summary", "--pytorch", snapshotFixture(name))
+		if code != 0 || out != want {
+			t.Errorf("%s --pytorch: code %d, stderr %q\n--- got\n%s--- want\n%s", name, code, errOut, out, want)
+		}
+		out, _, code = runCLI(t, "snapshot", "summary", snapshotFixture(name))
+		if code != 0 || !strings.HasPrefix(out, want) || !strings.Contains(out, "peak allocated") {
+			t.Errorf("%s: code %d, output does not start with PyTorch's stats:\n%s", name, code, out)
+		}
+	}
+	out, _, _ := runCLI(t, "snapshot", "summary", snapshotFixture("oom_huge.pickle.gz"))
+	if !strings.Contains(out, "OOM") || !strings.Contains(out, "tried to allocate 372.53 GiB") {
+		t.Errorf("gzip input / OOM line missing:\n%s", out)
+	}
+}
+
+func TestSnapshotJSONEverywhere(t *testing.T) {
+	f := snapshotFixture("leak_loss_history.pickle")
+	for _, args := range [][]string{
+		{"summary", f}, {"top", f}, {"timeline", f}, {"leaks", f}, {"diff", f, f},
+		{"html", f, "-o", filepath.Join(t.TempDir(), "x.html")},
+	} {
+		out, errOut, code := runCLI(t, append(append([]string{"snapshot"}, args...), "--json")...)
+		var v map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &v) != nil {
+			t.Errorf("%v --json: code %d, stderr %q, out %.200q", args, code, errOut, out)
+		}
+	}
+}
+
+func TestSnapshotLeaksAndDiff(t *testing.T) {
+	out, _, code := runCLI(t, "snapshot", "leaks", snapshotFixture("leak_loss_history.pickle"))
+	if code != 0 || !strings.Contains(out, "capture_torch.py:149 leak") || !strings.Contains(out, "512 B") {
+		t.Errorf("leaks: code %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, "snapshot", "diff", snapshotFixture("eval_inference_mode.pickle"), snapshotFixture("eval_leak_no_grad_missing.pickle"))
+	lines := strings.Split(out, "\n")
+	if code != 0 || len(lines) < 3 || !strings.Contains(lines[2], "capture3.py:21 eval_leak") {
+		t.Errorf("diff: code %d\n%s", code, out)
+	}
+}
+
+func TestSnapshotTimelineOutputs(t *testing.T) {
+	f := snapshotFixture("oom_huge.pickle")
+	out, _, code := runCLI(t, "snapshot", "timeline", "--width", "10", f)
+	if code != 0 || !strings.Contains(out, "!") || !strings.Contains(out, "OOM: requested 400000000000 bytes") {
+		t.Errorf("sparkline: code %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, "snapshot", "timeline", "--csv", f)
+	rows := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(rows) != 4 || !strings.HasPrefix(rows[3], "0,2,") || !strings.Contains(rows[3], ",oom,") {
+		t.Errorf("csv: code %d\n%s", code, out)
+	}
+}
+
+func TestSnapshotErrors(t *testing.T) {
+	dir := t.TempDir()
+	evil := filepath.Join(dir, "evil.pickle")
+	os.WriteFile(evil, []byte("\x80\x04\x95\x0e\x00\x00\x00\x00\x00\x00\x00\x8c\x02os\x8c\x06system\x93."), 0o644)
+	_, errOut, code := runCLI(t, "snapshot", "summary", evil)
+	if code != 1 || !strings.Contains(errOut, "STACK_GLOBAL") || !strings.Contains(errOut, "offset 23") {
+		t.Errorf("refused opcode: code %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = runCLI(t, "snapshot", "summary", filepath.Join(dir, "missing.pickle"))
+	if code != 1 || !strings.Contains(errOut, "missing.pickle") {
+		t.Errorf("missing file: code %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = runCLI(t, "snapshot", "html", snapshotFixture("oom_huge.pickle"))
+	if code != 1 || !strings.Contains(errOut, "-o") {
+		t.Errorf("html without -o: code %d, stderr %q", code, errOut)
+	}
+}

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/snapshot"
+	"github.com/torchmem/torchmem/internal/units"
+)
+
+type snapshotTimelineFlags struct {
+	json, csv     bool
+	width, points int
+	device        int
+}
+
+func newSnapshotTimelineCmd(env *Env) *cobra.Command {
+	var f snapshotTimelineFlags
+	cmd := &cobra.Command{
+		Use:   "timeline FILE",
+		Short: "Allocated and reserved memory over time, replayed from the trace, OOMs and annotations marked",
+		Long: `Replay the allocation trace into allocated and reserved memory over time. Text
+output draws a sparkline per device (each column is the maximum of its stretch of
+entries, so no peak is lost) with OOMs (!) and record_function scopes (^) marked
+below. --csv writes one row per trace entry and one per annotation; --json writes
+--points buckets per device with their extremes.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := snapshotLoad(env, args[0])
+			if err != nil {
+				return err
+			}
+			return runSnapshotTimeline(env.Stdout, s, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.json, "json", false, "print bucketed levels and markers as JSON (sizes in bytes)")
+	fl.BoolVar(&f.csv, "csv", false, "print every trace entry as CSV: device,index,time_us,action,size,allocated_bytes,reserved_bytes,annotation")
+	fl.IntVar(&f.width, "width", 72, "sparkline width in characters")
+	fl.IntVar(&f.points, "points", 1000, "buckets per device in --json")
+	fl.IntVar(&f.device, "device", -1, "only this device (default: every device with a trace)")
+	return cmd
+}
+
+func runSnapshotTimeline(w io.Writer, s *snapshot.Snapshot, f *snapshotTimelineFlags) error {
+	var tls []*snapshot.Timeline
+	for dev := range s.Traces {
+		if (f.device < 0 || f.device == dev) && len(s.Traces[dev]) > 0 {
+			tls = append(tls, snapshot.BuildTimeline(s, dev))
+		}
+	}
+	switch {
+	case f.json:
+		return writeJSON(w, snapshotTimelineJSON(tls, f.points))
+	case f.csv:
+		return writeSnapshotTimelineCSV(w, s, tls)
+	}
+	if len(tls) == 0 {
+		fmt.Fprintln(w, "no trace in this snapshot: record one with torch.cuda.memory._record_memory_history()")
+	}
+	for _, tl := range tls {
+		printSnapshotSparkline(w, tl, max(f.width, 8))
+	}
+	return nil
+}
+
+type snapshotTimelineOut struct {
+	*snapshot.Timeline
+	Buckets []snapshotBucketOut `json:"buckets"`
+}
+
+type snapshotBucketOut struct {
+	First        int   `json:"first_index"`
+	Last         int   `json:"last_index"`
+	TimeUS       int64 `json:"time_us,omitempty"`
+	MaxAllocated int64 `json:"max_allocated_bytes"`
+	MinAllocated int64 `json:"min_allocated_bytes"`
+	MaxReserved  int64 `json:"max_reserved_bytes"`
+}
+
+func snapshotTimelineJSON(tls []*snapshot.Timeline, points int) map[string]any {
+	out := []snapshotTimelineOut{}
+	for _, tl := range tls {
+		o := snapshotTimelineOut{Timeline: tl, Buckets: []snapshotBucketOut{}}
+		for _, b := range tl.Buckets(0, tl.Entries, max(points, 1)) {
+			o.Buckets = append(o.Buckets, snapshotBucketOut(b))
+		}
+		out = append(out, o)
+	}
+	return map[string]any{"devices": out}
+}
+
+func writeSnapshotTimelineCSV(w io.Writer, s *snapshot.Snapshot, tls []*snapshot.Timeline) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"device", "index", "time_us", "action", "size", "allocated_bytes", "reserved_bytes", "annotation"})
+	i64 := func(n int64) string { return strconv.FormatInt(n, 10) }
+	for _, tl := range tls {
+		dev := strconv.Itoa(tl.Device)
+		ann := tl.Markers
+		for i, l := range tl.Levels() {
+			for len(ann) > 0 && ann[0].Index <= i {
+				if ann[0].Kind == "annotation" {
+					_ = cw.Write([]string{dev, "", i64(ann[0].TimeUS), "annotation", "", "", "", ann[0].Label})
+				}
+				ann = ann[1:]
+			}
+			e := &s.Traces[tl.Device][i]
+			_ = cw.Write([]string{dev, strconv.Itoa(i), i64(e.TimeUS), e.Action.String(), i64(e.Size),
+				i64(l.Allocated), i64(l.Reserved), ""})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+var snapshotBars = []rune("▁▂▃▄▅▆▇█")
+
+func printSnapshotSparkline(w io.Writer, tl *snapshot.Timeline, width int) {
+	bs := tl.Buckets(0, tl.Entries, width)
+	var maxA, maxR int64
+	for _, b := range bs {
+		maxA, maxR = max(maxA, b.MaxAllocated), max(maxR, b.MaxReserved)
+	}
+	scale := max(maxA, maxR, 1)
+	line := func(get func(snapshot.Bucket) int64) string {
+		var sb strings.Builder
+		for _, b := range bs {
+			v := get(b)
+			sb.WriteRune(snapshotBars[min(int(float64(v)/float64(scale)*float64(len(snapshotBars)-1)+0.5), len(snapshotBars)-1)])
+		}
+		return sb.String()
+	}
+	span := "no times recorded"
+	if tl.HasTime && len(tl.Levels()) > 0 {
+		span = fmt.Sprintf("%.3f s", float64(tl.Levels()[len(tl.Levels())-1].TimeUS-tl.Start.TimeUS)/1e6)
+	}
+	fmt.Fprintf(w, "device %d: %d trace entries, %s (scale: full height = %s)\n", tl.Device, tl.Entries, span, units.Bytes(scale))
+	fmt.Fprintf(w, "  allocated %s  peak %s at entry %d\n", line(func(b snapshot.Bucket) int64 { return b.MaxAllocated }), units.Bytes(tl.Peak.Allocated), tl.Peak.Index)
+	fmt.Fprintf(w, "  reserved  %s  peak %s\n", line(func(b snapshot.Bucket) int64 { return b.MaxReserved }), units.Bytes(maxR))
+	fmt.Fprintf(w, "  markers   %s\n", snapshotMarkerLine(tl, bs))
+	for _, m := range tl.Markers {
+		if m.Kind == "oom" {
+			fmt.Fprintf(w, "  ! entry %d: %s\n", m.Index, m.Label)
+		}
+	}
+}
+
+// snapshotMarkerLine puts ! under buckets with an OOM and ^ under those
+// where an annotated scope starts.
+func snapshotMarkerLine(tl *snapshot.Timeline, bs []snapshot.Bucket) string {
+	line := []rune(strings.Repeat(" ", len(bs)))
+	names := map[string]bool{}
+	for _, m := range tl.Markers {
+		for i, b := range bs {
+			if m.Index < b.First || m.Index > b.Last {
+				continue
+			}
+			if m.Kind == "oom" {
+				line[i] = '!'
+			} else if strings.HasPrefix(m.Label, "START ") && line[i] != '!' {
+				line[i] = '^'
+				names[strings.TrimPrefix(m.Label, "START ")] = true
+			}
+		}
+	}
+	legend := ""
+	if len(names) > 0 {
+		var ns []string
+		for n := range names {
+			ns = append(ns, n)
+		}
+		legend = "  ^ = start of " + strings.Join(ns, ", ")
+	}
+	return string(line) + legend
+}

@@ -1,0 +1,255 @@
+package snapshot
+
+import (
+	"bufio"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"strconv"
+
+	"github.com/torchmem/torchmem/internal/webassets"
+)
+
+//go:embed html_page.tmpl
+var htmlPage string
+
+var pageTmpl = template.Must(template.New("page").Parse(htmlPage))
+
+// HTMLOptions tune the page.
+type HTMLOptions struct {
+	Title      string
+	BasePoints int // buckets of the coarsest timeline level (default 2000)
+	MaxPoints  int // all levels together, per device (default 600000)
+	MaxBlocks  int // blocks drawn in the segment map (default 300000)
+	MaxMarkers int // annotation markers per device (default 2000; OOMs always)
+}
+
+// HTMLStats says what went into a page.
+type HTMLStats struct {
+	Bytes  int64 `json:"bytes"`
+	Points int   `json:"timeline_points"`
+	Blocks int   `json:"blocks"`
+	Stacks int   `json:"stacks"`
+}
+
+// WriteHTML writes one self-contained page (uPlot inlined, data embedded)
+// for s: a zoomable timeline per device, the segment map with stacks on
+// hover, and the top sites. All reduction happens here, so the page only
+// draws.
+func WriteHTML(w io.Writer, s *Snapshot, opt HTMLOptions) (HTMLStats, error) {
+	opt = opt.withDefaults()
+	data := buildPageData(s, opt)
+	cw := &countWriter{w: w}
+	bw := bufio.NewWriterSize(cw, 1<<20)
+	payload, err := json.Marshal(data) // escapes <, > and &: safe inside <script>
+	if err != nil {
+		return HTMLStats{}, err
+	}
+	err = pageTmpl.Execute(bw, map[string]any{
+		"Title":     opt.Title,
+		"UPlotCSS":  template.CSS(webassets.UPlotCSS),
+		"UPlotJS":   template.JS(webassets.UPlotJS),
+		"Data":      template.JS(payload),
+		"Version":   webassets.UPlotVersion,
+		"Truncated": data.BlocksTruncated,
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	st := HTMLStats{Bytes: cw.n, Blocks: data.blockCount, Stacks: len(data.Stacks)}
+	for _, t := range data.Timelines {
+		for _, l := range t.Levels {
+			st.Points += len(l.X)
+		}
+	}
+	return st, err
+}
+
+func (o HTMLOptions) withDefaults() HTMLOptions {
+	if o.BasePoints <= 0 {
+		o.BasePoints = 2000
+	}
+	if o.MaxPoints <= 0 {
+		o.MaxPoints = 600000
+	}
+	if o.MaxBlocks <= 0 {
+		o.MaxBlocks = 300000
+	}
+	if o.MaxMarkers <= 0 {
+		o.MaxMarkers = 2000
+	}
+	return o
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// pageData is the JSON the page's script reads.
+type pageData struct {
+	Format          string          `json:"format"`
+	Devices         []DeviceSummary `json:"devices"`
+	Timelines       []pageTimeline  `json:"timelines"`
+	Segments        []pageSegment   `json:"segments"`
+	Stacks          [][]string      `json:"stacks"` // [site, frames...]
+	Top             []SiteTable     `json:"top"`
+	BlocksTruncated bool            `json:"blocks_truncated"`
+	blockCount      int
+}
+
+type pageLevel struct {
+	X    []float64 `json:"x"` // seconds since the first entry, or entry index
+	AMax []int64   `json:"amax"`
+	AMin []int64   `json:"amin"`
+	RMax []int64   `json:"rmax"`
+}
+
+type pageTimeline struct {
+	Device  int         `json:"device"`
+	HasTime bool        `json:"has_time"`
+	Entries int         `json:"entries"`
+	Peak    Level       `json:"peak"`
+	Levels  []pageLevel `json:"levels"` // coarsest first, each 8x finer
+	Markers []pageMark  `json:"markers"`
+}
+
+type pageMark struct {
+	X     float64 `json:"x"`
+	Kind  string  `json:"kind"`
+	Label string  `json:"label"`
+}
+
+type pageSegment struct {
+	Device int64  `json:"device"`
+	Addr   string `json:"addr"`
+	Size   int64  `json:"size"`
+	Stream int64  `json:"stream"`
+	Pool   string `json:"pool"`
+	// Blocks: [offset, size, requested, state (0 active, 1 pending, 2
+	// inactive), stack index or -1], flattened.
+	Blocks []int64 `json:"blocks"`
+}
+
+func buildPageData(s *Snapshot, opt HTMLOptions) *pageData {
+	d := &pageData{Format: s.Format, Devices: Summarize(s).Devices, Timelines: []pageTimeline{},
+		Segments: []pageSegment{}, Stacks: [][]string{}, Top: TopSites(s, 1).AtSnapshot}
+	for dev := range s.Traces {
+		if len(s.Traces[dev]) > 0 {
+			d.Timelines = append(d.Timelines, pageTimelineOf(BuildTimeline(s, dev), opt))
+		}
+	}
+	d.addSegments(s, opt)
+	return d
+}
+
+func pageTimelineOf(tl *Timeline, opt HTMLOptions) pageTimeline {
+	pt := pageTimeline{Device: tl.Device, HasTime: tl.HasTime, Entries: tl.Entries, Peak: tl.Peak}
+	x := func(idx int, us int64) float64 {
+		if tl.HasTime {
+			return float64(us-tl.Start.TimeUS) / 1e6
+		}
+		return float64(idx)
+	}
+	total := 0
+	for n := opt.BasePoints; ; n *= 8 {
+		bs := tl.Buckets(0, tl.Entries, n)
+		if total > 0 && total+len(bs) > opt.MaxPoints {
+			break
+		}
+		var l pageLevel
+		for _, b := range bs {
+			l.X = append(l.X, x(b.First, tl.levels[b.First].TimeUS))
+			l.AMax, l.AMin, l.RMax = append(l.AMax, b.MaxAllocated), append(l.AMin, b.MinAllocated), append(l.RMax, b.MaxReserved)
+		}
+		pt.Levels = append(pt.Levels, l)
+		total += len(bs)
+		if len(bs) >= tl.Entries {
+			break
+		}
+	}
+	ann := 0
+	pt.Markers = []pageMark{}
+	for _, m := range tl.Markers {
+		if m.Kind == "annotation" {
+			if ann >= opt.MaxMarkers || m.Label[:min(len(m.Label), 6)] != "START " {
+				continue
+			}
+			ann++
+		}
+		idx := min(max(m.Index, 0), max(tl.Entries-1, 0))
+		us := m.TimeUS
+		if !tl.HasTime && tl.Entries > 0 {
+			us = tl.levels[idx].TimeUS
+		}
+		pt.Markers = append(pt.Markers, pageMark{X: x(idx, us), Kind: m.Kind, Label: m.Label})
+	}
+	return pt
+}
+
+func (d *pageData) addSegments(s *Snapshot, opt HTMLOptions) {
+	ss := NewSites(s, 1)
+	stackIdx := map[StackID]int64{}
+	for i := range s.Segments {
+		seg := &s.Segments[i]
+		ps := pageSegment{Device: seg.Device, Addr: "0x" + strconv.FormatUint(seg.Address, 16), Size: seg.TotalSize,
+			Stream: seg.Stream, Pool: seg.SegmentType, Blocks: make([]int64, 0, 5*len(seg.Blocks))}
+		var off int64
+		for _, b := range seg.Blocks {
+			if d.blockCount >= opt.MaxBlocks {
+				d.BlocksTruncated = true
+				break
+			}
+			d.blockCount++
+			ps.Blocks = append(ps.Blocks, off, b.Size, b.Requested, int64(pageState(b.State)), d.stackRef(s, ss, stackIdx, b.Stack))
+			off += b.Size
+		}
+		d.Segments = append(d.Segments, ps)
+	}
+}
+
+func pageState(st BlockState) int {
+	switch st {
+	case StateActiveAllocated:
+		return 0
+	case StateActivePendingFree:
+		return 1
+	}
+	return 2
+}
+
+// stackRef interns a stack for the page as [site, up to 24 frames].
+func (d *pageData) stackRef(s *Snapshot, ss *Sites, idx map[StackID]int64, id StackID) int64 {
+	if id == 0 {
+		return -1
+	}
+	if i, ok := idx[id]; ok {
+		return i
+	}
+	frames := s.Stack(id)
+	out := []string{ss.Of(id).Key}
+	for j, f := range frames {
+		if j == 24 {
+			out = append(out, fmt.Sprintf("… %d more frames", len(frames)-j))
+			break
+		}
+		fr := s.Frames[f]
+		if fr.Kind() == FrameNative {
+			out = append(out, fr.Name)
+		} else {
+			out = append(out, fmt.Sprintf("%s:%d %s", fr.Filename, fr.Line, fr.Name))
+		}
+	}
+	i := int64(len(d.Stacks))
+	d.Stacks = append(d.Stacks, out)
+	idx[id] = i
+	return i
+}

@@ -1,0 +1,130 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+)
+
+func writePage(t *testing.T, s *Snapshot) (string, HTMLStats) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "snap.html")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := WriteHTML(f, s, HTMLOptions{Title: "test <snap>"})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, st
+}
+
+// TestHTMLSelfContained: nothing on the page is fetched from anywhere.
+func TestHTMLSelfContained(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := WriteHTML(&buf, loadReal(t, "oom_huge.pickle"), HTMLOptions{Title: "</script><b>x"}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:)?//`).MatchString(page) {
+		t.Error("page references a network resource")
+	}
+	if strings.Contains(page, "</script><b>x") || !strings.Contains(page, "uPlot") {
+		t.Error("title not escaped or uPlot not inlined")
+	}
+}
+
+func chromium(t *testing.T) string {
+	for _, b := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(b); err == nil {
+			return p
+		}
+	}
+	t.Skip("no chromium on this machine: the page is not rendered (install Debian's chromium package)")
+	return ""
+}
+
+func browserContext(t *testing.T) context.Context {
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancel3)
+	return ctx
+}
+
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// TestHTMLInChromium loads the page of the real training snapshot in
+// headless Chromium: it must draw without script errors, zoom to finer
+// data, and show a block's stack on hover.
+func TestHTMLInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	path, _ := writePage(t, loadReal(t, "train_gpt2_bf16.pickle.gz"))
+	ctx := browserContext(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.torchmemReady === true`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("page never became ready: %v", err)
+	}
+	if errs := eval[[]string](t, ctx, `window.torchmemErrors`); len(errs) > 0 {
+		t.Fatalf("script errors: %v", errs)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll(".uplot canvas").length`); n < 1 {
+		t.Fatalf("no timeline chart drawn")
+	}
+	// Zoom into 1% of the trace: the page must switch to a finer level.
+	full := eval[int](t, ctx, `torchmemCharts[0].data[0].length`)
+	eval[bool](t, ctx, `(() => { const u = torchmemCharts[0], x = u.data[0];
+		window.zoomA = x[Math.floor(x.length/2)]; window.zoomB = zoomA + (x[x.length-1] - x[0]) / 100;
+		u.setScale("x", {min: zoomA, max: zoomB}); return true; })()`)
+	zoomed := eval[int](t, ctx, `torchmemCharts[0].data[0].filter(v => v >= zoomA && v <= zoomB).length`)
+	if zoomed < 3*full/100 || full < 1000 {
+		t.Errorf("zoom: %d points in the window (full view %d): no finer level loaded", zoomed, full)
+	}
+	// Hover the first active block that has a stack.
+	xy := eval[[]float64](t, ctx, `(() => { const cv = document.getElementById("segmap"), r = cv.getBoundingClientRect();
+		cv.scrollIntoView();
+		const r2 = cv.getBoundingClientRect();
+		const max = Math.max(...D.segments.slice(0, 20000).map(s => s.size)), k = (cv.width - 154) / max;
+		for (let i = 0; i < D.segments.length; i++) { const b = D.segments[i].blocks;
+			for (let j = 0; j < b.length; j += 5) if (b[j+3] === 0 && b[j+4] >= 0)
+				return [r2.left + 150 + (b[j] + b[j+1]/2) * k, r2.top + i*14 + 7]; }
+		return [0, 0]; })()`)
+	if err := chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, xy[0], xy[1])); err != nil {
+		t.Fatal(err)
+	}
+	tip := eval[string](t, ctx, `document.getElementById("tip").textContent`)
+	if !strings.Contains(tip, "site: ") || !strings.Contains(tip, ".py:") {
+		t.Errorf("hover at %v shows %q", xy, tip)
+	}
+}

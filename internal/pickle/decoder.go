@@ -108,7 +108,7 @@ func NewDecoder(r io.Reader, opt Options) *Decoder {
 		memo = make([]Value, 0, min(size/64, 1<<24))
 	}
 	return &Decoder{
-		memo: memo,
+		memo:  memo,
 		in:    input{r: r, buf: make([]byte, initial), size: size, progress: opt.Progress},
 		hooks: opt.Hooks,
 	}

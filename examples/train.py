@@ -14,6 +14,7 @@ under `torchmem run` print the same lines.
 torchmem warn near the limit and explain the OOM kill.
 """
 import argparse
+import time
 
 import torch
 from torch import nn
@@ -46,6 +47,7 @@ def main():
     p.add_argument("--hidden", type=int, default=768)
     p.add_argument("--grow-mb", type=int, default=0)
     p.add_argument("--quiet", action="store_true", help="only the final line")
+    p.add_argument("--step-time", action="store_true", help="print the median optimizer step time (benchmarks)")
     a = p.parse_args()
 
     torch.manual_seed(0)
@@ -58,16 +60,18 @@ def main():
                           nn.ReLU(), nn.Linear(a.hidden, 10)).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
-    hoard, steps = [], 0
+    hoard, steps, times = [], 0, []
     for epoch in range(a.epochs):
         total, n = 0.0, 0
         for x, y in loader:
+            t0 = time.perf_counter()
             x, y = x.to(dev), y.to(dev)
             opt.zero_grad()
             loss = loss_fn(model(x), y)
             loss.backward()
             opt.step()
             steps += 1
+            times.append(time.perf_counter() - t0)
             total += loss.item() * len(y)
             n += len(y)
             if a.grow_mb:
@@ -75,6 +79,9 @@ def main():
         if not a.quiet:
             print(f"epoch {epoch + 1}/{a.epochs} loss {total / n:.4f}", flush=True)
     print(f"done: {steps} optimizer steps on {dev}", flush=True)
+    if a.step_time and times:
+        times.sort()
+        print(f"median step time: {times[len(times) // 2] * 1000:.3f} ms", flush=True)
 
 
 if __name__ == "__main__":

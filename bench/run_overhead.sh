@@ -1,0 +1,41 @@
+#!/bin/sh
+# Supervisor overhead: median optimizer step time of examples/train.py bare
+# and under `torchmem run` (hook on, 1 s allocator stats, 10 Hz sampling),
+# interleaved ROUNDS times; then torchmem's own peak RSS and CPU at 1 Hz.
+# Usage: bench/run_overhead.sh [ROUNDS] (as root for the job cgroup)
+set -eu
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-5}
+PY=${PY:-/usr/bin/python3}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+CGO_ENABLED=0 go build -o "$TMP/torchmem" ./cmd/torchmem
+ARGS="examples/train.py --epochs 2 --samples 20000 --step-time"
+step() { sed -n 's/^median step time: \(.*\) ms$/\1/p'; }
+: > "$TMP/bare"; : > "$TMP/tm"
+for i in $(seq "$ROUNDS"); do
+	$PY $ARGS | step >> "$TMP/bare"
+	"$TMP/torchmem" run --db "$TMP/h.db" --memory-max 4G --interval 100ms --hook-interval 1s -- $PY $ARGS 2>/dev/null | step >> "$TMP/tm"
+done
+med() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+B=$(med "$TMP/bare"); T=$(med "$TMP/tm")
+echo "bare step ms:      $(tr '\n' ' ' < "$TMP/bare")-> median $B"
+echo "torchmem step ms:  $(tr '\n' ' ' < "$TMP/tm")-> median $T"
+awk -v b="$B" -v t="$T" 'BEGIN {printf "overhead: %+.2f%%\n", (t-b)/b*100}'
+
+# torchmem's own footprint at 1 Hz over a ~30 s training run.
+"$TMP/torchmem" run --db "$TMP/h.db" --memory-max 4G --interval 1s -- $PY examples/train.py --epochs 3 >/dev/null 2>&1 &
+TM=$!
+HWM=0; CPU=0; START=$(date +%s.%N)
+TCK=$(getconf CLK_TCK)
+while kill -0 $TM 2>/dev/null; do
+	H=$(awk '/^VmHWM/ {print $2}' /proc/$TM/status 2>/dev/null || echo 0)
+	C=$(awk '{print $14+$15}' /proc/$TM/stat 2>/dev/null || echo 0)
+	[ -n "$H" ] && [ "$H" -gt "$HWM" ] && HWM=$H
+	[ -n "$C" ] && [ "$C" -gt "$CPU" ] && CPU=$C && END=$(date +%s.%N)
+	sleep 0.5
+done
+wait $TM || true
+awk -v h="$HWM" -v c="$CPU" -v t="$TCK" -v s="$START" -v e="$END" 'BEGIN {
+	printf "torchmem peak RSS (VmHWM): %.1f MiB\n", h/1024
+	printf "torchmem CPU: %.2f s over %.1f s wall = %.2f%% of one core\n", c/t, e-s, c/t/(e-s)*100 }'

@@ -209,26 +209,40 @@ func (e *ctx) backwardBlocks(step, micro int) {
 	e.exitStack()
 }
 
-// blockBackward: the gradient of the block's largest intermediate and the
-// new gradient of its input exist while its saved tensors are still held;
-// then the parameter gradients are written and the saved tensors go.
+// blockBackward walks the block's saved tensors in reverse creation order,
+// as the autograd engine runs its ops: each op makes the gradient of its
+// input (about the size of the tensor it saved) from the gradient of its
+// output, which then goes, and releases what it saved. The gradient of the
+// block's output stays alive to the end: the residual path brings it to
+// the block's input. Parameter gradients appear with the block's GEMMs.
 func (e *ctx) blockBackward(rec []*tensor, ps []models.Param, micro int) {
-	var big *tensor
-	for _, t := range rec {
-		if t.blk != nil && (big == nil || t.elems*t.dt > big.elems*big.dt) {
-			big = t
-		}
-	}
 	prev := e.dx
-	var g1 *tensor
-	if big != nil {
-		g1 = e.m.new(big.elems, big.dt, CatActivations)
+	var g *tensor
+	grads := false
+	for i := len(rec) - 1; i >= 0; i-- {
+		t := rec[i]
+		if t.blk == nil || !t.saved {
+			continue
+		}
+		if t.elems*t.dt >= 1<<20 {
+			dt := min(max(t.dt, e.dt.compute), 4)
+			ng := e.m.new(t.elems, dt, CatActivations)
+			e.m.drop(g)
+			g = ng
+		}
+		if !grads && i < len(rec)/2 {
+			e.paramGrads(ps, micro)
+			grads = true
+		}
+		e.m.unsave(t)
+	}
+	if !grads {
+		e.paramGrads(ps, micro)
 	}
 	if prev != nil {
 		e.dx = e.m.new(prev.elems, prev.dt, CatActivations)
 	}
-	e.paramGrads(ps, micro)
-	e.m.drop(g1, prev)
+	e.m.drop(g, prev)
 	e.m.unsave(rec...)
 	e.m.drop(rec...)
 }

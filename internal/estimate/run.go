@@ -39,7 +39,7 @@ func (e *ctx) trainMicro(step, micro int) {
 	e.rec = nil
 	x := e.embed(data)
 	stem := e.rec
-	x = e.forwardBlocks(x, step)
+	x = e.forwardBlocks(x, m.phase)
 	m.phase = fmt.Sprintf("loss, step %d", step)
 	e.head(x)
 	for _, l := range e.casts { // autocast exits: the cache lets go
@@ -128,7 +128,7 @@ func (e *ctx) infer() {
 		data := e.inputData()
 		e.castWeights(-1, e.headParams)
 		e.castWeights(-1, e.stemParams)
-		x := e.forwardBlocks(e.embed(data), step)
+		x := e.forwardBlocks(e.embed(data), e.m.phase)
 		e.m.phase = fmt.Sprintf("logits, pass %d", step)
 		logits := e.inferHead(x)
 		for _, l := range e.casts {

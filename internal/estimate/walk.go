@@ -51,7 +51,7 @@ func (e *ctx) imageSize() int {
 func (e *ctx) tokens() int64 { return int64(e.o.Batch) * int64(e.seq()) }
 
 func newCtx(md *models.Model, o Options) *ctx {
-	e := &ctx{m: &machine{}, md: md, o: o, dt: dtypesFor(o.Precision)}
+	e := &ctx{m: &machine{cat: CatActivations}, md: md, o: o, dt: dtypesFor(o.Precision)}
 	e.params = md.Params()
 	e.blockParams = make([][]models.Param, md.BlockCount())
 	for _, p := range e.params {
@@ -154,9 +154,9 @@ func (e *ctx) kvKeep(ts ...*tensor) {
 
 // forwardBlocks runs every block, with activation checkpointing keeping
 // only each block's input.
-func (e *ctx) forwardBlocks(x *tensor, step int) *tensor {
+func (e *ctx) forwardBlocks(x *tensor, phase string) *tensor {
 	for i := range e.blockParams {
-		e.m.phase = fmt.Sprintf("forward, step %d", step)
+		e.m.phase = phase
 		x = e.enterBlock(i, x)
 		g := e.gather(e.blockParams[i])
 		e.castWeights(i, e.blockParams[i])
@@ -171,7 +171,7 @@ func (e *ctx) forwardBlocks(x *tensor, step int) *tensor {
 		} else {
 			x = e.block(i, x)
 		}
-		if i == 0 && e.perBlock == 0 && e.m.grad {
+		if i == 0 && e.perBlock == 0 && e.m.grad && !e.o.Checkpointing {
 			e.perBlock = e.m.cur[CatActivations] - before - x.blk.size
 		}
 		e.blocks[i] = e.rec

@@ -14,11 +14,31 @@ type Node struct {
 	Type   string
 	Line   int // 1-based; 0 for nodes without a position (Module, arguments)
 	Col    int // 0-based UTF-8 byte offset, as Python's col_offset
-	Fields map[string]any
+	Fields []Field
 	Value  any
 	Parent *Node
 	Field  string // name of the field of Parent that holds this node
 	kids   []*Node
+}
+
+// Field is one named child value of a node. A node has a handful, so a
+// slice scanned linearly beats a map both to build and to read.
+type Field struct {
+	Name  string
+	Value any
+}
+
+// Get returns the value of field name, or nil.
+func (n *Node) Get(name string) any {
+	if n == nil {
+		return nil
+	}
+	for i := range n.Fields {
+		if n.Fields[i].Name == name {
+			return n.Fields[i].Value
+		}
+	}
+	return nil
 }
 
 // maxDepth bounds the nesting accepted from the helper; Python's own parser
@@ -41,18 +61,18 @@ func decodeAST(raw []byte) (*Node, error) {
 
 // collectKids lists the child nodes in a fixed order (fields by name, list
 // entries in order) so walks, and so findings, are deterministic.
-func collectKids(fields map[string]any) []*Node {
-	keys := make([]string, 0, len(fields))
-	for k, v := range fields {
-		switch v.(type) {
+func collectKids(fields []Field) []*Node {
+	sorted := make([]Field, 0, len(fields))
+	for _, f := range fields {
+		switch f.Value.(type) {
 		case *Node, []*Node:
-			keys = append(keys, k)
+			sorted = append(sorted, f)
 		}
 	}
-	sort.Strings(keys)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	var out []*Node
-	for _, k := range keys {
-		switch c := fields[k].(type) {
+	for _, f := range sorted {
+		switch c := f.Value.(type) {
 		case *Node:
 			out = append(out, c)
 		case []*Node:
@@ -78,7 +98,7 @@ func (n *Node) K(name string) *Node {
 	if n == nil {
 		return nil
 	}
-	c, _ := n.Fields[name].(*Node)
+	c, _ := n.Get(name).(*Node)
 	return c
 }
 
@@ -87,7 +107,7 @@ func (n *Node) L(name string) []*Node {
 	if n == nil {
 		return nil
 	}
-	c, _ := n.Fields[name].([]*Node)
+	c, _ := n.Get(name).([]*Node)
 	return c
 }
 
@@ -96,7 +116,7 @@ func (n *Node) S(name string) string {
 	if n == nil {
 		return ""
 	}
-	s, _ := n.Fields[name].(string)
+	s, _ := n.Get(name).(string)
 	return s
 }
 

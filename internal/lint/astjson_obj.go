@@ -104,10 +104,7 @@ func (d *astDecoder) setField(n *Node, key string, v any) error {
 	default:
 		return nil // bools, nulls and plain objects carry nothing rules use
 	}
-	if n.Fields == nil {
-		n.Fields = make(map[string]any, 4)
-	}
-	n.Fields[key] = fv
+	n.Fields = append(n.Fields, Field{key, fv})
 	return nil
 }
 

@@ -15,6 +15,7 @@ func (f *file) classify() {
 		case "eval", "train", "parameters", "named_parameters":
 			if k := dotted(recv); k != "" && !strings.HasSuffix(k, "()") {
 				f.models[k] = true
+				f.modelLast[lastName(recv)] = true
 			}
 		}
 	}
@@ -33,6 +34,9 @@ func (f *file) classify() {
 		for _, t := range targets {
 			if k := dotted(t); k != "" && kind != "" {
 				f.kindSet(kind)[k] = true
+				if kind == "model" {
+					f.modelLast[lastName(t)] = true
+				}
 			}
 		}
 	}
@@ -101,10 +105,17 @@ func (f *file) isModelCall(call *Node) bool {
 		return false
 	}
 	last := lastName(fn)
-	if f.proj.funcNames[last] || f.proj.classNames[last] || f.losses[dotted(fn)] || f.optims[dotted(fn)] {
+	if f.proj.funcNames[last] || f.proj.classNames[last] {
 		return false
 	}
-	if f.models[dotted(fn)] {
+	if !f.modelLast[last] && !modelNameRe.MatchString(last) {
+		return false // cheap exit before spelling the receiver
+	}
+	key := dotted(fn)
+	if f.losses[key] || f.optims[key] {
+		return false
+	}
+	if f.models[key] {
 		return true
 	}
 	if _, imported := f.imports[last]; imported && fn.Is("Name") {

@@ -7,18 +7,20 @@ import (
 
 // file is one parsed module with the indexes the rules share.
 type file struct {
-	path         string
-	mod          *Node
-	lines        []string
-	proj         *project
-	imports      map[string]string // local name -> qualified module path
-	byType       map[string][]*Node
-	gradOffLines map[*Node][]int
-	models       map[string]bool // dotted receivers known to be nn.Modules
-	losses       map[string]bool // dotted names bound to loss modules
-	optims       map[string]bool // dotted names bound to optimizers
-	findings     []Finding
-	cuda         *bool // memoised usesCUDA
+	path          string
+	mod           *Node
+	lines         []string
+	proj          *project
+	imports       map[string]string // local name -> qualified module path
+	byType        map[string][]*Node
+	gradOffLines  map[*Node][]int
+	models        map[string]bool // dotted receivers known to be nn.Modules
+	modelLast     map[string]bool // their last names, for a cheap first test
+	losses        map[string]bool // dotted names bound to loss modules
+	optims        map[string]bool // dotted names bound to optimizers
+	findings      []Finding
+	cuda          *bool // memoised usesCUDA
+	assignedCalls map[string][]string
 }
 
 func newFile(path string, mod *Node, src []byte, proj *project) *file {
@@ -29,6 +31,7 @@ func newFile(path string, mod *Node, src []byte, proj *project) *file {
 		byType:       map[string][]*Node{},
 		gradOffLines: map[*Node][]int{},
 		models:       map[string]bool{},
+		modelLast:    map[string]bool{},
 		losses:       map[string]bool{},
 		optims:       map[string]bool{},
 	}
@@ -69,7 +72,7 @@ func (f *file) indexImports() {
 	}
 	for _, n := range f.nodes("ImportFrom") {
 		mod := n.S("module")
-		if lvl, _ := n.Fields["level"].(int); lvl > 0 || mod == "" {
+		if lvl, _ := n.Get("level").(int); lvl > 0 || mod == "" {
 			continue
 		}
 		for _, a := range n.L("names") {

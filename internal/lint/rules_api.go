@@ -15,6 +15,11 @@ var deprecatedAMP = map[string]string{
 
 func checkTM009(f *file) {
 	for _, call := range f.nodes("Call") {
+		switch lastName(call.K("func")) {
+		case "autocast", "GradScaler", "custom_fwd", "custom_bwd":
+		default:
+			continue
+		}
 		q := f.qualify(call.K("func"))
 		if repl, ok := deprecatedAMP[q]; ok {
 			f.report(call, "TM009", q+" is deprecated; use "+repl)
@@ -33,7 +38,7 @@ func checkTM009(f *file) {
 func checkTM011(f *file) {
 	for _, call := range f.nodes("Call") {
 		fn := call.K("func")
-		if f.qualify(fn) != "torch.load" {
+		if lastName(fn) != "load" || f.qualify(fn) != "torch.load" {
 			continue
 		}
 		if kwarg(call, "map_location") != nil || len(call.L("args")) >= 2 || hasStarKwargs(call) {
@@ -45,6 +50,9 @@ func checkTM011(f *file) {
 
 func checkTM014(f *file) {
 	for _, call := range f.nodes("Call") {
+		if l := lastName(call.K("func")); l != "set_detect_anomaly" && l != "detect_anomaly" {
+			continue
+		}
 		q := f.qualify(call.K("func"))
 		switch {
 		case strings.HasSuffix(q, "autograd.set_detect_anomaly") || q == "torch.set_detect_anomaly":

@@ -222,6 +222,9 @@ func (f *file) zeroesGrads() bool {
 
 func checkTM005(f *file) {
 	for _, call := range f.nodes("Call") {
+		if lastName(call.K("func")) != "empty_cache" {
+			continue
+		}
 		q := f.qualify(call.K("func"))
 		if q != "torch.cuda.empty_cache" && q != "torch.cuda.memory.empty_cache" {
 			continue

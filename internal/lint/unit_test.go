@@ -126,7 +126,7 @@ func TestSARIFShape(t *testing.T) {
 				Level     string `json:"level"`
 				Locations []struct {
 					PhysicalLocation struct {
-						ArtifactLocation struct{ URI string } `json:"artifactLocation"`
+						ArtifactLocation struct{ URI string }                 `json:"artifactLocation"`
 						Region           struct{ StartLine, StartColumn int } `json:"region"`
 					} `json:"physicalLocation"`
 				} `json:"locations"`

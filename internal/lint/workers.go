@@ -83,22 +83,32 @@ func (f *file) classesOf(e *Node) []string {
 			return []string{n}
 		}
 	case "Name", "Attribute":
-		key := dotted(e)
-		var out []string
-		for _, a := range f.nodes("Assign") {
-			v := a.K("value")
-			if !v.Is("Call") {
-				continue
-			}
-			for _, t := range a.L("targets") {
-				if dotted(t) == key {
-					if n := lastName(v.K("func")); n != "" {
-						out = append(out, n)
-					}
-				}
-			}
-		}
-		return out
+		return f.callAssigns()[dotted(e)]
 	}
 	return nil
+}
+
+// callAssigns maps each assigned name to the functions or classes whose
+// call results were assigned to it anywhere in the file (built once).
+func (f *file) callAssigns() map[string][]string {
+	if f.assignedCalls != nil {
+		return f.assignedCalls
+	}
+	f.assignedCalls = map[string][]string{}
+	for _, a := range f.nodes("Assign") {
+		v := a.K("value")
+		if !v.Is("Call") {
+			continue
+		}
+		n := lastName(v.K("func"))
+		if n == "" {
+			continue
+		}
+		for _, t := range a.L("targets") {
+			if k := dotted(t); k != "" {
+				f.assignedCalls[k] = append(f.assignedCalls[k], n)
+			}
+		}
+	}
+	return f.assignedCalls
 }

@@ -1,0 +1,72 @@
+package lint
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// bigScript builds a file of at least lines lines from the clean corpus
+// (real training-code shapes, not padding), each copy under its own class
+// so the module stays valid Python.
+func bigScript(tb testing.TB, lines int) string {
+	tb.Helper()
+	paths, _ := filepath.Glob("testdata/clean/*.py")
+	var b strings.Builder
+	n := 0
+	for i := 0; n < lines; i++ {
+		data, err := os.ReadFile(paths[i%len(paths)])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b.WriteString("\n\nclass Copy" + string(rune('A'+i%26)) + "_" + strings.Repeat("x", i/26) + ":\n")
+		for _, l := range strings.Split(string(data), "\n") {
+			if n >= lines-1 {
+				break
+			}
+			b.WriteString("    " + l + "\n")
+			n++
+		}
+		b.WriteString("    pass\n")
+		n += 4
+	}
+	p := filepath.Join(tb.TempDir(), "big.py")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkLint5000Lines is the end-to-end cost of linting one 5,000-line
+// file: Python start, ast dump, JSON decode, all rules.
+func BenchmarkLint5000Lines(b *testing.B) {
+	python := testPython(b)
+	path := bigScript(b, 5000)
+	for i := 0; i < b.N; i++ {
+		res, err := Lint(context.Background(), []string{path}, Options{Python: python})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Files != 1 || len(res.Findings) > 0 && res.Findings[0].Rule == "TM000" {
+			b.Fatalf("unexpected result %+v", res.Findings[:1])
+		}
+	}
+}
+
+// BenchmarkRules5000Lines is the Go side alone (decode excluded): all rules
+// over an already parsed 5,000-line file.
+func BenchmarkRules5000Lines(b *testing.B) {
+	python := testPython(b)
+	parsed, err := ParseFiles(context.Background(), python, []string{bigScript(b, 5000)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := lintParsed(parsed, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -85,6 +85,14 @@ func parsePrefix(b []byte, ln *Line, o *ParseOptions) ([]byte, bool) {
 	if len(b) == 0 {
 		return b, false
 	}
+	if b[0] == '/' { // "grep -r" output: "/var/log/messages:Nov 29 ..."
+		if c := bytes.IndexByte(b, ':'); c > 0 && c < 256 && c+1 < len(b) {
+			if rest, ok := parsePrefix(b[c+1:], ln, o); ok {
+				return rest, true
+			}
+		}
+		return b, false
+	}
 	switch {
 	case b[0] == '{':
 		return parseJournalJSON(b, ln, o)
@@ -280,7 +288,9 @@ func SplitGlued(b []byte) int {
 		if end < 3 || end > 20 {
 			continue
 		}
-		if _, ok := parseUptime(b[i+1 : i+end]); ok && bytes.IndexByte(b[i+1:i+end], '.') > 0 && b[i+1] != '+' {
+		// A record glued to the previous one follows it without a space;
+		// "kernel: [  816.9] text" (syslog keeping the stamp) is one record.
+		if _, ok := parseUptime(b[i+1 : i+end]); ok && b[i-1] != ' ' && b[i+1] != '+' {
 			return i
 		}
 	}

@@ -13,7 +13,7 @@ var anchors = [][]byte{
 	[]byte("oom"), []byte("OOM"), []byte("emory"), []byte("illed"),
 	[]byte("rror"), []byte("xitcode"), []byte("open files"), []byte("ancdata"),
 	[]byte("CUBLAS_STATUS_ALLOC"), []byte("xceeded"), []byte("Signal 9"),
-	[]byte("Kill process"), []byte("torch_"),
+	[]byte("Kill process"), []byte("torch_"), []byte("Mem-Info"), []byte("Free swap"),
 }
 
 func interesting(b []byte) bool {

@@ -100,8 +100,11 @@ func (s *sup) act(now time.Time, d policy.Decision) {
 		s.killAt = now.Add(s.cfg.Grace)
 		s.notice("stopping the job: " + msg)
 	}
-	data := map[string]any{"rule": d.Rule.String(), "value": d.Value, "reaction_us": time.Since(now).Microseconds()}
-	s.event(time.Now(), d.Rule.Action, "policy", 0, msg, data)
+	// sample_ns: when the sample (or the cgroup event) that triggered it was
+	// taken; at_ns: when the action was done (for reaction benchmarks).
+	at := time.Now()
+	data := map[string]any{"rule": d.Rule.String(), "value": d.Value, "sample_ns": now.UnixNano(), "at_ns": at.UnixNano()}
+	s.event(at, d.Rule.Action, "policy", 0, msg, data)
 }
 
 func (s *sup) snapshot(now time.Time) string {

@@ -31,7 +31,7 @@ func explain(s *Summary) {
 	case CauseCgroupOOMKill:
 		s.Verdict = fmt.Sprintf("killed by the kernel OOM killer: the job's cgroup reached %s (peak %s)", limit, b("cgroup_usage"))
 		s.Recommendations = append(s.Recommendations,
-			fmt.Sprintf("raise --memory-max above the peak host memory the job needs (peak cgroup usage %s, PSS %s)", b("cgroup_usage"), b("pss_total")),
+			fmt.Sprintf("raise --memory-max above the peak host memory the job needs (peak cgroup usage %s)", b("cgroup_usage")),
 			"or lower host memory: fewer DataLoader workers (num_workers) or a smaller prefetch_factor; each worker holds its own copy of Python objects touched after fork")
 	case CauseHostOOMKill:
 		s.Verdict = "killed by the kernel OOM killer: the whole host ran out of memory"
@@ -110,6 +110,12 @@ func (s *Summary) Print(w io.Writer, runID string) {
 	}
 	if s.Exception != "" {
 		fmt.Fprintln(w, "  exception: "+s.Exception)
+	}
+	for _, in := range s.Incidents {
+		fmt.Fprintf(w, "  %s: %s\n", in.Explanation.Verdict, in.Explanation.Summary)
+		for _, a := range in.Explanation.Arithmetic {
+			fmt.Fprintln(w, "    "+a)
+		}
 	}
 	for _, r := range s.Recommendations {
 		fmt.Fprintln(w, "  - "+r)

@@ -31,7 +31,17 @@ func (s *sup) finish(ctx context.Context) *Result {
 		st := s.hk.step
 		sum.LastStep, sum.Steps = &st, st
 	}
+	sum.Incidents = explainIncidents(e, s.peaks)
 	explain(&sum)
+	// The shared explanation (same as `torchmem oom`) has the more
+	// specific advice; ours stays when it has none.
+	var shared []string
+	for _, in := range sum.Incidents {
+		shared = mergeAdvice(shared, in.Explanation.Recommendations...)
+	}
+	if len(shared) > 0 {
+		sum.Recommendations = shared
+	}
 	s.event(time.Now(), "exit", "supervisor", s.job.pid, sum.Verdict, map[string]any{"exit_code": code, "cause": sum.Cause})
 	s.cleanup()
 	s.status.clear()

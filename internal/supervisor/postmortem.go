@@ -47,6 +47,9 @@ type Summary struct {
 	OrphansKilled   int              `json:"orphans_killed"`
 	Hooked          int              `json:"hooked_processes"`
 	Recommendations []string         `json:"recommendations,omitempty"`
+	// Incidents are the OOM incidents about this job as internal/oomexplain
+	// (shared with `torchmem oom`) explains them.
+	Incidents []Explained `json:"incidents,omitempty"`
 }
 
 // Victim is one OOM-killed process.

@@ -1,0 +1,132 @@
+package tune
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Journal records everything apply changed, written before the first
+// change, so revert (or a rollback) can put each byte back.
+type Journal struct {
+	Version  int          `json:"version"`
+	Profile  string       `json:"profile"`
+	State    string       `json:"state"` // "applying" until every step is done, then "applied"
+	Time     string       `json:"time"`
+	Root     string       `json:"root"`
+	Files    []FileRecord `json:"files"`
+	Dirs     []string     `json:"created_dirs,omitempty"` // in creation order
+	Live     []LiveRecord `json:"live,omitempty"`
+	Undo     [][]string   `json:"undo_commands,omitempty"`
+	Settings []Change     `json:"settings"`
+}
+
+// FileRecord is a file's state before apply.
+type FileRecord struct {
+	Path    string      `json:"path"`
+	Existed bool        `json:"existed"`
+	Content []byte      `json:"content,omitempty"` // previous bytes (base64 in JSON)
+	Mode    fs.FileMode `json:"mode,omitempty"`
+	Link    string      `json:"link,omitempty"` // previous symlink target
+	// Wrote is what apply put there, to tell drift in status.
+	Wrote     []byte `json:"wrote,omitempty"`
+	WroteLink string `json:"wrote_link,omitempty"`
+}
+
+// LiveRecord is a live kernel value before apply.
+type LiveRecord struct {
+	Key           string `json:"key"`
+	Path          string `json:"path"` // as on the host: /proc/sys/vm/swappiness
+	Kind          Kind   `json:"kind"`
+	PreviousRaw   []byte `json:"previous_raw"`
+	PreviousValue string `json:"previous"`
+	Target        string `json:"target"`
+}
+
+const journalVersion = 1
+
+// ErrNotApplied: there is no journal, nothing to revert.
+var ErrNotApplied = errors.New("no torchmem tune journal: nothing is applied")
+
+// ReadJournal reads <root>/var/lib/torchmem/tune/journal.json.
+func ReadJournal(o Options) (*Journal, error) {
+	o.defaults()
+	path := o.path(JournalFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotApplied
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var j Journal
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if j.Version != journalVersion {
+		return nil, fmt.Errorf("%s: journal version %d, this torchmem reads %d", path, j.Version, journalVersion)
+	}
+	return &j, nil
+}
+
+// write saves the journal durably (temp file, fsync, rename).
+func (j *Journal) write(o *Options) error {
+	path := o.path(JournalFile)
+	b, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// snapshotFile records path's current state.
+func snapshotFile(o *Options, shown string) (FileRecord, error) {
+	r := FileRecord{Path: shown}
+	p := o.path(shown)
+	st, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, nil
+	}
+	if err != nil {
+		return r, err
+	}
+	r.Existed, r.Mode = true, st.Mode()
+	if st.Mode()&fs.ModeSymlink != 0 {
+		r.Link, err = os.Readlink(p)
+		return r, err
+	}
+	r.Content, err = os.ReadFile(p)
+	return r, err
+}
+
+// missingDirs lists the directories that would be created for path,
+// outermost first.
+func missingDirs(o *Options, shown string) []string {
+	var dirs []string
+	for d := filepath.Dir(shown); d != "/" && d != "."; d = filepath.Dir(d) {
+		if _, err := os.Lstat(o.path(d)); err == nil {
+			break
+		}
+		dirs = append([]string{d}, dirs...)
+	}
+	return dirs
+}

@@ -1,0 +1,228 @@
+package tune
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/doctor"
+)
+
+// Runner runs a command on the real host (systemctl, tuned-adm).
+type Runner func(name string, args ...string) error
+
+// Options says where tune works. Root "/" is the real host; any other
+// directory is a tree (tests, images), where no command is run.
+type Options struct {
+	Root     string
+	ProcRoot string // default <Root>/proc
+	SysRoot  string // default <Root>/sys
+	DryRun   bool
+	Run      Runner
+	Now      func() time.Time
+	// Persist chooses THP persistence: "auto" (tuned if installed, else a
+	// systemd unit), "tuned" or "systemd".
+	Persist string
+}
+
+func (o *Options) defaults() {
+	if o.Root == "" {
+		o.Root = "/"
+	}
+	if o.ProcRoot == "" {
+		o.ProcRoot = filepath.Join(o.Root, "proc")
+	}
+	if o.SysRoot == "" {
+		o.SysRoot = filepath.Join(o.Root, "sys")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Persist == "" {
+		o.Persist = "auto"
+	}
+}
+
+// realHost: commands run and root is required only on the real host.
+func (o *Options) realHost() bool { return filepath.Clean(o.Root) == "/" }
+
+func (o *Options) path(rel string) string { return filepath.Join(o.Root, rel) }
+
+// Actions of a change.
+const (
+	ActSet    = "set"    // will be changed
+	ActKeep   = "keep"   // already meets the advice
+	ActSkip   = "skip"   // not applicable on this host
+	ActAdvice = "advice" // shown, never applied
+)
+
+// Change is one setting of the plan with the host's current value.
+type Change struct {
+	Setting
+	Current string `json:"current"`
+	Action  string `json:"action"`
+	Live    string `json:"live,omitempty"`    // where the live value is written
+	Persist string `json:"persist,omitempty"` // the file that makes it survive a reboot
+	Note    string `json:"note,omitempty"`
+}
+
+// File is a file apply writes (or a symlink, when Link is set).
+type File struct {
+	Path    string `json:"path"` // absolute, as on the host
+	Content string `json:"content,omitempty"`
+	Link    string `json:"link,omitempty"`
+}
+
+// Plan is everything apply would do.
+type Plan struct {
+	Profile     string     `json:"profile"`
+	Persistence string     `json:"thp_persistence"` // "tuned", "systemd" or ""
+	Changes     []Change   `json:"changes"`
+	Files       []File     `json:"files"`
+	Commands    [][]string `json:"commands,omitempty"` // run after the files, on the real host
+}
+
+// MakePlan reads the current values and decides what profile changes.
+func MakePlan(opts Options, profile string) (Plan, error) {
+	opts.defaults()
+	settings, ok := Profiles[profile]
+	if !ok {
+		return Plan{}, fmt.Errorf("unknown profile %q (have %s)", profile, strings.Join(profileNames(), ", "))
+	}
+	p := Plan{Profile: profile}
+	multi := numaNodes(opts.SysRoot) > 1
+	for _, s := range settings {
+		p.Changes = append(p.Changes, plan1(&opts, s, multi))
+	}
+	if err := p.render(&opts); err != nil {
+		return Plan{}, err
+	}
+	return p, nil
+}
+
+func profileNames() []string {
+	var n []string
+	for k := range Profiles {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+func plan1(o *Options, s Setting, multi bool) Change {
+	c := Change{Setting: s}
+	c.Current, c.Live = current(o, s)
+	switch {
+	case s.MultiNode && !multi:
+		c.Action, c.Note = ActSkip, "one NUMA node"
+	case s.Kind == Advice:
+		c.Action = ActAdvice
+		if s.Fine(c.Current) {
+			c.Action = ActKeep
+		}
+	case c.Current == "":
+		c.Action, c.Note = ActSkip, "not present on this kernel"
+	case s.Fine(c.Current):
+		c.Action = ActKeep
+	default:
+		c.Action = ActSet
+		if s.Kind == THP {
+			pickChoice(o, &c)
+		}
+	}
+	return c
+}
+
+// pickChoice sets the target to the first of Target and Else that the
+// kernel's choice file offers.
+func pickChoice(o *Options, c *Change) {
+	b, err := os.ReadFile(o.livePath(c.Live))
+	if err != nil {
+		return
+	}
+	offered := map[string]bool{}
+	for _, w := range strings.Fields(string(b)) {
+		offered[strings.Trim(w, "[]")] = true
+	}
+	for _, t := range append([]string{c.Target}, c.Else...) {
+		if offered[t] {
+			if t != c.Target {
+				c.Note = c.Target + " not offered by this kernel"
+			}
+			c.Target = t
+			return
+		}
+	}
+	c.Action, c.Note = ActSkip, c.Target+" not offered by this kernel"
+}
+
+// current returns a setting's live value and the file it is read from.
+func current(o *Options, s Setting) (string, string) {
+	switch s.Kind {
+	case Sysctl:
+		rel := "sys/" + strings.ReplaceAll(s.Key, ".", "/")
+		b, err := os.ReadFile(filepath.Join(o.ProcRoot, rel))
+		if err != nil {
+			return "", "/proc/" + rel
+		}
+		return strings.TrimSpace(string(b)), "/proc/" + rel
+	case THP:
+		rel := "kernel/mm/transparent_hugepage/" + strings.TrimPrefix(s.Key, "thp.")
+		v, err := readChoice(filepath.Join(o.SysRoot, rel))
+		if err != nil {
+			return "", "/sys/" + rel
+		}
+		return v, "/sys/" + rel
+	case Limit:
+		return currentLimit(o, strings.TrimPrefix(s.Key, "limits.")), ""
+	case Advice:
+		return shmState(o), ""
+	}
+	return "", ""
+}
+
+var limitNames = map[string]string{"nproc": "Max processes", "nofile": "Max open files", "memlock": "Max locked memory"}
+
+// currentLimit reads the soft limit this shell runs under, as doctor does.
+func currentLimit(o *Options, item string) string {
+	b, err := os.ReadFile(filepath.Join(o.ProcRoot, "self", "limits"))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, limitNames[item]); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				if item == "memlock" && f[0] != "unlimited" {
+					return f[0] + " bytes"
+				}
+				return f[0]
+			}
+		}
+	}
+	return ""
+}
+
+// shmState asks the doctor's /dev/shm check: "ok" or its title.
+func shmState(o *Options) string {
+	h := &doctor.Host{ProcRoot: o.ProcRoot, SysRoot: o.SysRoot, Root: o.Root}
+	for _, c := range doctor.Checks() {
+		if c.ID != "dev.shm" {
+			continue
+		}
+		for _, f := range c.Run(h) {
+			if f.Severity < doctor.Warn {
+				return "ok"
+			}
+			return f.Title
+		}
+	}
+	return "ok"
+}
+
+func numaNodes(sysRoot string) int {
+	m, _ := filepath.Glob(filepath.Join(sysRoot, "devices", "system", "node", "node[0-9]*"))
+	return len(m)
+}

@@ -171,7 +171,7 @@ func (e *ctx) decode(step int) *tensor {
 				per = per * 2 / 3 // the first cat splits GPT-2's k/v views off the c_attn output
 			}
 			n := e.m.new(per*grow, t.dt, CatKVCache)
-			n.saved = true
+			n.saved, n.live = true, false // held by the cache object only
 			e.m.unsave(t)
 			e.m.drop(t)
 			e.kv[i] = n

@@ -1,0 +1,168 @@
+package estimate
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/torchmem/torchmem/internal/estimate/models"
+)
+
+// Fit says whether a configuration fits a GPU, the largest batch that does,
+// and what would save memory.
+type Fit struct {
+	GPU            string  `json:"gpu"`
+	GPUMemoryBytes int64   `json:"gpu_memory_bytes"`
+	Margin         float64 `json:"margin"`
+	// BudgetBytes = GPU memory * (1 - margin): what process_bytes must stay under.
+	BudgetBytes   int64    `json:"budget_bytes"`
+	Fits          bool     `json:"fits"`
+	HeadroomBytes int64    `json:"headroom_bytes"`
+	MaxBatch      int      `json:"max_batch"`
+	Levers        []Lever  `json:"levers"`
+	Notes         []string `json:"notes,omitempty"`
+}
+
+// Lever is one change to the job and what it would do to the process's
+// GPU memory.
+type Lever struct {
+	Lever        string `json:"lever"`
+	Change       string `json:"change"`
+	ProcessBytes int64  `json:"process_bytes"`
+	SavedBytes   int64  `json:"saved_bytes"`
+	Fits         bool   `json:"fits"`
+}
+
+// Plan estimates o on md and fits it to a GPU with memory gpuBytes.
+func Plan(md *models.Model, o Options, gpu GPU, margin float64) (*Result, *Fit, error) {
+	if margin < 0 || margin >= 1 {
+		return nil, nil, fmt.Errorf("--margin %.2f: want a fraction in [0, 1)", margin)
+	}
+	if gpu.ComputeCapability > 0 && o.ComputeCapability == 0 {
+		o.ComputeCapability = gpu.ComputeCapability
+	}
+	r, err := Estimate(md, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	f := &Fit{GPU: gpu.Name, GPUMemoryBytes: gpu.MemoryBytes, Margin: margin,
+		BudgetBytes: int64(float64(gpu.MemoryBytes) * (1 - margin))}
+	f.Fits = r.ProcessBytes <= f.BudgetBytes
+	f.HeadroomBytes = f.BudgetBytes - r.ProcessBytes
+	f.MaxBatch = MaxBatch(md, r.Opts, f.BudgetBytes)
+	f.Levers = levers(md, r, f.BudgetBytes)
+	return r, f, nil
+}
+
+// MaxBatch is the largest batch whose process bytes stay within budget
+// (0 when not even batch 1 fits). Memory grows with the batch, so an
+// exponential probe and a bisection find it in about 2·log2(n) estimates.
+func MaxBatch(md *models.Model, o Options, budget int64) int {
+	fits := func(b int) bool {
+		o2 := o
+		o2.Batch = b
+		r, err := Estimate(md, o2)
+		return err == nil && r.ProcessBytes <= budget
+	}
+	if !fits(1) {
+		return 0
+	}
+	lo, hi := 1, 2
+	for fits(hi) {
+		lo, hi = hi, hi*2
+		if hi > 1<<16 {
+			return lo
+		}
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+type alt struct {
+	lever, change string
+	apply         func(*Options) bool // false: not applicable
+}
+
+func alternatives(md *models.Model, o Options) []alt {
+	vision := md.Family == models.ViT || md.Family == models.ResNet
+	alts := []alt{
+		{"amp", "--precision amp-bf16 (autocast)", func(o *Options) bool {
+			ok := o.Precision == "fp32"
+			o.Precision = "amp-bf16"
+			return ok
+		}},
+		{"bf16", "--precision bf16 (pure bf16 weights, grads and states)", func(o *Options) bool {
+			ok := o.Precision != "bf16" && o.Precision != "fp16"
+			o.Precision = "bf16"
+			return ok
+		}},
+		{"checkpointing", "--checkpointing (recompute each block in backward)", func(o *Options) bool {
+			ok := !o.Checkpointing && !o.Inference
+			o.Checkpointing = true
+			return ok
+		}},
+		{"fused-optimizer", "--optimizer-impl fused (no foreach temporaries)", func(o *Options) bool {
+			ok := o.OptimizerImpl == "foreach" && (o.Optimizer == "adamw" || o.Optimizer == "adam")
+			o.OptimizerImpl = "fused"
+			return ok
+		}},
+		{"8bit-optimizer", "--optimizer adamw-8bit (bitsandbytes)", func(o *Options) bool {
+			ok := o.Optimizer == "adamw" || o.Optimizer == "adam"
+			o.Optimizer = "adamw-8bit"
+			return ok
+		}},
+		{"zero2", "--zero 2 --world-size 8 (shard optimizer states and gradients)", func(o *Options) bool {
+			ok := o.ZeroStage < 2 && !o.Inference
+			o.ZeroStage, o.WorldSize = 2, max(o.WorldSize, 8)
+			return ok
+		}},
+		{"fsdp", "--fsdp --world-size 8 (shard parameters too)", func(o *Options) bool {
+			ok := o.ZeroStage < 3 && !o.Inference
+			o.ZeroStage, o.WorldSize = 3, max(o.WorldSize, 8)
+			return ok
+		}},
+		{"half-batch-accum", fmt.Sprintf("--batch %d --accum %d (same effective batch)", max(1, o.Batch/2), o.Accum*2), func(o *Options) bool {
+			ok := o.Batch >= 2 && !o.Inference
+			o.Batch, o.Accum = o.Batch/2, o.Accum*2
+			return ok
+		}},
+	}
+	if !vision {
+		alts = append(alts, alt{"shorter-sequence", fmt.Sprintf("--seq %d", max(1, o.Seq/2)), func(o *Options) bool {
+			ok := o.Seq >= 2
+			o.Seq /= 2
+			return ok
+		}})
+		alts = append(alts, alt{"sdpa", "--attention sdpa (flash / memory-efficient kernels)", func(o *Options) bool {
+			ok := o.Attention == "eager" && md.Family != models.T5
+			o.Attention = "sdpa"
+			return ok
+		}})
+	}
+	return alts
+}
+
+// levers tries each alternative and ranks those that save memory.
+func levers(md *models.Model, base *Result, budget int64) []Lever {
+	var out []Lever
+	for _, a := range alternatives(md, base.Opts) {
+		o := base.Opts
+		if !a.apply(&o) {
+			continue
+		}
+		r, err := Estimate(md, o)
+		if err != nil || r.ProcessBytes >= base.ProcessBytes {
+			continue
+		}
+		out = append(out, Lever{Lever: a.lever, Change: a.change, ProcessBytes: r.ProcessBytes,
+			SavedBytes: base.ProcessBytes - r.ProcessBytes, Fits: r.ProcessBytes <= budget})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].SavedBytes > out[j].SavedBytes })
+	return out
+}

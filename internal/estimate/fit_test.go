@@ -1,0 +1,166 @@
+package estimate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/torchmem/torchmem/internal/estimate/models"
+)
+
+func TestLookupGPU(t *testing.T) {
+	for in, want := range map[string]string{
+		"H100-80GB": "H100-80GB", "NVIDIA H100 80GB HBM3": "H100-80GB", "NVIDIA H200": "H200",
+		"NVIDIA A100-SXM4-40GB": "A100-40GB", "a10": "A10", "rtx 4090": "RTX-4090",
+		"NVIDIA GeForce RTX 3090": "RTX-3090", "L4": "L4", "v100-32gb": "V100-32GB",
+	} {
+		g, err := LookupGPU(in)
+		if err != nil || g.Name != want {
+			t.Errorf("%q: got %q, %v; want %s", in, g.Name, err, want)
+		}
+	}
+	if _, err := LookupGPU("A100"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+		t.Errorf("A100: want ambiguous, got %v", err)
+	}
+	if _, err := LookupGPU("Voodoo5"); err == nil {
+		t.Error("unknown GPU accepted")
+	}
+}
+
+func preset(t *testing.T, name string) *models.Model {
+	t.Helper()
+	m, err := models.Preset(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestPlanMaxBatchAndLevers(t *testing.T) {
+	md := preset(t, "gpt2")
+	g, _ := LookupGPU("A100-40GB")
+	r, f, err := Plan(md, Options{Batch: 64, Seq: 1024, Precision: "fp32"}, g, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Fits || f.MaxBatch < 1 || f.MaxBatch >= 64 {
+		t.Fatalf("batch 64 x 1024 fp32 gpt2 on 40GB: fits=%v max_batch=%d process=%d", f.Fits, f.MaxBatch, r.ProcessBytes)
+	}
+	// The largest batch fits and one more does not.
+	at := func(b int) int64 {
+		o := r.Opts
+		o.Batch = b
+		x, err := Estimate(md, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x.ProcessBytes
+	}
+	if at(f.MaxBatch) > f.BudgetBytes || at(f.MaxBatch+1) <= f.BudgetBytes {
+		t.Fatalf("max_batch %d is not the boundary", f.MaxBatch)
+	}
+	if len(f.Levers) < 3 {
+		t.Fatalf("levers: %+v", f.Levers)
+	}
+	for i := 1; i < len(f.Levers); i++ {
+		if f.Levers[i].SavedBytes > f.Levers[i-1].SavedBytes {
+			t.Fatalf("levers not ranked: %+v", f.Levers)
+		}
+	}
+	names := map[string]bool{}
+	for _, l := range f.Levers {
+		names[l.Lever] = true
+	}
+	for _, want := range []string{"checkpointing", "amp", "half-batch-accum", "shorter-sequence"} {
+		if !names[want] {
+			t.Errorf("lever %s missing: %+v", want, f.Levers)
+		}
+	}
+}
+
+// Directions every estimate must respect, whatever the constants.
+func TestMonotone(t *testing.T) {
+	md := preset(t, "meta-llama/Llama-3.2-1B")
+	base := Options{Batch: 4, Seq: 1024, Precision: "amp-bf16"}
+	est := func(mod func(*Options)) *Result {
+		o := base
+		mod(&o)
+		r, err := Estimate(md, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	b := est(func(*Options) {})
+	cases := map[string]struct {
+		r    *Result
+		less bool
+	}{
+		"checkpointing": {est(func(o *Options) { o.Checkpointing = true }), true},
+		"bigger batch":  {est(func(o *Options) { o.Batch = 8 }), false},
+		"eager":         {est(func(o *Options) { o.Attention = "eager" }), false},
+		"zero3":         {est(func(o *Options) { o.ZeroStage, o.WorldSize = 3, 8 }), true},
+		"adamw-8bit":    {est(func(o *Options) { o.Optimizer = "adamw-8bit" }), true},
+		"sgd":           {est(func(o *Options) { o.Optimizer = "sgd" }), true},
+		"inference":     {est(func(o *Options) { o.Inference, o.Optimizer = true, "" }), true},
+	}
+	for name, c := range cases {
+		if (c.r.PeakAllocatedBytes < b.PeakAllocatedBytes) != c.less {
+			t.Errorf("%s: %d vs base %d", name, c.r.PeakAllocatedBytes, b.PeakAllocatedBytes)
+		}
+	}
+	acc := est(func(o *Options) { o.Accum = 4 })
+	if acc.PeakAllocatedBytes <= b.PeakAllocatedBytes {
+		t.Errorf("accumulation keeps gradients alive across micro-steps: %d vs %d", acc.PeakAllocatedBytes, b.PeakAllocatedBytes)
+	}
+}
+
+func TestGenerationAndOptimizerPeak(t *testing.T) {
+	md := preset(t, "meta-llama/Llama-3.1-8B")
+	r, err := Estimate(md, Options{Batch: 8, Seq: 2048, Precision: "bf16", Inference: true, GenLen: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := int64(0)
+	for _, it := range r.Breakdown {
+		if it.Name == "kv_cache" {
+			kv = it.Bytes
+		}
+	}
+	// 2 (k, v) x 32 layers x 8 kv heads x 128 x 4096 tokens x 8 seqs x 2 bytes
+	want := int64(2 * 32 * 8 * 128 * 4096 * 8 * 2)
+	if kv < want || kv > want*11/10 {
+		t.Errorf("kv cache at the peak %d, want about %d", kv, want)
+	}
+	// Full fine-tuning of 8B in bf16 with foreach AdamW peaks in the step:
+	// weights, grads, two states and the sqrt temporary, 2 bytes each.
+	r, err = Estimate(md, Options{Batch: 1, Seq: 512, Precision: "bf16", Checkpointing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.PeakPhase, "optimizer step") || r.PeakAllocatedBytes < 10*r.Params {
+		t.Errorf("peak %d at %s", r.PeakAllocatedBytes, r.PeakPhase)
+	}
+	f, err := Estimate(md, Options{Batch: 1, Seq: 512, Precision: "bf16", Checkpointing: true, OptimizerImpl: "fused"})
+	if err != nil || f.PeakAllocatedBytes >= r.PeakAllocatedBytes-r.Params {
+		t.Errorf("fused AdamW should drop the 2-byte/param temporary: %d vs %d (%v)", f.PeakAllocatedBytes, r.PeakAllocatedBytes, err)
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	md := preset(t, "gpt2")
+	for _, o := range []Options{
+		{Batch: 1}, // no --seq
+		{Batch: 1, Seq: 8, Precision: "fp8"},
+		{Batch: 1, Seq: 8, Optimizer: "lion"},
+		{Batch: 1, Seq: 8, ZeroStage: 4},
+		{Batch: -1, Seq: 8},
+		{Batch: 1, Seq: 8, GenLen: 5},
+	} {
+		if _, err := Estimate(md, o); err == nil {
+			t.Errorf("%+v: want an error", o)
+		}
+	}
+	if _, err := Estimate(preset(t, "bert-base-uncased"), Options{Batch: 1, Seq: 8, Inference: true, KVCache: true}); err == nil {
+		t.Error("kv cache on an encoder accepted")
+	}
+}

@@ -14,6 +14,12 @@ const (
 	adviceShard      = "shard parameters, gradients and optimizer state across GPUs (FSDP / ZeRO) or use an 8-bit optimizer"
 )
 
+const (
+	kib = int64(1) << 10
+	mib = int64(1) << 20
+	gib = int64(1) << 30
+)
+
 // cudaNumbers are the incident's sizes with "unknown" as -1.
 type cudaNumbers struct{ req, total, free, alloc, reserved, unalloc, proc, allowed, others int64 }
 

@@ -23,9 +23,3 @@ func parseFile(t *testing.T, name string) []Incident {
 }
 
 func ptrEq[T comparable](p *T, want T) bool { return p != nil && *p == want }
-
-const (
-	kib = int64(1) << 10
-	mib = int64(1) << 20
-	gib = int64(1) << 30
-)

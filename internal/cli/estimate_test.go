@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestEstimateJSON(t *testing.T) {
+	out, errs, code := runCLI(t, "estimate", "--model", "gpt2", "--batch", "8", "--seq", "512",
+		"--precision", "amp-bf16", "--gpu", "H100-80GB", "--json")
+	if code != 0 {
+		t.Fatalf("code %d, stderr %s", code, errs)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, k := range []string{"peak_allocated_bytes", "peak_reserved_bytes", "process_bytes", "breakdown",
+		"peak_phase", "max_batch", "levers", "fits", "gpu_memory_bytes"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	pa, pr, pp := v["peak_allocated_bytes"].(float64), v["peak_reserved_bytes"].(float64), v["process_bytes"].(float64)
+	if !(pa > 5e9 && pa <= pr && pr < pp) {
+		t.Errorf("allocated %v, reserved %v, process %v", pa, pr, pp)
+	}
+}
+
+func TestEstimateTextAndExitCodes(t *testing.T) {
+	out, _, code := runCLI(t, "estimate", "--model", "resnet50", "--batch", "64", "--optimizer", "sgd-momentum", "--gpu-memory", "24GiB")
+	if code != 0 || !strings.Contains(out, "largest batch that fits") || !strings.Contains(out, "breakdown at the peak") {
+		t.Fatalf("code %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, "estimate", "--model", "gpt2-large", "--batch", "32", "--seq", "1024", "--gpu", "T4")
+	if code != 2 || !strings.Contains(out, "DOES NOT FIT") || !strings.Contains(out, "levers") {
+		t.Fatalf("a job that does not fit: code %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, "estimate", "--model", "gpt2", "--seq", "1024", "--inference", "--gen-len", "128", "--precision", "bf16")
+	if code != 0 || !strings.Contains(out, "kv cache") {
+		t.Fatalf("generation: code %d\n%s", code, out)
+	}
+}
+
+func TestEstimateInputs(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	_ = os.WriteFile(cfg, []byte(`{"model_type":"llama","hidden_size":512,"intermediate_size":1376,"num_hidden_layers":4,
+		"num_attention_heads":8,"num_key_value_heads":2,"vocab_size":32000}`), 0o600)
+	out, errs, code := runCLI(t, "estimate", "--config", cfg, "--seq", "256", "--checkpointing", "--json")
+	if code != 0 || !strings.Contains(out, `"checkpointing": true`) {
+		t.Fatalf("--config: code %d %s\n%s", code, errs, out)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	_ = os.WriteFile(bad, []byte(`{"model_type":"mamba"}`), 0o600)
+	for _, args := range [][]string{
+		{"estimate", "--config", bad, "--seq", "8"},
+		{"estimate", "--seq", "8"},
+		{"estimate", "--model", "gpt2", "--config", cfg, "--seq", "8"},
+		{"estimate", "--model", "gpt2", "--seq", "8", "--gpu", "A100"},
+		{"estimate", "--model", "gpt2", "--seq", "8", "--checkpointing=some"},
+		{"estimate", "--model", "gpt2", "--seq", "8", "--fsdp", "--zero", "2"},
+		{"estimate", "--safetensors", filepath.Join(dir, "missing.safetensors"), "--seq", "8"},
+	} {
+		if _, errs, code := runCLI(t, args...); code != 1 || !strings.HasPrefix(errs, "torchmem: ") {
+			t.Errorf("%v: code %d, stderr %q", args, code, errs)
+		}
+	}
+	_, errs, _ = runCLI(t, "estimate", "--config", bad, "--seq", "8")
+	if !strings.Contains(errs, "unsupported architecture") {
+		t.Errorf("unknown architecture message: %q", errs)
+	}
+}
+
+func TestEstimateGPUAutoWithoutGPU(t *testing.T) {
+	t.Setenv("TORCHMEM_SYS_ROOT", t.TempDir())
+	t.Setenv("PATH", t.TempDir()) // no nvidia-smi
+	_, errs, code := runCLI(t, "estimate", "--model", "gpt2", "--seq", "128", "--gpu", "auto")
+	if code != 1 || !strings.Contains(errs, "no GPU detected") {
+		t.Fatalf("code %d, stderr %q", code, errs)
+	}
+}
+
+func TestEstimateLists(t *testing.T) {
+	out, _, code := runCLI(t, "estimate", "--list-models", "--list-gpus")
+	if code != 0 || !strings.Contains(out, "vit_l_16") || !strings.Contains(out, "H100-80GB") {
+		t.Fatalf("code %d\n%s", code, out)
+	}
+}

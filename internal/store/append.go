@@ -2,7 +2,6 @@ package store
 
 import (
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -144,7 +143,7 @@ func insertSamples(tx *sql.Tx, rows []rowSample) error {
 		s := r.s
 		if _, err := st.Exec(r.run, ms(s.Time), s.Resolution, i64OrNil(s.CgroupUsage), i64OrNil(s.HostAvailable),
 			i64OrNil(s.PSSTotal), i64OrNil(s.RSSTotal), i64OrNil(s.SwapTotal), i64OrNil(s.AllocAllocated),
-			i64OrNil(s.AllocReserved), i64OrNil(s.Step), gpuJSON(s), jsonOrNil(s.Extra)); err != nil {
+			i64OrNil(s.AllocReserved), i64OrNil(s.Step), gpuCol(s), jsonOrNil(s.Extra)); err != nil {
 			return err
 		}
 	}
@@ -174,18 +173,12 @@ func insertSteps(tx *sql.Tx, rows []rowStep) error {
 	return nil
 }
 
-// gpuJSON packs the per-device series: {"used":[1,null],"job":[2,null]}.
-func gpuJSON(s Sample) any {
-	if len(s.GPUUsed) == 0 && len(s.GPUJobUsed) == 0 {
-		return nil
+// gpuCol packs the per-device series (see gpucol.go); nil when none.
+func gpuCol(s Sample) any {
+	if b := encodeGPU(s.GPUUsed, s.GPUJobUsed); b != nil {
+		return b
 	}
-	b, _ := json.Marshal(gpuCol{Used: s.GPUUsed, Job: s.GPUJobUsed})
-	return string(b)
-}
-
-type gpuCol struct {
-	Used []*int64 `json:"used,omitempty"`
-	Job  []*int64 `json:"job,omitempty"`
+	return nil
 }
 
 // flusher writes at least every FlushInterval, sooner when an event wakes

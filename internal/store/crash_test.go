@@ -115,3 +115,25 @@ func FuzzParseStatStartTime(f *testing.F) {
 	f.Add("1 ()) ) S")
 	f.Fuzz(func(t *testing.T, s string) { _, _ = parseStatStartTime(s) })
 }
+
+func TestGPUColumnRoundTrip(t *testing.T) {
+	used := []*int64{Int(0), nil, Int(150109880320)}
+	job := []*int64{Int(4 << 30)}
+	u, j, err := decodeGPU(encodeGPU(used, job))
+	if err != nil || len(u) != 3 || *u[0] != 0 || u[1] != nil || *u[2] != 150109880320 || len(j) != 1 || *j[0] != 4<<30 {
+		t.Fatalf("round trip: %v %v %v", u, j, err)
+	}
+	if encodeGPU(nil, nil) != nil {
+		t.Fatal("empty series should store NULL")
+	}
+	for _, bad := range [][]byte{{2}, {1}, {1, 5, 0}, {1, 0xff, 0xff, 0xff, 0xff, 0x7f}} {
+		if _, _, err := decodeGPU(bad); err == nil {
+			t.Errorf("decodeGPU(%v) accepted", bad)
+		}
+	}
+}
+
+func FuzzDecodeGPU(f *testing.F) {
+	f.Add(encodeGPU([]*int64{Int(1), nil}, []*int64{Int(2)}))
+	f.Fuzz(func(t *testing.T, b []byte) { _, _, _ = decodeGPU(b) })
+}

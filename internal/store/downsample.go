@@ -5,6 +5,16 @@ import (
 	"fmt"
 )
 
+// Compact downsamples the runs this handle has appended to, by
+// Options.Tiers and the Options.Now clock. The background flusher does this
+// about once a minute; call it to force a pass (tests, benchmarks).
+func (db *DB) Compact() error {
+	if err := db.Flush(); err != nil {
+		return err
+	}
+	return db.compactActive(false)
+}
+
 // compactActive downsamples the runs this handle appended to. final also
 // forgets them (Close).
 func (db *DB) compactActive(final bool) error {

@@ -152,7 +152,8 @@ func scanSample(rows *sql.Rows) (Sample, error) {
 	var s Sample
 	var t int64
 	var cols [8]sql.NullInt64
-	var gpu, extra sql.NullString
+	var gpu []byte
+	var extra sql.NullString
 	err := rows.Scan(&t, &s.Resolution, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6], &cols[7], &gpu, &extra)
 	if err != nil {
 		return s, err
@@ -165,10 +166,10 @@ func scanSample(rows *sql.Rows) (Sample, error) {
 			*dst[i] = &v
 		}
 	}
-	if gpu.Valid {
-		var g gpuCol
-		_ = json.Unmarshal([]byte(gpu.String), &g)
-		s.GPUUsed, s.GPUJobUsed = g.Used, g.Job
+	if len(gpu) > 0 {
+		if s.GPUUsed, s.GPUJobUsed, err = decodeGPU(gpu); err != nil {
+			return s, err
+		}
 	}
 	if extra.Valid {
 		_ = json.Unmarshal([]byte(extra.String), &s.Extra)

@@ -38,7 +38,7 @@ var migrations = []string{
 		res_ms INTEGER NOT NULL DEFAULT 0,
 		cgroup_usage INTEGER, host_available INTEGER, pss_total INTEGER, rss_total INTEGER,
 		swap_total INTEGER, alloc_allocated INTEGER, alloc_reserved INTEGER, step INTEGER,
-		gpu TEXT,                   -- JSON: {"used":[...],"job":[...]}
+		gpu BLOB,                   -- per-device GPU series, see gpucol.go
 		extra TEXT                  -- JSON object of other series
 	);
 	CREATE INDEX samples_run_t ON samples(run, t_ms);

@@ -155,6 +155,11 @@ func runCommands(o *Options, cmds [][]string) error {
 		return nil // a tree: nothing to activate
 	}
 	for _, c := range cmds {
+		// systemctl only talks to a running systemd (sd_booted's test);
+		// in a container or a chroot the unit file is enough for next boot.
+		if c[0] == "systemctl" && !exists(o.path("/run/systemd/system")) {
+			continue
+		}
 		if err := o.Run(c[0], c[1:]...); err != nil {
 			return fmt.Errorf("%s: %w", strings.Join(c, " "), err)
 		}

@@ -3,6 +3,7 @@ package tune
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -73,7 +74,11 @@ func limitsConf(profile string, cs []Change) string {
 	b.WriteString("# Takes effect at the next login (pam_limits); services need Limit*= in their units.\n")
 	for _, c := range cs {
 		item := strings.TrimPrefix(c.Key, "limits.")
-		fmt.Fprintf(&b, "# %s (was %s)\n*    soft %-8s %s\n*    hard %-8s %s\n", c.Reason, c.Current, item, c.Target, item, c.Target)
+		fmt.Fprintf(&b, "# %s (was %s)\n*    soft %-8s %s\n", c.Reason, c.Current, item, c.Target)
+		// Never lower a hard limit that is already above the target.
+		if !atLeast(mustInt(c.Target))(c.Hard) {
+			fmt.Fprintf(&b, "*    hard %-8s %s\n", item, c.Target)
+		}
 	}
 	return b.String()
 }
@@ -162,6 +167,15 @@ WantedBy=sysinit.target
 			p.Changes[i].Persist = THPUnit
 		}
 	}
+}
+
+// mustInt parses a limit target; "unlimited" is the largest.
+func mustInt(s string) int64 {
+	if s == "unlimited" {
+		return 1<<63 - 1
+	}
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
 }
 
 func exists(path string) bool {

@@ -64,6 +64,7 @@ type Change struct {
 	Setting
 	Current string `json:"current"`
 	Action  string `json:"action"`
+	Hard    string `json:"hard,omitempty"`    // limits: the current hard limit
 	Live    string `json:"live,omitempty"`    // where the live value is written
 	Persist string `json:"persist,omitempty"` // the file that makes it survive a reboot
 	Note    string `json:"note,omitempty"`
@@ -115,6 +116,9 @@ func profileNames() []string {
 func plan1(o *Options, s Setting, multi bool) Change {
 	c := Change{Setting: s}
 	c.Current, c.Live = current(o, s)
+	if s.Kind == Limit {
+		c.Hard = limitField(o, strings.TrimPrefix(s.Key, "limits."), 1)
+	}
 	switch {
 	case s.MultiNode && !multi:
 		c.Action, c.Note = ActSkip, "one NUMA node"
@@ -188,17 +192,23 @@ var limitNames = map[string]string{"nproc": "Max processes", "nofile": "Max open
 
 // currentLimit reads the soft limit this shell runs under, as doctor does.
 func currentLimit(o *Options, item string) string {
+	v := limitField(o, item, 0)
+	if item == "memlock" && v != "" && v != "unlimited" {
+		return v + " bytes"
+	}
+	return v
+}
+
+// limitField returns column col (0 soft, 1 hard) of a /proc/self/limits line.
+func limitField(o *Options, item string, col int) string {
 	b, err := os.ReadFile(filepath.Join(o.ProcRoot, "self", "limits"))
 	if err != nil {
 		return ""
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, limitNames[item]); ok {
-			if f := strings.Fields(rest); len(f) > 0 {
-				if item == "memlock" && f[0] != "unlimited" {
-					return f[0] + " bytes"
-				}
-				return f[0]
+			if f := strings.Fields(rest); len(f) > col {
+				return f[col]
 			}
 		}
 	}

@@ -23,6 +23,12 @@ type Options struct {
 	Inference     bool   `json:"inference"`
 	KVCache       bool   `json:"kv_cache,omitempty"`
 	GenLen        int    `json:"gen_len,omitempty"`
+	// NoLoadFP32: half-precision weights are loaded straight in half
+	// (from_pretrained(torch_dtype=...)). By default they are taken to be
+	// made in fp32 on the GPU and cast there (model.cuda().bfloat16()),
+	// whose cached fp32 segments raise the reserved memory: the
+	// conservative choice for a fit check.
+	NoLoadFP32 bool `json:"no_load_fp32,omitempty"`
 	// Steps is how many optimizer steps to replay (3: the peak settles by the second).
 	Steps int `json:"-"`
 	// ComputeCapability of the GPU (major*10+minor) sizes the cuBLAS workspace; 90 if unset.

@@ -99,11 +99,29 @@ func (e *ctx) shard(elems int64, stage int) int64 {
 	return elems
 }
 
+// loadWeights puts the parameters on the GPU. With LoadFP32 a half-precision
+// model arrives in fp32 and is converted there (model.cuda().bfloat16():
+// Module._apply makes each new half tensor, then frees the fp32 one), which
+// leaves the fp32 segments in the allocator's cache. The peak statistics
+// then restart, as torch.cuda.reset_peak_memory_stats() would: the job's
+// peak is that of its steps; the cache (reserved) carries over.
 func (e *ctx) loadWeights() {
 	e.m.phase = "model load"
-	for _, p := range e.params {
-		e.m.new(e.shard(p.Elems, 3), e.dt.param, CatWeights).live = true
+	if e.dt.param != 4 && !e.o.NoLoadFP32 {
+		var f32 []*tensor
+		for _, p := range e.params {
+			f32 = append(f32, e.m.new(e.shard(p.Elems, 3), 4, CatWeights))
+		}
+		for i, p := range e.params {
+			e.m.new(e.shard(p.Elems, 3), e.dt.param, CatWeights)
+			e.m.drop(f32[i])
+		}
+	} else {
+		for _, p := range e.params {
+			e.m.new(e.shard(p.Elems, 3), e.dt.param, CatWeights)
+		}
 	}
+	e.m.peak, e.m.peakCats, e.m.peakPhase = e.m.total, e.m.cur, e.m.phase
 }
 
 // castWeights makes the autocast copies of a block's GEMM weights (block

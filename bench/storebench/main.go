@@ -20,14 +20,15 @@ func main() {
 	hours := flag.Float64("hours", 24, "simulated run length")
 	hz := flag.Float64("hz", 10, "samples per second")
 	stepsHz := flag.Float64("steps-hz", 5, "step rows per second (one process)")
+	raw := flag.Bool("no-downsample", false, "keep every sample (store.Options.Tiers empty)")
 	flag.Parse()
-	if err := run(*hours, *hz, *stepsHz); err != nil {
+	if err := run(*hours, *hz, *stepsHz, *raw); err != nil {
 		fmt.Fprintln(os.Stderr, "storebench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(hours, hz, stepsHz float64) error {
+func run(hours, hz, stepsHz float64, raw bool) error {
 	dir, err := os.MkdirTemp("", "tmsb")
 	if err != nil {
 		return err
@@ -36,7 +37,11 @@ func run(hours, hz, stepsHz float64) error {
 	path := filepath.Join(dir, "torchmem.db")
 	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
 	now := t0
-	db, err := store.Open(path, store.Options{Now: func() time.Time { return now }, FlushInterval: time.Hour})
+	opts := store.Options{Now: func() time.Time { return now }, FlushInterval: time.Hour}
+	if raw {
+		opts.Tiers = []store.Tier{}
+	}
+	db, err := store.Open(path, opts)
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,8 @@ run: deps build
 	@mkdir -p $(DEMO_DIR)
 	$(BIN) run --db $(DEMO_DIR)/torchmem.db --memory-max 2G -- $(PYTHON) examples/train.py --epochs 2
 	$(BIN) runs --db $(DEMO_DIR)/torchmem.db
-	$(BIN) report --db $(DEMO_DIR)/torchmem.db last --html $(DEMO_DIR)/report.html
-	@echo "report: $(DEMO_DIR)/report.html"
+	$(BIN) report last --db $(DEMO_DIR)/torchmem.db --html $(DEMO_DIR)/report.html
+	@echo "HTML report of the run: $(DEMO_DIR)/report.html"
 
 ## test: the whole suite (needs root for the cgroup and OOM tests; skips them otherwise)
 test: deps

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,7 +47,8 @@ func TestCrashLeavesReadableDB(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(300+round*170) * time.Millisecond)
+		waitForSamples(t, path, round+1)
+		time.Sleep(time.Duration(round*37) * time.Millisecond) // kill at different points
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 	}
@@ -72,6 +74,26 @@ func TestCrashLeavesReadableDB(t *testing.T) {
 			t.Errorf("run %s: %d samples, %v", r.ID, len(s), err)
 		}
 	}
+}
+
+// waitForSamples waits until runs runs have samples on disk.
+func waitForSamples(t *testing.T, path string, runs int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		db, err := sql.Open("sqlite", dsn(path, true))
+		if err != nil {
+			continue
+		}
+		var n int
+		err = db.QueryRow(`SELECT COUNT(DISTINCT run) FROM samples`).Scan(&n)
+		db.Close()
+		if err == nil && n >= runs {
+			return
+		}
+	}
+	t.Fatal("the writer wrote nothing in 20 s")
 }
 
 func TestSupervisorIdentity(t *testing.T) {

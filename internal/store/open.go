@@ -49,6 +49,7 @@ type DB struct {
 	sql  *sql.DB
 	path string
 	opts Options
+	host string // os.Hostname(), to judge only this machine's running runs
 
 	flushMu     sync.Mutex // serialises flushes: Flush returning means "written"
 	mu          sync.Mutex
@@ -105,7 +106,8 @@ func Open(path string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	db := &DB{sql: sdb, path: path, opts: o, runIDs: map[string]int64{}, active: map[int64]bool{},
+	host, _ := os.Hostname()
+	db := &DB{sql: sdb, path: path, opts: o, host: host, runIDs: map[string]int64{}, active: map[int64]bool{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := db.init(); err != nil {
 		sdb.Close()

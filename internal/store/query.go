@@ -90,7 +90,7 @@ func (db *DB) scanRuns(rows *sql.Rows) ([]Run, error) {
 		}
 		// A read-only handle (or one opened before the supervisor died)
 		// still tells the truth about a dead supervisor.
-		if r.Status == StatusRunning && !supervisorAlive(db.opts.ProcRoot, r.SupervisorPID, r.SupervisorStart, r.BootID) {
+		if r.Status == StatusRunning && !db.runAlive(r.Host, r.SupervisorPID, r.SupervisorStart, r.BootID) {
 			r.Status = StatusSupervisorLost
 			if r.End == nil {
 				r.End = r.LastSample

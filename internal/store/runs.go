@@ -26,7 +26,7 @@ func (db *DB) CreateRun(r *Run) error {
 		r.Start = db.opts.Now()
 	}
 	if r.Host == "" {
-		r.Host, _ = os.Hostname()
+		r.Host = db.host
 	}
 	if r.User == "" {
 		if u, err := user.Current(); err == nil {
@@ -202,7 +202,7 @@ func (db *DB) rowID(id string) (int64, error) {
 // StatusSupervisorLost, ending them at their last sample. It returns the
 // ids changed. Read-only handles change nothing (readRun reports them lost).
 func (db *DB) markLost(ctx context.Context) ([]string, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT rowid, id, sup_pid, sup_start, boot_id, start_ms FROM runs WHERE status=?`, string(StatusRunning))
+	rows, err := db.sql.QueryContext(ctx, `SELECT rowid, id, sup_pid, sup_start, boot_id, host, start_ms FROM runs WHERE status=?`, string(StatusRunning))
 	if err != nil {
 		return nil, err
 	}
@@ -215,12 +215,12 @@ func (db *DB) markLost(ctx context.Context) ([]string, error) {
 		var c cand
 		var pid int
 		var sst int64
-		var boot string
-		if err := rows.Scan(&c.rowid, &c.id, &pid, &sst, &boot, &c.start); err != nil {
+		var boot, host string
+		if err := rows.Scan(&c.rowid, &c.id, &pid, &sst, &boot, &host, &c.start); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		if !supervisorAlive(db.opts.ProcRoot, pid, uint64(sst), boot) {
+		if !db.runAlive(host, pid, uint64(sst), boot) {
 			lost = append(lost, c)
 		}
 	}
@@ -241,6 +241,16 @@ func (db *DB) markLost(ctx context.Context) ([]string, error) {
 		ids = append(ids, c.id)
 	}
 	return ids, nil
+}
+
+// runAlive judges only runs of this host: a database in a home directory
+// shared by several machines holds runs whose supervisors this /proc
+// cannot see.
+func (db *DB) runAlive(host string, pid int, start uint64, boot string) bool {
+	if host != "" && db.host != "" && host != db.host {
+		return true
+	}
+	return supervisorAlive(db.opts.ProcRoot, pid, start, boot)
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }

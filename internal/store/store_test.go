@@ -85,3 +85,41 @@ func TestRunLifecycle(t *testing.T) {
 		t.Fatalf("running filter found %d", len(list))
 	}
 }
+
+func TestLostOnlyOnThisHostAndReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := &Run{Command: []string{"a"}, SupervisorPID: 1 << 30} // no such pid here
+	other := &Run{Command: []string{"b"}, SupervisorPID: 1 << 30, Host: "another-node"}
+	live := &Run{Command: []string{"c"}}
+	for _, r := range []*Run{dead, other, live} {
+		if err := db.CreateRun(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.AppendSample(dead.ID, Sample{Time: time.UnixMilli(1_700_000_000_000), CgroupUsage: Int(1)})
+	db.Close()
+
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only open: %v", err)
+	}
+	r, _ := ro.Run(dead.ID)
+	if r.Status != StatusSupervisorLost || r.End == nil || r.End.UnixMilli() != 1_700_000_000_000 {
+		t.Fatalf("read-only view of a dead supervisor's run: %+v", r)
+	}
+	ro.Close()
+	rw, _ := Open(path, Options{})
+	defer rw.Close()
+	want := map[string]Status{dead.ID: StatusSupervisorLost, other.ID: StatusRunning, live.ID: StatusRunning}
+	for id, st := range want {
+		var got string
+		rw.SQL().QueryRow(`SELECT status FROM runs WHERE id=?`, id).Scan(&got)
+		if Status(got) != st {
+			t.Errorf("run %s stored as %q, want %q", id, got, st)
+		}
+	}
+}

@@ -19,6 +19,7 @@
 //	(FS) Stat(pid int) (Stat, error)
 //	(FS) Cmdline(pid int) ([]string, error)
 //	(FS) SmapsRollup(pid int) (SmapsRollup, error) // falls back to summing smaps
+//	(FS) SmapsSum(pid int) (SmapsRollup, error)    // always sums smaps (as smem does)
 //	(FS) OOMScore(pid int) (OOMScore, error)
 //	(FS) Cgroups(pid int) ([]CgroupLine, error)
 //	(FS) MapsContain(pid int, needle string) (bool, error)

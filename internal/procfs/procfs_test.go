@@ -248,3 +248,16 @@ func TestLiveSelf(t *testing.T) {
 		t.Fatalf("rollup = %+v, %v", r, err)
 	}
 }
+
+func TestSmapsSumOnRollupHost(t *testing.T) {
+	// 4242 has only smaps: SmapsSum and SmapsRollup agree on it.
+	fs := testFS(t, "proc")
+	a, err1 := fs.SmapsSum(4242)
+	b, err2 := fs.SmapsRollup(4242)
+	if err1 != nil || err2 != nil || a != b || a.Source != "smaps" {
+		t.Errorf("sum %+v %v, rollup %+v %v", a, err1, b, err2)
+	}
+	if _, err := fs.SmapsSum(999999); !IsVanished(err) {
+		t.Errorf("vanished: %v", err)
+	}
+}

@@ -98,7 +98,8 @@ func BenchmarkPSSTierRealJob(b *testing.B) {
 // both see the same machine load: tier-ms/op against kernel-ms/op.
 func BenchmarkPSSTierVsKernelRealJob(b *testing.B) {
 	pids := jobPIDs(b)
-	s, err := New(Options{PIDs: func() []int { return pids }})
+	// One reader, as the plain loop: the overhead compared is user space's.
+	s, err := New(Options{PIDs: func() []int { return pids }, PSSWorkers: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -186,3 +186,38 @@ func TestGPUErrorIsRecorded(t *testing.T) {
 		t.Errorf("gpu error: %q %v", smp.GPU.Error, err)
 	}
 }
+
+// A forked worker inherits its parent's torch flag: no maps scan for it.
+func TestTorchInheritedByForkedWorkers(t *testing.T) {
+	s, tree, _ := newSampler(t, 2, nil)
+	for i := 1; i <= 2; i++ {
+		if err := os.Remove(filepath.Join(tree.ProcRoot, itoa(sampletest.MainPID+i), "maps")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	smp, err := s.Collect(context.Background())
+	if err != nil || len(smp.Jobs) != 1 {
+		t.Fatalf("%v %+v", err, smp)
+	}
+	for _, p := range smp.Jobs[0].Processes {
+		if !p.Torch {
+			t.Errorf("pid %d not torch", p.PID)
+		}
+	}
+}
+
+func TestPSSFromSmapsAndSerialWorkers(t *testing.T) {
+	s, tree, _ := newSampler(t, 2, func(o *Options) { o.PSSFromSmaps = true; o.PSSWorkers = 1 })
+	for i := 0; i <= 2; i++ {
+		rollup := filepath.Join(tree.ProcRoot, itoa(sampletest.MainPID+i), "smaps_rollup")
+		b, _ := os.ReadFile(rollup)
+		// smaps of one mapping with the rollup's figures: the sum is the same.
+		if err := os.WriteFile(filepath.Join(filepath.Dir(rollup), "smaps"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	smp, err := s.Collect(context.Background())
+	if err != nil || smp.Jobs[0].Processes[0].PSSSource != "smaps" || smp.Tier.PSSRead != 3 {
+		t.Fatalf("%v %+v", err, smp.Jobs[0].Processes[0])
+	}
+}

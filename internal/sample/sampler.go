@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -45,6 +46,13 @@ type Options struct {
 	// PSSRSSChange re-reads a process's PSS early when its RSS moved by more
 	// than this fraction (DefaultPSSRSSChange unless set).
 	PSSRSSChange float64
+	// PSSWorkers is how many smaps_rollup reads run at once (default: the
+	// number of CPUs, at most 4; 1 reads one after the other).
+	PSSWorkers int
+	// PSSFromSmaps sums /proc/<pid>/smaps instead of reading smaps_rollup,
+	// as smem and kernels before 4.14 do: slower, and each mapping rounded
+	// down to a kB. For comparisons with smem.
+	PSSFromSmaps bool
 	// Now is the clock (time.Now unless set).
 	Now func() time.Time
 }
@@ -81,6 +89,9 @@ func New(opts Options) (*Sampler, error) {
 	}
 	if opts.PSSRSSChange == 0 {
 		opts.PSSRSSChange = DefaultPSSRSSChange
+	}
+	if opts.PSSWorkers <= 0 {
+		opts.PSSWorkers = min(4, runtime.NumCPU())
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

@@ -92,7 +92,6 @@ type Report struct {
 	Findings []Finding      `json:"findings"`
 	Worst    Severity       `json:"worst"`
 	Counts   map[string]int `json:"counts"`
-	Notices  []string       `json:"notices,omitempty"`
 }
 
 // Run runs every check against h. Findings keep the order of checks.
@@ -107,7 +106,6 @@ func Run(h *Host, checks []Check) Report {
 			}
 		}
 	}
-	rep.Notices = h.notices
 	return rep
 }
 

@@ -23,8 +23,7 @@ type Host struct {
 	Getenv                  func(string) string
 	UID                     int
 
-	notices []string
-	cache   map[string]any
+	cache map[string]any
 }
 
 // HostFacts identifies the host a report is about.
@@ -98,8 +97,6 @@ func (h *Host) sysctlInt(rel string) (int64, string, string, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, s, shown, err
 }
-
-func (h *Host) notice(s string) { h.notices = append(h.notices, s) }
 
 // memo caches a value computed once per run (meminfo, GPU lists, the probe).
 func memo[T any](h *Host, key string, f func() T) T {

@@ -17,9 +17,6 @@ func WriteText(w io.Writer, r Report, verbose bool) error {
 		ew.printf(" (%s, kernel %s)", orDefault(r.Host.OS, "unknown OS"), orDefault(r.Host.Kernel, "?"))
 	}
 	ew.printf("\n")
-	for _, n := range r.Notices {
-		ew.printf("note: %s\n", n)
-	}
 	cat := ""
 	for _, f := range r.Findings {
 		if f.Category != cat {

@@ -62,6 +62,14 @@ func TestNVMLAgainstStub(t *testing.T) {
 	if !reflect.DeepEqual(d1.CPUAffinity, []int{64, 65}) || d1.NUMANode != 1 || *d1.ECCEnabled || d1.ComputeMode != "Exclusive_Process" {
 		t.Errorf("device 1: %+v", d1)
 	}
+	// nvmlErrorString returns a C string: purego copies it into Go.
+	if err := b.lib.check("nvmlDeviceGetHandleByIndex", 2); err == nil || err.Error() != "nvmlDeviceGetHandleByIndex: Invalid Argument (NVML error 2)" {
+		t.Errorf("check(2) = %v", err)
+	}
+	var h uintptr
+	if rc := b.lib.getHandle(5, &h); rc != 2 {
+		t.Errorf("handle of GPU 5: rc %d", rc)
+	}
 	procs, err := b.Processes()
 	if err != nil {
 		t.Fatal(err)

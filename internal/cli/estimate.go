@@ -19,7 +19,7 @@ type estimateFlags struct {
 	config, safetensors, model string
 	opts                       estimate.Options
 	checkpointing              string
-	fsdp, json                 bool
+	fsdp, json, loadFP32       bool
 	gpu, gpuMemory, margin     string
 	listModels, listGPUs       bool
 }
@@ -67,6 +67,7 @@ allocator. Exit status: 0, or 2 when a GPU was given and the job does not fit.`,
 	fl.BoolVar(&f.opts.Inference, "inference", false, "inference (no_grad forward) instead of training")
 	fl.BoolVar(&f.opts.KVCache, "kv-cache", false, "inference keeps a KV cache (use_cache=True)")
 	fl.IntVar(&f.opts.GenLen, "gen-len", 0, "tokens generated after the prompt (implies --kv-cache)")
+	fl.BoolVar(&f.loadFP32, "load-fp32", true, "half-precision weights are made in fp32 on the GPU, then cast (model.cuda().bfloat16()); false for from_pretrained(torch_dtype=...)")
 	fl.StringVar(&f.gpu, "gpu", "", "GPU by name (see --list-gpus) or auto (the first local GPU)")
 	fl.StringVar(&f.gpuMemory, "gpu-memory", "", "GPU memory instead of a name, e.g. 24GiB")
 	fl.StringVar(&f.margin, "margin", "5%", "safety margin kept free on the GPU")
@@ -97,6 +98,7 @@ func runEstimate(env *Env, cmd *cobra.Command, f *estimateFlags) error {
 		}
 		f.opts.ZeroStage = 3
 	}
+	f.opts.NoLoadFP32 = !f.loadFP32
 	if f.opts.Inference && !cmd.Flags().Changed("optimizer") {
 		f.opts.Optimizer = ""
 	}

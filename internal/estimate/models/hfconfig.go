@@ -56,7 +56,7 @@ func ParseConfig(r io.Reader) (*Model, error) {
 func FromConfigMap(c map[string]any) (*Model, error) { return fromConfig(cfg(c)) }
 
 var builders = map[string]func(cfg) *Model{
-	"gpt2": gpt2Config,
+	"gpt2":  gpt2Config,
 	"llama": llamaConfig, "mistral": llamaConfig, "qwen2": llamaConfig, "qwen3": llamaConfig,
 	"gemma": llamaConfig, "gemma2": llamaConfig, "olmo": llamaConfig, "olmo2": llamaConfig,
 	"bert": bertConfig, "roberta": bertConfig, "xlm-roberta": bertConfig, "camembert": bertConfig,

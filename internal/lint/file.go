@@ -21,6 +21,7 @@ type file struct {
 	findings      []Finding
 	cuda          *bool // memoised usesCUDA
 	assignedCalls map[string][]string
+	frozenModels  map[string]bool
 }
 
 func newFile(path string, mod *Node, src []byte, proj *project) *file {

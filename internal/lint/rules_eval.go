@@ -11,7 +11,7 @@ func checkTM001(f *file) {
 	seen := map[string]bool{}
 	usesGrad := map[*Node]bool{}
 	for _, call := range f.nodes("Call") {
-		if !f.isModelCall(call) || f.gradOff(call) {
+		if !f.isModelCall(call) || f.gradOff(call) || f.frozen()[dotted(call.K("func"))] {
 			continue
 		}
 		fn := enclosingFunc(call)
@@ -106,4 +106,38 @@ func scopeNeedsGrad(scope *Node) bool {
 		}
 	})
 	return found
+}
+
+// frozen lists models whose parameters are all switched off:
+// model.requires_grad_(False), or p.requires_grad = False in a loop over
+// model.parameters(). Calling them builds no graph.
+func (f *file) frozen() map[string]bool {
+	if f.frozenModels != nil {
+		return f.frozenModels
+	}
+	f.frozenModels = map[string]bool{}
+	for _, call := range f.nodes("Call") {
+		recv, m := methodCall(call)
+		if v, ok := constBool(firstArg(call)); m == "requires_grad_" && ok && !v {
+			f.frozenModels[dotted(unwrapModelChain(recv))] = true
+		}
+	}
+	for _, loop := range f.nodes("For") {
+		recv, m := methodCall(loop.K("iter"))
+		if m != "parameters" {
+			continue
+		}
+		walkScope(loop, func(n *Node) {
+			if !n.Is("Assign") {
+				return
+			}
+			v, ok := constBool(n.K("value"))
+			for _, t := range n.L("targets") {
+				if ok && !v && t.Is("Attribute") && t.S("attr") == "requires_grad" {
+					f.frozenModels[dotted(recv)] = true
+				}
+			}
+		})
+	}
+	return f.frozenModels
 }

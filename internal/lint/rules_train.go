@@ -97,15 +97,20 @@ func (f *file) checkLossScaled(ifn, loop, v *Node) {
 		}
 		return dotted(x) == key
 	}
+	lossKey := ""
 	walkScope(loop, func(n *Node) {
-		if _, ok := backwardOf(n); ok && backward == nil {
-			backward = n
+		if t, ok := backwardOf(n); ok && backward == nil {
+			backward, lossKey = n, dotted(t)
 		}
+	})
+	walkScope(loop, func(n *Node) {
 		switch {
 		case n.Is("BinOp") && n.K("op").Is("Div", "Mult", "FloorDiv"):
 			scaled = scaled || refs(n.K("left")) || refs(n.K("right"))
+			// loss / num_items: normalised some other way (per token)
+			scaled = scaled || lossKey != "" && n.K("op").Is("Div") && dotted(n.K("left")) == lossKey
 		case n.Is("AugAssign") && n.K("op").Is("Div", "Mult"):
-			scaled = scaled || refs(n.K("value"))
+			scaled = scaled || refs(n.K("value")) || n.K("op").Is("Div") && lossKey != "" && dotted(n.K("target")) == lossKey
 		case n.Is("Call") && !isConst:
 			for _, a := range n.L("args") {
 				scaled = scaled || refs(a)

@@ -129,31 +129,40 @@ func (f *file) gradOffLocal(n *Node) bool {
 }
 
 // gradOffStatementBefore finds set_grad_enabled(False) called as a
-// statement earlier in n's function (or module); lines are cached per scope.
+// statement earlier in n's function, or anywhere at module level: inference
+// scripts switch autograd off once, and the functions they call later run
+// without it.
 func (f *file) gradOffStatementBefore(n *Node) bool {
 	scope := enclosingFunc(n)
 	if scope == nil {
 		scope = f.mod
 	}
-	lines, ok := f.gradOffLines[scope]
-	if !ok {
-		walkScope(scope, func(x *Node) {
-			if !x.Is("Expr") {
-				return
-			}
-			call := x.K("value")
-			if lastName(call.K("func")) == "set_grad_enabled" && gradOffExpr(call) {
-				lines = append(lines, x.Line)
-			}
-		})
-		f.gradOffLines[scope] = lines
-	}
-	for _, l := range lines {
+	for _, l := range f.gradOffStmtLines(scope) {
 		if l < n.Line {
 			return true
 		}
 	}
-	return false
+	return scope != f.mod && len(f.gradOffStmtLines(f.mod)) > 0
+}
+
+// gradOffStmtLines lists the lines of set_grad_enabled(False) statements
+// in scope (cached per scope).
+func (f *file) gradOffStmtLines(scope *Node) []int {
+	lines, ok := f.gradOffLines[scope]
+	if ok {
+		return lines
+	}
+	walkScope(scope, func(x *Node) {
+		if !x.Is("Expr") {
+			return
+		}
+		call := x.K("value")
+		if lastName(call.K("func")) == "set_grad_enabled" && gradOffExpr(call) {
+			lines = append(lines, x.Line)
+		}
+	})
+	f.gradOffLines[scope] = lines
+	return lines
 }
 
 // gradOff is gradOffLocal, or n's function is called somewhere in the

@@ -84,3 +84,16 @@ def script_level():
     model.eval()
     for x in torch.randn(10, 4).split(2):
         print(model(x))
+
+
+def distill_eval(teacher, val_loader):
+    teacher.requires_grad_(False)
+    teacher.eval()
+    return [teacher(x).argmax(1) for x in val_loader]
+
+
+def frozen_loop(model, val_loader):
+    for p in model.parameters():
+        p.requires_grad = False
+    for x in val_loader:
+        print(model(x).argmax(1))

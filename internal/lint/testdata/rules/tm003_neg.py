@@ -55,3 +55,13 @@ def wgan(netD, netG, loader, optimizerD, optimizerG, n_critic_const_loop):
             lossG = -netD(netG(z)).mean()
             lossG.backward()
             optimizerG.step()
+
+
+def per_token(model, loader, optimizer, grad_accum_steps):
+    for i, batch in enumerate(loader):
+        loss = model(**batch).loss
+        loss = loss / batch["num_tokens"]
+        loss.backward()
+        if (i + 1) % grad_accum_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()

@@ -52,17 +52,26 @@ func snapshotLoad(env *Env, name string) (*snapshot.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The decoded snapshot is far smaller than the file and the decoder's
-	// garbage is short-lived: collect less often, but keep the heap under
-	// the file's size so reading never needs more memory than the file.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(st.Size()*3/4, 256<<20)))
+	snapshotTuneGC(st.Size())
 	var progress func(read, total int64)
 	if st.Size() >= snapshotProgressMin && snapshotIsTerminal(env.Stderr) {
 		progress = snapshotProgressBar(env.Stderr)
 		defer fmt.Fprint(env.Stderr, "\r\033[K")
 	}
 	return snapshot.ReadFile(name, progress)
+}
+
+// snapshotTuneGC: the decoded snapshot is far smaller than the file and
+// the decoder's garbage is short-lived, so collect less often, but keep
+// the heap well under the file's size so reading never needs more memory
+// than the file. GOGC or GOMEMLIMIT in the environment win.
+func snapshotTuneGC(fileSize int64) {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(max(fileSize/2, 256<<20))
+	}
 }
 
 func snapshotIsTerminal(w io.Writer) bool {

@@ -116,9 +116,18 @@ func NewDecoder(r io.Reader, opt Options) *Decoder {
 
 // Decode reads opcodes up to STOP and returns the result.
 func (d *Decoder) Decode() (Value, error) {
+	in := &d.in
 	for {
-		d.opOff = d.in.offset()
-		op, err := d.in.readByte()
+		if in.end-in.pos < 16 && !in.eof {
+			if err := in.fill(16); err != nil && err != io.ErrUnexpectedEOF {
+				return Value{}, d.fail(err)
+			}
+		}
+		if in.end-in.pos >= 16 && d.fast() {
+			continue
+		}
+		d.opOff = in.offset()
+		op, err := in.readByte()
 		if err != nil {
 			return Value{}, d.fail(err)
 		}
@@ -130,6 +139,70 @@ func (d *Decoder) Decode() (Value, error) {
 			return Value{}, d.fail(err)
 		}
 	}
+}
+
+// fast runs the commonest opcodes straight from the buffer (at least 16
+// bytes are there) and reports whether it did; anything unusual, errors
+// included, is left to step, which reports it properly.
+func (d *Decoder) fast() bool {
+	in := &d.in
+	b := in.buf[in.pos:in.end]
+	switch b[0] {
+	case opBinGet, opLongBinGet:
+		idx, n := uint64(b[1]), 2
+		if b[0] == opLongBinGet {
+			idx, n = uint64(le32(b[1:])), 5
+		}
+		if idx >= uint64(len(d.memo)) {
+			return false
+		}
+		v := d.memo[idx]
+		if v.Kind == kindUnset || isContainer(v.Kind) {
+			return false
+		}
+		d.stack = append(d.stack, v)
+		in.pos += n
+	case opMemoize:
+		if d.memoCount != len(d.memo) || len(d.stack) == 0 {
+			return false
+		}
+		v := d.stack[len(d.stack)-1]
+		if isContainer(v.Kind) {
+			return false
+		}
+		d.memo = append(d.memo, v)
+		d.memoCount++
+		in.pos++
+	case opMark:
+		d.marks = append(d.marks, len(d.stack))
+		in.pos++
+	case opBinInt1:
+		d.stack = append(d.stack, Value{Kind: KindInt, N: int64(b[1])})
+		in.pos += 2
+	case opBinInt2:
+		d.stack = append(d.stack, Value{Kind: KindInt, N: int64(binary.LittleEndian.Uint16(b[1:]))})
+		in.pos += 3
+	case opBinInt:
+		d.stack = append(d.stack, Value{Kind: KindInt, N: int64(int32(le32(b[1:])))})
+		in.pos += 5
+	case opLong1:
+		n := int(b[1])
+		if n > 8 {
+			return false
+		}
+		d.stack = append(d.stack, decodeLong(b[2:2+n]))
+		in.pos += 2 + n
+	case opShortBinUnicod:
+		n := int(b[1])
+		if len(b) < 2+n {
+			return false
+		}
+		d.stack = append(d.stack, d.addString(string(b[2:2+n])))
+		in.pos += 2 + n
+	default:
+		return false
+	}
+	return true
 }
 
 // fail wraps err with the current opcode and offset.

@@ -69,44 +69,49 @@ func (b *builder) segmentList(v pickle.Value) ([]Segment, error) {
 	return out, nil
 }
 
-// traceLists turns device_traces into one slice per device. Entries of a
-// device are usually contiguous in the arena, so no copy is made then.
+// traceLists turns device_traces into one slice per device, copied out of
+// the chunks; chunks fully copied are dropped at once so the peak stays
+// near one copy of the trace.
 func (b *builder) traceLists(v pickle.Value) ([][]TraceEntry, error) {
 	if v.Kind != pickle.KindList {
 		return nil, typeErr("'device_traces'", v)
 	}
-	out := make([][]TraceEntry, 0, len(b.dec.Items(v)))
-	for dev, l := range b.dec.Items(v) {
+	lists := b.dec.Items(v)
+	out := make([][]TraceEntry, 0, len(lists))
+	for dev, l := range lists {
 		if l.Kind != pickle.KindList {
 			return nil, typeErr(fmt.Sprintf("device_traces[%d]", dev), l)
 		}
-		out = append(out, b.traceList(dev, b.dec.Items(l)))
+		out = append(out, b.traceList(b.dec.Items(l)))
 	}
+	b.traceChunks = nil
 	return out, nil
 }
 
-func (b *builder) traceList(_ int, items []pickle.Value) []TraceEntry {
-	first, contiguous := -1, true
-	for i, it := range items {
+func (b *builder) traceList(items []pickle.Value) []TraceEntry {
+	out := make([]TraceEntry, 0, len(items))
+	next := -1 // expected next index while the entries are in arena order
+	for _, it := range items {
 		tag, idx := handleOf(it)
 		if tag != tagTrace {
-			contiguous = false
-			break
+			next = -2
+			continue
 		}
-		if i == 0 {
-			first = idx
-		} else if idx != first+i {
-			contiguous = false
-			break
+		e := b.trace(idx)
+		if e == nil {
+			next = -2
+			continue
 		}
-	}
-	if contiguous && first >= 0 {
-		return b.traces[first : first+len(items) : first+len(items)]
-	}
-	out := make([]TraceEntry, 0, len(items))
-	for _, it := range items {
-		if tag, idx := handleOf(it); tag == tagTrace {
-			out = append(out, b.traces[idx])
+		out = append(out, *e)
+		if next != -2 {
+			if next >= 0 && idx != next {
+				next = -2
+				continue
+			}
+			next = idx + 1
+			if next%traceChunk == 0 {
+				b.traceChunks[idx/traceChunk] = nil // copied in full, in order
+			}
 		}
 	}
 	return out

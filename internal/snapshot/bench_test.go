@@ -32,3 +32,19 @@ func BenchmarkReadTrain(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadLarge reads the file named by TORCHMEM_BENCH_SNAPSHOT
+// (written by bench/snapshotgen) and summarizes it; skipped without one.
+func BenchmarkReadLarge(b *testing.B) {
+	path := os.Getenv("TORCHMEM_BENCH_SNAPSHOT")
+	if path == "" {
+		b.Skip("set TORCHMEM_BENCH_SNAPSHOT to a snapshot file (see bench/snapshot.sh)")
+	}
+	for b.Loop() {
+		s, err := ReadFile(path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = Summarize(s)
+	}
+}

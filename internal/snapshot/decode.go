@@ -39,21 +39,22 @@ type history struct {
 // builder turns containers into typed records as the decoder finishes
 // them, interning frames, stacks and texts.
 type builder struct {
-	snap     *Snapshot
-	dec      *pickle.Decoder
-	keys     []key // key code by decoder string index, 0 = not looked up
-	frameIDs map[Frame]FrameID
-	stackIDs map[string]StackID
-	textIDs  map[string]uint32
-	traces   []TraceEntry
-	blocks   []blockRec
-	segments []Segment
-	hist     []history
-	sawTime  bool
-	sawHist  bool
-	sawFrame bool // frames directly on blocks (2.1+)
-	scratch  []byte
-	err      error
+	snap        *Snapshot
+	dec         *pickle.Decoder
+	keys        []key // key code by decoder string index, 0 = not looked up
+	frameIDs    map[Frame]FrameID
+	stackIDs    map[string]StackID
+	textIDs     map[string]uint32
+	traceChunks [][]TraceEntry
+	nTraces     int
+	blocks      []blockRec
+	segments    []Segment
+	hist        []history
+	sawTime     bool
+	sawHist     bool
+	sawFrame    bool // frames directly on blocks (2.1+)
+	scratch     []byte
+	err         error
 }
 
 // blockRec is a block plus what torch <= 2.0 kept in its history.
@@ -64,7 +65,7 @@ type blockRec struct {
 }
 
 func newBuilder() *builder {
-	s := &Snapshot{Stacks: [][]FrameID{nil}, Texts: []string{""}}
+	s := &Snapshot{Stacks: [][]FrameID{nil}, Texts: []string{""}, Streams: []int64{0}}
 	return &builder{
 		snap: s, frameIDs: map[Frame]FrameID{}, stackIDs: map[string]StackID{"": 0},
 		textIDs: map[string]uint32{"": 0},

@@ -102,3 +102,12 @@ func TestHostileNumbers(t *testing.T) {
 		t.Errorf("segsum %q", got)
 	}
 }
+
+// TestTraceEntryTwice: a crafted file listing one memoized trace entry
+// twice, and in a second device's list, decodes without a panic.
+func TestTraceEntryTwice(t *testing.T) {
+	s := loadFormat(t, "shared-entries")
+	if len(s.Traces) != 2 || len(s.Traces[0]) < 1 {
+		t.Fatalf("traces %v", s.Traces)
+	}
+}

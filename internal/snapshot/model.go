@@ -110,15 +110,15 @@ func parseAction(s string) Action {
 
 // TraceEntry is one event of a device's allocation trace.
 type TraceEntry struct {
-	Addr   uint64
-	Size   int64
-	Stream int64
+	Addr uint64
+	Size int64
 	// TimeUS is microseconds since the epoch; HasTime is false for torch
 	// 2.0/2.1 snapshots that did not record times.
 	TimeUS     int64
 	DeviceFree int64 // oom entries: free device memory PyTorch saw
 	Stack      StackID
 	Compile    uint32 // index into Snapshot.Texts ("" = none)
+	Stream     uint32 // index into Snapshot.Streams (0 = stream 0)
 	Action     Action
 	HasTime    bool
 }
@@ -144,6 +144,7 @@ type Snapshot struct {
 	Frames            []Frame
 	Stacks            [][]FrameID // Stacks[0] is the empty stack
 	Texts             []string    // Texts[0] is ""
+	Streams           []int64     // stream ids of trace entries; Streams[0] is 0
 }
 
 // Stack returns the frames of id, innermost first.

@@ -48,6 +48,11 @@ func readStream(r io.Reader, size int64, progress func(read, total int64)) (*Sna
 		defer zr.Close()
 		src, size = zr, -1
 	}
+	if size < 0 || size > 8<<20 {
+		ra := newReadAhead(src, 1<<20, 4)
+		defer ra.Close()
+		src = ra
+	}
 	var cb func(int64)
 	if progress != nil {
 		total := diskSize

@@ -18,7 +18,8 @@ func (b *builder) traceEntry(d *pickle.Decoder, items []pickle.Value) (pickle.Va
 		case kSize:
 			e.Size, _ = intOf(val)
 		case kStream:
-			e.Stream, _ = intOf(val)
+			n, _ := intOf(val)
+			e.Stream = b.stream(n)
 		case kTimeUS:
 			e.TimeUS, e.HasTime = intOf(val)
 			b.sawTime = b.sawTime || e.HasTime
@@ -30,8 +31,7 @@ func (b *builder) traceEntry(d *pickle.Decoder, items []pickle.Value) (pickle.Va
 			e.Compile = b.text(d, val)
 		}
 	}
-	b.traces = append(b.traces, e)
-	return handle(tagTrace, len(b.traces)-1), nil
+	return handle(tagTrace, b.addTrace(e)), nil
 }
 
 func parseState(s string) BlockState {
@@ -184,4 +184,40 @@ func (b *builder) segmentBlocks(base uint64, list pickle.Value) []Block {
 		out = append(out, blk)
 	}
 	return out
+}
+
+// traceChunk entries are stored per chunk: a growing single slice would
+// copy hundreds of megabytes over and over on a gigabyte snapshot.
+const traceChunk = 1 << 15
+
+func (b *builder) addTrace(e TraceEntry) int {
+	n := len(b.traceChunks)
+	if n == 0 || len(b.traceChunks[n-1]) == traceChunk {
+		b.traceChunks = append(b.traceChunks, make([]TraceEntry, 0, traceChunk))
+		n++
+	}
+	b.traceChunks[n-1] = append(b.traceChunks[n-1], e)
+	idx := b.nTraces
+	b.nTraces++
+	return idx
+}
+
+// trace returns entry idx, or nil when its chunk was already copied out
+// and dropped (only a crafted file references an entry twice).
+func (b *builder) trace(idx int) *TraceEntry {
+	c := idx / traceChunk
+	if c >= len(b.traceChunks) || idx%traceChunk >= len(b.traceChunks[c]) {
+		return nil
+	}
+	return &b.traceChunks[c][idx%traceChunk]
+}
+
+func (b *builder) stream(id int64) uint32 {
+	for i, s := range b.snap.Streams {
+		if s == id {
+			return uint32(i)
+		}
+	}
+	b.snap.Streams = append(b.snap.Streams, id)
+	return uint32(len(b.snap.Streams) - 1)
 }

@@ -114,7 +114,10 @@ hostile = {
     "allocator_settings": [1, 2],
 }
 
-for name, obj, proto in [("hostile", hostile, 4), ("torch-1.13", t113, 2), ("torch-2.0", t20, 3), ("torch-2.1", t21, 4),
+entry = {"action": "alloc", "addr": 1, "size": 512, "stream": 0, "time_us": 5, "frames": frames}
+shared = {"segments": [], "device_traces": [[entry] * 40000, [entry]]}
+
+for name, obj, proto in [("hostile", hostile, 4), ("shared-entries", shared, 4), ("torch-1.13", t113, 2), ("torch-2.0", t20, 3), ("torch-2.1", t21, 4),
                          ("future", future, 5)]:
     with open(name + ".pickle", "wb") as f:
         pickle.dump(obj, f, protocol=proto)

@@ -1,0 +1,211 @@
+package main
+
+import "github.com/torchmem/torchmem/internal/snapshot"
+
+type gen struct {
+	p         *pickler
+	s         *snapshot.Snapshot
+	copies    int
+	frameMemo map[snapshot.FrameID]int
+}
+
+func (g *gen) top() {
+	keys := []string{"segments", "device_traces", "allocator_settings", "external_annotations"}
+	g.p.dict(len(keys), func(i int) {
+		g.p.str(keys[i])
+		switch i {
+		case 0:
+			g.p.list(len(g.s.Segments), func(j int) { g.segment(&g.s.Segments[j]) })
+		case 1:
+			g.p.list(len(g.s.Traces), func(d int) { g.trace(g.s.Traces[d]) })
+		case 2:
+			g.p.any(toAny(g.s.AllocatorSettings))
+		case 3:
+			g.annotations()
+		}
+	})
+}
+
+func toAny(m map[string]any) any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// frames writes a fresh list of memoized frame dicts, as PyTorch does.
+func (g *gen) frames(id snapshot.StackID) {
+	st := g.s.Stack(id)
+	g.p.list(len(st), func(i int) {
+		fid := st[i]
+		if m, ok := g.frameMemo[fid]; ok {
+			g.p.get(m)
+			return
+		}
+		f := g.s.Frames[fid]
+		memo := g.p.memo
+		g.p.dict(3, func(k int) {
+			switch k {
+			case 0:
+				g.p.str("name")
+				g.p.str(f.Name)
+			case 1:
+				g.p.str("filename")
+				g.p.str(f.Filename)
+			case 2:
+				g.p.str("line")
+				g.p.int(f.Line)
+			}
+		})
+		g.frameMemo[fid] = memo
+	})
+}
+
+func (g *gen) segment(seg *snapshot.Segment) {
+	req := seg.AllocatedSize
+	if seg.RequestedSize != nil {
+		req = *seg.RequestedSize
+	}
+	g.p.dict(12, func(k int) {
+		key := []string{"device", "address", "total_size", "allocated_size", "active_size", "requested_size",
+			"stream", "segment_type", "segment_pool_id", "is_expandable", "frames", "blocks"}[k]
+		g.p.str(key)
+		switch k {
+		case 0:
+			g.p.int(seg.Device)
+		case 1:
+			g.p.int(int64(seg.Address))
+		case 2:
+			g.p.int(seg.TotalSize)
+		case 3:
+			g.p.int(seg.AllocatedSize)
+		case 4:
+			g.p.int(seg.ActiveSize)
+		case 5:
+			g.p.int(req)
+		case 6:
+			g.p.int(seg.Stream)
+		case 7:
+			g.p.str(seg.SegmentType)
+		case 8:
+			g.p.int(seg.PoolID[0])
+			g.p.int(seg.PoolID[1])
+			g.p.op(0x86)
+			g.p.memoize()
+		case 9:
+			g.p.bool(seg.IsExpandable)
+		case 10:
+			g.frames(seg.Stack)
+		case 11:
+			g.p.list(len(seg.Blocks), func(j int) { g.block(&seg.Blocks[j]) })
+		}
+	})
+}
+
+func (g *gen) block(b *snapshot.Block) {
+	g.p.dict(5, func(k int) {
+		switch k {
+		case 0:
+			g.p.str("address")
+			g.p.int(int64(b.Address))
+		case 1:
+			g.p.str("size")
+			g.p.int(b.Size)
+		case 2:
+			g.p.str("requested_size")
+			g.p.int(b.Requested)
+		case 3:
+			g.p.str("state")
+			g.p.str(b.State.String())
+		case 4:
+			g.p.str("frames")
+			g.frames(b.Stack)
+		}
+	})
+}
+
+// trace writes the device's entries copies times, shifting times so the
+// copies follow each other.
+func (g *gen) trace(t []snapshot.TraceEntry) {
+	var span int64
+	if len(t) > 0 {
+		span = t[len(t)-1].TimeUS - t[0].TimeUS + 1000
+	}
+	g.p.list(len(t)*g.copies, func(i int) {
+		e := t[i%len(t)]
+		shift := int64(i/len(t)) * span
+		g.entry(&e, shift)
+	})
+}
+
+func (g *gen) entry(e *snapshot.TraceEntry, shift int64) {
+	n := 8
+	if e.Action == snapshot.ActionOOM {
+		n = 8 // device_free replaces addr
+	}
+	ctx := g.s.Texts[e.Compile]
+	if ctx == "" {
+		ctx = "N/A"
+	}
+	g.p.dict(n, func(k int) {
+		switch k {
+		case 0:
+			g.p.str("action")
+			g.p.str(e.Action.String())
+		case 1:
+			if e.Action == snapshot.ActionOOM {
+				g.p.str("device_free")
+				g.p.int(e.DeviceFree)
+			} else {
+				g.p.str("addr")
+				g.p.int(int64(e.Addr))
+			}
+		case 2:
+			g.p.str("size")
+			g.p.int(e.Size)
+		case 3:
+			g.p.str("stream")
+			g.p.int(g.s.Streams[e.Stream])
+		case 4:
+			g.p.str("time_us")
+			g.p.int(e.TimeUS + shift)
+		case 5:
+			g.p.str("compile_context")
+			g.p.str(ctx)
+		case 6:
+			g.p.str("user_metadata")
+			g.p.str("")
+		case 7:
+			g.p.str("frames")
+			g.frames(e.Stack)
+		}
+	})
+}
+
+func (g *gen) annotations() {
+	a := g.s.Annotations
+	var span int64
+	if len(g.s.Traces) > 0 && len(g.s.Traces[0]) > 0 {
+		t := g.s.Traces[0]
+		span = t[len(t)-1].TimeUS - t[0].TimeUS + 1000
+	}
+	g.p.list(len(a)*g.copies, func(i int) {
+		x := a[i%len(a)]
+		g.p.dict(4, func(k int) {
+			switch k {
+			case 0:
+				g.p.str("stage")
+				g.p.str(x.Stage)
+			case 1:
+				g.p.str("name")
+				g.p.str(x.Name)
+			case 2:
+				g.p.str("device")
+				g.p.int(x.Device)
+			case 3:
+				g.p.str("time_us")
+				g.p.int(x.TimeUS + int64(i/len(a))*span)
+			}
+		})
+	})
+}

@@ -41,6 +41,12 @@ func (s *Scanner) Scan() bool {
 	seen := 0
 	for {
 		frag, err := s.r.ReadSlice('\n')
+		if seen == 0 && len(frag) > 0 && len(frag) <= s.max && (err == nil || err == io.EOF) {
+			// The whole line is in the reader's buffer: no copy.
+			s.n++
+			s.line = trimLine(frag)
+			return true
+		}
 		seen += len(frag)
 		if room := s.max - len(s.buf); room > 0 {
 			s.buf = append(s.buf, frag[:min(room, len(frag))]...)

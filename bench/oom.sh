@@ -1,0 +1,23 @@
+#!/bin/sh
+# Benchmark `torchmem oom` on a mixed kernel + training log generated on the
+# fly (never written to disk): throughput and peak memory.
+#
+#   bench/oom.sh [SIZE]        run from the repository root; SIZE defaults to 1G
+set -eu
+size=${1:-1G}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/torchmem" ./cmd/torchmem
+go build -o "$tmp/oomgen" ./bench/oomgen
+bytes=$("$tmp/oomgen" -size "$size" | wc -c)
+start=$(date +%s.%N)
+"$tmp/oomgen" -size "$size" -testdata internal/oomexplain/testdata |
+	/usr/bin/time -f '%e s wall, %U s user, %S s sys, %M KB max RSS' -o "$tmp/time" \
+		"$tmp/torchmem" oom --json - >"$tmp/out.json"
+end=$(date +%s.%N)
+incidents=$(grep -c '"kind":' "$tmp/out.json" || true)
+echo "input:      $bytes bytes ($size), $incidents incidents found"
+echo "torchmem:   $(cat "$tmp/time")"
+awk -v b="$bytes" -v s="$start" -v e="$end" 'BEGIN { printf "throughput: %.0f MB/s (wall, generator included)\n", b / (e - s) / 1e6 }'
+awk -v b="$bytes" -v t="$(cut -d' ' -f4 "$tmp/time")" -v y="$(cut -d' ' -f7 "$tmp/time")" \
+	'BEGIN { printf "cpu:        %.0f MB/s of torchmem user+sys time\n", b / (t + y) / 1e6 }'

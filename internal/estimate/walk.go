@@ -177,16 +177,20 @@ func (e *ctx) forwardBlocks(x *tensor, phase string) *tensor {
 		e.m.phase = phase
 		x = e.enterBlock(i, x)
 		g := e.gather(e.blockParams[i])
-		e.castWeights(i, e.blockParams[i])
 		before := e.m.cur[CatActivations]
 		e.rec = nil
 		if e.o.Checkpointing && e.m.grad {
+			// Reentrant checkpointing (transformers' default) runs the block
+			// under no_grad and saves its input; the weight casts sit in the
+			// autocast cache only, until autocast exits.
 			e.ckptIn[i] = x
 			e.m.save(x)
 			e.m.grad = false
+			e.castWeights(i, e.blockParams[i])
 			x = e.block(i, x)
 			e.m.grad = true
 		} else {
+			e.castWeights(i, e.blockParams[i])
 			x = e.block(i, x)
 		}
 		if i == 0 && e.perBlock == 0 && e.m.grad && !e.o.Checkpointing {

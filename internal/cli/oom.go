@@ -95,26 +95,11 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 
 // oomReadKernel parses this boot's kernel log.
 func oomReadKernel(ctx context.Context, env *Env, since time.Time) ([]oomexplain.Incident, error) {
-	r, err := kmsg.Open(ctx, kmsg.Config{Since: since, ProcRoot: env.ProcRoot})
-	if err != nil {
-		return nil, err
+	incs, src, err := oomexplain.ReadKernel(ctx, kmsg.Config{Since: since, ProcRoot: env.ProcRoot}, oomexplain.Options{})
+	if src != "" && src != "/dev/kmsg" {
+		fmt.Fprintf(env.Stderr, "torchmem: reading the kernel log through %s (/dev/kmsg needs root)\n", src)
 	}
-	defer r.Close()
-	if r.Source() != "/dev/kmsg" {
-		fmt.Fprintf(env.Stderr, "torchmem: reading the kernel log through %s (/dev/kmsg needs root)\n", r.Source())
-	}
-	p := oomexplain.NewParser(oomexplain.Options{Source: r.Source()})
-	for {
-		ln, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return p.Close(), fmt.Errorf("read %s: %w", r.Source(), err)
-		}
-		p.Feed(ln)
-	}
-	return p.Close(), nil
+	return incs, err
 }
 
 // oomReadFile parses one file, or stdin for "-".
@@ -185,31 +170,9 @@ func oomHostContext(env *Env) oomexplain.Context {
 	return c
 }
 
-// oomFilter keeps incidents at/after since (those without a time are
-// kept: the log did not say) and about one of pids.
+// oomFilter narrows to --since and --pid (oomexplain.Filter).
 func oomFilter(incs []oomexplain.Incident, since time.Time, pids []int) []oomexplain.Incident {
-	out := incs[:0]
-	for _, inc := range incs {
-		if !since.IsZero() && inc.Time != nil && inc.Time.Before(since) {
-			continue
-		}
-		if len(pids) > 0 && !oomHasAnyPID(inc, pids) {
-			continue
-		}
-		out = append(out, inc)
-	}
-	return out
-}
-
-func oomHasAnyPID(inc oomexplain.Incident, pids []int) bool {
-	for _, p := range pids {
-		for _, q := range inc.PIDs {
-			if p == q {
-				return true
-			}
-		}
-	}
-	return false
+	return oomexplain.Filter(incs, since, pids)
 }
 
 var oomTimeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"}

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -134,37 +137,7 @@ func TestOomErrors(t *testing.T) {
 // allocating 300 MB in it; then `torchmem oom --json --pid N` must find it
 // in this boot's kernel log with the victim, the limit and the cgroup.
 func TestOomRealCgroupKill(t *testing.T) {
-	const root = "/sys/fs/cgroup/memory"
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a memory cgroup and read /dev/kmsg")
-	}
-	if _, err := os.Stat(filepath.Join(root, "memory.limit_in_bytes")); err != nil {
-		t.Skip("no cgroup v1 memory controller at " + root)
-	}
-	py := "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("no " + py)
-	}
-	name := fmt.Sprintf("torchmem-oomtest-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
-	cg := filepath.Join(root, name)
-	if err := os.Mkdir(cg, 0o755); err != nil {
-		t.Skipf("create cgroup: %v", err)
-	}
-	defer os.Remove(cg)
-	if err := os.WriteFile(filepath.Join(cg, "memory.limit_in_bytes"), []byte("104857600"), 0o644); err != nil {
-		t.Fatalf("set limit: %v", err)
-	}
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	script := fmt.Sprintf(`echo $$ > %s/cgroup.procs && echo $$ > %s && exec %s -c 'b=bytearray(300<<20)'`, cg, pidFile, py)
-	err := exec.Command("sh", "-c", script).Run()
-	if err == nil {
-		t.Fatal("the 300 MB allocation survived a 100 MB limit")
-	}
-	b, _ := os.ReadFile(pidFile)
-	var pid int
-	if _, err := fmt.Sscan(string(b), &pid); err != nil {
-		t.Fatalf("pid file %q: %v", b, err)
-	}
+	pid, name := oomKillInCgroup(t)
 	var r oomJSON
 	for try := 0; try < 20; try++ { // the report may land a moment after the kill
 		out, errs, code := oomRun(t, "", "--json", "--pid", fmt.Sprint(pid))
@@ -188,5 +161,88 @@ func TestOomRealCgroupKill(t *testing.T) {
 	}
 	if r.Incidents[0].Time == nil || r.Incidents[0].Explanation.Verdict != "cgroup_limit" {
 		t.Errorf("time %v verdict %s", r.Incidents[0].Time, r.Incidents[0].Explanation.Verdict)
+	}
+}
+
+// oomSyncBuffer is a bytes.Buffer safe to read while --follow writes.
+type oomSyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *oomSyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *oomSyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// oomKillInCgroup runs a 300 MB allocation in a fresh 100 MB v1 memory
+// cgroup and returns the killed pid and the cgroup's name.
+func oomKillInCgroup(t *testing.T) (int, string) {
+	t.Helper()
+	const root = "/sys/fs/cgroup/memory"
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a memory cgroup and read /dev/kmsg")
+	}
+	if _, err := os.Stat(filepath.Join(root, "memory.limit_in_bytes")); err != nil {
+		t.Skip("no cgroup v1 memory controller at " + root)
+	}
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no " + py)
+	}
+	name := fmt.Sprintf("torchmem-oomtest-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	cg := filepath.Join(root, name)
+	if err := os.Mkdir(cg, 0o755); err != nil {
+		t.Skipf("create cgroup: %v", err)
+	}
+	t.Cleanup(func() { os.Remove(cg) })
+	if err := os.WriteFile(filepath.Join(cg, "memory.limit_in_bytes"), []byte("104857600"), 0o644); err != nil {
+		t.Fatalf("set limit: %v", err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	script := fmt.Sprintf(`echo $$ > %s/cgroup.procs && echo $$ > %s && exec %s -c 'b=bytearray(300<<20)'`, cg, pidFile, py)
+	if err := exec.Command("sh", "-c", script).Run(); err == nil {
+		t.Fatal("the 300 MB allocation survived a 100 MB limit")
+	}
+	b, _ := os.ReadFile(pidFile)
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil {
+		t.Fatalf("pid file %q: %v", b, err)
+	}
+	return pid, name
+}
+
+// --follow reports a kill that happens while it watches.
+func TestOomFollowRealKill(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out := &oomSyncBuffer{}
+	env := DefaultEnv()
+	env.Stdout, env.Stderr = out, io.Discard
+	done := make(chan error, 1)
+	go func() { done <- runOom(ctx, env, &oomFlags{follow: true, json: true}, nil) }()
+	time.Sleep(300 * time.Millisecond) // let it reach the end of the log
+	pid, name := oomKillInCgroup(t)
+	want := fmt.Sprintf(`"pid": %d`, pid)
+	for !strings.Contains(out.String(), want) && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("follow: %v", err)
+	}
+	got := out.String()
+	if !strings.Contains(got, want) || !strings.Contains(got, `"oom_memcg": "/`+name+`"`) {
+		t.Fatalf("follow output lacks pid %d / cgroup %s:\n%.2000s", pid, name, got)
 	}
 }

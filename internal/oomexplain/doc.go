@@ -11,6 +11,10 @@
 //	p := NewParser(opts)                                      line by line (live)
 //	p.Feed(kmsg.Line) / p.FeedBytes([]byte) ; p.Close() []Incident
 //	Options.OnIncident is called as soon as an incident is complete (--follow)
+//	ParseLines(lines []kmsg.Line, opts) []Incident         lines from a kmsg reader
+//	ReadKernel(ctx, kmsg.Config{Since: t}, opts) ([]Incident, source, error)
+//	                                                          this boot's kernel log
+//	Filter(incs, since time.Time, pids []int) []Incident      narrow before explaining
 //
 // Every incident kind has its own parser (kernel.go, cuda.go, host.go),
 // each a small state machine fed the message text of every line.

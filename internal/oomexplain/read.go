@@ -1,0 +1,74 @@
+package oomexplain
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/kmsg"
+)
+
+// ParseLines parses lines already read by a kmsg reader (timestamps kept).
+func ParseLines(lines []kmsg.Line, opts Options) []Incident {
+	p := NewParser(opts)
+	for _, l := range lines {
+		p.Feed(l)
+	}
+	return p.Close()
+}
+
+// ReadKernel reads this boot's kernel log at or after cfg.Since (from
+// /dev/kmsg, journalctl -k or dmesg, whichever works; cfg.Follow is
+// ignored) and returns its incidents and the source's name. This is what
+// a post-mortem calls: ReadKernel(ctx, kmsg.Config{Since: jobStart}, ...)
+// and then Filter(incs, time.Time{}, jobPIDs).
+func ReadKernel(ctx context.Context, cfg kmsg.Config, opts Options) ([]Incident, string, error) {
+	cfg.Follow = false
+	r, err := kmsg.Open(ctx, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	defer r.Close()
+	if opts.Source == "" {
+		opts.Source = r.Source()
+	}
+	p := NewParser(opts)
+	for {
+		ln, err := r.Next()
+		if err == io.EOF {
+			return p.Close(), r.Source(), nil
+		}
+		if err != nil {
+			return p.Close(), r.Source(), fmt.Errorf("read %s: %w", r.Source(), err)
+		}
+		p.Feed(ln)
+	}
+}
+
+// Filter keeps the incidents at or after since (those whose log gives no
+// time are kept: nothing says they are older) and, when pids is not empty,
+// those about one of pids. Call it before Correlate/ExplainAll: Related
+// holds indexes into the slice.
+func Filter(incs []Incident, since time.Time, pids []int) []Incident {
+	var out []Incident
+	for _, inc := range incs {
+		if !since.IsZero() && inc.Time != nil && inc.Time.Before(since) {
+			continue
+		}
+		if len(pids) > 0 && !anyPID(inc.PIDs, pids) {
+			continue
+		}
+		out = append(out, inc)
+	}
+	return out
+}
+
+func anyPID(have, want []int) bool {
+	for _, p := range want {
+		if hasInt(have, p) {
+			return true
+		}
+	}
+	return false
+}

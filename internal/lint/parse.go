@@ -59,6 +59,9 @@ func ParseFiles(ctx context.Context, python string, paths []string) ([]Parsed, e
 	waitErr := cmd.Wait()
 	if waitErr != nil {
 		msg := strings.TrimSpace(stderr.String())
+		if strings.Contains(msg, "Unknown option") {
+			return nil, fmt.Errorf("%s lint helper failed: this is not Python 3 (it rejects -I): torchmem lint needs Python 3.8 or newer", python)
+		}
 		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
 			msg = msg[i+1:]
 		}

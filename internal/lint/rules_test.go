@@ -86,7 +86,38 @@ func lintEach(t *testing.T, python string, paths []string) map[string]*Result {
 }
 
 func TestRuleCases(t *testing.T) {
-	python := testPython(t)
+	checkRuleCases(t, testPython(t))
+}
+
+// TestRuleCasesAcrossPythons runs the same cases with every interpreter in
+// TORCHMEM_TEST_PYTHONS (space-separated; 3.8 and newer): the helper and
+// the rules must not depend on the Python version (keyword nodes have no
+// position before 3.9, for example). Older interpreters must fail clearly.
+func TestRuleCasesAcrossPythons(t *testing.T) {
+	list := strings.Fields(os.Getenv("TORCHMEM_TEST_PYTHONS"))
+	if len(list) == 0 {
+		t.Skip("set TORCHMEM_TEST_PYTHONS to check several interpreters")
+	}
+	for _, py := range list {
+		t.Run(filepath.Base(py), func(t *testing.T) {
+			out, err := exec.Command(py, "-c", "import sys; print(sys.version_info >= (3, 8))").Output()
+			if err != nil {
+				t.Fatalf("%s: %v", py, err)
+			}
+			if strings.TrimSpace(string(out)) != "True" {
+				_, err := ParseFiles(context.Background(), py, []string{"testdata/rules/tm011_pos.py"})
+				if err == nil || !strings.Contains(err.Error(), "too old") && !strings.Contains(err.Error(), "failed") {
+					t.Fatalf("old interpreter: want a clear error, got %v", err)
+				}
+				t.Logf("old interpreter refused: %v", err)
+				return
+			}
+			checkRuleCases(t, py)
+		})
+	}
+}
+
+func checkRuleCases(t *testing.T, python string) {
 	paths, _ := filepath.Glob("testdata/rules/*.py")
 	if len(paths) == 0 {
 		t.Fatal("no rule cases")

@@ -1,0 +1,181 @@
+package lint
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// TM003: gradient accumulation done wrong.
+
+var accumNameRe = regexp.MustCompile(`(?i)accum|update_freq|iters_to_accumulate|^ga_?steps$`)
+
+// modRight returns the right operands of the % operations in an if test.
+func modRight(test *Node) []*Node {
+	var out []*Node
+	test.Walk(func(n *Node) bool {
+		if n.Is("BinOp") && n.K("op").Is("Mod") {
+			out = append(out, n.K("right"))
+		}
+		return true
+	})
+	return out
+}
+
+func checkTM003(f *file) {
+	for _, ifn := range f.nodes("If") {
+		loops := loopsOf(ifn)
+		if len(loops) == 0 {
+			continue
+		}
+		for _, v := range modRight(ifn.K("test")) {
+			named := v.Is("Name", "Attribute") && accumNameRe.MatchString(lastName(v))
+			n, isConst := constInt(v)
+			if !named && !(isConst && n >= 2) {
+				continue
+			}
+			if f.hasOptimStep(ifn.L("body")) && !hasBackward(ifn.L("body")) && !zeroesOutside(loops[0], ifn) {
+				f.checkLossScaled(ifn, loops[0], v)
+			}
+			if named {
+				f.checkStepOutside(ifn, loops[0], v)
+			}
+		}
+	}
+}
+
+func (f *file) hasOptimStep(body []*Node) bool {
+	found := false
+	for _, s := range body {
+		s.Walk(func(n *Node) bool {
+			if f.isOptimStep(n) {
+				found = true
+			}
+			return !isFunc(n)
+		})
+	}
+	return found
+}
+
+// hasBackward: the body backpropagates itself (alternating GAN updates,
+// not accumulation).
+func hasBackward(body []*Node) bool {
+	found := false
+	for _, s := range body {
+		s.Walk(func(n *Node) bool {
+			if _, ok := backwardOf(n); ok {
+				found = true
+			}
+			return !isFunc(n)
+		})
+	}
+	return found
+}
+
+// zeroesOutside: gradients are zeroed every iteration outside the
+// condition, so nothing accumulates.
+func zeroesOutside(loop, ifn *Node) bool {
+	found := false
+	walkScope(loop, func(n *Node) {
+		if _, m := methodCall(n); m == "zero_grad" && !under(n, ifn) {
+			found = true
+		}
+	})
+	return found
+}
+
+// checkLossScaled: the loop backpropagates, but the accumulation count is
+// never used to scale anything (loss / accum_steps), and no framework does it.
+func (f *file) checkLossScaled(ifn, loop, v *Node) {
+	var backward *Node
+	scaled := false
+	key := dotted(v)
+	n0, isConst := constInt(v)
+	refs := func(x *Node) bool {
+		if isConst {
+			n, ok := constInt(x)
+			return ok && n == n0
+		}
+		return dotted(x) == key
+	}
+	lossKey := ""
+	walkScope(loop, func(n *Node) {
+		if t, ok := backwardOf(n); ok && backward == nil {
+			backward, lossKey = n, dotted(t)
+		}
+	})
+	walkScope(loop, func(n *Node) {
+		switch {
+		case n.Is("BinOp") && n.K("op").Is("Div", "Mult", "FloorDiv"):
+			scaled = scaled || refs(n.K("left")) || refs(n.K("right"))
+			// loss / num_items: normalised some other way (per token)
+			scaled = scaled || lossKey != "" && n.K("op").Is("Div") && dotted(n.K("left")) == lossKey
+		case n.Is("AugAssign") && n.K("op").Is("Div", "Mult"):
+			scaled = scaled || refs(n.K("value")) || n.K("op").Is("Div") && lossKey != "" && dotted(n.K("target")) == lossKey
+		case n.Is("Call") && !isConst:
+			for _, a := range n.L("args") {
+				scaled = scaled || refs(a)
+			}
+			for _, k := range n.L("keywords") {
+				scaled = scaled || refs(k.K("value"))
+			}
+		}
+	})
+	scaled = scaled || accumulateContext(loop)
+	if backward != nil && !scaled {
+		f.report(backward, "TM003", fmt.Sprintf(
+			"the optimizer steps every %s micro-batches (line %d) but the loss is never divided by %s: the accumulated gradient is %s times too large",
+			spell(v), ifn.Line, spell(v), spell(v)))
+	}
+}
+
+// accumulateContext: `with accelerator.accumulate(model):` in or around
+// the loop; Accelerate scales the loss and gates the step itself.
+func accumulateContext(loop *Node) bool {
+	for p := loop; p != nil && !isFunc(p); p = p.Parent {
+		if withAccumulate(p) {
+			return true
+		}
+	}
+	found := false
+	walkScope(loop, func(n *Node) { found = found || withAccumulate(n) })
+	return found
+}
+
+func withAccumulate(n *Node) bool {
+	if !n.Is("With", "AsyncWith") {
+		return false
+	}
+	for _, it := range n.L("items") {
+		if lastName(it.K("context_expr").K("func")) == "accumulate" {
+			return true
+		}
+	}
+	return false
+}
+
+func spell(v *Node) string {
+	if n, ok := constInt(v); ok {
+		return fmt.Sprint(n)
+	}
+	return dotted(v)
+}
+
+// checkStepOutside: with an accumulation condition in the loop, an
+// optimizer step that is not under any if runs every micro-batch.
+func (f *file) checkStepOutside(ifn, loop, v *Node) {
+	if accumulateContext(loop) {
+		return
+	}
+	walkScope(loop, func(n *Node) {
+		if !f.isOptimStep(n) || under(n, ifn) || innermostLoop(n) != loop {
+			return
+		}
+		for p := n.Parent; p != loop; p = p.Parent {
+			if p.Is("If", "IfExp", "Try", "ExceptHandler") {
+				return
+			}
+		}
+		f.report(n, "TM003", fmt.Sprintf(
+			"the optimizer steps every micro-batch, outside the accumulation condition at line %d (every %s steps)", ifn.Line, spell(v)))
+	})
+}

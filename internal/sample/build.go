@@ -111,6 +111,9 @@ func (s *Sampler) attachCgroup(j *Job) {
 	path := s.opts.CgroupPath
 	if path == "" {
 		ps := s.procs[j.RootPID]
+		if ps == nil {
+			return
+		}
 		if ps.cg == nil {
 			p, err := cgroup.ProcessPath(s.opts.ProcRoot, j.RootPID)
 			if err != nil {

@@ -26,7 +26,7 @@ type ViewOptions struct {
 }
 
 // FoldAbove is how many workers of one parent are listed before folding.
-const FoldAbove = 3
+const FoldAbove = 4
 
 type styles struct {
 	title, header, warn, dim, notice lipgloss.Style

@@ -1,32 +1,36 @@
-"""Ramp memory at full speed and log when each MiB was touched.
+"""Ramp memory as fast as this host allows and log the cgroup's usage.
 
-Prints one line at the end: the cgroup usage before the ramp (bytes), the
-ramp rate (GB/s) and then "ns:bytes" pairs (wall clock, bytes touched).
-Used by bench/run_reaction.sh.
+usage: run_ramp.py TARGET_BYTES
+
+Copies 1 MiB chunks (every page written, so every page is charged to the
+cgroup at once) and reads the job cgroup's usage after each chunk. Prints
+at the end: the achieved rate (GB/s) and "ns:usage" pairs (wall clock,
+cgroup bytes). Used by bench/run_reaction.sh.
 """
+import os
 import sys
 import time
 
+
+def usage_file():
+    path = "/"
+    for line in open("/proc/self/cgroup"):
+        hid, ctrl, p = line.rstrip("\n").split(":", 2)
+        if "memory" in ctrl.split(","):
+            return "/sys/fs/cgroup/memory" + p + "/memory.usage_in_bytes"
+        if hid == "0":
+            path = p
+    return "/sys/fs/cgroup" + path + "/memory.current"
+
+
 target = int(sys.argv[1])
-usage = 0
-for line in open("/proc/self/cgroup"):
-    parts = line.strip().split(":", 2)
-    if "memory" in parts[1].split(","):
-        try:
-            usage = int(open("/sys/fs/cgroup/memory" + parts[2] + "/memory.usage_in_bytes").read())
-        except OSError:
-            pass
-    elif parts[0] == "0" and not usage:
-        try:
-            usage = int(open("/sys/fs/cgroup" + parts[2] + "/memory.current").read())
-        except OSError:
-            pass
+fd = os.open(usage_file(), os.O_RDONLY)
 chunk = b"\x01" * (1 << 20)
 keep, log = [], []
 t0 = time.time_ns()
 while len(keep) << 20 < target:
-    keep.append(bytearray(chunk))  # copies: every page touched
-    log.append((time.time_ns(), len(keep) << 20))
+    keep.append(bytearray(chunk))
+    log.append((time.time_ns(), int(os.pread(fd, 32, 0))))
 dt = (time.time_ns() - t0) / 1e9
-time.sleep(0.5)
-print(usage, f"{target / dt / 1e9:.2f}", " ".join(f"{t}:{b}" for t, b in log))
+time.sleep(0.3)
+print(f"{target / dt / 1e9:.2f}", " ".join(f"{t}:{u}" for t, u in log))

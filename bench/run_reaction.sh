@@ -1,10 +1,12 @@
 #!/bin/sh
 # Reaction time from a cgroup usage threshold crossing to the policy action
 # (event-driven: cgroup v1 usage-threshold eventfd), with a job ramping
-# memory at >= 1 GB/s. Each round: threshold at 256 MiB above the job's
-# starting usage, ramp to 768 MiB, action = warn. The crossing time is when
-# the ramp had touched enough bytes (its own log); the action time is the
-# at_ns the supervisor stored in the warn event.
+# memory as fast as the host allows (>= 1 GB/s on an idle host). Each
+# round: the job ramps to 768 MiB, reading its cgroup usage after every
+# MiB; the rule warns at 300 MiB of cgroup
+# usage. The crossing time is interpolated between the job's two usage
+# readings around 300 MiB; the action time is the at_ns the supervisor
+# stored in the warn event.
 # Usage: bench/run_reaction.sh [ROUNDS]   (root, cgroup v1 or v2)
 set -eu
 cd "$(dirname "$0")/.."
@@ -32,9 +34,13 @@ thr = 300 << 20
 out, rates = [], []
 for i in range(1, n + 1):
     f = open(f"{d}/ramp.{i}").read().split()
-    base, rate, pairs = int(f[0]), float(f[1]), [tuple(map(int, p.split(":"))) for p in f[2:]]
+    rate, pairs = float(f[0]), [tuple(map(int, p.split(":"))) for p in f[1:]]
     rates.append(rate)
-    cross = next((t for t, b in pairs if base + b >= thr), None)
+    cross = None
+    for (t0, u0), (t1, u1) in zip(pairs, pairs[1:]):
+        if u0 < thr <= u1:
+            cross = t0 + (t1 - t0) * (thr - u0) / (u1 - u0)
+            break
     ev = [e for e in json.load(open(f"{d}/show.{i}"))["events"] if e["kind"] == "warn"]
     if cross is None or not ev:
         print(f"round {i}: no crossing or no action"); continue

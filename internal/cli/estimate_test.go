@@ -90,3 +90,31 @@ func TestEstimateLists(t *testing.T) {
 		t.Fatalf("code %d\n%s", code, out)
 	}
 }
+
+func TestEstimateSafetensors(t *testing.T) {
+	dir := t.TempDir()
+	hdr := `{"__metadata__":{"format":"pt"},` +
+		`"model.embed_tokens.weight":{"dtype":"BF16","shape":[32000,512],"data_offsets":[0,0]},` +
+		`"model.layers.0.self_attn.q_proj.weight":{"dtype":"BF16","shape":[512,512],"data_offsets":[0,0]},` +
+		`"model.layers.0.self_attn.k_proj.weight":{"dtype":"BF16","shape":[128,512],"data_offsets":[0,0]},` +
+		`"model.layers.0.mlp.gate_proj.weight":{"dtype":"BF16","shape":[1376,512],"data_offsets":[0,0]},` +
+		`"model.layers.1.mlp.gate_proj.weight":{"dtype":"BF16","shape":[1376,512],"data_offsets":[0,0]}}`
+	n := len(hdr)
+	buf := []byte{byte(n), byte(n >> 8), byte(n >> 16), byte(n >> 24), 0, 0, 0, 0}
+	p := filepath.Join(dir, "model.safetensors")
+	if err := os.WriteFile(p, append(buf, hdr...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runCLI(t, "estimate", "--safetensors", p, "--seq", "256", "--precision", "bf16", "--json")
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	want := 32000*512 + 512*512 + 128*512 + 2*1376*512
+	if got := v["params"].(float64); int(got) != want {
+		t.Errorf("params %v, header says %d", got, want)
+	}
+}

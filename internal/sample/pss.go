@@ -2,6 +2,8 @@ package sample
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"sync"
 	"time"
 
@@ -35,6 +37,9 @@ func (s *Sampler) refreshPSS(ctx context.Context, trees []jobs.Tree, now time.Ti
 	results := s.readPSS(ctx, stale)
 	for i, pid := range stale {
 		r := results[i]
+		if errors.Is(r.err, fs.ErrPermission) {
+			s.notice("PSS: smaps_rollup of another user's process is readable only by root or its owner: its PSS/USS are not shown")
+		}
 		if r.err != nil {
 			continue // vanished, or not ours to read: keep the old figure
 		}

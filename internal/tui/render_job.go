@@ -69,6 +69,9 @@ func (r *renderer) cgroupLine(j sample.Job) {
 	if c.High != nil && !c.High.Unlimited {
 		s += "  high " + units.Short(int64(c.High.Bytes))
 	}
+	if p := c.Pressure; p != nil && p.Some != nil {
+		s += fmt.Sprintf("  PSI %.2f%%", p.Some.Avg10)
+	}
 	if k := c.Events.OOMKill; k != nil && *k > 0 {
 		s += fmt.Sprintf("  oom_kill %d", *k)
 		st = r.st.warn

@@ -10,6 +10,7 @@ func Checks() []Check {
 		{"swap", checkSwap},
 		{"psi", checkPSI},
 		{"oom.history", checkOOMHistory},
+		{"kernel.smaps_rollup", checkSmapsRollup},
 		{"ulimit.nproc", checkNproc},
 		{"ulimit.nofile", checkNofile},
 		{"ulimit.memlock", checkMemlock},

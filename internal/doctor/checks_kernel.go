@@ -199,3 +199,16 @@ func unreadable(id, cat, src string, err error) Finding {
 	}
 	return newFinding(id, cat, Info, id+": could not be read").ev(src, msg)
 }
+
+// checkSmapsRollup: kernels before 4.14 have no smaps_rollup, so PSS and
+// USS cost a walk of every mapping's smaps lines.
+func checkSmapsRollup(h *Host) []Finding {
+	_, src, err := h.procFile("self/smaps_rollup")
+	if err == nil {
+		return []Finding{newFinding("kernel.smaps_rollup", "kernel", OK, "smaps_rollup is available (cheap PSS/USS)").ev(src, "present")}
+	}
+	kernel, _, _ := h.procFile("sys/kernel/osrelease")
+	return []Finding{newFinding("kernel.smaps_rollup", "kernel", Info, "no smaps_rollup: PSS/USS are summed from smaps").
+		ev(src, "absent").ev("/proc/sys/kernel/osrelease", kernel).
+		why("smaps_rollup arrived in 4.14. Without it torchmem reads every mapping of every process (a torch process has ~1,800) to get PSS, so it samples PSS less often; RSS of forked DataLoader workers double-counts shared pages.")}
+}

@@ -13,7 +13,7 @@ copy() { # copy SRC DST: one file, parents created; missing files skipped
 for f in sys/vm/swappiness sys/vm/overcommit_memory sys/vm/overcommit_ratio sys/vm/min_free_kbytes \
 	sys/vm/zone_reclaim_mode sys/kernel/numa_balancing sys/kernel/pid_max sys/kernel/threads-max \
 	sys/kernel/osrelease sys/kernel/hostname meminfo pressure/memory vmstat cgroups \
-	self/limits self/status self/cgroup self/mountinfo; do
+	self/limits self/status self/cgroup self/mountinfo self/smaps_rollup; do
 	copy "/proc/$f" "$dest/proc/$f"
 done
 grep -o 'psi=[0-9]' /proc/cmdline >"$dest/proc/cmdline" || echo >"$dest/proc/cmdline"

@@ -31,7 +31,7 @@ func Apply(opts Options, p Plan) (*Journal, error) {
 		_ = removeDirs(&opts, j.Dirs)
 		return nil, err
 	}
-	if err := j.write(&opts); err != nil {
+	if err := j.create(&opts); err != nil {
 		_ = removeDirs(&opts, j.Dirs)
 		return nil, err
 	}

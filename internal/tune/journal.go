@@ -73,7 +73,14 @@ func ReadJournal(o Options) (*Journal, error) {
 }
 
 // write saves the journal durably (temp file, fsync, rename).
-func (j *Journal) write(o *Options) error {
+func (j *Journal) write(o *Options) error { return j.save(o, false) }
+
+// create saves the first journal, failing if one appeared meanwhile: a
+// hard link, unlike rename, never replaces, so two concurrent applies
+// cannot both start.
+func (j *Journal) create(o *Options) error { return j.save(o, true) }
+
+func (j *Journal) save(o *Options, exclusive bool) error {
 	path := o.path(JournalFile)
 	b, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
@@ -95,7 +102,14 @@ func (j *Journal) write(o *Options) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	if !exclusive {
+		return os.Rename(tmp, path)
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		return fmt.Errorf("another torchmem tune apply is running or finished (%s): %w", JournalFile, err)
+	}
+	return nil
 }
 
 // snapshotFile records path's current state.

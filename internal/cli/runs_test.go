@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/store"
+	"github.com/torchmem/torchmem/internal/supervisor"
+)
+
+// runsFixtureDB records one finished OOM-killed run the way torchmem run does.
+func runsFixtureDB(t *testing.T) (string, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "h.db")
+	db, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now().Add(-time.Minute)
+	r := &store.Run{Command: []string{"python3", "train.py"}, Cwd: "/tmp", Start: t0}
+	if err := db.CreateRun(r); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		db.AppendSample(r.ID, store.Sample{Time: t0.Add(time.Duration(i) * time.Second), CgroupUsage: store.Int(int64(i) << 24)})
+	}
+	db.AppendEvent(r.ID, store.Event{Time: t0.Add(19 * time.Second), Kind: "cgroup_oom", Source: "cgroup", Message: "cgroup hit its memory limit: OOM"})
+	limit, nine := int64(200<<20), 9
+	sum := supervisor.Summary{ExitCode: 137, Signal: &nine, Cause: supervisor.CauseCgroupOOMKill, CgroupLimit: &limit,
+		Verdict: "killed by the kernel OOM killer", Peaks: map[string]int64{"cgroup_usage": 19 << 24},
+		Recommendations: []string{"raise --memory-max"}}
+	fin := finishOf(&supervisor.Result{ExitCode: 137, Summary: sum})
+	fin.End = t0.Add(20 * time.Second)
+	if err := db.FinishRun(r.ID, fin); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path, r.ID
+}
+
+func TestRunsShowReport(t *testing.T) {
+	db, id := runsFixtureDB(t)
+	out, errOut, code := runCLI(t, "runs", "--db", db)
+	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "oom-killed") || !strings.Contains(out, "304M") {
+		t.Fatalf("runs: %d %q %q", code, out, errOut)
+	}
+	out, _, code = runCLI(t, "runs", "--db", db, "--json")
+	var list []store.Run
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].Signal == nil || *list[0].Signal != 9 {
+		t.Fatalf("runs --json: %d %q", code, out)
+	}
+	out, _, code = runCLI(t, "show", "--db", db, "last")
+	for _, want := range []string{"oom-killed", "python3 train.py", "killed by the kernel OOM killer", "raise --memory-max", "cgroup hit its memory limit"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("show lacks %q: %s", want, out)
+		}
+	}
+	out, _, code = runCLI(t, "report", "--db", db, id, "--json")
+	var d struct {
+		Run     store.Run
+		Samples []store.Sample
+		Events  []store.Event
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || len(d.Samples) != 20 || len(d.Events) != 1 {
+		t.Fatalf("report --json: %d samples %d", code, len(d.Samples))
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	if _, e, code := runCLI(t, "report", "--db", db, id[:3], "--html", html); code != 0 {
+		t.Fatalf("report --html: %d %s", code, e)
+	}
+	if b, _ := os.ReadFile(html); !strings.Contains(string(b), "uPlot") {
+		t.Fatal("no chart code in the report")
+	}
+	if _, e, code := runCLI(t, "report", "--db", db, "nosuchrun", "--json"); code != 1 || !strings.Contains(e, "nosuchrun") {
+		t.Fatalf("unknown run: %d %q", code, e)
+	}
+	if _, _, code := runCLI(t, "report", "--db", db, id); code != 1 {
+		t.Fatal("report without --html or --json must fail")
+	}
+}
+
+func TestRunFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--memory-max", "lots", "--", "true"},
+		{"run", "--oom-score-adj", "5000", "--", "true"},
+		{"run", "--numa", "banana", "--no-history", "--", "true"},
+		{"run", "--gpu-threshold", "200%", "--", "true"},
+		{"run", "--policy", "/nonexistent/policy.yaml", "--", "true"},
+	} {
+		_, errOut, code := runCLI(t, args...)
+		if code != 1 || !strings.HasPrefix(errOut, "torchmem: ") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("%v: code %d stderr %q", args, code, errOut)
+		}
+	}
+}

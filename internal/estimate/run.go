@@ -166,11 +166,7 @@ func (e *ctx) decode(step int) *tensor {
 	s, total := int64(e.o.Seq), int64(e.o.Seq+e.o.GenLen)
 	for _, grow := range []int64{total - 1, total} {
 		for i, t := range e.kv {
-			per := t.elems / s
-			if e.md.Family == models.GPT2 && grow == total-1 {
-				per = per * 2 / 3 // the first cat splits GPT-2's k/v views off the c_attn output
-			}
-			n := e.m.new(per*grow, t.dt, CatKVCache)
+			n := e.m.new(t.elems/s*grow, t.dt, CatKVCache)
 			n.saved, n.live = true, false // held by the cache object only
 			e.m.unsave(t)
 			e.m.drop(t)

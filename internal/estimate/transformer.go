@@ -13,7 +13,8 @@ func (e *ctx) gpt2Block(x *tensor) *tensor {
 	// q, k, v are views of the c_attn output: SDPA saves that one tensor.
 	att := e.attention(attn{q: qkv, heads: int64(e.md.Heads), kvHeads: int64(e.md.Heads),
 		dHead: int64(e.md.HeadDim), qLen: int64(e.seq()), kLen: int64(e.seq()), dropout: e.md.AttentionDropout})
-	e.kvKeep(qkv) // DynamicCache keeps the k/v views, hence the whole c_attn output
+	e.kvKeep(T*h, qkv.dt) // keys
+	e.kvKeep(T*h, qkv.dt) // values
 	e.m.drop(qkv)
 	proj := e.linear(att, T*h)
 	e.m.drop(att)
@@ -41,7 +42,8 @@ func (e *ctx) llamaBlock(x *tensor) *tensor {
 	// k and v stay at kv-head width; eager attention repeats them.
 	o := e.attention(attn{q: qe, k: ke, v: v, heads: int64(md.Heads), kvHeads: int64(md.KVHeads), dHead: d,
 		qLen: int64(e.seq()), kLen: int64(e.seq()), dropout: md.AttentionDropout, fp32Softmax: true})
-	e.kvKeep(ke, v)
+	e.kvKeep(ke.elems, ke.dt)
+	e.kvKeep(v.elems, v.dt)
 	e.m.drop(qe, ke, v)
 	p := e.linear(o, T*h)
 	e.m.drop(o)

@@ -152,22 +152,16 @@ func (e *ctx) gather(ps []models.Param) []*tensor {
 	return out
 }
 
-// kvKeep moves tensors into the KV cache when generating with one.
-func (e *ctx) kvKeep(ts ...*tensor) {
+// kvKeep stores a layer's keys or values in the KV cache. transformers'
+// DynamicLayer.update concatenates onto an empty tensor, so the cache holds
+// copies (torch.cat), alive until the caller drops the cache.
+func (e *ctx) kvKeep(elems, dt int64) {
 	if !e.o.Inference || !e.o.KVCache {
 		return
 	}
-	for _, t := range ts {
-		if t == nil || t.blk == nil {
-			continue
-		}
-		e.m.cur[t.cat] -= t.blk.size
-		e.m.cur[CatKVCache] += t.blk.size
-		t.cat = CatKVCache
-		t.live = true
-		e.kv = append(e.kv, t)
-		t.saved = true // the cache holds it past the program's own references
-	}
+	c := e.m.new(elems, dt, CatKVCache)
+	c.saved, c.live = true, false // held by the cache object only
+	e.kv = append(e.kv, c)
 }
 
 // forwardBlocks runs every block, with activation checkpointing keeping

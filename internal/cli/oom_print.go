@@ -98,10 +98,10 @@ func oomTitle(inc *oomexplain.Incident) string {
 	}
 	pids := ""
 	if len(inc.PIDs) > 0 {
-		pids = " pid " + strings.Trim(fmt.Sprint(inc.PIDs), "[]")
+		pids = " (pid " + strings.ReplaceAll(strings.Trim(fmt.Sprint(inc.PIDs), "[]"), " ", ", ") + ")"
 	}
 	titles := map[oomexplain.Kind]string{
-		oomexplain.KindDataLoaderKilled: "DataLoader worker killed by signal",
+		oomexplain.KindDataLoaderKilled: "DataLoader worker killed",
 		oomexplain.KindDataLoaderExited: "DataLoader worker exited unexpectedly",
 		oomexplain.KindSharedMemory:     "shared memory (/dev/shm) failure",
 		oomexplain.KindTooManyOpenFiles: "too many open files sharing tensors",

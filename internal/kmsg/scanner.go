@@ -68,9 +68,12 @@ func (s *Scanner) Scan() bool {
 }
 
 func trimLine(b []byte) []byte {
-	b = bytes.TrimRight(b, "\r\n")
-	if i := bytes.LastIndexByte(b, '\r'); i >= 0 {
-		b = b[i+1:]
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	// IndexByte is vectorised, LastIndexByte is not: look first.
+	if bytes.IndexByte(b, '\r') >= 0 {
+		b = b[bytes.LastIndexByte(b, '\r')+1:]
 	}
 	return b
 }

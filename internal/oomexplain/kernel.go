@@ -23,8 +23,13 @@ package oomexplain
 
 import "strings"
 
-// maxKernelLines ends an incident whose "Killed process" line never came.
-const maxKernelLines = 5000
+// maxKernelLines ends an incident whose "Killed process" line never came;
+// maxIdleLines ends one after that many lines with nothing of a report
+// (a call trace and register dump take about 40).
+const (
+	maxKernelLines = 5000
+	maxIdleLines   = 150
+)
 
 type kernelParser struct {
 	p        *Parser
@@ -37,6 +42,7 @@ type kernelParser struct {
 	prevInc  *Incident
 	prevPref bool
 	memKV    map[string]int64 // Mem-Info values of the open report
+	useful   int              // line number of the report's last recognised line
 }
 
 const (
@@ -58,6 +64,9 @@ func (k *kernelParser) feed(l *line) {
 		k.p.appendRaw(k.prevInc, "\t"+text)
 		k.handle(k.prevInc, joined, l, true)
 		return
+	}
+	if k.cur != nil && l.no-k.useful > maxIdleLines {
+		k.finish(true)
 	}
 	if starts(text) {
 		k.begin(l, text)
@@ -116,6 +125,7 @@ func (k *kernelParser) begin(l *line, text string) {
 	k.cur = k.p.newIncident(KindKernelOOM, l)
 	k.cur.Kernel = &KernelOOM{PageSize: k.p.opts.PageSize}
 	k.lines, k.mode, k.cols, k.memKV = 0, modeNone, nil, map[string]int64{}
+	k.useful = l.no
 }
 
 // finish emits the open report.
@@ -162,6 +172,9 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 	if !rejoin && k.significant(text) {
 		k.p.addRaw(inc, l.Text)
 	}
+	if k.recognised(text) {
+		k.useful = l.no
+	}
 	switch {
 	case strings.Contains(text, " invoked oom-killer:"):
 		ko.Trigger = parseTrigger(text, ko.Trigger)
@@ -183,6 +196,21 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 	default:
 		k.handleBody(ko, text, rejoin)
 	}
+}
+
+// recognised: a line that belongs to a report (for the idle limit): any
+// line in a stats/Mem-Info/task section, or one with a report's wording.
+func (k *kernelParser) recognised(text string) bool {
+	t := strings.TrimSpace(text)
+	if k.mode != modeNone && t != "" && !strings.HasPrefix(text, " ") {
+		return true
+	}
+	for _, w := range []string{"oom", "Killed process", "Kill process", "memory", "Memory cgroup", "Mem-Info", "Tasks state", "CPU: ", "cpuset=", "killed as a result"} {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // significant: the lines worth showing as evidence (not the call trace,

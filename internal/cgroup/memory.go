@@ -30,7 +30,7 @@ type Memory struct {
 	UsageBytes uint64 `json:"usage_bytes"`
 	// PeakBytes is memory.peak (v2, kernel >= 5.19) or memory.max_usage_in_bytes (v1).
 	PeakBytes *uint64 `json:"peak_bytes,omitempty"`
-	// SwapBytes is memory.swap.current (v2) or memsw.usage - usage (v1).
+	// SwapBytes is memory.swap.current (v2) or memory.stat's total_swap (v1).
 	SwapBytes *uint64 `json:"swap_bytes,omitempty"`
 	Events    Events  `json:"events"`
 	// Pressure is memory.pressure (v2 with PSI); nil on v1.

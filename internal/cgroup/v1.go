@@ -6,7 +6,7 @@ import (
 )
 
 // readV1 reads memory.{usage_in_bytes,limit_in_bytes,max_usage_in_bytes,
-// memsw.*,failcnt,oom_control}. v1 has no high limit and no pressure file.
+// memsw.limit_in_bytes,stat,failcnt,oom_control}. v1 has no high limit and no pressure file.
 func readV1(dir string) (Memory, error) {
 	m := Memory{Dir: dir, Version: 1}
 	var err error
@@ -28,19 +28,28 @@ func readV1(dir string) (Memory, error) {
 		return m, err
 	}
 	m.SwapMaxIncludesMemory = m.SwapMax != nil
-	memsw, err := optUint(dir, "memory.memsw.usage_in_bytes")
-	if err != nil {
+	if m.SwapBytes, err = swapV1(dir); err != nil {
 		return m, err
-	}
-	if memsw != nil {
-		swap := uint64(0)
-		if *memsw > m.UsageBytes {
-			swap = *memsw - m.UsageBytes
-		}
-		m.SwapBytes = &swap
 	}
 	m.Events, err = readEventsV1(dir)
 	return m, err
+}
+
+// swapV1 takes the group's swap from memory.stat (total_swap, present with
+// swap accounting): memsw.usage minus usage would mix two instants.
+func swapV1(dir string) (*uint64, error) {
+	s, ok, err := readFile(dir, "memory.stat")
+	if err != nil || !ok {
+		return nil, err
+	}
+	kv, err := parseKeyValues(s)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", filepath.Join(dir, "memory.stat"), err)
+	}
+	if v, ok := kv["total_swap"]; ok {
+		return &v, nil
+	}
+	return ptr(kv, "swap"), nil
 }
 
 func readEventsV1(dir string) (Events, error) {

@@ -6,7 +6,9 @@
 // Debian's torch 1.13 and a DataLoader of 4 workers: main/ is the training
 // process, worker/ one DataLoader worker, cgroup-v1/ their memory cgroup.
 // Only the command line was rewritten (the script's absolute path) and maps
-// cut to its first lines plus the first libtorch mapping.
+// cut to its first lines plus the first libtorch mapping. The cgroup's
+// memory.stat was read a few minutes after the other files (the group is a
+// shared session cgroup, so its figures do not add up to usage_in_bytes).
 package sampletest
 
 import (

@@ -204,6 +204,11 @@ func (s *sup) onCgroupEvent(ev jobcgroup.Event) {
 		msg = "cgroup usage crossed " + units.Bytes(ev.Threshold)
 	}
 	s.event(ev.Time, "cgroup_"+ev.Kind, "cgroup", 0, msg, nil)
+	// Near the limit the PSS split by process is what the post-mortem
+	// needs: take it now unless one was taken in the last second.
+	if soon := s.sm.lastPSSAt.Add(time.Second); soon.Before(s.sm.nextPSS) {
+		s.sm.nextPSS = soon
+	}
 	s.sampleNow(ev.Time, ev.Kind)
 }
 

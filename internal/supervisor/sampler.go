@@ -21,9 +21,10 @@ type sampler struct {
 	gpu     gpu.Backend
 	rootPID int
 
-	nextPSS time.Time
-	lastPSS *int64
-	gpuOff  bool
+	nextPSS   time.Time
+	lastPSS   *int64
+	lastPSSAt time.Time
+	gpuOff    bool
 }
 
 // reading is one sample with the derived policy metrics and the job's
@@ -145,7 +146,7 @@ func (sm *sampler) procs(r *reading, now time.Time) {
 	cost := time.Since(t0)
 	// At least every 5 s, at most 1% of wall time.
 	sm.nextPSS = now.Add(max(5*time.Second, 100*cost))
-	sm.lastPSS = &pss
+	sm.lastPSS, sm.lastPSSAt = &pss, now
 	r.s.PSSTotal = &pss
 	r.metrics[policy.JobPSSBytes] = float64(pss)
 }

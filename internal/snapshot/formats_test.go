@@ -1,6 +1,8 @@
 package snapshot
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,5 +111,19 @@ func TestTraceEntryTwice(t *testing.T) {
 	s := loadFormat(t, "shared-entries")
 	if len(s.Traces) != 2 || len(s.Traces[0]) < 1 {
 		t.Fatalf("traces %v", s.Traces)
+	}
+}
+
+// TestTruncatedReal: a real snapshot cut anywhere is an error, never a
+// panic or a partial result.
+func TestTruncatedReal(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "real", "oom_huge.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cut := 0; cut < len(raw)-1; cut += 97 {
+		if _, err := ReadAny(bytes.NewReader(raw[:cut]), int64(cut)); err == nil {
+			t.Fatalf("cut at %d: no error", cut)
+		}
 	}
 }

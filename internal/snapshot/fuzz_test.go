@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,22 +27,36 @@ func FuzzRead(f *testing.F) {
 	})
 }
 
-// FuzzAnalyses runs every analysis on whatever decodes: hostile numbers
+// fuzzSnapshot runs analysis on whatever decodes: hostile numbers
 // (negative sizes, huge totals, unknown states) must not panic.
-func FuzzAnalyses(f *testing.F) {
+func fuzzSnapshot(f *testing.F, analysis func(*Snapshot)) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := ReadAny(bytes.NewReader(b), -1)
-		if err != nil {
-			return
+		if s, err := ReadAny(bytes.NewReader(b), -1); err == nil {
+			analysis(s)
 		}
-		_ = Summarize(s)
-		_ = TopSites(s, 2)
-		_ = FindLeaks(s, LeakOptions{})
-		_ = Compare(s, s, 1)
+	})
+}
+
+func FuzzSummary(f *testing.F) {
+	fuzzSnapshot(f, func(s *Snapshot) { _ = Summarize(s); _ = MemoryVizStats(s) })
+}
+
+func FuzzTop(f *testing.F) { fuzzSnapshot(f, func(s *Snapshot) { _ = TopSites(s, 2) }) }
+
+func FuzzLeaks(f *testing.F) { fuzzSnapshot(f, func(s *Snapshot) { _ = FindLeaks(s, LeakOptions{}) }) }
+
+func FuzzDiff(f *testing.F) { fuzzSnapshot(f, func(s *Snapshot) { _ = Compare(s, s, 1) }) }
+
+func FuzzTimeline(f *testing.F) {
+	fuzzSnapshot(f, func(s *Snapshot) {
 		for dev := range s.Traces {
 			tl := BuildTimeline(s, dev)
 			_ = tl.Buckets(0, tl.Entries, 50)
 		}
 	})
+}
+
+func FuzzHTML(f *testing.F) {
+	fuzzSnapshot(f, func(s *Snapshot) { _, _ = WriteHTML(io.Discard, s, HTMLOptions{}) })
 }

@@ -128,3 +128,28 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Errorf("hover at %v shows %q", xy, tip)
 	}
 }
+
+// TestHTMLLoadTime loads the page named by TORCHMEM_BENCH_HTML (e.g. one
+// written for a 1 GB snapshot by bench/snapshot.sh) and logs how long
+// Chromium takes until the page has drawn. A measurement, not a check.
+func TestHTMLLoadTime(t *testing.T) {
+	path := os.Getenv("TORCHMEM_BENCH_HTML")
+	if path == "" {
+		t.Skip("set TORCHMEM_BENCH_HTML to a page to time its loading")
+	}
+	ctx := browserContext(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.torchmemReady === true`, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	inPage := eval[float64](t, ctx, `performance.now()`)
+	errs := eval[[]string](t, ctx, `window.torchmemErrors`)
+	t.Logf("page ready after %.2f s (performance.now %.0f ms), script errors: %v", elapsed.Seconds(), inPage, errs)
+}

@@ -16,6 +16,7 @@
 //	ProcessPath(procRoot string, pid int) (Path, error) // the process's memory cgroup
 //	(Hierarchy) ReadMemory(path string) (Memory, error) // limits, usage, peak, events, swap, PSI
 //	ReadMemoryDir(dir string, v2 bool) (Memory, error)
+//	(Memory) Headroom() (bytes uint64, limited bool)  // max - usage
 //	Limit{Bytes, Unlimited}                           // JSON: a number or "max"
 //
 // "No limit" is explicit: Limit.Unlimited is true for v2's "max" and for

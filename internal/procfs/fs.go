@@ -22,6 +22,7 @@
 //	(FS) SmapsSum(pid int) (SmapsRollup, error)    // always sums smaps (as smem does)
 //	(FS) OOMScore(pid int) (OOMScore, error)
 //	(FS) Cgroups(pid int) ([]CgroupLine, error)
+//	MemoryCgroup(lines []CgroupLine) (path string, v2 bool, ok bool)
 //	(FS) MapsContain(pid int, needle string) (bool, error)
 //	(FS) Sysctl(name string) (string, error)
 //	ReadTHP(sysRoot string) (THP, error)

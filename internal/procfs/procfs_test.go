@@ -261,3 +261,20 @@ func TestSmapsSumOnRollupHost(t *testing.T) {
 		t.Errorf("vanished: %v", err)
 	}
 }
+
+// Kernels before 3.14 print no MemAvailable: missing, not zero.
+func TestMeminfoOldKernel(t *testing.T) {
+	dir := t.TempDir()
+	old := "MemTotal:        3880000 kB\nMemFree:          120000 kB\nBuffers:           20000 kB\nCached:           900000 kB\nSwapTotal:       2097148 kB\nSwapFree:        2097148 kB\n"
+	if err := os.WriteFile(filepath.Join(dir, "meminfo"), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := NewFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := fs.Meminfo()
+	if err != nil || m.MemAvailableBytes != nil || m.MemTotalBytes == nil || *m.MemTotalBytes != 3880000*kB || *m.SwapTotalBytes != 2097148*kB {
+		t.Errorf("old meminfo = %+v, %v", m, err)
+	}
+}

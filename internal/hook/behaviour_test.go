@@ -92,11 +92,14 @@ func TestPeerCredentialRejection(t *testing.T) {
 	t.Parallel()
 	py := torchPython(t)
 	want := bareRun(t, py, "testdata/train.py", "20", "0.03")
+	var mu sync.Mutex
 	var seen []Peer
-	j := newJob(t, InstallOptions{}, func(p Peer) bool { seen = append(seen, p); return false })
+	j := newJob(t, InstallOptions{}, func(p Peer) bool { mu.Lock(); seen = append(seen, p); mu.Unlock(); return false })
 	if err := j.run(t, py, nil, "testdata/train.py", "20", "0.03"); err != nil {
 		t.Fatalf("%v: %s", err, j.stderr.String())
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(j.msgs) != 0 || j.srv.Rejected() != 1 || len(seen) != 1 || seen[0].PID <= 0 || seen[0].UID != os.Getuid() {
 		t.Fatalf("rejected %d, seen %+v, messages %v", j.srv.Rejected(), seen, j.msgs)
 	}
@@ -116,9 +119,23 @@ func anyPython(t *testing.T) string {
 	return ""
 }
 
+// TestCUDAPathsWithFakeTorch runs with each interpreter listed in
+// TORCHMEM_TEST_PYTHONS (space-separated; e.g. 3.8 and 3.13 to check the
+// hook's version range), else with the system python3.
 func TestCUDAPathsWithFakeTorch(t *testing.T) {
-	t.Parallel()
-	py := anyPython(t)
+	pys := strings.Fields(os.Getenv("TORCHMEM_TEST_PYTHONS"))
+	if len(pys) == 0 {
+		pys = []string{anyPython(t)}
+	}
+	for _, py := range pys {
+		t.Run(filepath.Base(py), func(t *testing.T) {
+			t.Parallel()
+			testCUDAPathsWithFakeTorch(t, py)
+		})
+	}
+}
+
+func testCUDAPathsWithFakeTorch(t *testing.T, py string) {
 	fake, _ := filepath.Abs("testdata/faketorch")
 	j := newJob(t, InstallOptions{Interval: 50 * time.Millisecond, RecordHistory: 1000}, nil)
 	snap := filepath.Join(j.dir, "cmd-{pid}.pickle")

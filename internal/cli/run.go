@@ -117,6 +117,9 @@ func runConfig(env *Env, f *runFlags, argv []string) (supervisor.Config, error) 
 		_, terr := unix.IoctlGetTermios(int(fd.Fd()), unix.TCGETS)
 		cfg.StatusLine = terr == nil
 	}
+	if pg, err := unix.IoctlGetInt(int(os.Stdin.Fd()), unix.TIOCGPGRP); err == nil && pg == unix.Getpgrp() {
+		cfg.Interactive = true
+	}
 	b, notice := gpu.Open(gpu.Options{SysRoot: env.SysRoot, ProcRoot: env.ProcRoot})
 	if b != nil && b.Info().Backend != "none" {
 		cfg.GPU = b

@@ -48,6 +48,11 @@ type Config struct {
 	Notices io.Writer
 	// StatusLine redraws a one-line live status on Notices (a terminal).
 	StatusLine bool
+	// Interactive: Stdin is the terminal and torchmem is its foreground
+	// process group. The job's group then becomes the foreground, as a
+	// shell does, so it can read the terminal (pdb, input()) and gets
+	// Ctrl-C straight from it; torchmem takes the terminal back at the end.
+	Interactive bool
 	// Self is the torchmem binary to re-exec as the trampoline.
 	Self string
 	// SelfArgs are put before TrampolineArg (tests run a test binary).

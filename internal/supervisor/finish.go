@@ -11,6 +11,7 @@ import (
 // kills what the job left behind, collects the evidence and explains it.
 func (s *sup) finish(ctx context.Context) *Result {
 	end := time.Now()
+	s.takeTerminal()
 	code, sig := exitStatus(s.job.cmd.ProcessState)
 	s.drainHook(150 * time.Millisecond)
 	s.sampleNow(end, "exit")

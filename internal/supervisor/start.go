@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/torchmem/torchmem/internal/jobcgroup"
 )
@@ -60,6 +63,9 @@ func (s *sup) start(env []string, p plan) (*job, error) {
 	// Own process group so signals reach the whole job; deliberately no
 	// Pdeathsig: torchmem dying must not kill the job.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if s.cfg.Interactive {
+		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, 0 // fd 0 in the child
+	}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("start %s: %w", s.cfg.Self, err)
@@ -92,6 +98,17 @@ func (s *sup) start(env []string, p plan) (*job, error) {
 		return abort(fmt.Errorf("send plan to trampoline: %w", err))
 	}
 	return j, nil
+}
+
+// takeTerminal makes torchmem's process group the terminal's foreground
+// again after an interactive job (SIGTTOU ignored: we ask from the background).
+func (s *sup) takeTerminal() {
+	if !s.cfg.Interactive {
+		return
+	}
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	_ = unix.IoctlSetPointerInt(int(s.cfg.Stdin.Fd()), unix.TIOCSPGRP, syscall.Getpgrp())
 }
 
 // exitStatus is the shell's: the code, or 128+signal.

@@ -56,7 +56,13 @@ func explainMemcg(ko *KernelOOM, ctx Context) Explanation {
 	}
 	e.Arithmetic = append(e.Arithmetic, memcgStatLine(ko)...)
 	if ctx.CgroupPath != "" && strings.HasSuffix(cg, ctx.CgroupPath) {
-		e.Arithmetic = append(e.Arithmetic, "this is the job's own cgroup")
+		s := "this is the job's own cgroup"
+		if ctx.CgroupLimitBytes > 0 {
+			s += ", limited to " + b(ctx.CgroupLimitBytes)
+		}
+		e.Arithmetic = append(e.Arithmetic, s)
+	} else if ctx.CgroupPath != "" && cg != "" && strings.HasPrefix(ctx.CgroupPath, cg) {
+		e.Arithmetic = append(e.Arithmetic, fmt.Sprintf("%s is above the job's cgroup %s: an outer limit (Slurm, a container, a systemd slice) was hit, not the job's own", cg, ctx.CgroupPath))
 	}
 	e.Recommendations = append(e.Recommendations, limitOwnerAdvice(cg, ko)...)
 	e.Recommendations = append(e.Recommendations,
@@ -114,8 +120,13 @@ func explainHostRAM(ko *KernelOOM, ctx Context) Explanation {
 		Summary: "the whole host ran out of memory (RAM and swap); the kernel killed the process with the highest OOM score"}
 	if mi := ko.MemInfo; mi != nil {
 		e.Arithmetic = append(e.Arithmetic, memInfoLines(mi)...)
+	} else if ctx.HostRAMBytes > 0 {
+		e.Arithmetic = append(e.Arithmetic, "host RAM "+b(ctx.HostRAMBytes)+" (MemTotal)")
 	}
 	e.Arithmetic = append(e.Arithmetic, topTasksLine(ko))
+	if ctx.CgroupLimitBytes > 0 && ko.Victim != nil && hasInt(ctx.JobPIDs, ko.Victim.PID) {
+		e.Arithmetic = append(e.Arithmetic, "the job's own limit ("+b(ctx.CgroupLimitBytes)+") was not reached: the host ran out first; lower the limit below what the host can give")
+	}
 	e.Recommendations = []string{
 		"run the job under its own memory limit (`torchmem run --memory-max SIZE`) so that it, not the host, hits the wall, and gets a clear report",
 		"reduce the job's host memory: fewer DataLoader workers, smaller prefetch_factor, numpy/memory-mapped datasets instead of Python lists, pin_memory only where needed",

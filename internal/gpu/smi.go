@@ -42,7 +42,8 @@ type smiBackend struct {
 	pids      *pidMapper
 	gpuFields []string
 	driver    string
-	cuda      *string // read once from -q -x, on first Info
+	cuda      *string        // read once from -q -x, on first Info
+	index     map[string]int // GPU UUID -> index, from the last Devices
 }
 
 // openSMI checks that nvidia-smi answers, dropping memory.reserved from the
@@ -93,28 +94,22 @@ func (b *smiBackend) Devices() ([]Device, error) {
 		return nil, err
 	}
 	b.driver = driver
+	b.index = map[string]int{}
 	for i := range devs {
 		fillFromSysfs(b.sysRoot, &devs[i])
+		b.index[devs[i].UUID] = devs[i].Index
 	}
 	return devs, nil
 }
 
-// Processes runs nvidia-smi --query-compute-apps, and --query-gpu for the
-// UUID to index map.
+// Processes runs nvidia-smi --query-compute-apps (one process start per
+// call; the UUID to index map comes from the last Devices, read at open).
 func (b *smiBackend) Processes() ([]Process, error) {
-	rows, err := b.query("gpu", []string{"index", "uuid"})
+	rows, err := b.query("compute-apps", queryAppsFields)
 	if err != nil {
 		return nil, err
 	}
-	index := map[string]int{}
-	for i, r := range rows {
-		index[r["uuid"]] = i
-	}
-	rows, err = b.query("compute-apps", queryAppsFields)
-	if err != nil {
-		return nil, err
-	}
-	procs, err := smiProcesses(rows, index)
+	procs, err := smiProcesses(rows, b.index)
 	if err != nil {
 		return nil, err
 	}

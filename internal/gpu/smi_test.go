@@ -109,8 +109,6 @@ func fakeSMI(t *testing.T, oldDriver bool) Runner {
 		switch {
 		case strings.Contains(a, "memory.reserved") && oldDriver:
 			return nil, fmt.Errorf(`Field "memory.reserved" is not a valid field to query.`)
-		case strings.HasPrefix(a, "--query-gpu=index,uuid "):
-			return []byte("0, GPU-bd4603f9-2ede-ea65-a968-b198a041ece1\n"), nil
 		case strings.HasPrefix(a, "--query-gpu="):
 			if oldDriver { // no reserved column
 				return []byte("0, NVIDIA H200, GPU-bd4603f9-2ede-ea65-a968-b198a041ece1, 00000000:00:06.0, 143771, 616, 143156, 580.159.04, Enabled, Enabled, Default\n"), nil

@@ -21,6 +21,8 @@ type estimateFlags struct {
 	checkpointing              string
 	fsdp, json, loadFP32       bool
 	gpu, gpuMemory, margin     string
+	head                       string
+	numLabels                  int
 	listModels, listGPUs       bool
 }
 
@@ -60,6 +62,8 @@ allocator. Exit status: 0, or 2 when a GPU was given and the job does not fit.`,
 	fl.IntVar(&f.opts.Accum, "accum", 1, "gradient accumulation steps")
 	fl.StringVar(&f.checkpointing, "checkpointing", "none", "activation checkpointing: full or none (--checkpointing alone = full)")
 	fl.Lookup("checkpointing").NoOptDefVal = "full"
+	fl.StringVar(&f.head, "head", "", "output head: lm (language-model loss over the vocabulary) or classification (sequence classifier); default from the config's architectures")
+	fl.IntVar(&f.numLabels, "num-labels", 2, "labels of a --head classification classifier")
 	fl.StringVar(&f.opts.Attention, "attention", "sdpa", "attention implementation: sdpa, flash or eager")
 	fl.IntVar(&f.opts.ZeroStage, "zero", 0, "ZeRO stage 1, 2 or 3 (DeepSpeed)")
 	fl.IntVar(&f.opts.WorldSize, "world-size", 1, "GPUs the ZeRO/FSDP shards are spread over")
@@ -83,6 +87,9 @@ func runEstimate(env *Env, cmd *cobra.Command, f *estimateFlags) error {
 	}
 	md, err := estimateModel(f)
 	if err != nil {
+		return err
+	}
+	if err := estimateHead(md, f); err != nil {
 		return err
 	}
 	switch f.checkpointing {
@@ -152,6 +159,28 @@ func estimateModel(f *estimateFlags) (*models.Model, error) {
 		return m, err
 	}
 	return models.Preset(f.model)
+}
+
+// estimateHead applies --head to a language model's head.
+func estimateHead(md *models.Model, f *estimateFlags) error {
+	switch f.head {
+	case "":
+		return nil
+	case "lm", "classification":
+	default:
+		return fmt.Errorf("--head %q: want lm or classification", f.head)
+	}
+	if md.Family != models.BERT && md.Family != models.GPT2 && md.Family != models.Llama {
+		return fmt.Errorf("--head applies to BERT, GPT-2 and Llama-style models, not %s", md.Family)
+	}
+	if f.numLabels < 1 || f.numLabels > 1<<20 {
+		return fmt.Errorf("--num-labels %d out of range", f.numLabels)
+	}
+	md.SeqClassification = f.head == "classification"
+	if md.SeqClassification {
+		md.Classes = f.numLabels
+	}
+	return nil
 }
 
 // estimateGPU resolves --gpu / --gpu-memory; false when neither was given.

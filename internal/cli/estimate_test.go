@@ -118,3 +118,21 @@ func TestEstimateSafetensors(t *testing.T) {
 		t.Errorf("params %v, header says %d", got, want)
 	}
 }
+
+func TestEstimateClassificationHead(t *testing.T) {
+	lm, _, code := runCLI(t, "estimate", "--model", "bert-base-uncased", "--batch", "32", "--seq", "128", "--json")
+	cls, _, code2 := runCLI(t, "estimate", "--model", "bert-base-uncased", "--batch", "32", "--seq", "128", "--head", "classification", "--json")
+	if code != 0 || code2 != 0 {
+		t.Fatalf("codes %d %d", code, code2)
+	}
+	var a, b map[string]any
+	_ = json.Unmarshal([]byte(lm), &a)
+	_ = json.Unmarshal([]byte(cls), &b)
+	// The masked-LM head's b·s·V logits and loss gradients are gone.
+	if b["peak_allocated_bytes"].(float64) > a["peak_allocated_bytes"].(float64)-1e9 {
+		t.Errorf("classification %v vs masked LM %v", b["peak_allocated_bytes"], a["peak_allocated_bytes"])
+	}
+	if _, _, code := runCLI(t, "estimate", "--model", "resnet50", "--head", "classification"); code != 1 {
+		t.Errorf("--head on a ResNet: code %d", code)
+	}
+}

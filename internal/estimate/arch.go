@@ -82,6 +82,9 @@ func (e *ctx) head(x *tensor) *tensor {
 	}
 	e.exitStack()
 	T, h, V := e.tokens(), int64(e.md.Hidden), int64(e.md.Vocab)
+	if e.md.SeqClassification {
+		return e.seqClassifierHead(x)
+	}
 	var n *tensor
 	switch e.md.Family {
 	case models.GPT2:
@@ -110,6 +113,38 @@ func (e *ctx) head(x *tensor) *tensor {
 	lsm := e.act(T*V, 4)
 	e.m.save(lsm)
 	e.m.drop(f, logits, lsm)
+	return nil
+}
+
+// seqClassifierHead: BERT pools the first token (dense + tanh, which saves
+// its output) and classifies it; decoders score every position with the
+// final-norm output and pick the last one. Logits and loss are tiny.
+func (e *ctx) seqClassifierHead(x *tensor) *tensor {
+	b, T, C := int64(e.o.Batch), e.tokens(), int64(e.md.Classes)
+	var feat *tensor
+	if e.md.Family == models.BERT {
+		e.m.save(x) // the pooler's GEMM reads a view of the last hidden states
+		e.m.drop(x)
+		feat = e.act(b*int64(e.md.Hidden), e.dt.compute)
+		e.m.save(feat) // tanh
+	} else {
+		if e.md.Family == models.GPT2 {
+			feat = e.layerNormOf(x, T)
+		} else {
+			feat = e.rmsNorm(x, T)
+			e.m.drop(x)
+		}
+		b = T
+	}
+	e.m.cat = CatLoss
+	logits := e.linear(feat, b*C)
+	e.m.drop(feat)
+	if e.o.Inference {
+		return logits
+	}
+	lsm := e.act(int64(e.o.Batch)*C, 4)
+	e.m.save(lsm)
+	e.m.drop(logits, lsm)
 	return nil
 }
 
@@ -151,7 +186,7 @@ func (e *ctx) featWidth() int {
 // half-precision model then casts the gradient back.
 func (e *ctx) headBackward(micro int) {
 	T, V := e.tokens(), int64(e.md.Vocab)
-	if e.md.Family == models.ViT || e.md.Family == models.ResNet {
+	if e.md.Family == models.ViT || e.md.Family == models.ResNet || e.md.SeqClassification {
 		T, V = int64(e.o.Batch), int64(e.md.Classes)
 	}
 	g1 := e.m.new(T*V, 4, CatLoss)

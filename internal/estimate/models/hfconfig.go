@@ -75,6 +75,14 @@ func fromConfig(c cfg) (*Model, error) {
 	}
 	m := b(c)
 	m.ModelType = mt
+	if a, ok := c["architectures"].([]any); ok && m.Family != ViT {
+		for _, x := range a {
+			if s, _ := x.(string); strings.HasSuffix(s, "ForSequenceClassification") {
+				m.SeqClassification = true
+				m.Classes = textLabels(c)
+			}
+		}
+	}
 	if n, _ := c["_name_or_path"].(string); n != "" {
 		m.Name = n
 	} else {
@@ -198,6 +206,14 @@ func hfViTConfig(c cfg) *Model {
 		ImageSize: c.int(224, "image_size"), PatchSize: c.int(16, "patch_size"), Activation: "gelu",
 		Classes: labels(c), AttentionDropout: c.num(0, "attention_probs_dropout_prob"),
 		HiddenDropout: c.num(0, "hidden_dropout_prob")}
+}
+
+// textLabels is a text classifier's width: id2label's size, else num_labels, else 2.
+func textLabels(c cfg) int {
+	if m, ok := c["id2label"].(map[string]any); ok && len(m) > 0 {
+		return len(m)
+	}
+	return max(1, c.int(2, "num_labels"))
 }
 
 // labels is the classifier width: id2label's size, 1000 (ImageNet) if absent.

@@ -46,6 +46,10 @@ type Model struct {
 	HiddenDropout    float64 `json:"hidden_dropout,omitempty"`
 	EmbedDropout     float64 `json:"embed_dropout,omitempty"`
 
+	// SeqClassification: a *ForSequenceClassification head (pooler or
+	// score layer over Classes labels) instead of the language-model head.
+	SeqClassification bool `json:"sequence_classification,omitempty"`
+
 	// Vision.
 	ImageSize  int    `json:"image_size,omitempty"`
 	PatchSize  int    `json:"patch_size,omitempty"`

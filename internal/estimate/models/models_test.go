@@ -155,3 +155,15 @@ func FuzzSafetensorsHeader(f *testing.F) {
 		}
 	})
 }
+
+func TestSequenceClassification(t *testing.T) {
+	m, err := ParseConfig(strings.NewReader(`{"model_type":"bert","architectures":["BertForSequenceClassification"],
+		"id2label":{"0":"neg","1":"pos","2":"neutral"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bert-base-uncased with a pooler and a 3-way classifier.
+	if !m.SeqClassification || m.Classes != 3 || m.ParamCount() != 109484547 {
+		t.Fatalf("classification %v, classes %d, params %d", m.SeqClassification, m.Classes, m.ParamCount())
+	}
+}

@@ -17,10 +17,19 @@ func gpt2Params(m *Model) []Param {
 		l.linear("mlp.c_proj", i, m.Intermediate, h, true)
 	}
 	l.norm("ln_f", -1, h, true)
-	if !m.Tied {
+	l.outputHead(m, h)
+	return l
+}
+
+// outputHead is the language-model head (absent when tied) or a sequence
+// classifier's score layer.
+func (l *plist) outputHead(m *Model, h int) {
+	switch {
+	case m.SeqClassification:
+		l.linear("score", -1, h, m.Classes, false)
+	case !m.Tied:
 		l.linear("lm_head", -1, h, m.Vocab, false)
 	}
-	return l
 }
 
 func llamaParams(m *Model) []Param {
@@ -43,14 +52,13 @@ func llamaParams(m *Model) []Param {
 		l.linear("mlp.down_proj", i, m.Intermediate, h, false)
 	}
 	l.norm("norm", -1, h, false)
-	if !m.Tied {
-		l.linear("lm_head", -1, h, m.Vocab, false)
-	}
+	l.outputHead(m, h)
 	return l
 }
 
 // bertParams is BertForMaskedLM / RobertaForMaskedLM (no pooler): the
-// decoder weight is tied to the word embeddings and has its own bias.
+// decoder weight is tied to the word embeddings and has its own bias; or
+// *ForSequenceClassification: pooler and classifier.
 func bertParams(m *Model) []Param {
 	var l plist
 	h, I := m.Hidden, m.Intermediate
@@ -69,6 +77,11 @@ func bertParams(m *Model) []Param {
 		l.linear("intermediate.dense", i, h, I, true)
 		l.linear("output.dense", i, I, h, true)
 		l.norm("output.LayerNorm", i, h, true)
+	}
+	if m.SeqClassification {
+		l.linear("pooler.dense", -1, h, h, true)
+		l.linear("classifier", -1, h, m.Classes, true)
+		return l
 	}
 	l.linear("cls.predictions.transform.dense", -1, h, h, true)
 	l.norm("cls.predictions.transform.LayerNorm", -1, h, true)

@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/torchmem/torchmem/internal/estimate/models"
 )
@@ -49,6 +50,7 @@ func (e *ctx) trainMicro(step, micro int) {
 	e.workspace()
 	e.headBackward(micro)
 	e.backwardBlocks(step, micro)
+	e.tiedEmbeddingGrad()
 	e.paramGrads(e.stemParams, micro)
 	m.unsave(stem...)
 	m.drop(stem...)
@@ -56,6 +58,17 @@ func (e *ctx) trainMicro(step, micro int) {
 	e.casts[0] = nil
 	m.drop(e.dx, data)
 	e.dx = nil
+}
+
+// tiedEmbeddingGrad: a weight shared by the input embedding and the output
+// layer already has its .grad from the head; the embedding's backward makes
+// a second full-size gradient that AccumulateGrad adds in place.
+func (e *ctx) tiedEmbeddingGrad() {
+	for _, p := range e.headParams {
+		if strings.Contains(p.Name, "embed") || strings.HasPrefix(p.Name, "wte") || strings.HasPrefix(p.Name, "shared") {
+			e.m.drop(e.m.new(p.Elems, e.dt.grad, CatGrads))
+		}
+	}
 }
 
 // optimizerStep creates the states on the first step (torch initialises

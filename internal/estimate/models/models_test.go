@@ -167,3 +167,16 @@ func TestSequenceClassification(t *testing.T) {
 		t.Fatalf("classification %v, classes %d, params %d", m.SeqClassification, m.Classes, m.ParamCount())
 	}
 }
+
+func FuzzParseIndex(f *testing.F) {
+	f.Add([]byte(`{"metadata":{"total_size":1},"weight_map":{"a":"model-00001-of-00002.safetensors"}}`))
+	f.Add([]byte(`{"weight_map":{"a":"../x"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		shards, err := parseIndex(data)
+		for _, s := range shards {
+			if err == nil && (strings.Contains(s, "/") || s == ".." || s == "") {
+				t.Fatalf("shard %q escapes the directory", s)
+			}
+		}
+	})
+}

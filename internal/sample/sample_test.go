@@ -221,3 +221,28 @@ func TestPSSFromSmapsAndSerialWorkers(t *testing.T) {
 		t.Fatalf("%v %+v", err, smp.Jobs[0].Processes[0])
 	}
 }
+
+// On a v2 host the job's cgroup brings its limit, headroom, OOM events and
+// pressure (files captured after a kernel OOM kill in a 100 MB group).
+func TestCollectV2Cgroup(t *testing.T) {
+	tree, err := sampletest.WriteJobTreeV2(t.TempDir(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{ProcRoot: tree.ProcRoot, SysRoot: tree.SysRoot, Now: newClock().now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := s.Collect(context.Background())
+	if err != nil || len(smp.Jobs) != 1 {
+		t.Fatalf("%v %+v", err, smp)
+	}
+	j := smp.Jobs[0]
+	c := j.Cgroup
+	if smp.Host.CgroupMode != "v2" || c == nil || c.Version != 2 || c.Max.Bytes != 104857600 || c.Pressure == nil {
+		t.Fatalf("cgroup = %+v", c)
+	}
+	if j.CgroupHeadroomBytes == nil || *j.CgroupHeadroomBytes != 104857600-282624 || *c.Events.OOMKill != 1 {
+		t.Errorf("headroom %v, oom_kill %v", j.CgroupHeadroomBytes, c.Events.OOMKill)
+	}
+}

@@ -16,7 +16,7 @@ const procFormat = "%-9s %-6s %6s %6s %6s %6s %5s  %s"
 
 func (r *renderer) job(j sample.Job) {
 	t := j.Totals
-	r.line(r.st.title, fmt.Sprintf("JOB %d  %d procs (%d workers)  %s", j.RootPID, t.Processes, t.Workers, j.Command))
+	r.line(r.st.title, fmt.Sprintf("JOB %d  %s  %s", j.RootPID, counts(t), j.Command))
 	r.cgroupLine(j)
 	r.line(r.st.header, fmt.Sprintf(procFormat, "PID", "ROLE", "GPU", "RSS", "PSS", "USS", "SWAP", "COMMAND"))
 	roots := treeOf(j.Processes)
@@ -58,33 +58,41 @@ func (r *renderer) cgroupLine(j sample.Job) {
 	if c == nil {
 		return
 	}
-	s := fmt.Sprintf("  cgroup v%d %s  used %s  limit %s", c.Version, c.Path, units.Short(int64(c.UsageBytes)), limitStr(c.Max.Unlimited, c.Max.Bytes))
+	figs := fmt.Sprintf("  used %s, no limit", units.Short(int64(c.UsageBytes)))
+	if !c.Max.Unlimited {
+		figs = fmt.Sprintf("  used %s of %s", units.Short(int64(c.UsageBytes)), units.Short(int64(c.Max.Bytes)))
+	}
 	st := r.st.dim
 	if j.CgroupHeadroomBytes != nil {
-		s += "  headroom " + units.Short(int64(*j.CgroupHeadroomBytes))
+		figs += " (" + units.Short(int64(*j.CgroupHeadroomBytes)) + " left)"
 		if c.Max.Bytes > 0 && *j.CgroupHeadroomBytes < c.Max.Bytes/10 {
 			st = r.st.warn
 		}
 	}
 	if c.High != nil && !c.High.Unlimited {
-		s += "  high " + units.Short(int64(c.High.Bytes))
+		figs += "  high " + units.Short(int64(c.High.Bytes))
 	}
 	if p := c.Pressure; p != nil && p.Some != nil {
-		s += fmt.Sprintf("  PSI %.2f%%", p.Some.Avg10)
+		figs += fmt.Sprintf("  PSI %.2f%%", p.Some.Avg10)
 	}
 	if k := c.Events.OOMKill; k != nil && *k > 0 {
-		s += fmt.Sprintf("  oom_kill %d", *k)
+		figs += fmt.Sprintf("  oom_kill %d", *k)
 		st = r.st.warn
 	}
-	r.line(st, s)
+	head := fmt.Sprintf("  cgroup v%d ", c.Version)
+	r.line(st, head+shortenLeft(c.Path, r.o.Width-len([]rune(head))-len([]rune(figs)))+figs)
 }
 
-func limitStr(unlimited bool, b uint64) string {
-	if unlimited {
-		return "max"
+// shortenLeft keeps the end of a path (the job's own group) within n
+// columns, at least 12.
+func shortenLeft(p string, n int) string {
+	n = max(n, 12)
+	if rs := []rune(p); len(rs) > n {
+		return "…" + string(rs[len(rs)-n+1:])
 	}
-	return units.Short(int64(b))
+	return p
 }
+
 
 // node prints a process and its children, folding a long run of workers.
 func (r *renderer) node(n *node) {
@@ -132,4 +140,19 @@ func (r *renderer) folded(ws []*node) {
 	label := fmt.Sprintf(" +%d", len(ws))
 	r.line(r.st.dim, fmt.Sprintf(procFormat, label, "worker", "-", units.Short(int64(t.RSSBytes)), pss, uss,
 		units.Short(int64(t.SwapBytes)), fmt.Sprintf("%d workers folded (e)", len(ws))))
+}
+
+func counts(t jobs.Totals) string {
+	s := plural(t.Processes, "proc")
+	if t.Workers > 0 {
+		s += " (" + plural(t.Workers, "worker") + ")"
+	}
+	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }

@@ -142,3 +142,24 @@ func TestModelKeys(t *testing.T) {
 		t.Errorf("5-line terminal got %d lines", got+1)
 	}
 }
+
+func TestRenderV2CgroupLine(t *testing.T) {
+	tree, err := sampletest.WriteJobTreeV2(t.TempDir(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sample.New(sample.Options{ProcRoot: tree.ProcRoot, SysRoot: tree.SysRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := s.Collect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(Render(smp, ViewOptions{}), "\n")
+	for _, want := range []string{"cgroup v2", "used 276K of 100M (100M left)", "PSI 0.00%", "oom_kill 1", "…"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("v2 view lacks %q:\n%s", want, text)
+		}
+	}
+}

@@ -39,8 +39,20 @@ type Tree struct {
 const MainPID = 2000
 
 // WriteJobTree writes a job of one main process and workers DataLoader
-// workers (PIDs MainPID, MainPID+1, …) under dir.
+// workers (PIDs MainPID, MainPID+1, …) under dir, on a cgroup v1 host.
 func WriteJobTree(dir string, workers int) (Tree, error) {
+	return writeTree(dir, workers, false)
+}
+
+// WriteJobTreeV2 is WriteJobTree on a cgroup v2 host: the job's cgroup has
+// the files captured on the H200 host after a kernel OOM kill in a 100 MB
+// group (capture/cgroup-v2; memory.current, memory.max, memory.high and
+// memory.swap.max completed by hand, see internal/cgroup/testdata/README.md).
+func WriteJobTreeV2(dir string, workers int) (Tree, error) {
+	return writeTree(dir, workers, true)
+}
+
+func writeTree(dir string, workers int, v2 bool) (Tree, error) {
 	t := Tree{ProcRoot: filepath.Join(dir, "proc"), SysRoot: filepath.Join(dir, "sys")}
 	t.Mountinfo = filepath.Join(t.ProcRoot, "self", "mountinfo")
 	files := map[string]string{
@@ -52,14 +64,18 @@ func WriteJobTree(dir string, workers int) (Tree, error) {
 			return t, err
 		}
 	}
-	mi := "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+	mi, cgDir, src := "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n",
+		filepath.Join(t.SysRoot, "fs", "cgroup", "memory", CgroupPath), "capture/cgroup-v1"
+	if v2 {
+		mi, cgDir, src = "29 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n",
+			filepath.Join(t.SysRoot, "fs", "cgroup", CgroupPath), "capture/cgroup-v2"
+	}
 	if err := write(t.Mountinfo, []byte(mi)); err != nil {
 		return t, err
 	}
-	cgDir := filepath.Join(t.SysRoot, "fs", "cgroup", "memory", CgroupPath)
-	ents, _ := capture.ReadDir("capture/cgroup-v1")
+	ents, _ := capture.ReadDir(src)
 	for _, e := range ents {
-		if err := copyFile(filepath.Join(cgDir, e.Name()), "capture/cgroup-v1/"+e.Name()); err != nil {
+		if err := copyFile(filepath.Join(cgDir, e.Name()), src+"/"+e.Name()); err != nil {
 			return t, err
 		}
 	}
@@ -68,7 +84,7 @@ func WriteJobTree(dir string, workers int) (Tree, error) {
 		if i == 0 {
 			ppid, kind = 1, "main"
 		}
-		if err := writeProc(t.ProcRoot, kind, pid, ppid); err != nil {
+		if err := writeProc(t.ProcRoot, kind, pid, ppid, v2); err != nil {
 			return t, err
 		}
 		t.PIDs = append(t.PIDs, pid)
@@ -86,10 +102,15 @@ var (
 	statHead   = regexp.MustCompile(`^\d+ (\([^)]*\)) (\S) \d+ `)
 )
 
-func writeProc(root, kind string, pid, ppid int) error {
+func writeProc(root, kind string, pid, ppid int, v2 bool) error {
 	dir := filepath.Join(root, strconv.Itoa(pid))
 	for _, f := range []string{"cmdline", "cgroup", "smaps_rollup", "oom_score", "oom_score_adj", "maps"} {
 		if err := copyFile(filepath.Join(dir, f), "capture/"+kind+"/"+f); err != nil {
+			return err
+		}
+	}
+	if v2 { // a v2 host's /proc/<pid>/cgroup has the one unified line
+		if err := write(filepath.Join(dir, "cgroup"), []byte("0::"+CgroupPath+"\n")); err != nil {
 			return err
 		}
 	}

@@ -10,7 +10,7 @@ DEMO_DIR ?= $(CURDIR)/build/demo
 
 .PHONY: build run deps test test-race bench glibc-check packages clean
 
-## build: the release binary (static, no cgo: runs on glibc 2.17 / CentOS 7 and later)
+## build: the release binary (no cgo: runs on glibc 2.17 / CentOS 7 and later)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/torchmem
 

@@ -16,10 +16,11 @@ import (
 )
 
 // procState is what the Sampler keeps about a process between Collects.
-// A process is recognised by PID and name: a PID reused by a process of the
-// same name within one tick keeps the old command line and PSS until the
-// PSS tier re-reads it (its RSS will have moved), an accepted imprecision
-// that saves reading /proc/<pid>/stat every tick.
+// A process is recognised by PID, name and parent: a PID reused within one
+// tick by a process of the same name and parent keeps the old command line
+// and PSS until the PSS tier re-reads it (its RSS will have moved), an
+// accepted imprecision that saves reading /proc/<pid>/stat every tick. A
+// reparented process is simply read afresh.
 type procState struct {
 	status  procfs.Status
 	cmdline []string
@@ -120,7 +121,7 @@ func (s *Sampler) observe(pid int, restricted bool) *procState {
 		return nil // vanished, unreadable, or a kernel thread
 	}
 	ps := s.procs[pid]
-	if ps == nil || ps.status.Name != st.Name {
+	if ps == nil || ps.status.Name != st.Name || ps.status.PPid != st.PPid {
 		ps = &procState{}
 		s.procs[pid] = ps
 		ps.cmdline, _ = s.fs.Cmdline(pid)

@@ -2,16 +2,18 @@
 # Benchmark `torchmem oom` on a mixed kernel + training log generated on the
 # fly (never written to disk): throughput and peak memory.
 #
-#   bench/oom.sh [SIZE]        run from the repository root; SIZE defaults to 1G
+#   bench/oom.sh [SIZE [EVERY]]   run from the repository root; SIZE defaults
+#                                 to 1G, one real incident every EVERY (1M)
 set -eu
 size=${1:-1G}
+every=${2:-1M}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/torchmem" ./cmd/torchmem
 go build -o "$tmp/oomgen" ./bench/oomgen
-bytes=$("$tmp/oomgen" -size "$size" | wc -c)
+bytes=$("$tmp/oomgen" -size "$size" -every "$every" | wc -c)
 start=$(date +%s.%N)
-"$tmp/oomgen" -size "$size" -testdata internal/oomexplain/testdata |
+"$tmp/oomgen" -size "$size" -every "$every" -testdata internal/oomexplain/testdata |
 	/usr/bin/time -f '%e s wall, %U s user, %S s sys, %M KB max RSS' -o "$tmp/time" \
 		"$tmp/torchmem" oom --json - >"$tmp/out.json"
 end=$(date +%s.%N)

@@ -103,7 +103,7 @@ func runEstimate(env *Env, cmd *cobra.Command, f *estimateFlags) error {
 		if f.opts.ZeroStage != 0 && f.opts.ZeroStage != 3 {
 			return errors.New("--fsdp shards like ZeRO-3; it cannot be combined with --zero 1 or 2")
 		}
-		f.opts.ZeroStage = 3
+		f.opts.ZeroStage, f.opts.FSDP = 3, true
 	}
 	f.opts.NoLoadFP32 = !f.loadFP32
 	if f.opts.Inference && !cmd.Flags().Changed("optimizer") {

@@ -117,14 +117,14 @@ func alternatives(md *models.Model, o Options) []alt {
 			o.Optimizer = "adamw-8bit"
 			return ok
 		}},
-		{"zero2", "--zero 2 --world-size 8 (shard optimizer states and gradients)", func(o *Options) bool {
+		{"zero2", fmt.Sprintf("--zero 2 --world-size %d (DeepSpeed: shard optimizer states and gradients)", max(o.WorldSize, 8)), func(o *Options) bool {
 			ok := o.ZeroStage < 2 && !o.Inference
-			o.ZeroStage, o.WorldSize = 2, max(o.WorldSize, 8)
+			o.ZeroStage, o.WorldSize, o.FSDP = 2, max(o.WorldSize, 8), false
 			return ok
 		}},
-		{"fsdp", "--fsdp --world-size 8 (shard parameters too)", func(o *Options) bool {
+		{"fsdp", fmt.Sprintf("--fsdp --world-size %d (shard parameters, gradients and states)", max(o.WorldSize, 8)), func(o *Options) bool {
 			ok := o.ZeroStage < 3 && !o.Inference
-			o.ZeroStage, o.WorldSize = 3, max(o.WorldSize, 8)
+			o.ZeroStage, o.WorldSize, o.FSDP = 3, max(o.WorldSize, 8), true
 			return ok
 		}},
 		{"half-batch-accum", fmt.Sprintf("--batch %d --accum %d (same effective batch)", max(1, o.Batch/2), o.Accum*2), func(o *Options) bool {

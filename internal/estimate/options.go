@@ -19,6 +19,9 @@ type Options struct {
 	Checkpointing bool   `json:"checkpointing"`
 	Attention     string `json:"attention"` // sdpa, flash, eager
 	ZeroStage     int    `json:"zero_stage,omitempty"`
+	// FSDP: PyTorch FSDP full sharding (ZeroStage 3) rather than DeepSpeed:
+	// no fp32 master copy, no gradient bucket.
+	FSDP bool `json:"fsdp,omitempty"`
 	WorldSize     int    `json:"world_size,omitempty"`
 	Inference     bool   `json:"inference"`
 	KVCache       bool   `json:"kv_cache,omitempty"`
@@ -90,6 +93,8 @@ func (o *Options) check() error {
 		return fmt.Errorf("--attention %q: want sdpa, flash or eager", o.Attention)
 	case o.ZeroStage < 0 || o.ZeroStage > 3:
 		return fmt.Errorf("--zero %d: want 1, 2 or 3", o.ZeroStage)
+	case o.FSDP && o.ZeroStage != 3:
+		return fmt.Errorf("FSDP full sharding is ZeRO stage 3")
 	case o.WorldSize < 1 || o.WorldSize > 1<<16:
 		return fmt.Errorf("--world-size %d out of range", o.WorldSize)
 	case o.GenLen < 0 || o.GenLen > 1<<22:

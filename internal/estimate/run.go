@@ -80,7 +80,7 @@ func (e *ctx) optimizerStep(step int) {
 	if e.states == nil {
 		for _, p := range e.params {
 			sh := e.shard(p.Elems, 1)
-			if e.o.ZeroStage > 0 && e.dt.param == 2 { // fp32 master weights
+			if e.deepSpeed() && e.dt.param == 2 { // fp32 master weights
 				e.states = append(e.states, m.new(sh, 4, CatOptState))
 			}
 			for k := 0; k < n; k++ {
@@ -113,10 +113,13 @@ func (e *ctx) optimizerStep(step int) {
 	m.drop(temps...)
 }
 
+// deepSpeed: ZeRO as DeepSpeed runs it (not FSDP).
+func (e *ctx) deepSpeed() bool { return e.o.ZeroStage > 0 && !e.o.FSDP }
+
 // stateLayout is the number of per-parameter states and their dtype size.
 func (e *ctx) stateLayout() (int, int64) {
 	dt := e.dt.state
-	if e.o.ZeroStage > 0 && dt == 2 {
+	if e.deepSpeed() && dt == 2 {
 		dt = 4 // DeepSpeed keeps optimizer states in fp32 next to the master weights
 	}
 	switch e.o.Optimizer {

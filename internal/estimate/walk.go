@@ -284,6 +284,11 @@ func (e *ctx) workspace() {
 	if e.ws != nil {
 		return
 	}
+	if e.deepSpeed() && e.o.ZeroStage >= 2 && e.o.WorldSize > 1 {
+		// DeepSpeed's contiguous gradient bucket: reduce_bucket_size,
+		// 5e8 elements by default, in the gradients' dtype.
+		e.m.new(min(500_000_000, e.md.ParamCount()), e.dt.grad, CatGrads)
+	}
 	// The autograd thread gets its own cuBLAS handle, and its workspace
 	// comes from the caching allocator: 4096 KiB*8 on sm90+, else
 	// 4096 KiB*2 + 16 KiB*8 (CUBLAS_WORKSPACE_CONFIG default).

@@ -124,14 +124,26 @@ func (f *file) perSampleValue(v *Node) string {
 	return ""
 }
 
-// indexedAttrs lists self attributes subscripted in __getitem__.
+// indexedAttrs lists the per-sample self attributes: those __getitem__
+// subscripts with its index argument (self.samples[idx], not
+// self.classes[label]).
 func indexedAttrs(get *Node) map[string]bool {
 	out := map[string]bool{}
+	args := get.K("args").L("args")
+	if len(args) < 2 {
+		return out
+	}
+	idx := args[1].S("arg")
 	walkScope(get, func(n *Node) {
-		if n.Is("Subscript") {
-			if k := dotted(n.K("value")); strings.HasPrefix(k, "self.") {
-				out[k] = true
-			}
+		if !n.Is("Subscript") {
+			return
+		}
+		sl := n.K("slice")
+		if sl.Is("Index") { // Python 3.8 wraps subscripts in Index
+			sl = sl.K("value")
+		}
+		if k := dotted(n.K("value")); strings.HasPrefix(k, "self.") && sl.Is("Name") && sl.S("id") == idx {
+			out[k] = true
 		}
 	})
 	return out

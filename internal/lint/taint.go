@@ -35,6 +35,10 @@ var cleanTorchFuncs = map[string]bool{
 	"argmax": true, "argmin": true, "eq": true, "ne": true, "lt": true, "gt": true, "le": true,
 	"ge": true, "isnan": true, "isinf": true, "isfinite": true, "tensor": true, "no_grad": true,
 	"numel": true, "is_tensor": true, "equal": true, "allclose": true, "argsort": true,
+	// (values, indices) pairs: unpacking makes both names look alike, and
+	// the indices are what scripts keep (_, preds = torch.max(out, 1)).
+	"max": true, "min": true, "topk": true, "sort": true, "kthvalue": true, "mode": true,
+	"median": true, "unique": true, "nonzero": true, "bincount": true, "count_nonzero": true,
 }
 
 type flow struct {

@@ -74,3 +74,23 @@ def per_iteration_reset(model, loader, optimizer):
         optimizer.step()
         optimizer.zero_grad()
         print(logs)
+
+
+def transfer_learning_tutorial(model, dataloaders, criterion, optimizer, device):
+    for phase in ["train", "val"]:
+        running_loss = 0.0
+        running_corrects = 0
+        all_preds = []
+        for inputs, labels in dataloaders[phase]:
+            inputs, labels = inputs.to(device), labels.to(device)
+            optimizer.zero_grad()
+            with torch.set_grad_enabled(phase == "train"):
+                outputs = model(inputs)
+                _, preds = torch.max(outputs, 1)
+                loss = criterion(outputs, labels)
+                if phase == "train":
+                    loss.backward()
+                    optimizer.step()
+            running_loss += loss.item() * inputs.size(0)
+            running_corrects += torch.sum(preds == labels.data)
+            all_preds.append(preds)

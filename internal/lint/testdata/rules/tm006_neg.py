@@ -31,3 +31,19 @@ class InProcessDataset(Dataset):
 
 train = DataLoader(PackedDataset("a.json"), batch_size=8, num_workers=4)
 debug = DataLoader(InProcessDataset("b.txt"), batch_size=8, num_workers=0)
+
+
+class LabelNames(Dataset):
+    def __init__(self, root, samples):
+        self.classes = [d.upper() for d in sorted(root)]
+        self.samples = np.asarray(samples)
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, index):
+        path, label = self.samples[index]
+        return path, self.classes[label]
+
+
+names = DataLoader(LabelNames(["a"], [("x", 0)]), num_workers=2)

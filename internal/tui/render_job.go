@@ -93,7 +93,6 @@ func shortenLeft(p string, n int) string {
 	return p
 }
 
-
 // node prints a process and its children, folding a long run of workers.
 func (r *renderer) node(n *node) {
 	r.proc(n.p)

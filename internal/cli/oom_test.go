@@ -84,8 +84,6 @@ func TestOomFilesJSON(t *testing.T) {
 	if r := decodeOom(t, out); len(r.Incidents) != 1 || r.Incidents[0].Kind != "kernel_oom_kill" {
 		t.Errorf("--pid 19335: %+v", r.Incidents)
 	}
-	out, _, _ = oomRun(t, "", "--json", "--pid", "1")
-	_ = out // the live log may hold anything; only the flag parsing is checked here
 }
 
 func TestOomStdinAndText(t *testing.T) {

@@ -198,57 +198,6 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 	}
 }
 
-// recognised: a line that belongs to a report (for the idle limit): any
-// line in a stats/Mem-Info/task section, or one with a report's wording.
-func (k *kernelParser) recognised(text string) bool {
-	t := strings.TrimSpace(text)
-	if k.mode != modeNone && t != "" && !strings.HasPrefix(text, " ") {
-		return true
-	}
-	for _, w := range []string{"oom", "Killed process", "Kill process", "memory", "Memory cgroup", "Mem-Info", "Tasks state", "CPU: ", "cpuset=", "killed as a result"} {
-		if strings.Contains(t, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// significant: the lines worth showing as evidence (not the call trace,
-// registers or the long memcg stat dump).
-func (k *kernelParser) significant(text string) bool {
-	t := strings.TrimLeft(text, " ")
-	if t == "" || t != text && !strings.HasPrefix(t, "active_file") && !strings.HasPrefix(t, "free:") {
-		return false // call trace frames start with a space
-	}
-	for _, noise := range []string{"Call Trace:", "RIP:", "Code:", "RSP:", "RAX:", "RDX:", "RBP:", "R10:", "R13:", "Hardware name:", "Tainted:", "Workqueue:"} {
-		if strings.HasPrefix(t, noise) {
-			return false
-		}
-	}
-	return k.mode != modeMemcgStats || strings.HasPrefix(t, "Memory cgroup stats") || strings.HasPrefix(t, "Tasks state") || strings.HasPrefix(t, "[")
-}
-
-// killEvidence: the report shows an OOM kill (or its attempt), not only
-// the memory dump that other reports share.
-func killEvidence(ko *KernelOOM) bool {
-	return ko.Trigger != nil || ko.Victim != nil || ko.Selected != nil || ko.Constraint != "" || ko.NoKillable
-}
-
-// midReport: lines found inside an OOM report, used to open one when the
-// paste lacks the "invoked oom-killer" line. The memory dump's lines also
-// appear in other reports; an incident opened by them is dropped unless
-// kill evidence follows (killEvidence).
-func midReport(text string) bool {
-	t := strings.TrimSpace(text)
-	return strings.HasPrefix(t, "Mem-Info:") || strings.HasPrefix(t, "Tasks state (memory values in pages)") ||
-		strings.HasPrefix(t, "Free swap  =") || strings.HasSuffix(t, " pages RAM") ||
-		strings.HasPrefix(t, "memory: usage ") || strings.HasPrefix(t, "Memory cgroup stats for ") ||
-		strings.HasPrefix(text, "oom-kill:constraint=") ||
-		strings.Contains(text, "Killed process ") && strings.Contains(text, "total-vm:") ||
-		strings.Contains(text, " or sacrifice child") ||
-		strings.Contains(text, " killed as a result of limit of ")
-}
-
 // handleBody parses the lines between the trigger and the kill.
 func (k *kernelParser) handleBody(ko *KernelOOM, text string, rejoin bool) {
 	t := strings.TrimSpace(text)

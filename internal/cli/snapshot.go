@@ -70,7 +70,7 @@ func snapshotTuneGC(fileSize int64) {
 		debug.SetGCPercent(400)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(max(fileSize/2, 256<<20))
+		debug.SetMemoryLimit(max(fileSize/4*3, 256<<20))
 	}
 }
 

@@ -107,6 +107,11 @@ func TestTopNoGPUAndBadFlags(t *testing.T) {
 	if !strings.Contains(out.String(), "! no NVIDIA GPU") || !strings.Contains(out.String(), "JOB 2000") {
 		t.Errorf("no-GPU view:\n%s", out)
 	}
+	// Not a terminal: plain `top` prints the table once instead of the live view.
+	out.Reset()
+	if code := Run(env, []string{"top", "--filter", "train"}); code != 0 || !strings.Contains(out.String(), "JOB 2000") || strings.Contains(out.String(), "\x1b") {
+		t.Errorf("top into a pipe: exit %d:\n%q", code, out)
+	}
 	for _, args := range [][]string{{"top", "--sort", "cpu"}, {"top", "--interval", "1ms"}, {"top", "extra"}} {
 		errb.Reset()
 		if code := Run(env, args); code != 1 || errb.Len() == 0 {

@@ -13,7 +13,8 @@
 //	IsTorchCmdline(args []string) bool
 //	LooksLikePython(name string, args []string) bool
 //	Role(p, parent Proc) string                       // RoleMain, RoleWorker, RoleChild
-//	Job, Process, Totals; (*Job).Total()
+//	Job, Process, Totals; (*Job).Total(gpuSource string)
+//	CommandLine(args []string, name string) string
 package jobs
 
 import (

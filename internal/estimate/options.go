@@ -21,11 +21,11 @@ type Options struct {
 	ZeroStage     int    `json:"zero_stage,omitempty"`
 	// FSDP: PyTorch FSDP full sharding (ZeroStage 3) rather than DeepSpeed:
 	// no fp32 master copy, no gradient bucket.
-	FSDP bool `json:"fsdp,omitempty"`
-	WorldSize     int    `json:"world_size,omitempty"`
-	Inference     bool   `json:"inference"`
-	KVCache       bool   `json:"kv_cache,omitempty"`
-	GenLen        int    `json:"gen_len,omitempty"`
+	FSDP      bool `json:"fsdp,omitempty"`
+	WorldSize int  `json:"world_size,omitempty"`
+	Inference bool `json:"inference"`
+	KVCache   bool `json:"kv_cache,omitempty"`
+	GenLen    int  `json:"gen_len,omitempty"`
 	// NoLoadFP32: half-precision weights are loaded straight in half
 	// (from_pretrained(torch_dtype=...)). By default they are taken to be
 	// made in fp32 on the GPU and cast there (model.cuda().bfloat16()),

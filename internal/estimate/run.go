@@ -35,6 +35,7 @@ func (e *ctx) trainMicro(step, micro int) {
 	m.grad = true
 	m.phase = fmt.Sprintf("forward, step %d", step)
 	data := e.inputData()
+	e.forwardWorkspace()
 	e.castWeights(-1, e.headParams)
 	e.castWeights(-1, e.stemParams)
 	e.rec = nil
@@ -142,6 +143,7 @@ func (e *ctx) infer() {
 		e.m.grad = false
 		e.m.phase = fmt.Sprintf("forward, pass %d", step)
 		data := e.inputData()
+		e.forwardWorkspace()
 		e.castWeights(-1, e.headParams)
 		e.castWeights(-1, e.stemParams)
 		x := e.forwardBlocks(e.embed(data), e.m.phase)

@@ -31,6 +31,7 @@ type ctx struct {
 	posBias  []*tensor
 	dx       *tensor
 	ws       *tensor
+	fwdWS    *tensor
 	perBlock int64 // activation bytes block 0 keeps for backward
 }
 
@@ -289,12 +290,24 @@ func (e *ctx) workspace() {
 		// 5e8 elements by default, in the gradients' dtype.
 		e.m.new(min(500_000_000, e.md.ParamCount()), e.dt.grad, CatGrads)
 	}
-	// The autograd thread gets its own cuBLAS handle, and its workspace
-	// comes from the caching allocator: 4096 KiB*8 on sm90+, else
-	// 4096 KiB*2 + 16 KiB*8 (CUBLAS_WORKSPACE_CONFIG default).
-	size := int64(4096*1024*2 + 16*1024*8)
-	if e.o.ComputeCapability >= 90 {
-		size = 4096 * 8 * 1024
+	// The autograd thread gets its own cuBLAS handle, hence a second workspace.
+	e.ws = e.m.new(e.cublasWorkspaceBytes(), 1, CatWorkspace)
+}
+
+// forwardWorkspace is the main thread's cuBLAS workspace, made at the first
+// GEMM and kept for the process's life.
+func (e *ctx) forwardWorkspace() {
+	if e.fwdWS == nil {
+		e.fwdWS = e.m.new(e.cublasWorkspaceBytes(), 1, CatWorkspace)
 	}
-	e.ws = e.m.new(size, 1, CatWorkspace)
+}
+
+// cublasWorkspaceBytes: PyTorch takes cuBLAS workspaces from the caching
+// allocator, one per handle and stream: 4096 KiB*8 on sm90+, else
+// 4096 KiB*2 + 16 KiB*8 (the CUBLAS_WORKSPACE_CONFIG default).
+func (e *ctx) cublasWorkspaceBytes() int64 {
+	if e.o.ComputeCapability >= 90 {
+		return 4096 * 8 * 1024
+	}
+	return 4096*1024*2 + 16*1024*8
 }

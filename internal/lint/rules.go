@@ -65,6 +65,9 @@ var allRules = []*Rule{
 	{ID: "TM014", Name: "anomaly-detection-left-on", Severity: SevWarning,
 		Summary: "autograd anomaly detection records a Python traceback for every graph node and checks every backward: memory and time grow with graph size",
 		Fix:     "enable it only while debugging (behind a flag), never in production training runs"},
+	{ID: "TM015", Name: "hook-keeps-graph", Severity: SevWarning,
+		Summary: "a module hook stores its output or gradient with the autograd graph: a forward hook appending to a list that is never cleared keeps every batch's activations; a backward hook storing grad_output forms a reference cycle",
+		Fix:     "store `output.detach()` (and `.cpu()` if it is kept for long), and clear the list after each batch"},
 }
 
 var ruleByID = func() map[string]*Rule {
@@ -94,5 +97,6 @@ func init() {
 		"TM012": checkTM012,
 		"TM013": checkTM013,
 		"TM014": checkTM014,
+		"TM015": checkTM015,
 	}
 }

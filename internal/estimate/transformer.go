@@ -37,6 +37,9 @@ func (e *ctx) llamaBlock(x *tensor) *tensor {
 	k := e.linear(n1, T*int64(md.KVHeads)*d)
 	v := e.linear(n1, T*int64(md.KVHeads)*d)
 	e.m.drop(n1)
+	if md.QKNorm { // qwen3: RMSNorm over each head of q and k
+		q, k = e.rmsNormOf(q, T*int64(md.Heads)), e.rmsNormOf(k, T*int64(md.KVHeads))
+	}
 	qe, ke := e.rope(q), e.rope(k)
 	// transformers passes enable_gqa to SDPA (torch >= 2.5, no mask):
 	// k and v stay at kv-head width; eager attention repeats them.
@@ -95,6 +98,35 @@ func (e *ctx) bertBlock(x *tensor) *tensor {
 	e.m.drop(g)
 	a1.live = true
 	return e.layerNormOf(e.add(e.dropout(o2, md.HiddenDropout), a1), T)
+}
+
+// rmsNormOf normalises x and lets go of it.
+func (e *ctx) rmsNormOf(x *tensor, rows int64) *tensor {
+	out := e.rmsNorm(x, rows)
+	e.m.drop(x)
+	return out
+}
+
+// hfViTBlock is transformers' ViTLayer: pre-LN, separate q/k/v linears
+// over the LayerNorm output, SDPA, dense + residual, then the MLP.
+func (e *ctx) hfViTBlock(x *tensor) *tensor {
+	md := e.md
+	T, h := e.tokens(), int64(md.Hidden)
+	ln1 := e.layerNorm(x, T)
+	q, k, v := e.linear(ln1, T*h), e.linear(ln1, T*h), e.linear(ln1, T*h)
+	e.m.drop(ln1)
+	o := e.attention(attn{q: q, k: k, v: v, heads: int64(md.Heads), kvHeads: int64(md.Heads), dHead: int64(md.HeadDim),
+		qLen: int64(e.seq()), kLen: int64(e.seq()), dropout: md.AttentionDropout})
+	e.m.drop(q, k, v)
+	p := e.linear(o, T*h)
+	e.m.drop(o)
+	x2 := e.add(e.dropout(p, md.HiddenDropout), x)
+	ln2 := e.layerNorm(x2, T)
+	g := e.activation(e.linear(ln2, T*int64(md.Intermediate)), "gelu")
+	e.m.drop(ln2)
+	f2 := e.linear(g, T*h)
+	e.m.drop(g)
+	return e.add(e.dropout(f2, md.HiddenDropout), x2)
 }
 
 // layerNormOf normalises x and lets go of it (post-LN blocks).
@@ -205,6 +237,9 @@ func (e *ctx) transformerBlock(i int, x *tensor) *tensor {
 	case models.BERT:
 		return e.bertBlock(x)
 	case models.ViT:
+		if e.md.ModelType == "vit" { // a Hugging Face config, not torchvision
+			return e.hfViTBlock(x)
+		}
 		return e.vitBlock(x)
 	case models.T5:
 		if i < e.md.Layers {

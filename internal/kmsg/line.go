@@ -112,6 +112,9 @@ func parsePrefix(b []byte, ln *Line, o *ParseOptions) ([]byte, bool) {
 	if rest, ok := parseDmesgLevel(b, ln, o); ok {
 		return rest, true
 	}
+	if rest, ok := parseShortFull(b, ln, o); ok {
+		return rest, true
+	}
 	return parseSyslogHeader(b, ln, o)
 }
 
@@ -193,6 +196,10 @@ func parseBracket(b []byte, ln *Line, o *ParseOptions) ([]byte, bool) {
 		return rest, true
 	}
 	if t, ok := parseCtime(inner, o.loc()); ok {
+		ln.Wall = t
+		return rest, true
+	}
+	if t, ok := parseBracketISO(inner, o.loc()); ok { // Python logging: "[2024-03-26 16:50:50,221]"
 		ln.Wall = t
 		return rest, true
 	}

@@ -35,6 +35,7 @@ func TestParseLine(t *testing.T) {
 		{"2026-04-12T19:04:42+0100 host systemd-oomd[939]: Killed /user.slice/app.scope due to memory pressure", "Killed /user.slice/app.scope due to memory pressure", -1, "2026-04-12T18:04:42Z", "host", "systemd-oomd", -1},
 		{"[  244.946537][ T3106] Out of memory: Killed process 4526 (dhclient)", "Out of memory: Killed process 4526 (dhclient)", 244946537 * time.Microsecond, "", "", "", -1},
 		{`{"__REALTIME_TIMESTAMP":"1764455502413325","_SOURCE_MONOTONIC_TIMESTAMP":"31413325","_TRANSPORT":"kernel","_HOSTNAME":"gpu1","PRIORITY":"3","MESSAGE":"Memory cgroup out of memory: Killed process 506 (python3)"}`, "Memory cgroup out of memory: Killed process 506 (python3)", 31413325 * time.Microsecond, "2025-11-29T22:31:42.413325Z", "gpu1", "kernel", 3},
+		{"[2024-03-26 16:50:50,221] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 0 (pid: 11127)", "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 0 (pid: 11127)", -1, "2024-03-26T16:50:50.221Z", "", "", -1},
 		{"[rank0]: torch.OutOfMemoryError: CUDA out of memory.", "[rank0]: torch.OutOfMemoryError: CUDA out of memory.", -1, "", "", "", -1},
 		{"RuntimeError: DataLoader worker (pid 1285) is killed by signal: Killed.", "RuntimeError: DataLoader worker (pid 1285) is killed by signal: Killed.", -1, "", "", "", -1},
 	}

@@ -207,3 +207,42 @@ func parseSyslogTail(b []byte, ln *Line, o *ParseOptions) ([]byte, bool) {
 	}
 	return msg, true
 }
+
+// parseBracketISO reads "2024-03-26 16:50:50,221" (Python logging, torchrun)
+// inside brackets.
+func parseBracketISO(b []byte, loc *time.Location) (time.Time, bool) {
+	if len(b) < 19 || b[4] != '-' || b[7] != '-' || (b[10] != ' ' && b[10] != 'T') {
+		return time.Time{}, false
+	}
+	s := string(b[:10]) + "T" + strings.Replace(string(b[11:]), ",", ".", 1)
+	return parseISOStamp(s, loc)
+}
+
+var weekdays = map[string]bool{"Mon": true, "Tue": true, "Wed": true, "Thu": true, "Fri": true, "Sat": true, "Sun": true}
+
+// parseShortFull handles journalctl -o short-full:
+// "Sun 2026-11-29 22:31:42 UTC host kernel: text" (zone names are not
+// resolved: the time is read in the configured location).
+func parseShortFull(b []byte, ln *Line, o *ParseOptions) ([]byte, bool) {
+	if len(b) < 24 || b[3] != ' ' || !weekdays[string(b[:3])] {
+		return b, false
+	}
+	rest := b[4:]
+	end := bytes.IndexByte(rest[11:], ' ')
+	if end < 0 {
+		return b, false
+	}
+	t, ok := parseISOStamp(string(rest[:10])+"T"+string(rest[11:11+end]), o.loc())
+	if !ok {
+		return b, false
+	}
+	ln.Wall = t
+	rest = rest[12+end:]
+	if sp := bytes.IndexByte(rest, ' '); sp > 0 && sp < 8 { // the zone name
+		rest = rest[sp+1:]
+	}
+	if r, ok := parseSyslogTail(rest, ln, o); ok {
+		return r, true
+	}
+	return rest, true
+}

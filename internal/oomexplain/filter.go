@@ -60,12 +60,16 @@ func matchAnchor(b []byte, group []string) bool {
 // stripRankPrefixes removes the prefixes launchers put before each line:
 // "[rank3]:" (PyTorch >= 2.2 distributed exceptions), "[default3]:"
 // (torchrun --tee with its default log prefix), "3: " (srun --label) and
-// "node1: " (pdsh/clush). Up to three may stack ("node1: [rank3]: ...").
+// "node1: " (pdsh/clush), "[1,3]<stderr>:" (mpirun --tag-output). Up to three may stack ("node1: [rank3]: ...").
 func stripRankPrefixes(s string) (string, *int, string) {
 	var rank *int
 	host := ""
 	for i := 0; i < 3; i++ {
 		if r, rest, ok := bracketRank(s); ok {
+			rank, s = &r, rest
+			continue
+		}
+		if r, rest, ok := mpiTag(s); ok {
 			rank, s = &r, rest
 			continue
 		}
@@ -111,8 +115,9 @@ func labelRank(s string) (int, string, bool) {
 }
 
 // hostLabel accepts "name: " where name looks like a host: lower-case
-// letters, digits, '-' and '.', with at least one digit, '-' or '.' (so
-// "slurmstepd: " and "RuntimeError: " are not taken for hosts).
+// letters, digits, '-' and '.', with at least one digit or '-' (so
+// "slurmstepd: ", "RuntimeError: " and Python logger names like
+// "torch.distributed.elastic.agent: " are not taken for hosts).
 func hostLabel(s string) (string, string, bool) {
 	c := strings.Index(s, ": ")
 	if c < 2 || c > 64 {
@@ -123,8 +128,9 @@ func hostLabel(s string) (string, string, bool) {
 		ch := name[j]
 		switch {
 		case ch >= 'a' && ch <= 'z':
-		case ch >= '0' && ch <= '9', ch == '-', ch == '.':
+		case ch >= '0' && ch <= '9', ch == '-':
 			marked = true
+		case ch == '.': // allowed, but "torch.distributed.api: " is a logger
 		default:
 			return "", s, false
 		}
@@ -150,4 +156,22 @@ func stripANSI(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// mpiTag reads Open MPI's --tag-output prefix "[jobid,rank]<stderr>:".
+func mpiTag(s string) (int, string, bool) {
+	if len(s) < 8 || s[0] != '[' {
+		return 0, s, false
+	}
+	end := strings.Index(s, "]<")
+	if end < 3 || end > 24 {
+		return 0, s, false
+	}
+	_, r, ok := strings.Cut(s[1:end], ",")
+	n, err := strconv.Atoi(r)
+	close := strings.Index(s[end:], ">:")
+	if !ok || err != nil || close < 0 {
+		return 0, s, false
+	}
+	return n, s[end+close+2:], true
 }

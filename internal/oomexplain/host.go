@@ -60,7 +60,8 @@ func (h *hostParser) feed(l *line) {
 		h.torchrunFailed(l, t)
 	case strings.Contains(t, "oom-kill event") || strings.Contains(t, "oom_kill event") ||
 		strings.Contains(t, ": Out Of Memory") || strings.Contains(t, "Exceeded job memory limit") ||
-		strings.Contains(t, "Exceeded step memory limit"):
+		strings.Contains(t, "Exceeded step memory limit") ||
+		strings.Contains(t, "slurmstepd") && strings.Contains(t, "exceeded memory limit"):
 		h.slurm(l, t)
 	case l.Ident == "systemd-oomd" || strings.Contains(t, "systemd-oomd"):
 		h.systemdOOMD(l, t)

@@ -63,6 +63,9 @@ func TestHostFailureDetails(t *testing.T) {
 	if !ptrEq(tr.Rank, 0) || tr.Host != "yan-ml" || !ptrEq(f.ExitCode, -9) || !ptrEq(f.SignalNumber, 9) || f.Signal != "SIGKILL" || !ptrEq(f.LocalRank, 0) {
 		t.Errorf("torchrun: rank %v host %q failure %+v", tr.Rank, tr.Host, f)
 	}
+	if tr.Time == nil || tr.Time.Format("2006-01-02 15:04:05") != "2024-03-26 16:50:50" {
+		t.Errorf("time from torchrun's logging prefix: %v", tr.Time)
+	}
 	if !strings.HasSuffix(f.Program, "/bin/python") {
 		t.Errorf("program %q", f.Program)
 	}

@@ -37,7 +37,7 @@ func (h *hostParser) tableRow(l *line, t string) bool {
 	switch {
 	case strings.HasSuffix(t, " FAILED") && !strings.Contains(t, ":"):
 		tb.program = strings.TrimSuffix(t, " FAILED")
-	case strings.HasPrefix(t, "host ") && strings.Contains(t, ":"):
+	case (strings.HasPrefix(t, "host ") || strings.HasPrefix(t, "host:")) && strings.Contains(t, ":"):
 		_, v, _ := strings.Cut(t, ":")
 		tb.host = strings.TrimSpace(v)
 	case reTRRank.MatchString(t):
@@ -46,10 +46,10 @@ func (h *hostParser) tableRow(l *line, t string) bool {
 	case reTRExit.MatchString(t):
 		m := reTRExit.FindStringSubmatch(t)
 		h.torchrunChild(l, t, atoiPtr(m[1]), atoiPtr(m[2]), tb.rank, tb.local, tb.host, tb.program)
-	case strings.HasPrefix(t, "traceback") && strings.Contains(t, "received by PID"):
+	case (strings.HasPrefix(t, "traceback") || strings.HasPrefix(t, "msg")) && strings.Contains(t, "received by PID"):
 		h.signalRow(t)
 	default:
-		return strings.HasPrefix(t, "time ") || strings.HasPrefix(t, "error_file") || strings.HasPrefix(t, "[")
+		return strings.HasPrefix(t, "time ") || strings.HasPrefix(t, "time:") || strings.HasPrefix(t, "error_file") || strings.HasPrefix(t, "[")
 	}
 	return true
 }

@@ -159,14 +159,18 @@ var memcgStatKeys = map[string]bool{
 func parseMemcgStatsHeader(ko *KernelOOM, t string) {
 	rest := strings.TrimPrefix(t, "Memory cgroup stats for ")
 	path, inline, _ := strings.Cut(rest, ":")
-	if ko.MemcgStatsPath != "" && ko.MemcgStatsPath != path {
-		return // hierarchy below the OOM memcg: keep the first (the OOM one)
+	if ko.MemcgStatsPath == "" {
+		ko.MemcgStatsPath = path
 	}
-	ko.MemcgStatsPath = path
+	// The inline form is printed once per cgroup of the OOM memcg's
+	// subtree, each with its own (local) counters: they add up.
 	for _, f := range strings.Fields(inline) {
 		k, v, ok := strings.Cut(f, ":")
 		if n, err := strconv.ParseInt(strings.TrimSuffix(v, "KB"), 10, 64); ok && err == nil && memcgStatKeys[k] {
-			setStat(ko, k, kb(n))
+			if ko.MemcgStats == nil {
+				ko.MemcgStats = map[string]int64{}
+			}
+			ko.MemcgStats[k] += kb(n)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import "testing"
 //   local-v1-6.18.*                the same test run here, printed by dmesg, -T, --time-format iso, -x, -r and /dev/kmsg
 //   centos7-3.10-gregg.dmesg       Brendan Gregg, "Linux Performance Analysis in 60,000 Milliseconds" (3.x kernel)
 //   rhel8-4.18-memcg-memsw.dmesg   a public blog repository's RHEL 8 (4.18) Kubernetes pod OOM
+//   k8s-4.x-two-stats.dmesg        a Kubernetes OOM exporter's test (4.x, one stats line per cgroup)
 //   k8s-4.x-memcg-child.dmesg      LKML report (Tetsuo Handa, 2018-11-14), child victim of a memcg kill
 //   lkml-5.8-global-quoted-wrapped LKML "BUG: Bad page state" thread (2020-07), quoted and wrapped at 80 columns
 //   syzkaller-5.10-caller-wrapped  LKML io_uring report (2023-05), printk caller ids, wrapped
@@ -119,6 +120,16 @@ func TestKernelOOMDetails(t *testing.T) {
 	}
 	if s := rh.Explanation.Summary; !contains(s, "memory+swap") {
 		t.Errorf("summary %q should name the memory+swap limit", s)
+	}
+
+	// 4.x prints local stats for each cgroup of the subtree: they add up.
+	two := parseFile(t, "kernel/k8s-4.x-two-stats.dmesg")[0]
+	if two.Kernel.MemcgStats["rss"] != 36*kib || two.Kernel.Selected.PID != 8308 || two.Explanation.Verdict != VerdictCgroupLimit ||
+		two.Kernel.OOMMemcg != "/kubepods/burstable/podaf389229-5fc5-4617-ae95-9160d576eb49" {
+		t.Errorf("two stats lines: %+v %s", two.Kernel, two.Explanation.Verdict)
+	}
+	if !contains(two.Explanation.Recommendations[0], "Kubernetes") {
+		t.Errorf("limit owner: %s", two.Explanation.Recommendations[0])
 	}
 
 	// 3.10: the selection line with its score precedes the kill.

@@ -85,6 +85,9 @@ func Estimate(md *models.Model, o Options) (*Result, error) {
 	if o.GenLen > 0 {
 		o.KVCache = true
 	}
+	if err := checkSize(md, o); err != nil {
+		return nil, err
+	}
 	e := newCtx(md, o)
 	if o.Inference {
 		e.infer()
@@ -114,4 +117,28 @@ func (e *ctx) result() *Result {
 		Item{"cuda_context", r.CUDAContextBytes},
 		Item{"cuda_libraries", r.LibraryBytes})
 	return r
+}
+
+// checkSize refuses configurations whose largest tensor would not fit in
+// an int64 byte count (no GPU holds an exabyte).
+func checkSize(md *models.Model, o Options) error {
+	b := float64(o.Batch)
+	var big float64
+	switch md.Family {
+	case models.ResNet:
+		big = b * 64 * float64(o.ImageSize) * float64(o.ImageSize)
+	default:
+		s := float64(o.Seq + o.GenLen)
+		if md.Family == models.ViT {
+			s = float64(md.Tokens(o.ImageSize))
+		}
+		big = b * s * float64(max(md.Vocab, 4*md.Intermediate, 4*md.Hidden))
+		if o.Attention == "eager" || md.Family == models.T5 {
+			big = max(big, b*float64(md.Heads)*s*s)
+		}
+	}
+	if big*8 > 1<<56 {
+		return fmt.Errorf("batch %d with this sequence or image size needs a tensor of %.3g elements: too large to estimate", o.Batch, big)
+	}
+	return nil
 }

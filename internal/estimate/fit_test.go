@@ -164,3 +164,14 @@ func TestBadOptions(t *testing.T) {
 		t.Error("kv cache on an encoder accepted")
 	}
 }
+
+func TestHugeConfigurationsRefused(t *testing.T) {
+	md := preset(t, "meta-llama/Llama-3.1-8B")
+	if _, err := Estimate(md, Options{Batch: 1 << 20, Seq: 1 << 22}); err == nil {
+		t.Fatal("an exabyte-sized tensor was estimated")
+	}
+	// MaxBatch stops at the size limit instead of overflowing.
+	if n := MaxBatch(preset(t, "gpt2"), Options{Seq: 8, Precision: "bf16", Inference: true, Steps: 1}, 1<<62); n < 1 {
+		t.Fatalf("max batch %d", n)
+	}
+}

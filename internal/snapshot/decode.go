@@ -98,7 +98,7 @@ func (b *builder) finishDict(d *pickle.Decoder, v pickle.Value) (pickle.Value, e
 		return b.segment(d, items)
 	case seen.has(kRealSize):
 		return b.historyEntry(d, items), nil
-	case seen.has(kFilename) && seen.has(kLine) && seen.has(kName):
+	case seen.has(kFilename) && seen.has(kName): // line may be missing
 		return b.frame(d, items), nil
 	}
 	return v, nil

@@ -74,6 +74,7 @@ func TestRunBinary(t *testing.T) {
 	t.Run("training loop matches bare run", func(t *testing.T) { runTrainingMatches(t, bin, db) })
 	t.Run("orphaned DataLoader workers reaped", func(t *testing.T) { runWorkersReaped(t, bin, db) })
 	t.Run("kill -9 of torchmem leaves the job running", func(t *testing.T) { runSupervisorLost(t, bin, db) })
+	t.Run("DataLoader worker OOM-killed", func(t *testing.T) { runWorkerOOM(t, bin, db) })
 }
 
 func runTrainingMatches(t *testing.T, bin, db string) {
@@ -164,5 +165,33 @@ func runKillLeftover(pid int) {
 		if p := strings.SplitN(l, ":", 3); len(p) == 3 && strings.Contains(p[1], "memory") && strings.Contains(p[2], "/torchmem/") {
 			_ = os.Remove(filepath.Join("/sys/fs/cgroup/memory", p[2]))
 		}
+	}
+}
+
+func runWorkerOOM(t *testing.T, bin, db string) {
+	py := runTorchPython()
+	if py == "" {
+		t.Skip("no python3 with torch")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs a job cgroup (root) for --memory-max")
+	}
+	// A worker that allocates until the cgroup's OOM killer takes it.
+	script := `import torch
+from torch.utils.data import DataLoader, Dataset
+class Greedy(Dataset):
+    def __len__(self): return 10
+    def __getitem__(self, i):
+        hoard = []
+        while True: hoard.append(bytearray(b"\x01" * (16 << 20)))
+for b in DataLoader(Greedy(), num_workers=1): pass`
+	_, stderr, code := runExec(bin, "run", "--db", db, "--memory-max", "400M", "--", py, "-c", script)
+	for _, want := range []string{"a DataLoader worker was killed; victim DataLoader worker", "limit 400.00 MiB", "oom_kill 1", "exited unexpectedly"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+	if code != 1 || t.Failed() {
+		t.Fatalf("code %d\n%s", code, stderr)
 	}
 }

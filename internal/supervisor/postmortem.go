@@ -130,7 +130,10 @@ func classify(e evidence) Summary {
 		s.Fragmentation = fragmentation(o)
 	}
 	for _, x := range e.excs {
-		s.Exception = x.ExcType + ": " + lastLine(x.Text)
+		s.Exception = lastLine(x.Text)
+		if short := x.ExcType[strings.LastIndexByte(x.ExcType, '.')+1:]; !strings.HasPrefix(s.Exception, short) {
+			s.Exception = x.ExcType + ": " + s.Exception
+		}
 		if x.OOM && s.CUDAOOM == nil && strings.Contains(x.Text, "CUDA") {
 			s.CUDAOOM = &hook.OOM{Time: x.Time}
 		}

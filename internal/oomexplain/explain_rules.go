@@ -73,7 +73,7 @@ func val(p *int64) int64 {
 }
 
 // sameStory: the non-kernel incident o is about the kernel victim's pid,
-// or (no pids on either side) was logged within a minute of the kill.
+// or both carry wall-clock times within a minute of each other.
 func sameStory(k, o *Incident) bool {
 	if k.Kernel == nil {
 		return false
@@ -81,7 +81,10 @@ func sameStory(k, o *Incident) bool {
 	if v := k.Kernel.Victim; v != nil && hasInt(o.PIDs, v.PID) {
 		return true
 	}
-	if o.Kind == KindSlurmOOM && k.Time != nil && o.Time != nil {
+	// No pid in common (a container shows its own pid namespace to the
+	// training log): a kill reported within a minute of the kernel's is
+	// taken to be the same one.
+	if (o.Kind == KindSlurmOOM || killedBySomeone(o.Kind)) && k.Time != nil && o.Time != nil {
 		d := k.Time.Sub(*o.Time)
 		return d > -time60 && d < time60
 	}

@@ -143,7 +143,9 @@ func (p *Parser) feed(kl kmsg.Line) {
 		kl.Text = stripANSI(kl.Text)
 	}
 	l := line{Line: kl, no: p.lineNo, text: kl.Text}
-	if kl.Ident != "kernel" {
+	// Launcher prefixes belong to training output; kernel lines (with a
+	// kernel timestamp or from the kernel's journal) are left alone.
+	if kl.Ident != "kernel" && !kl.HasUptime {
 		l.text, l.rank, l.host = stripRankPrefixes(kl.Text)
 	}
 	for _, k := range p.kinds {

@@ -15,6 +15,11 @@ func (e *ctx) block(i int, x *tensor) *tensor {
 func (e *ctx) embed(data *tensor) *tensor {
 	T, h, p := e.tokens(), int64(e.md.Hidden), e.dt.param
 	s := int64(e.seq())
+	if e.o.Attention == "eager" && (e.md.Family == models.GPT2 || e.md.Family == models.Llama) {
+		// create_causal_mask materialises a (b, 1, s, s) float mask for
+		// eager attention, in the hidden states' dtype, for the whole forward.
+		e.posBias = append(e.posBias, e.act(int64(e.o.Batch)*s*s, e.dt.resid))
+	}
 	switch e.md.Family {
 	case models.GPT2:
 		x := e.add(e.act(T*h, p), e.act(s*h, p))

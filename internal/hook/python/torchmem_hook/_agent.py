@@ -27,13 +27,6 @@ def _env_float(name, default):
         return default
 
 
-def _env_int(name):
-    try:
-        return int(os.environ.get(name, ""))
-    except ValueError:
-        return None
-
-
 class Agent(object):
     def __init__(self, torch, child=False):
         self.torch = torch
@@ -94,7 +87,7 @@ class Agent(object):
                 except Exception:
                     _debug()
 
-    def _go_quiet(self):  # noqa: D401
+    def _go_quiet(self):
         """The supervisor is gone: stop sending, keep the program untouched."""
         self.closed = True
         self.queue.clear()

@@ -2,6 +2,8 @@ package snapshot
 
 import (
 	"bytes"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,5 +127,39 @@ func TestTruncatedReal(t *testing.T) {
 		if _, err := ReadAny(bytes.NewReader(raw[:cut]), int64(cut)); err == nil {
 			t.Fatalf("cut at %d: no error", cut)
 		}
+	}
+}
+
+// TestMutatedReal flips bytes of a real snapshot (fixed seed): every
+// variant must decode or fail cleanly, and whatever decodes must survive
+// every analysis.
+func TestMutatedReal(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "real", "stacks_all_small.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	decoded := 0
+	for i := 0; i < 800; i++ {
+		b := append([]byte(nil), raw...)
+		for k := 0; k < 1+rng.IntN(3); k++ {
+			b[rng.IntN(len(b))] = byte(rng.IntN(256))
+		}
+		s, err := ReadAny(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			continue
+		}
+		decoded++
+		_ = Summarize(s)
+		_ = TopSites(s, 2)
+		_ = FindLeaks(s, LeakOptions{})
+		_ = Compare(s, s, 1)
+		for dev := range s.Traces {
+			_ = BuildTimeline(s, dev).Buckets(0, len(s.Traces[dev]), 20)
+		}
+		_, _ = WriteHTML(io.Discard, s, HTMLOptions{})
+	}
+	if decoded == 0 {
+		t.Error("no mutation decoded: the test exercises nothing")
 	}
 }

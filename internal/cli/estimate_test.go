@@ -136,3 +136,27 @@ func TestEstimateClassificationHead(t *testing.T) {
 		t.Errorf("--head on a ResNet: code %d", code)
 	}
 }
+
+// TestEstimateGolden compares the JSON of a fixed configuration with
+// testdata/estimate/gpt2.json; TORCHMEM_UPDATE_ESTIMATE=1 rewrites it after
+// a deliberate change to the model.
+func TestEstimateGolden(t *testing.T) {
+	out, errs, code := runCLI(t, "estimate", "--model", "gpt2", "--batch", "8", "--seq", "512",
+		"--precision", "amp-bf16", "--gpu", "A100-40GB", "--json")
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	golden := filepath.Join("testdata", "estimate", "gpt2.json")
+	if os.Getenv("TORCHMEM_UPDATE_ESTIMATE") == "1" {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("estimate JSON differs from %s (TORCHMEM_UPDATE_ESTIMATE=1 to accept):\n%s", golden, out)
+	}
+}

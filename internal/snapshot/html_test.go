@@ -153,3 +153,25 @@ func TestHTMLLoadTime(t *testing.T) {
 	errs := eval[[]string](t, ctx, `window.torchmemErrors`)
 	t.Logf("page ready after %.2f s (performance.now %.0f ms), script errors: %v", elapsed.Seconds(), inPage, errs)
 }
+
+// TestHTMLOldFormatInChromium: a torch 1.13 snapshot (no trace) still
+// gives a working page.
+func TestHTMLOldFormatInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	path, _ := writePage(t, loadFormat(t, "torch-1.13"))
+	ctx := browserContext(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.torchmemReady === true`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("page never became ready: %v", err)
+	}
+	if errs := eval[[]string](t, ctx, `window.torchmemErrors`); len(errs) > 0 {
+		t.Fatalf("script errors: %v", errs)
+	}
+	if txt := eval[string](t, ctx, `document.getElementById("timelines").textContent`); !strings.Contains(txt, "No trace") {
+		t.Errorf("timeline section says %q", txt)
+	}
+}

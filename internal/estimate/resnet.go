@@ -13,15 +13,14 @@ func convOut(h, k, s, p int) int { return (h+2*p-k)/s + 1 }
 // The cuDNN workspace of each convolution is transient and depends on the
 // algorithm cuDNN's heuristics pick; it is not modelled (it shows in the
 // reserved memory of convolutional nets, not in their allocated peak).
-func (e *ctx) conv(x *tensor, outElems int64, k int) *tensor {
-	_ = k // kernel size: kept for a workspace model
+func (e *ctx) conv(x *tensor, outElems int64) *tensor {
 	return e.linear(x, outElems)
 }
 
 func (e *ctx) resnetStem(img *tensor) *tensor {
 	b := int64(e.o.Batch)
 	h := convOut(e.imageSize(), 7, 2, 3)
-	c := e.conv(img, b*64*int64(h*h), 7)
+	c := e.conv(img, b*64*int64(h*h))
 	x := e.bnRelu(c, true)
 	h2 := convOut(h, 3, 2, 1)
 	mp := e.act(b*64*int64(h2*h2), x.dt)
@@ -77,21 +76,21 @@ func (e *ctx) resnetBlock(i int, x *tensor) *tensor {
 	hw, hwo := int64(hin*hin), int64(hout*hout)
 	var y *tensor
 	if e.md.Bottleneck {
-		a := e.bnRelu(e.conv(x, b*w*hw, 1), true)
-		c := e.conv(a, b*w*hwo, 3)
+		a := e.bnRelu(e.conv(x, b*w*hw), true)
+		c := e.conv(a, b*w*hwo)
 		e.m.drop(a)
 		a = e.bnRelu(c, true)
-		c = e.conv(a, b*out*hwo, 1)
+		c = e.conv(a, b*out*hwo)
 		e.m.drop(a)
 		y = e.bnRelu(c, false)
 	} else {
-		a := e.bnRelu(e.conv(x, b*w*hwo, 3), true)
-		c := e.conv(a, b*w*hwo, 3)
+		a := e.bnRelu(e.conv(x, b*w*hwo), true)
+		c := e.conv(a, b*w*hwo)
 		e.m.drop(a)
 		y = e.bnRelu(c, false)
 	}
 	if j == 0 && (hin != hout || int64(cin) != out) {
-		d := e.bnRelu(e.conv(x, b*out*hwo, 1), false)
+		d := e.bnRelu(e.conv(x, b*out*hwo), false)
 		e.m.drop(d) // added in place into y
 	}
 	e.m.drop(x)

@@ -7,12 +7,10 @@ package estimate
 
 func convOut(h, k, s, p int) int { return (h+2*p-k)/s + 1 }
 
-// conv is a convolution: a GEMM as far as saving goes, plus the cuDNN
-// workspace its algorithm asks the caching allocator for while it runs.
-//
-// The cuDNN workspace of each convolution is transient and depends on the
-// algorithm cuDNN's heuristics pick; it is not modelled (it shows in the
-// reserved memory of convolutional nets, not in their allocated peak).
+// conv is a convolution: a GEMM as far as saving goes. The cuDNN workspace
+// it asks the caching allocator for while it runs is transient and depends
+// on the algorithm cuDNN's heuristics pick; it is not modelled (it shows in
+// the reserved memory of convolutional nets, not in their allocated peak).
 func (e *ctx) conv(x *tensor, outElems int64) *tensor {
 	return e.linear(x, outElems)
 }

@@ -1,0 +1,121 @@
+package metrics
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// scrape returns the exposition text of reg as Prometheus would fetch it.
+func scrape(t testing.TB, st *State, o Options) string {
+	t.Helper()
+	o.NoRuntime = true
+	reg := NewRegistry(func() *State { return st }, o)
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Accept", "text/plain")
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Fatalf("scrape: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (-update to accept):\n%s", name, got)
+	}
+}
+
+func TestExpositionGolden(t *testing.T) {
+	st := fixtureState(t, 4, 2)
+	golden(t, "fixture.prom", scrape(t, st, Options{Version: "v0.0.0-test"}))
+}
+
+// TestPromtoolCheckMetrics lints the real output with Prometheus's own
+// linter (names, units, suffixes, help texts).
+func TestPromtoolCheckMetrics(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed (Debian package prometheus)")
+	}
+	st := fixtureState(t, 4, 2)
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(scrape(t, st, Options{Version: "test"}))
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// TestFailingSourceKeepsOthers: a GPU backend error and an unreadable
+// store each show as success 0 while the host and jobs are still there.
+func TestFailingSourceKeepsOthers(t *testing.T) {
+	st := fixtureState(t, 1, 1)
+	st.Sample.GPU.Error = "nvml: GPU is lost"
+	st.RunsErr = errors.New("database is locked")
+	out := scrape(t, st, Options{})
+	for _, want := range []string{
+		`torchmem_scrape_success{source="gpu"} 0`, `torchmem_scrape_success{source="store"} 0`,
+		`torchmem_scrape_success{source="host"} 1`, `torchmem_scrape_success{source="processes"} 1`,
+		"torchmem_host_memory_available_bytes ", `torchmem_job_processes{job="pid:2000"} 2`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	if strings.Contains(out, "torchmem_gpu_memory_used_bytes") || strings.Contains(out, "torchmem_job_allocator_allocated_bytes") {
+		t.Errorf("failed sources still exported series:\n%s", out)
+	}
+}
+
+// TestNoSample: before the first sample, every sampled source says 0 and
+// the scrape still succeeds; without a store there is no store source.
+func TestNoSample(t *testing.T) {
+	out := scrape(t, &State{SampleErr: errors.New("read /proc/meminfo: permission denied")}, Options{})
+	for _, s := range []string{"host", "gpu", "processes", "cgroup"} {
+		if !strings.Contains(out, `torchmem_scrape_success{source="`+s+`"} 0`) {
+			t.Errorf("source %s not 0:\n%s", s, out)
+		}
+	}
+	if strings.Contains(out, `source="store"`) {
+		t.Errorf("store source without a store")
+	}
+}
+
+// TestProcessBound: with more processes than the bound, the biggest are
+// kept and the rest counted.
+func TestProcessBound(t *testing.T) {
+	st := fixtureState(t, 9, 2) // 10 processes; the main holds GPU memory
+	out := scrape(t, st, Options{MaxProcesses: 3})
+	if n := strings.Count(out, "torchmem_process_rss_bytes{"); n != 3 {
+		t.Errorf("rss series = %d, want 3", n)
+	}
+	if !strings.Contains(out, "torchmem_process_series_dropped 7") {
+		t.Errorf("dropped count missing")
+	}
+	if !strings.Contains(out, `torchmem_process_gpu_memory_bytes{job="pid:2000",pid="2000",role="main"}`) {
+		t.Errorf("the main process (biggest GPU user) was dropped")
+	}
+}

@@ -1,0 +1,122 @@
+package metrics
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Options configures the registry.
+type Options struct {
+	// MaxProcesses bounds the processes exported with a pid label
+	// (DefaultMaxProcesses unless set).
+	MaxProcesses int
+	// Version is torchmem's version, exported in torchmem_build_info.
+	Version string
+	// NoRuntime leaves out the Go runtime and process collectors (tests).
+	NoRuntime bool
+}
+
+// DefaultMaxProcesses is the default bound on per-process series.
+const DefaultMaxProcesses = 256
+
+// errAbsent means a source is not configured: it exports no success series.
+var errAbsent = errors.New("source absent")
+
+// source is one collector: it formats its part of a State. A returned
+// error sets its torchmem_scrape_success to 0 (errAbsent: no series).
+type source interface {
+	name() string
+	describe(ch chan<- *prometheus.Desc)
+	collect(st *State, ch chan<- prometheus.Metric) error
+}
+
+// sources is the one place collectors are registered.
+func sources(o Options) []source {
+	return []source{hostSource{}, gpuSource{}, procSource{max: o.MaxProcesses}, cgroupSource{}, storeSource{}}
+}
+
+var (
+	scrapeSuccess = prometheus.NewDesc("torchmem_scrape_success",
+		"1 when the source answered at the latest sample, 0 when it failed (its series are then missing or partial).",
+		[]string{"source"}, nil)
+	sampleTime = prometheus.NewDesc("torchmem_sample_timestamp_seconds",
+		"Unix time of the sample this scrape exposes (taken every --interval, not at scrape time).", nil, nil)
+	sampleCost = prometheus.NewDesc("torchmem_sample_duration_seconds",
+		"Wall time of the latest sample by tier: fast (status, cgroup, PSI, GPU) and pss (smaps_rollup reads).",
+		[]string{"tier"}, nil)
+)
+
+// node is the registered collector: it runs every source over one State.
+type node struct {
+	state   func() *State
+	sources []source
+}
+
+func (n node) Describe(ch chan<- *prometheus.Desc) {
+	ch <- scrapeSuccess
+	ch <- sampleTime
+	ch <- sampleCost
+	for _, s := range n.sources {
+		s.describe(ch)
+	}
+}
+
+func (n node) Collect(ch chan<- prometheus.Metric) {
+	st := n.state()
+	if st == nil {
+		st = &State{SampleErr: errors.New("no sample yet")}
+	}
+	if smp := st.Sample; smp != nil {
+		gauge(ch, sampleTime, float64(smp.Time.UnixNano())/1e9)
+		gauge(ch, sampleCost, smp.Tier.FastSeconds, "fast")
+		gauge(ch, sampleCost, smp.Tier.PSSSeconds, "pss")
+	}
+	for _, s := range n.sources {
+		err := s.collect(st, ch)
+		if errors.Is(err, errAbsent) {
+			continue
+		}
+		ok := 0.0
+		if err == nil {
+			ok = 1
+		}
+		gauge(ch, scrapeSuccess, ok, s.name())
+	}
+}
+
+// NewRegistry returns a registry exposing state() at each scrape, with
+// torchmem_build_info and, unless opts.NoRuntime, the Go runtime and
+// process collectors of the agent itself.
+func NewRegistry(state func() *State, opts Options) *prometheus.Registry {
+	if opts.MaxProcesses <= 0 {
+		opts.MaxProcesses = DefaultMaxProcesses
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(node{state: state, sources: sources(opts)})
+	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "torchmem_build_info",
+		Help: "Always 1; the version label is the torchmem agent's version.", ConstLabels: prometheus.Labels{"version": opts.Version}})
+	build.Set(1)
+	reg.MustRegister(build)
+	if !opts.NoRuntime {
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	return reg
+}
+
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+}
+
+// desc builds a Desc; every name gets the torchmem_ prefix.
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("torchmem_"+name, help, labels, nil)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,89 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/torchmem/torchmem/internal/sample"
+)
+
+// storeSource exports the PyTorch allocator figures of running `torchmem
+// run` jobs: the hook reports them to the supervisor, which stores them;
+// this reads the newest stored sample of each running run.
+type storeSource struct{}
+
+var (
+	allocAllocated = desc("job_allocator_allocated_bytes", "PyTorch caching allocator: bytes in live tensors, summed over the run's hooked processes (torch.cuda.memory_stats).", "run", "job")
+	allocReserved  = desc("job_allocator_reserved_bytes", "PyTorch caching allocator: bytes reserved from the driver (allocated + cached), summed over hooked processes.", "run", "job")
+	allocPeak      = desc("job_allocator_peak_allocated_bytes", "Highest allocator allocated bytes of any hooked process of the run so far.", "run", "job")
+	allocPeakRes   = desc("job_allocator_peak_reserved_bytes", "Highest allocator reserved bytes of any hooked process of the run so far.", "run", "job")
+	allocRetries   = desc("job_allocator_alloc_retries_total", "cudaMalloc retries after the allocator freed its cache (num_alloc_retries): a job close to the GPU's memory.", "run", "job")
+	allocOOMs      = desc("job_allocator_ooms_total", "CUDA out-of-memory errors the run's hooked processes hit (allocator OOM observer).", "run", "job")
+	allocStep      = desc("job_step", "Latest optimizer step of the run (highest over ranks).", "run", "job")
+	runLast        = desc("job_run_last_sample_timestamp_seconds", "Unix time of the newest sample the run's supervisor stored.", "run", "job")
+)
+
+func (storeSource) name() string { return "store" }
+
+func (storeSource) describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{allocAllocated, allocReserved, allocPeak, allocPeakRes, allocRetries, allocOOMs, allocStep, runLast} {
+		ch <- d
+	}
+}
+
+func (storeSource) collect(st *State, ch chan<- prometheus.Metric) error {
+	if !st.Store {
+		return errAbsent
+	}
+	if st.RunsErr != nil {
+		return st.RunsErr
+	}
+	for _, r := range st.Runs {
+		l := []string{r.Run.ID, r.Job}
+		counter(ch, allocOOMs, float64(r.CUDAOOMs), l...)
+		if v, ok := r.Run.Peaks["alloc_peak_allocated"]; ok {
+			gauge(ch, allocPeak, float64(v), l...)
+		}
+		if v, ok := r.Run.Peaks["alloc_peak_reserved"]; ok {
+			gauge(ch, allocPeakRes, float64(v), l...)
+		}
+		s := r.Latest
+		if s == nil {
+			continue
+		}
+		gauge(ch, runLast, float64(s.Time.UnixNano())/1e9, l...)
+		if s.AllocAllocated != nil {
+			gauge(ch, allocAllocated, float64(*s.AllocAllocated), l...)
+		}
+		if s.AllocReserved != nil {
+			gauge(ch, allocReserved, float64(*s.AllocReserved), l...)
+		}
+		if s.Step != nil && *s.Step >= 0 {
+			gauge(ch, allocStep, float64(*s.Step), l...)
+		}
+		if v, ok := s.Extra[ExtraAllocRetries]; ok {
+			counter(ch, allocRetries, v, l...)
+		}
+	}
+	return nil
+}
+
+// ExtraAllocRetries is the store.Sample.Extra key holding the run's
+// allocator retries (num_alloc_retries summed over hooked processes).
+const ExtraAllocRetries = "alloc_retries"
+
+// MatchRuns sets each run's Job to the sampled job it supervises: the job
+// whose root process is a child of the run's supervisor.
+func MatchRuns(smp *sample.Sample, runs []RunState) {
+	if smp == nil {
+		return
+	}
+	for i := range runs {
+		sup := runs[i].Run.SupervisorPID
+		for _, j := range smp.Jobs {
+			if sup > 0 && len(j.Processes) > 0 && (j.Processes[0].PPid == sup || j.RootPID == sup) {
+				runs[i].Job = j.ID
+				break
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -37,10 +38,17 @@ func oomPrint(w io.Writer, incs []oomexplain.Incident, asJSON bool, args []strin
 	return nil
 }
 
-// oomPrintOne prints one incident block (or one JSON line with asJSON).
+// oomPrintOne prints one incident block, or with asJSON one incident as a
+// single line of JSON (--follow --json is a stream: one object per line,
+// so it is not indented like writeJSON's documents).
 func oomPrintOne(w io.Writer, inc oomexplain.Incident, n int, asJSON bool) error {
 	if asJSON {
-		return writeJSON(w, inc)
+		b, err := json.Marshal(inc)
+		if err != nil {
+			return fmt.Errorf("encode json: %w", err)
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "[%d] %s\n", n, oomTitle(&inc))
@@ -72,7 +80,7 @@ func oomWhen(inc *oomexplain.Incident) string {
 		parts = append(parts, fmt.Sprintf("%.6f s after boot", *inc.UptimeSeconds))
 	}
 	where := inc.Source
-	if inc.Line > 0 {
+	if inc.Line > 0 && !oomLiveSource(inc.Source) {
 		where = fmt.Sprintf("%s line %d", inc.Source, inc.Line)
 	}
 	parts = append(parts, where)
@@ -154,4 +162,9 @@ func oomCUDATitle(inc *oomexplain.Incident) string {
 		s += " (cudaMallocAsync)"
 	}
 	return s
+}
+
+// oomLiveSource: a kernel log read live has no line numbers worth showing.
+func oomLiveSource(src string) bool {
+	return src == "/dev/kmsg" || src == "journalctl -k" || src == "dmesg"
 }

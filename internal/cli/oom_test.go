@@ -231,7 +231,7 @@ func TestOomFollowRealKill(t *testing.T) {
 	go func() { done <- runOom(ctx, env, &oomFlags{follow: true, json: true}, nil) }()
 	time.Sleep(300 * time.Millisecond) // let it reach the end of the log
 	pid, name := oomKillInCgroup(t)
-	want := fmt.Sprintf(`"pid": %d`, pid)
+	want := fmt.Sprintf(`"victim":{"pid":%d`, pid)
 	for !strings.Contains(out.String(), want) && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -240,7 +240,7 @@ func TestOomFollowRealKill(t *testing.T) {
 		t.Fatalf("follow: %v", err)
 	}
 	got := out.String()
-	if !strings.Contains(got, want) || !strings.Contains(got, `"oom_memcg": "/`+name+`"`) {
+	if !strings.Contains(got, want) || !strings.Contains(got, `"oom_memcg":"/`+name+`"`) {
 		t.Fatalf("follow output lacks pid %d / cgroup %s:\n%.2000s", pid, name, got)
 	}
 }

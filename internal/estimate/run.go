@@ -42,12 +42,12 @@ func (e *ctx) trainMicro(step, micro int) {
 	x := e.embed(data)
 	stem := e.rec
 	x = e.forwardBlocks(x, m.phase)
-	m.phase = fmt.Sprintf("loss, step %d", step)
+	m.phase = fmt.Sprintf("end of forward (head and loss), step %d", step)
 	e.head(x)
 	for _, l := range e.casts { // autocast exits: the cache lets go
 		m.drop(l...)
 	}
-	m.phase = fmt.Sprintf("backward, step %d", step)
+	m.phase = fmt.Sprintf("start of backward (loss gradients), step %d", step)
 	e.workspace()
 	e.headBackward(micro)
 	e.backwardBlocks(step, micro)
@@ -77,6 +77,9 @@ func (e *ctx) tiedEmbeddingGrad() {
 func (e *ctx) optimizerStep(step int) {
 	m := e.m
 	m.phase = fmt.Sprintf("optimizer step %d", step)
+	if e.states == nil {
+		m.phase += " (states created)"
+	}
 	n, stateDT := e.stateLayout()
 	if e.states == nil {
 		for _, p := range e.params {

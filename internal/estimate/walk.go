@@ -169,7 +169,7 @@ func (e *ctx) kvKeep(elems, dt int64) {
 // only each block's input.
 func (e *ctx) forwardBlocks(x *tensor, phase string) *tensor {
 	for i := range e.blockParams {
-		e.m.phase = phase
+		e.m.phase = fmt.Sprintf("%s, block %d of %d", phase, i+1, len(e.blockParams))
 		x = e.enterBlock(i, x)
 		g := e.gather(e.blockParams[i])
 		before := e.m.cur[CatActivations]
@@ -201,7 +201,7 @@ func (e *ctx) forwardBlocks(x *tensor, phase string) *tensor {
 // its parameter gradients and the transient gradients of its activations.
 func (e *ctx) backwardBlocks(step, micro int) {
 	for i := len(e.blockParams) - 1; i >= 0; i-- {
-		e.m.phase = fmt.Sprintf("backward, step %d", step)
+		e.m.phase = fmt.Sprintf("backward, step %d, block %d of %d", step, i+1, len(e.blockParams))
 		g := e.gather(e.blockParams[i])
 		if e.o.Checkpointing {
 			e.castWeights(i, e.blockParams[i])

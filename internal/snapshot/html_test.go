@@ -175,3 +175,28 @@ func TestHTMLOldFormatInChromium(t *testing.T) {
 		t.Errorf("timeline section says %q", txt)
 	}
 }
+
+// TestHTMLRealPagesInChromium renders the other real captures (expandable
+// segments, fragmentation, an OOM) without script errors.
+func TestHTMLRealPagesInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	ctx := browserContext(t)
+	for _, name := range []string{"expandable_segments.pickle", "fragmented.pickle", "oom_huge.pickle"} {
+		path, _ := writePage(t, loadReal(t, name))
+		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.torchmemReady === true`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+			t.Fatalf("%s: page never became ready: %v", name, err)
+		}
+		if errs := eval[[]string](t, ctx, `window.torchmemErrors`); len(errs) > 0 {
+			t.Errorf("%s: script errors: %v", name, errs)
+		}
+		rows := eval[int](t, ctx, `D.segments.length`)
+		if h := eval[int](t, ctx, `document.getElementById("segmap").height`); h < rows*14 {
+			t.Errorf("%s: segment map %d px high for %d segments", name, h, rows)
+		}
+	}
+}

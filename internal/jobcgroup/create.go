@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -55,7 +56,7 @@ func candidateBases(h hierarchy) []string {
 }
 
 func createAt(h hierarchy, base string, opts Options) (*Group, []string, error) {
-	g := &Group{version: h.version, mount: h.mount, rel: filepath.Join(base, "torchmem", opts.Name)}
+	g := &Group{version: h.version, mount: h.mount, rel: filepath.Join(base, "torchmem", opts.Name), write: opts.write}
 	ok := false
 	defer func() {
 		if !ok {
@@ -92,6 +93,10 @@ func (g *Group) mkdir(dir string, mustBeNew bool) error {
 
 // undo removes, newest first, the directories this Group created.
 func (g *Group) undo() {
+	if g.movedFrom != "" {
+		_ = g.wr(filepath.Join(g.movedFrom, "cgroup.procs"), strconv.Itoa(os.Getpid()))
+		g.movedFrom = ""
+	}
 	for i := len(g.createdUp) - 1; i >= 0; i-- {
 		_ = os.Remove(g.createdUp[i])
 	}
@@ -125,24 +130,29 @@ func (g *Group) makeV2(base string) error {
 	parent := filepath.Dir(g.Dir())
 	// A delegated group that still holds processes cannot enable
 	// controllers for children (EBUSY): the caller then falls back to root.
-	if err := enableMemory(baseDir); err != nil {
-		return err
+	if err := g.enableMemory(baseDir); err != nil {
+		if !errors.Is(err, unix.EBUSY) || base == "/" {
+			return err
+		}
+		if err := g.enableFromLeaf(baseDir); err != nil {
+			return err
+		}
 	}
 	if err := g.mkdir(parent, false); err != nil {
 		return err
 	}
-	if err := enableMemory(parent); err != nil {
+	if err := g.enableMemory(parent); err != nil {
 		return err
 	}
 	return g.mkdir(g.Dir(), true)
 }
 
-func enableMemory(dir string) error {
+func (g *Group) enableMemory(dir string) error {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
 	if err == nil && hasWord(string(b), "memory") {
 		return nil
 	}
-	return writeFile(filepath.Join(dir, "cgroup.subtree_control"), "+memory")
+	return g.wr(filepath.Join(dir, "cgroup.subtree_control"), "+memory")
 }
 
 func hasWord(s, w string) bool {

@@ -44,6 +44,9 @@ type Options struct {
 	// Name of the job's group, e.g. "run-20260101-120000-1234".
 	Name   string
 	Limits Limits
+
+	// write replaces writeFile for the create path (tests fake EBUSY).
+	write func(path, v string) error
 }
 
 // Events are the group's memory event counters. Fields a kernel does not
@@ -79,6 +82,15 @@ type Group struct {
 	rel       string // path of the group relative to the mount, "/..."
 	freezer   string // v1 freezer group dir, "" when none
 	createdUp []string
+	movedFrom string // v2: the group torchmem moved itself out of (undo)
+	write     func(path, v string) error
+}
+
+func (g *Group) wr(path, v string) error {
+	if g.write != nil {
+		return g.write(path, v)
+	}
+	return writeFile(path, v)
 }
 
 // Version returns 1 or 2.

@@ -42,7 +42,8 @@ type Result struct {
 	ProcessBytes     int64 `json:"process_bytes"`
 	CUDAContextBytes int64 `json:"cuda_context_bytes"`
 	LibraryBytes     int64 `json:"library_bytes"`
-	// PeakPhase says when the peak happens ("backward, step 2").
+	// PeakPhase says when the peak happens ("start of backward (loss
+	// gradients), step 2", "optimizer step 1 (states created)").
 	PeakPhase string `json:"peak_phase"`
 	// Breakdown: live bytes by kind at the peak, then what sits above them.
 	Breakdown []Item `json:"breakdown"`

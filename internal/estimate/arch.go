@@ -59,6 +59,9 @@ func (e *ctx) enterBlock(i int, x *tensor) *tensor {
 	enc := e.dropout(e.rmsNorm(x, T), e.md.HiddenDropout)
 	e.m.drop(x)
 	e.encOut = enc
+	if e.o.Checkpointing {
+		e.m.save(enc) // an input of every checkpointed decoder block
+	}
 	e.m.drop(e.posBias...)
 	e.posBias = nil
 	for range 2 { // self-attention and cross-attention biases
@@ -67,12 +70,18 @@ func (e *ctx) enterBlock(i int, x *tensor) *tensor {
 	return e.dropout(e.act(T*h, e.dt.param), e.md.EmbedDropout)
 }
 
-func (e *ctx) exitStack() {
+// exitStack lets go of the per-stack tensors at the end of the forward.
+// A T5 encoder output stays referenced until the end of backward (final):
+// the cross-attention of each recomputed decoder block reads it again.
+func (e *ctx) exitStack(final bool) {
 	e.m.drop(e.posBias...)
 	e.posBias = nil
 	if e.encOut != nil {
 		e.m.drop(e.encOut)
-		e.encOut = nil
+		if final {
+			e.m.unsave(e.encOut)
+			e.encOut = nil
+		}
 	}
 }
 
@@ -85,7 +94,7 @@ func (e *ctx) head(x *tensor) *tensor {
 	case models.ViT, models.ResNet:
 		return e.classifierHead(x)
 	}
-	e.exitStack()
+	e.exitStack(false)
 	T, h, V := e.tokens(), int64(e.md.Hidden), int64(e.md.Vocab)
 	if e.md.SeqClassification {
 		return e.seqClassifierHead(x)

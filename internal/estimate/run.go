@@ -174,7 +174,7 @@ func (e *ctx) inferHead(x *tensor) *tensor {
 	}
 	b, V := int64(e.o.Batch), int64(e.md.Vocab)
 	e.m.drop(x)
-	e.exitStack()
+	e.exitStack(true)
 	l := e.m.new(b*V, e.dt.compute, CatLoss)
 	f := e.m.new(b*V, 4, CatLoss)
 	e.m.drop(l)

@@ -223,7 +223,7 @@ func (e *ctx) backwardBlocks(step, micro int) {
 		e.m.drop(g...)
 		e.blocks[i] = nil
 	}
-	e.exitStack()
+	e.exitStack(true)
 }
 
 // blockBackward walks the block's saved tensors in reverse creation order,

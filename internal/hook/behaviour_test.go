@@ -222,3 +222,31 @@ func TestUncaughtExceptionsReportedOutputUnchanged(t *testing.T) {
 		t.Errorf("main exception %+v", e)
 	}
 }
+
+func TestStepCountingAcrossStepAPIs(t *testing.T) {
+	py := anyPython(t)
+	fake, _ := filepath.Abs("testdata/faketorch")
+	for _, api := range []string{"global", "code", "class"} {
+		t.Run(api, func(t *testing.T) {
+			t.Parallel()
+			j := newJob(t, InstallOptions{StepMaxHz: 100000}, nil)
+			err := j.run(t, py, []string{"PYTHONPATH=" + fake, "FAKE_TORCH_STEP_API=" + api}, "testdata/fakesteps.py")
+			if err != nil || j.stdout.String() != "ok\n" {
+				t.Fatalf("%v %q %s", err, j.stdout.String(), j.stderr.String())
+			}
+			want := map[string]string{"global": "global", "code": "wrapped", "class": "wrapped"}[api]
+			if h := j.of(TypeHello); len(h) != 1 || h[0].Hello.StepHook != want {
+				t.Fatalf("hello %+v", h)
+			}
+			var total int64
+			var last int64
+			for _, m := range j.of(TypeStep) {
+				total += m.Stats.Steps
+				last = *m.Stats.Step
+			}
+			if total != 7 || last != 7 {
+				t.Fatalf("%s: %d steps counted, last %d; want 7", api, total, last)
+			}
+		})
+	}
+}

@@ -110,7 +110,7 @@ func (j *job) of(typ string) []Message {
 func TestTrainingLoopReportsHelloStatsSteps(t *testing.T) {
 	t.Parallel()
 	py := torchPython(t)
-	j := newJob(t, InstallOptions{Interval: 100 * time.Millisecond, StepMaxHz: 1000}, nil)
+	j := newJob(t, InstallOptions{Interval: 100 * time.Millisecond}, nil) // 20 Hz step cap: 50 Hz steps coalesce
 	if err := j.run(t, py, nil, "testdata/train.py", "30", "0.02"); err != nil {
 		t.Fatalf("job failed: %v\n%s", err, j.stderr.String())
 	}

@@ -5,7 +5,7 @@ import time
 
 import torch
 
-opt = torch.optim.optimizer.Optimizer()
+opt = torch.optim.optimizer.SGD()
 opt.step()
 time.sleep(0.3)
 torch.cuda.init()

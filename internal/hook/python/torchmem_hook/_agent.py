@@ -52,6 +52,7 @@ class Agent(object):
         self.hello_sent = False
         self.worker_id = None
         self.conn_lock = threading.Lock()
+        self.step_lock = threading.Lock()
         self.role_known = threading.Event()
 
     # ---- sending -------------------------------------------------------
@@ -163,6 +164,9 @@ class Agent(object):
             timeout = None
             if self.interval:
                 timeout = max(0.0, next_tick - time.monotonic())
+            if self.steps_pending:
+                gap = max(0.0, self.last_step_sent + self.step_gap - time.monotonic())
+                timeout = gap if timeout is None else min(timeout, gap)
             try:
                 ready, _, _ = select.select([self.sock, self.wake_r], [], [], timeout)
             except (OSError, ValueError):
@@ -185,6 +189,10 @@ class Agent(object):
                     return
                 if data:
                     buf = self._commands(buf + data)
+            msg = self.pending_steps_message()
+            if msg is not None:
+                msg["v"] = PROTOCOL_VERSION
+                self.queue.append(msg)
             if self.interval and time.monotonic() >= next_tick:
                 next_tick = time.monotonic() + self.interval
                 if not self.worker:
@@ -217,20 +225,48 @@ class Agent(object):
         if self.step is not None and n <= self.step:
             return  # another optimizer of the same iteration (GANs, multi-opt)
         now = time.monotonic()
-        if self.last_step_time is not None:
-            self.step_seconds_sum += now - self.last_step_time
-        self.last_step_time = now
-        self.step = n
-        self.steps_pending += 1
-        if now - self.last_step_sent >= self.step_gap:
-            self.last_step_sent = now
-            msg = ts.stats_message(self, "step")
-            msg["steps"] = self.steps_pending
-            if self.step_seconds_sum > 0:
-                msg["step_seconds"] = self.step_seconds_sum / self.steps_pending
-            self.steps_pending = 0
-            self.step_seconds_sum = 0.0
-            self.enqueue(msg)
+        with self.step_lock:
+            if self.last_step_time is not None:
+                self.step_seconds_sum += now - self.last_step_time
+            self.last_step_time = now
+            self.step = n
+            self.steps_pending += 1
+            if now - self.last_step_sent < self.step_gap:
+                if self.steps_pending == 1:
+                    # First held-back step: wake the agent thread so it sends
+                    # it when the gap is over even if no further step comes.
+                    try:
+                        os.write(self.wake_w, b"x")
+                    except OSError:
+                        pass
+                return
+            msg = self._step_message(now)
+        self.enqueue(msg)
+
+    def _step_message(self, now):
+        """Build the step message for the pending steps; hold step_lock."""
+        self.last_step_sent = now
+        msg = ts.stats_message(self, "step")
+        msg["steps"] = self.steps_pending
+        if self.step_seconds_sum > 0:
+            msg["step_seconds"] = self.step_seconds_sum / self.steps_pending
+        self.steps_pending = 0
+        self.step_seconds_sum = 0.0
+        return msg
+
+    def pending_steps_message(self):
+        """The rate-limited steps not yet reported, once their gap is over."""
+        now = time.monotonic()
+        with self.step_lock:
+            if self.steps_pending and now - self.last_step_sent >= self.step_gap:
+                return self._step_message(now)
+        return None
+
+    def flush_steps(self):
+        with self.step_lock:
+            if self.steps_pending:
+                return self._step_message(time.monotonic())
+        return None
 
 
 def start(torch):

@@ -183,7 +183,56 @@ def _install_step_hook(torch):
         opt._optimizer_step_code = _optimizer_step_code
         _step_hook_kind = "wrapped"
         return
-    notice("torch %s has no optimizer step hook: no step numbers" % torch.__version__)
+    # torch 1.10/1.11: wrap each optimizer class's step once, the way
+    # _hook_for_profile does, from Optimizer.__init__.
+    orig_init = opt.__init__
+
+    def __init__(self, *a, **k):
+        orig_init(self, *a, **k)
+        try:
+            _wrap_class_step(type(self))
+        except Exception:
+            _debug()
+
+    opt.__init__ = __init__
+    _step_hook_kind = "wrapped"
+
+
+_step_depth = None  # threading.local: nested wrapped steps count once
+
+
+def _wrap_class_step(cls):
+    """Wrap the step that cls resolves to, once per defining class."""
+    global _step_depth
+    import threading
+
+    if _step_depth is None:
+        _step_depth = threading.local()
+    owner = next((k for k in cls.__mro__ if "step" in k.__dict__), None)
+    if owner is None:
+        return
+    step = owner.__dict__["step"]
+    if getattr(step, "_torchmem_wrapped", False) or not callable(step):
+        return
+
+    def wrapped(self, *a, **k):
+        depth = getattr(_step_depth, "n", 0)
+        _step_depth.n = depth + 1
+        try:
+            return step(self, *a, **k)
+        finally:
+            _step_depth.n = depth
+            if depth == 0:
+                _on_step(self)
+
+    wrapped._torchmem_wrapped = True
+    wrapped.__wrapped__ = step
+    for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+        try:
+            setattr(wrapped, attr, getattr(step, attr))
+        except (AttributeError, TypeError):
+            pass
+    owner.step = wrapped
 
 
 def _install_worker_hook(torch):
@@ -283,6 +332,9 @@ def _install_atexit(torch):
             return
         try:
             if not a.worker:
+                steps = a.flush_steps()
+                if steps is not None:
+                    a.queue.append(dict(steps, v=1))
                 a.queue.append(dict(stats_message(a, "stats"), v=1))
             msg = {"type": "bye", "t": time.time()}
             if a.step is not None:

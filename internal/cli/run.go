@@ -39,6 +39,7 @@ func runRun(env *Env, f *runFlags, argv []string) error {
 	if err != nil {
 		return err
 	}
+	runMaybeScope(env, f)
 	var db *store.DB
 	run := &store.Run{Command: argv, Start: time.Now(), Labels: store.LabelsFromEnv(cfg.Env), Limits: runLimitsJSON(f)}
 	run.Cwd, _ = os.Getwd()

@@ -85,7 +85,7 @@ func (g *Group) mkdir(dir string, mustBeNew bool) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("mkdir %s: %w", dir, err)
+		return err // a *PathError: "mkdir DIR: permission denied"
 	}
 	g.createdUp = append(g.createdUp, dir)
 	return nil

@@ -14,7 +14,7 @@ func checkTM002TM010(f *file) {
 		if sc != f.mod && f.inModuleClass(sc) {
 			continue // forward() internals: a list of per-layer outputs is the model's business
 		}
-		fl := &flow{f: f, state: map[string]taint{}, backward: backwardKeys(sc)}
+		fl := &flow{f: f, state: map[string]taint{}, backward: backwardKeys(sc), anyBackward: scopeHasBackward(sc)}
 		fl.onAccum = func(stmt *Node, target string, value *Node, t taint, appendLike bool) {
 			f.onAccum(fl, stmt, target, t, appendLike)
 		}
@@ -38,6 +38,12 @@ func (f *file) onAccum(fl *flow, stmt *Node, target string, t taint, appendLike 
 		if t.hist && trainsIn(loop, target) {
 			f.report(stmt, "TM002", fmt.Sprintf(
 				"%s accumulates a tensor with autograd history across iterations of the loop at line %d: every iteration's graph stays alive",
+				target, loop.Line))
+			return
+		}
+		if t.hist && !fl.anyBackward && batchLoop(loop) {
+			f.report(stmt, "TM002", fmt.Sprintf(
+				"%s accumulates a tensor with autograd history across the batches of the loop at line %d, and nothing backpropagates it: every batch's graph stays alive",
 				target, loop.Line))
 			return
 		}
@@ -65,6 +71,18 @@ func backwardKeys(sc *Node) map[string]bool {
 		}
 	})
 	return out
+}
+
+// scopeHasBackward reports any backward call in the scope, whatever it
+// differentiates (torch.stack(losses).mean().backward() included).
+func scopeHasBackward(sc *Node) bool {
+	found := false
+	walkScope(sc, func(n *Node) {
+		if _, ok := backwardOf(n); ok {
+			found = true
+		}
+	})
+	return found
 }
 
 // assignedIn reports a plain (re)binding of key inside loop: key = ...,

@@ -7,6 +7,11 @@ import "fmt"
 var evalWords = []string{"val", "valid", "validation", "test", "testing", "eval", "evaluation",
 	"dev", "holdout", "inference", "infer", "predict", "prediction"}
 
+// evalFuncWords name evaluation functions: evaluate(), validate(),
+// run_validation(), test_epoch(), predict().
+var evalFuncWords = []string{"evaluate", "eval", "validate", "validation", "val", "test",
+	"inference", "predict", "evaluation"}
+
 func checkTM001(f *file) {
 	seen := map[string]bool{}
 	usesGrad := map[*Node]bool{}
@@ -47,6 +52,13 @@ func (f *file) evalContext(call, scope *Node) string {
 	for _, loop := range loopsOf(call) {
 		if loop.Is("For", "AsyncFor") && anyToken(nameTokens(loop.K("iter")), evalWords...) {
 			return fmt.Sprintf("%s is called in the evaluation loop at line %d with autograd on: each batch's activations are kept for a backward that never comes", name, loop.Line)
+		}
+	}
+	if fn := enclosingFunc(call); fn != nil && anyToken(nameTokens(&Node{Type: "Name", Fields: []Field{{"id", funcName(fn)}}}), evalFuncWords...) {
+		for _, loop := range loopsOf(call) {
+			if batchLoop(loop) {
+				return fmt.Sprintf("%s is called over batches in %s() (loop at line %d) with autograd on: each batch's activations are kept for a backward that never comes", name, funcName(fn), loop.Line)
+			}
 		}
 	}
 	if l := evalCallBefore(scope, name, call.Line); l > 0 {

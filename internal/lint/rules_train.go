@@ -71,11 +71,28 @@ func checkTM005(f *file) {
 // below loop: periodic or OOM-recovery calls are deliberate.
 func conditional(n, loop *Node) bool {
 	for c, p := n, n.Parent; p != nil && p != loop; c, p = p, p.Parent {
-		if p.Is("If", "IfExp", "ExceptHandler") || p.Is("Try") && c.Field == "finalbody" {
+		if p.Is("If", "IfExp") && !availabilityTest(p.K("test")) || p.Is("ExceptHandler") || p.Is("Try") && c.Field == "finalbody" {
 			return true
 		}
 	}
 	return false
+}
+
+// availabilityTest: `if torch.cuda.is_available():` / `if device.type ==
+// "cuda":` guards the call on every iteration all the same.
+func availabilityTest(test *Node) bool {
+	if len(modRight(test)) > 0 {
+		return false
+	}
+	toks := nameTokens(test)
+	for t := range toks {
+		switch t {
+		case "torch", "cuda", "is", "available", "device", "type", "gpu", "use":
+		default:
+			return false
+		}
+	}
+	return len(toks) > 0
 }
 
 // hotLoop: a loop whose own body (not nested loops) runs a model, a loss,

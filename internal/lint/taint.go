@@ -45,7 +45,10 @@ type flow struct {
 	f        *file
 	state    map[string]taint
 	backward map[string]bool // names .backward() is called on in this scope
-	onAccum  func(stmt *Node, target string, value *Node, t taint, appendLike bool)
+	// anyBackward: the scope backpropagates something, so accumulated
+	// history may be meant for it.
+	anyBackward bool
+	onAccum     func(stmt *Node, target string, value *Node, t taint, appendLike bool)
 }
 
 // expr returns the taint of e under the current state.

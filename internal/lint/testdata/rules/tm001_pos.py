@@ -30,3 +30,10 @@ def test_loop(model, dataloaders):
     for inputs, labels in dataloaders["val"]:
         logits = model(inputs)  # want: TM001
         print(F.softmax(logits, dim=1).max().item())
+
+
+def evaluate(model, loader, criterion):
+    total = 0.0
+    for x, y in loader:
+        total += criterion(model(x), y)  # want: TM001 TM002
+    return total / len(loader)

@@ -18,3 +18,13 @@ def generate(model, prompts):
             outs.append(model(p).cpu())
             torch.cuda.empty_cache()  # want: TM005
     return outs
+
+
+def train_guarded(model, loader, optimizer, device):
+    for x, y in loader:
+        loss = F.cross_entropy(model(x.to(device)), y.to(device))
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()  # want: TM005

@@ -120,10 +120,8 @@ func oomReadFile(env *Env, name string) ([]oomexplain.Incident, error) {
 func oomFollow(ctx context.Context, env *Env, f *oomFlags, since time.Time) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, unix.SIGTERM)
 	defer stop()
-	if since.IsZero() {
-		since = time.Now() // follow means "from now on" unless told otherwise
-	}
-	r, err := kmsg.Open(ctx, kmsg.Config{Since: since, Follow: true, ProcRoot: env.ProcRoot})
+	// Follow means "from now on" unless --since says otherwise.
+	r, err := kmsg.Open(ctx, kmsg.Config{Since: since, Follow: true, OnlyNew: since.IsZero(), ProcRoot: env.ProcRoot})
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,13 @@ func openDevKmsg(ctx context.Context, cfg Config, popts ParseOptions) (*Reader, 
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if cfg.OnlyNew {
+		// SEEK_END on /dev/kmsg moves to the next record to be logged.
+		if _, err := unix.Seek(fd, 0, unix.SEEK_END); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("seek %s: %w", path, err)
+		}
+	}
 	buf := make([]byte, 16<<10) // kernel refuses reads smaller than a record
 	next := func() (Line, error) {
 		for {

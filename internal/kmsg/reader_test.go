@@ -54,10 +54,17 @@ func TestOpenLive(t *testing.T) {
 	if src == "/dev/kmsg" && (!lines[0].HasSeq || !lines[0].HasUptime || lines[0].Wall.IsZero()) {
 		t.Errorf("kmsg line without seq/uptime/wall: %+v", lines[0])
 	}
-	// Since in the future: nothing old comes back.
+	// Since in the future, or only new lines: nothing old comes back.
 	later, _, err := ReadSince(ctx, Config{ProcRoot: "/proc", Since: time.Now().Add(time.Hour)}, 0)
 	if err != nil || len(later) != 0 {
 		t.Errorf("since the future: %d lines, %v", len(later), err)
+	}
+	if src != "/dev/kmsg" {
+		return
+	}
+	later, _, err = ReadSince(ctx, Config{ProcRoot: "/proc", OnlyNew: true, NoJournal: true, NoDmesg: true}, 0)
+	if err != nil || len(later) != 0 {
+		t.Errorf("only new: %d lines, %v", len(later), err)
 	}
 }
 
@@ -67,7 +74,7 @@ func TestFollowDevKmsg(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := Open(ctx, Config{Follow: true, Since: time.Now().Add(-time.Second), NoJournal: true, NoDmesg: true})
+	r, err := Open(ctx, Config{Follow: true, OnlyNew: true, NoJournal: true, NoDmesg: true})
 	if err != nil {
 		t.Skipf("/dev/kmsg: %v", err)
 	}

@@ -24,6 +24,10 @@ type Config struct {
 	Since time.Time
 	// Follow keeps reading new lines until the context ends.
 	Follow bool
+	// OnlyNew skips everything already in the log (with Follow: report
+	// from now on). Exact for /dev/kmsg and journalctl; dmesg falls back
+	// to Since.
+	OnlyNew bool
 	// ProcRoot locates <ProcRoot>/stat for the boot time ("/proc").
 	ProcRoot string
 	// DevKmsg is the /dev/kmsg path; "" means "/dev/kmsg", "-" skips it.
@@ -31,6 +35,10 @@ type Config struct {
 	// NoJournal and NoDmesg skip those fallbacks (tests, or a forced source).
 	NoJournal, NoDmesg bool
 }
+
+// sinceSlack widens Config.Since: wall times made from the kernel's uptime
+// and /proc/stat's whole-second btime can be up to a second early.
+const sinceSlack = 2 * time.Second
 
 // Reader yields kernel log lines from one source.
 type Reader struct {
@@ -51,7 +59,7 @@ func (r *Reader) Next() (Line, error) {
 		if err != nil {
 			return ln, err
 		}
-		if !r.since.IsZero() && !ln.Wall.IsZero() && ln.Wall.Before(r.since) {
+		if !r.since.IsZero() && !ln.Wall.IsZero() && ln.Wall.Before(r.since.Add(-sinceSlack)) {
 			continue
 		}
 		return ln, nil
@@ -105,6 +113,9 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 		errs = append(errs, err)
 	}
 	if !cfg.NoDmesg {
+		if cfg.OnlyNew && cfg.Since.IsZero() {
+			cfg.Since = time.Now()
+		}
 		args := []string{"dmesg"}
 		if cfg.Follow {
 			args = append(args, "-w")
@@ -122,6 +133,9 @@ func journalArgs(cfg Config) []string {
 	args := []string{"journalctl", "-k", "-b", "-o", "json", "--no-pager", "-q"}
 	if !cfg.Since.IsZero() {
 		args = append(args, "--since=@"+strconv.FormatInt(cfg.Since.Unix(), 10))
+	}
+	if cfg.OnlyNew {
+		args = append(args, "-n", "0")
 	}
 	if cfg.Follow {
 		args = append(args, "-f")

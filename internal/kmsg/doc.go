@@ -27,7 +27,9 @@
 //	ParseLine(b []byte, opts ParseOptions) Line
 //	NewScanner(r io.Reader, maxLine int) *Scanner      bounded line splitter
 //	Open(ctx, Config) (*Reader, error)                 this boot's kernel log, live
+//	    Config{Since, Follow, OnlyNew, ProcRoot, DevKmsg, NoJournal, NoDmesg}
 //	(*Reader).Next() (Line, error); Source(); Close()
-//	ReadSince(ctx, Config, max int) ([]Line, error)    convenience for post-mortems
+//	ReadSince(ctx, Config, max int) ([]Line, string, error)   lines + source name
+//	SplitGlued(b []byte) int                           where a second record starts
 //	BootTime(procRoot string) (time.Time, error)       btime from <procRoot>/stat
 package kmsg

@@ -52,7 +52,7 @@ func snapshotLoad(env *Env, name string) (*snapshot.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	snapshotTuneGC(st.Size())
+	snapshotTuneGC(snapshotDecodedSize(name, st.Size()))
 	var progress func(read, total int64)
 	if st.Size() >= snapshotProgressMin && snapshotIsTerminal(env.Stderr) {
 		progress = snapshotProgressBar(env.Stderr)
@@ -72,6 +72,26 @@ func snapshotTuneGC(fileSize int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(max(fileSize/4*3, 256<<20))
 	}
+}
+
+// snapshotDecodedSize estimates the uncompressed size of a snapshot file:
+// its size, or for gzip the trailer's ISIZE (the size modulo 4 GiB), at
+// least five times the compressed size.
+func snapshotDecodedSize(name string, size int64) int64 {
+	f, err := os.Open(name)
+	if err != nil {
+		return size
+	}
+	defer f.Close()
+	var magic, trailer [4]byte
+	if _, err := f.ReadAt(magic[:2], 0); err != nil || magic[0] != 0x1f || magic[1] != 0x8b || size < 18 {
+		return size
+	}
+	if _, err := f.ReadAt(trailer[:], size-4); err != nil {
+		return 5 * size
+	}
+	isize := int64(trailer[0]) | int64(trailer[1])<<8 | int64(trailer[2])<<16 | int64(trailer[3])<<24
+	return max(isize, 5*size)
 }
 
 func snapshotIsTerminal(w io.Writer) bool {

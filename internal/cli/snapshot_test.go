@@ -99,3 +99,14 @@ func TestSnapshotErrors(t *testing.T) {
 		t.Errorf("html without -o: code %d, stderr %q", code, errOut)
 	}
 }
+
+func TestSnapshotDecodedSize(t *testing.T) {
+	plain, gz := snapshotFixture("oom_huge.pickle"), snapshotFixture("oom_huge.pickle.gz")
+	st, _ := os.Stat(gz)
+	if got := snapshotDecodedSize(plain, 15448); got != 15448 {
+		t.Errorf("plain: %d", got)
+	}
+	if got := snapshotDecodedSize(gz, st.Size()); got != max(15448, 5*st.Size()) {
+		t.Errorf("gzip: %d, want the ISIZE 15448 or 5x the compressed size", got)
+	}
+}

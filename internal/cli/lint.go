@@ -18,6 +18,7 @@ func newLintCmd(env *Env) *cobra.Command {
 		asJSON  bool
 		format  string
 		noHost  bool
+		list    bool
 		disable []string
 	)
 	cmd := &cobra.Command{
@@ -30,8 +31,13 @@ Files are parsed by the Python that runs the jobs (--python); directories are
 walked for *.py. Suppress one line with "# torchmem: ignore[TM002]" (or a bare
 "# torchmem: ignore"); configure rules in pyproject.toml under [tool.torchmem].
 Exit status: 0 clean, 1 findings, 2 usage or parse-tool errors.`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if list {
+				return writeLintRules(env, asJSON || format == "json")
+			}
+			if len(args) == 0 {
+				return &ExitError{Code: 2, Err: fmt.Errorf("lint: give at least one file or directory (or --list-rules)")}
+			}
 			if asJSON {
 				format = "json"
 			}
@@ -65,6 +71,7 @@ Exit status: 0 clean, 1 findings, 2 usage or parse-tool errors.`,
 	f.StringVar(&format, "format", "text", "output format: text, json or sarif (SARIF 2.1.0 for code scanning)")
 	f.BoolVar(&noHost, "no-host", false, "do not read this machine's limits (TM013): lint away from the machine that runs the jobs")
 	f.StringSliceVar(&disable, "disable", nil, "rules to turn off (ids or names, comma-separated)")
+	f.BoolVar(&list, "list-rules", false, "print the rules (id, name, severity, why) and exit")
 	return cmd
 }
 
@@ -105,4 +112,18 @@ func lintPlural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// writeLintRules prints the rule catalogue as a table or JSON.
+func writeLintRules(env *Env, asJSON bool) error {
+	rules := lint.Rules()
+	if asJSON {
+		return writeJSON(env.Stdout, rules)
+	}
+	tw := newTable(env.Stdout)
+	fmt.Fprintln(tw, "ID\tNAME\tSEVERITY\tWHY")
+	for _, r := range rules {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Severity, r.Summary)
+	}
+	return tw.Flush()
 }

@@ -127,3 +127,18 @@ func TestLintSuppressionConfigAndSyntaxError(t *testing.T) {
 		t.Errorf("got:\n%s", out)
 	}
 }
+
+func TestLintListRules(t *testing.T) {
+	out, _, code := runLint(t, "--list-rules")
+	if code != 0 || !strings.Contains(out, "TM002") || !strings.Contains(out, "accumulated-autograd-history") {
+		t.Fatalf("list-rules: exit %d\n%s", code, out)
+	}
+	out, _, code = runLint(t, "--list-rules", "--json")
+	var rules []map[string]any
+	if err := json.Unmarshal([]byte(out), &rules); err != nil || code != 0 || len(rules) < 15 || rules[1]["id"] != "TM001" {
+		t.Fatalf("list-rules json: exit %d err %v", code, err)
+	}
+	if _, _, code := runLint(t); code != 2 {
+		t.Fatalf("no paths: exit %d, want 2", code)
+	}
+}

@@ -21,6 +21,7 @@ type Error struct {
 	Msg    string
 }
 
+// Error implements error.
 func (e *Error) Error() string {
 	if e.Op != "" {
 		return fmt.Sprintf("pickle offset %d: %s: %s", e.Offset, e.Op, e.Msg)

@@ -29,6 +29,7 @@ const (
 
 var kindNames = [...]string{"unset", "None", "bool", "int", "big int", "float", "str", "list", "tuple", "dict", "converted object"}
 
+// String names the kind as Python would.
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]

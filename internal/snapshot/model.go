@@ -45,6 +45,7 @@ const (
 	StateInactive
 )
 
+// String is the state as PyTorch spells it.
 func (s BlockState) String() string {
 	return [...]string{"unknown", "active_allocated", "active_pending_free", "inactive"}[s]
 }
@@ -97,6 +98,7 @@ const (
 var actionNames = [...]string{"unknown", "alloc", "free_requested", "free_completed",
 	"segment_alloc", "segment_free", "segment_map", "segment_unmap", "snapshot", "oom"}
 
+// String is the action as PyTorch spells it.
 func (a Action) String() string { return actionNames[a] }
 
 func parseAction(s string) Action {

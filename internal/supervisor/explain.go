@@ -100,7 +100,7 @@ func (s *Summary) Print(w io.Writer, runID string) {
 		fmt.Fprintln(w, "  peaks: "+peaksText(s.Peaks))
 	}
 	if s.Hooked > 0 {
-		fmt.Fprintf(w, "  optimizer steps: %d, hooked processes: %d\n", s.Steps, s.Hooked)
+		fmt.Fprintf(w, "  optimizer steps: %d, hooked processes: %d%s\n", s.Steps, s.Hooked, s.PerStep.text())
 	}
 	if s.OrphansKilled > 0 {
 		fmt.Fprintf(w, "  killed %d process(es) left behind by the job (orphaned workers)\n", s.OrphansKilled)
@@ -151,3 +151,23 @@ func peaksText(p map[string]int64) string {
 }
 
 type eventsAlias = jobcgroup.Events
+
+func (p *StepPeaks) text() string {
+	if p == nil {
+		return ""
+	}
+	var parts []string
+	if p.Allocated > 0 {
+		parts = append(parts, fmt.Sprintf("peak allocated %s at step %d", units.Bytes(p.Allocated), p.AllocatedStep))
+	}
+	if p.Reserved > 0 {
+		parts = append(parts, fmt.Sprintf("reserved %s at step %d", units.Bytes(p.Reserved), p.ReservedStep))
+	}
+	if p.MedianStepTime != nil {
+		parts = append(parts, fmt.Sprintf("median step %.1f ms", *p.MedianStepTime*1000))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, ", ")
+}

@@ -28,6 +28,7 @@ func (s *sup) finish(ctx context.Context) *Result {
 	e.kernel = s.kernelLines(ctx, e)
 	sum := classify(e)
 	sum.Peaks, sum.OrphansKilled, sum.Hooked = s.peaks, orphans, len(s.hk.hello)
+	sum.PerStep = s.hk.stepPeaks()
 	if s.hk.step >= 0 {
 		st := s.hk.step
 		sum.LastStep, sum.Steps = &st, st

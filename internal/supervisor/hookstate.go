@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/torchmem/torchmem/internal/hook"
@@ -17,6 +18,18 @@ type hookState struct {
 	exceptions []hook.Exception
 	notices    map[string]bool
 	gone       map[int]bool // peers whose connection ended
+	perStep    StepPeaks
+	stepTimes  []float64 // mean step seconds per step message (bounded)
+}
+
+// StepPeaks are the per-step highs from the hook's step messages: the
+// step at which allocated and reserved memory peaked, and step time.
+type StepPeaks struct {
+	AllocatedStep  int64    `json:"allocated_step,omitempty"`
+	Allocated      int64    `json:"allocated,omitempty"`
+	ReservedStep   int64    `json:"reserved_step,omitempty"`
+	Reserved       int64    `json:"reserved,omitempty"`
+	MedianStepTime *float64 `json:"median_step_seconds,omitempty"`
 }
 
 func newHookState() *hookState {
@@ -108,6 +121,15 @@ func (s *sup) onStats(m hook.Message) {
 			a, r, pa, pr = a+d.Allocated, r+d.Reserved, pa+d.PeakAllocated, pr+d.PeakReserved
 		}
 		row.Allocated, row.Reserved, row.PeakAllocated, row.PeakReserved = &a, &r, &pa, &pr
+		if a > h.perStep.Allocated {
+			h.perStep.Allocated, h.perStep.AllocatedStep = a, *st.Step
+		}
+		if r > h.perStep.Reserved {
+			h.perStep.Reserved, h.perStep.ReservedStep = r, *st.Step
+		}
+	}
+	if st.StepSeconds != nil && len(h.stepTimes) < 100000 {
+		h.stepTimes = append(h.stepTimes, *st.StepSeconds)
 	}
 	s.cfg.Rec.AppendStep(row)
 }
@@ -119,4 +141,19 @@ func (s *sup) event(t time.Time, kind, source string, pid int, msg string, data 
 	}
 	s.events = append(s.events, e)
 	s.cfg.Rec.AppendEvent(e)
+}
+
+// stepPeaks returns the per-step summary with the median step time.
+func (h *hookState) stepPeaks() *StepPeaks {
+	p := h.perStep
+	if len(h.stepTimes) > 0 {
+		t := append([]float64(nil), h.stepTimes...)
+		sort.Float64s(t)
+		m := t[len(t)/2]
+		p.MedianStepTime = &m
+	}
+	if p == (StepPeaks{}) {
+		return nil
+	}
+	return &p
 }

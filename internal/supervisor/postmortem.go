@@ -43,6 +43,7 @@ type Summary struct {
 	Exception       string           `json:"exception,omitempty"`
 	Peaks           map[string]int64 `json:"peaks"`
 	Steps           int64            `json:"steps"`
+	PerStep         *StepPeaks       `json:"per_step,omitempty"`
 	LastStep        *int64           `json:"last_step,omitempty"`
 	OrphansKilled   int              `json:"orphans_killed"`
 	Hooked          int              `json:"hooked_processes"`

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -102,7 +104,8 @@ func oomReadKernel(ctx context.Context, env *Env, since time.Time) ([]oomexplain
 	return incs, err
 }
 
-// oomReadFile parses one file, or stdin for "-".
+// oomReadFile parses one file, or stdin for "-"; gzip-compressed input
+// (rotated /var/log/messages-*.gz, syslog.2.gz) is read through gunzip.
 func oomReadFile(env *Env, name string) ([]oomexplain.Incident, error) {
 	var in io.Reader = env.Stdin
 	if name != "-" {
@@ -113,7 +116,16 @@ func oomReadFile(env *Env, name string) ([]oomexplain.Incident, error) {
 		defer fh.Close()
 		in = fh
 	}
-	return oomexplain.Parse(in, oomexplain.Options{Source: name})
+	br := bufio.NewReaderSize(in, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		defer zr.Close()
+		return oomexplain.Parse(zr, oomexplain.Options{Source: name})
+	}
+	return oomexplain.Parse(br, oomexplain.Options{Source: name})
 }
 
 // oomFollow reports kernel incidents as they are logged until interrupted.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -113,6 +114,29 @@ func TestOomStdinAndText(t *testing.T) {
 	out, _, _ = oomRun(t, "nothing to see\n", "-")
 	if !strings.Contains(out, "no out-of-memory incidents found in -") {
 		t.Errorf("empty input: %q", out)
+	}
+}
+
+func TestOomGzip(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(oomTestdata, "kernel/rhel8-4.18-memcg-memsw.dmesg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(b)
+	zw.Close()
+	gz := filepath.Join(t.TempDir(), "messages-20261122.gz")
+	if err := os.WriteFile(gz, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := oomRun(t, "", "--json", gz)
+	if r := decodeOom(t, out); code != 0 || len(r.Incidents) != 1 || r.Incidents[0].Kernel.Victim.PID != 7093 {
+		t.Fatalf("gzip file: code %d %s %+v", code, errs, r.Incidents)
+	}
+	out, _, _ = oomRun(t, z.String(), "--json", "-")
+	if r := decodeOom(t, out); len(r.Incidents) != 1 {
+		t.Errorf("gzip on stdin: %d incidents", len(r.Incidents))
 	}
 }
 

@@ -11,14 +11,16 @@ import (
 // Dict.keys), []string (Global.names), string or int. Constant nodes keep
 // their value in Value (string, bool, float64 or nil).
 type Node struct {
-	Type   string
-	Line   int // 1-based; 0 for nodes without a position (Module, arguments)
-	Col    int // 0-based UTF-8 byte offset, as Python's col_offset
-	Fields []Field
-	Value  any
-	Parent *Node
-	Field  string // name of the field of Parent that holds this node
-	kids   []*Node
+	Type string
+	Line int // 1-based; 0 for nodes without a position (Module, arguments)
+	Col  int // 0-based UTF-8 byte offset, as Python's col_offset
+	// EndLine is the last line of a multi-line statement (0 otherwise).
+	EndLine int
+	Fields  []Field
+	Value   any
+	Parent  *Node
+	Field   string // name of the field of Parent that holds this node
+	kids    []*Node
 }
 
 // Field is one named child value of a node. A node has a handful, so a

@@ -83,6 +83,9 @@ func (d *astDecoder) setField(n *Node, key string, v any) error {
 	case "c":
 		n.Col = intOf(v)
 		return nil
+	case "e":
+		n.EndLine = intOf(v)
+		return nil
 	case "value":
 		if n.Type == "Constant" {
 			n.Value = v

@@ -12,6 +12,9 @@ type Finding struct {
 	Severity string `json:"severity"`
 	Message  string `json:"message"`
 	Fix      string `json:"fix"`
+	// endLine: the last line of the statement holding the finding, where a
+	// suppression comment also counts (black puts it after the last argument).
+	endLine int
 }
 
 // Severities, from the least to the most serious.
@@ -27,14 +30,20 @@ func (f *file) report(n *Node, rule, msg string) {
 	for n != nil && n.Line == 0 {
 		n = n.Parent
 	}
-	line, col := 1, 1
+	line, col, end := 1, 1, 0
 	if n != nil {
 		line, col = n.Line, n.Col+1
+		for s := n; s != nil; s = s.Parent {
+			if s.EndLine > 0 || s.Field == "body" || s.Field == "orelse" || s.Field == "finalbody" {
+				end = s.EndLine // the enclosing statement
+				break
+			}
+		}
 	}
 	r := ruleByID[rule]
 	f.findings = append(f.findings, Finding{
 		File: f.path, Line: line, Col: col, Rule: rule,
-		Severity: r.Severity, Message: msg, Fix: r.Fix,
+		Severity: r.Severity, Message: msg, Fix: r.Fix, endLine: end,
 	})
 }
 

@@ -6,7 +6,8 @@
 # stdout: one JSON object per path, in order:
 #   {"path": P, "ast": NODE}                          parsed
 #   {"path": P, "error": {"msg": M, "line": L, "col": C}}   syntax error or unreadable
-# NODE is {"_": type, "l": line, "c": col (0-based, UTF-8 bytes), field: value...};
+# NODE is {"_": type, "l": line, "c": col (0-based, UTF-8 bytes), "e": end line
+# (simple statements spanning lines), field: value...};
 # fields that are None, empty lists and expression contexts are left out.
 import ast
 import json
@@ -41,6 +42,10 @@ def conv(node):
     if ln is not None:
         d["l"] = ln
         d["c"] = node.col_offset
+        if isinstance(node, ast.stmt) and not hasattr(node, "body"):
+            end = getattr(node, "end_lineno", None)
+            if end is not None and end != ln:
+                d["e"] = end
     if cls is ast.Constant:
         d["value"] = _const(node.value)
         return d

@@ -33,13 +33,27 @@ func applyPolicy(all []Finding, proj *project, opts Options) ([]Finding, error) 
 			return nil, err
 		}
 		ok, sev := cfg.allows(fd.Rule, fd.Severity)
-		if !ok || suppressed(lines[fd.File], fd.Line, fd.Rule) {
+		if !ok || suppressedIn(lines[fd.File], fd.Line, fd.endLine, fd.Rule) {
 			continue
 		}
 		fd.Severity = sev
 		out = append(out, fd)
 	}
 	return out, nil
+}
+
+// suppressedIn checks the finding's line and, for a statement spanning
+// several lines, every line down to its last.
+func suppressedIn(lines []string, line, end int, rule string) bool {
+	if end < line {
+		end = line
+	}
+	for l := line; l <= end && l-line < 200; l++ {
+		if suppressed(lines, l, rule) {
+			return true
+		}
+	}
+	return false
 }
 
 var ignoreRe = regexp.MustCompile(`#\s*torchmem:\s*ignore\b(?:\[([^\]]*)\])?`)

@@ -6,3 +6,6 @@ loc = "cuda:0"
 state3 = torch.load("checkpoint.pt", map_location=loc, weights_only=True)
 kwargs = {"map_location": "cpu"}
 state4 = torch.load("checkpoint.pt", **kwargs)
+state5 = torch.load(
+    "checkpoint.pt",
+)  # torchmem: ignore[TM011]

@@ -43,7 +43,7 @@ func (s *Snapshot) liveAt(dev int, upto int) map[uint64]liveAlloc {
 	}
 	for addr, f := range seen {
 		if f.free {
-			live[addr] = liveAlloc{addr: addr, size: f.size, index: -1}
+			live[addr] = liveAlloc{addr: addr, size: f.size, stack: stackBeforeTrace, index: -1}
 		}
 	}
 	for i := 0; i <= upto && i < len(trace); i++ {

@@ -52,6 +52,13 @@ type Site struct {
 // NoStack is the site of allocations recorded without a stack.
 const NoStack = "<no stack recorded>"
 
+// BeforeTrace is the site of allocations made before the trace's first
+// entry and freed during it: their stack was never recorded.
+const BeforeTrace = "<allocated before the trace>"
+
+// stackBeforeTrace marks such allocations in place of a StackID.
+const stackBeforeTrace = StackID(1<<32 - 1)
+
 // Sites computes and caches the site of each stack for one depth.
 type Sites struct {
 	snap  *Snapshot
@@ -68,6 +75,11 @@ func NewSites(s *Snapshot, depth int) *Sites {
 // Of returns the site of a stack.
 func (ss *Sites) Of(id StackID) *Site {
 	if site, ok := ss.cache[id]; ok {
+		return site
+	}
+	if id == stackBeforeTrace {
+		site := &Site{Key: BeforeTrace, Frames: []string{BeforeTrace}}
+		ss.cache[id] = site
 		return site
 	}
 	site := ss.compute(ss.snap.Stack(id))

@@ -96,7 +96,10 @@ type Hello struct {
 	WorkerID *int `json:"worker_id,omitempty"`
 	// Child is true when the process was started by multiprocessing (fork,
 	// spawn or forkserver) of another hooked process.
-	Child           bool     `json:"child,omitempty"`
+	Child bool `json:"child,omitempty"`
+	// Launcher is true for torchrun / python -m torch.distributed.run
+	// itself: it imports torch but trains nothing.
+	Launcher        bool     `json:"launcher,omitempty"`
 	Torch           string   `json:"torch"`
 	CUDA            string   `json:"cuda,omitempty"` // torch.version.cuda; empty for CPU builds
 	Python          string   `json:"python"`

@@ -198,3 +198,29 @@ func TestChainsExistingSitecustomize(t *testing.T) {
 		t.Fatalf("hook did not report: %v", j.msgs)
 	}
 }
+
+func TestTorchrunRanksAndLauncher(t *testing.T) {
+	t.Parallel()
+	py := torchPython(t)
+	j := newJob(t, InstallOptions{Interval: 100 * time.Millisecond}, nil)
+	err := j.run(t, py, nil, "testdata/launcher/torchrun", "testdata/ranks.py")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, j.stderr.String())
+	}
+	var launchers int
+	ranks := map[int]bool{}
+	for _, m := range j.of(TypeHello) {
+		h := m.Hello
+		switch {
+		case h.Launcher:
+			launchers++
+		case h.Rank != nil && h.LocalRank != nil && h.WorldSize != nil && *h.WorldSize == 2:
+			ranks[*h.Rank] = true
+		default:
+			t.Errorf("unexpected hello %+v", h)
+		}
+	}
+	if launchers != 1 || !ranks[0] || !ranks[1] {
+		t.Fatalf("launchers %d, ranks %v", launchers, ranks)
+	}
+}

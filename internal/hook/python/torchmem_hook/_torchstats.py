@@ -26,7 +26,6 @@ _STAT_KEYS = (
     ("inactive_split.all.current", "inactive_split_blocks"),
 )
 
-_step_hook_kind = "none"
 _record_history = False
 _notices = []
 
@@ -95,7 +94,22 @@ def worker_info(torch):
         return None
 
 
+def _is_launcher():
+    """torchrun (or python -m torch.distributed.run/launch) itself."""
+    import torchmem_hook
+
+    argv = [str(a) for a in torchmem_hook.start_argv[:6]]
+    for i, a in enumerate(argv):
+        if os.path.basename(a) == "torchrun":
+            return True
+        if a == "-m" and i + 1 < len(argv) and argv[i + 1] in ("torch.distributed.run", "torch.distributed.launch"):
+            return True
+    return False
+
+
 def hello(agent):
+    from torchmem_hook import _steps
+
     torch = agent.torch
     msg = {
         "type": "hello",
@@ -103,11 +117,12 @@ def hello(agent):
         "ppid": os.getppid(),
         "worker": agent.worker,
         "child": agent.child,
+        "launcher": _is_launcher(),
         "torch": str(getattr(torch, "__version__", "")),
         "cuda": str(getattr(getattr(torch, "version", None), "cuda", None) or ""),
         "python": sys.version.split()[0],
         "argv": [str(a)[:512] for a in sys.argv[:64]],
-        "step_hook": _step_hook_kind,
+        "step_hook": _steps.hook_kind,
         "record_history": _record_history,
         "hook_version": HOOK_VERSION,
         "cuda_initialized": cuda_initialized(torch),
@@ -144,95 +159,13 @@ def install(torch, agent):
     """Install the step hook, exception hooks, the CUDA-init hook and atexit."""
     from torchmem_hook import _cuda
 
-    for fn in (_install_step_hook, _install_worker_hook, _install_excepthooks, _cuda.install_cuda_init, _install_atexit):
+    from torchmem_hook import _steps
+
+    for fn in (_steps.install_step_hook, _install_worker_hook, _install_excepthooks, _cuda.install_cuda_init, _install_atexit):
         try:
             fn(torch)
         except Exception:
             _debug()
-
-
-def _on_step(optimizer, *args, **kwargs):
-    try:
-        a = _agent()
-        if a is not None:
-            a.on_step(optimizer)
-    except Exception:
-        _debug()
-
-
-def _install_step_hook(torch):
-    global _step_hook_kind
-    import torch.optim.optimizer as optmod
-
-    reg = getattr(optmod, "register_optimizer_step_post_hook", None)
-    if reg is not None:  # torch >= 2.0: one global hook for every optimizer
-        reg(lambda opt, args, kwargs: _on_step(opt))
-        _step_hook_kind = "global"
-        return
-    opt = optmod.Optimizer
-    # torch 1.x: every optimizer's step is wrapped by _hook_for_profile,
-    # which calls obj._optimizer_step_code() after each step.
-    orig = getattr(opt, "_optimizer_step_code", None)
-    if orig is not None:
-        def _optimizer_step_code(self, *a, **k):
-            try:
-                return orig(self, *a, **k)
-            finally:
-                _on_step(self)
-
-        opt._optimizer_step_code = _optimizer_step_code
-        _step_hook_kind = "wrapped"
-        return
-    # torch 1.10/1.11: wrap each optimizer class's step once, the way
-    # _hook_for_profile does, from Optimizer.__init__.
-    orig_init = opt.__init__
-
-    def __init__(self, *a, **k):
-        orig_init(self, *a, **k)
-        try:
-            _wrap_class_step(type(self))
-        except Exception:
-            _debug()
-
-    opt.__init__ = __init__
-    _step_hook_kind = "wrapped"
-
-
-_step_depth = None  # threading.local: nested wrapped steps count once
-
-
-def _wrap_class_step(cls):
-    """Wrap the step that cls resolves to, once per defining class."""
-    global _step_depth
-    import threading
-
-    if _step_depth is None:
-        _step_depth = threading.local()
-    owner = next((k for k in cls.__mro__ if "step" in k.__dict__), None)
-    if owner is None:
-        return
-    step = owner.__dict__["step"]
-    if getattr(step, "_torchmem_wrapped", False) or not callable(step):
-        return
-
-    def wrapped(self, *a, **k):
-        depth = getattr(_step_depth, "n", 0)
-        _step_depth.n = depth + 1
-        try:
-            return step(self, *a, **k)
-        finally:
-            _step_depth.n = depth
-            if depth == 0:
-                _on_step(self)
-
-    wrapped._torchmem_wrapped = True
-    wrapped.__wrapped__ = step
-    for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
-        try:
-            setattr(wrapped, attr, getattr(step, attr))
-        except (AttributeError, TypeError):
-            pass
-    owner.step = wrapped
 
 
 def _install_worker_hook(torch):

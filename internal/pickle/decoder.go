@@ -90,8 +90,26 @@ func (d *Decoder) Decode() (Value, error) {
 				return Value{}, d.fail(err)
 			}
 		}
-		if in.end-in.pos >= 16 && d.fast() {
-			continue
+		if in.end-in.pos >= 16 {
+			// BINGET is four opcodes in ten of a snapshot: inline it here.
+			if b := in.buf[in.pos:]; b[0] == opBinGet && int(b[1]) < len(d.memo) {
+				if v := d.memo[b[1]]; v.Kind != kindUnset && !isContainer(v.Kind) {
+					d.stack = append(d.stack, v)
+					in.pos += 2
+					continue
+				}
+			} else if b[0] == opLongBinGet {
+				if idx := le32(b[1:]); int(idx) < len(d.memo) {
+					if v := d.memo[idx]; v.Kind != kindUnset && !isContainer(v.Kind) {
+						d.stack = append(d.stack, v)
+						in.pos += 5
+						continue
+					}
+				}
+			}
+			if d.fast() {
+				continue
+			}
 		}
 		d.opOff = in.offset()
 		op, err := in.readByte()
@@ -135,13 +153,23 @@ func (d *Decoder) fast() bool {
 		}
 		v := d.stack[len(d.stack)-1]
 		if isContainer(v.Kind) {
-			return false
+			c := d.cont(v)
+			if c == nil || c.done || c.memo >= 0 {
+				return false
+			}
+			c.memo = int64(len(d.memo))
 		}
 		d.memo = append(d.memo, v)
 		d.memoCount++
 		in.pos++
 	case opMark:
 		d.marks = append(d.marks, len(d.stack))
+		in.pos++
+	case opEmptyDict:
+		d.stack = append(d.stack, d.newContainer(KindDict, nil))
+		in.pos++
+	case opEmptyList:
+		d.stack = append(d.stack, d.newContainer(KindList, nil))
 		in.pos++
 	case opBinInt1:
 		d.stack = append(d.stack, Value{Kind: KindInt, N: int64(b[1])})

@@ -20,13 +20,14 @@ func lintPython(t *testing.T) string {
 }
 
 // runLint runs torchmem lint with its host limits read from fixture roots:
-// a 100-process limit, and a /dev/shm that is a plain directory.
+// a 100-process limit for uid 1000, and a /dev/shm that is a plain directory.
 func runLint(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	proc := t.TempDir()
 	os.MkdirAll(filepath.Join(proc, "self"), 0o755)
 	os.WriteFile(filepath.Join(proc, "self", "limits"),
 		[]byte("Limit  Soft Limit  Hard Limit  Units\nMax processes             100                  100                  processes\n"), 0o644)
+	os.WriteFile(filepath.Join(proc, "self", "status"), []byte("Name:\tpython3\nUid:\t1000\t1000\t1000\t1000\n"), 0o644)
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "dev", "shm"), 0o755)
 	var out, errb bytes.Buffer

@@ -18,7 +18,10 @@ type Host struct {
 	MaxProcs  *uint64 // soft "Max processes" from /proc/self/limits (ulimit -u)
 	Unlimited bool
 	ShmBytes  *uint64 // size of the /dev/shm file system
-	Note      string  // why a part could not be read, for the one-line notice
+	// RootUser: the jobs would run as uid 0, which the kernel exempts from
+	// RLIMIT_NPROC, so the process-limit check does not apply.
+	RootUser bool
+	Note     string // why a part could not be read, for the one-line notice
 }
 
 // ReadHost reads the limits of this machine: procRoot/self/limits and a
@@ -26,6 +29,7 @@ type Host struct {
 func ReadHost(procRoot, root string) Host {
 	var h Host
 	var notes []string
+	h.RootUser = readRealUID(filepath.Join(procRoot, "self", "status")) == 0
 	path := filepath.Join(procRoot, "self", "limits")
 	if fh, err := os.Open(path); err != nil {
 		notes = append(notes, fmt.Sprintf("read %s: %v", path, err))
@@ -77,4 +81,29 @@ func parseLimitsNproc(r io.Reader) (*uint64, bool, error) {
 		return nil, false, err
 	}
 	return nil, false, fmt.Errorf("no Max processes line")
+}
+
+// readRealUID returns the real uid from a /proc/<pid>/status file
+// ("Uid:\t1000\t1000\t1000\t1000"), or -1 when it cannot be read.
+func readRealUID(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		rest, ok := strings.CutPrefix(line, "Uid:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			return -1
+		}
+		uid, err := strconv.Atoi(f[0])
+		if err != nil {
+			return -1
+		}
+		return uid
+	}
+	return -1
 }

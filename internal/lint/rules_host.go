@@ -33,7 +33,7 @@ func checkTM013(f *file) {
 		if v, ok := constInt(kwarg(call, "prefetch_factor")); ok && v > 0 {
 			prefetch = v
 		}
-		if h.MaxProcs != nil && !h.Unlimited && uint64(n*tasksPerWorker) > *h.MaxProcs {
+		if h.MaxProcs != nil && !h.Unlimited && !h.RootUser && uint64(n*tasksPerWorker) > *h.MaxProcs {
 			f.report(call, "TM013", fmt.Sprintf(
 				"num_workers=%d needs about %d tasks but this host's process limit (ulimit -u) is %d",
 				n, n*tasksPerWorker, *h.MaxProcs))

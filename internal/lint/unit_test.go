@@ -37,7 +37,17 @@ func TestReadHostFromRoots(t *testing.T) {
 	os.WriteFile(filepath.Join(proc, "self", "limits"), data, 0o644)
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "dev", "shm"), 0o755)
+	os.WriteFile(filepath.Join(proc, "self", "status"), []byte("Name:\tpython3\nUid:\t1000\t1000\t1000\t1000\n"), 0o644)
 	h := ReadHost(proc, root)
+	if h.RootUser {
+		t.Error("uid 1000 read as root")
+	}
+	os.WriteFile(filepath.Join(proc, "self", "status"), []byte("Uid:\t0\t0\t0\t0\n"), 0o644)
+	if !ReadHost(proc, root).RootUser {
+		t.Error("uid 0 not read as root")
+	}
+	os.WriteFile(filepath.Join(proc, "self", "status"), []byte("Uid:\t1000\t1000\t1000\t1000\n"), 0o644)
+	h = ReadHost(proc, root)
 	if h.MaxProcs == nil || *h.MaxProcs != 4096 || h.ShmBytes == nil || h.Note != "" {
 		t.Fatalf("got %+v", h)
 	}

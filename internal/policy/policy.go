@@ -85,6 +85,7 @@ type State struct {
 // Decision is one action to take now.
 type Decision struct {
 	Rule  Rule
+	Index int     // of Rule in the rules given to Evaluate
 	Value float64 // the metric value that triggered it
 }
 
@@ -95,7 +96,9 @@ func (d Decision) Reason() string {
 }
 
 // Evaluate returns the actions due at now given the metric values, and the
-// new state. A metric missing from values makes its rule's condition false
+// new state. A caller that could not carry an action out (no process to
+// send it to yet) restores State.Last[d.Index] so the rate limit does not
+// swallow the next chance. A metric missing from values makes its rule's condition false
 // (a source that went away never triggers an action).
 func Evaluate(rules []Rule, prev State, now time.Time, values map[string]float64) (State, []Decision) {
 	next := State{Since: make([]time.Time, len(rules)), Last: make([]time.Time, len(rules))}
@@ -118,7 +121,7 @@ func Evaluate(rules []Rule, prev State, now time.Time, values map[string]float64
 			continue
 		}
 		next.Last[i] = now
-		out = append(out, Decision{Rule: r, Value: v})
+		out = append(out, Decision{Rule: r, Index: i, Value: v})
 	}
 	return next, out
 }

@@ -57,6 +57,9 @@ func TestEvaluate(t *testing.T) {
 				var names []string
 				for _, d := range got {
 					names = append(names, d.Rule.Name)
+					if c.rules[d.Index].Name != d.Rule.Name {
+						t.Fatalf("decision index %d is not rule %s", d.Index, d.Rule.Name)
+					}
 				}
 				if strings.Join(names, ",") != strings.Join(s.want, ",") {
 					t.Fatalf("t=%v: fired %v, want %v", s.t, names, s.want)

@@ -65,14 +65,22 @@ func (s *sup) killJob() {
 }
 
 func (s *sup) applyPolicy(now time.Time, metrics map[string]float64) {
+	prev := append([]time.Time(nil), s.pst.Last...)
 	var ds []policy.Decision
 	s.pst, ds = policy.Evaluate(s.cfg.Rules, s.pst, now, metrics)
 	for _, d := range ds {
-		s.act(now, d)
+		if !s.act(now, d) {
+			s.pst.Last[d.Index] = time.Time{}
+			if d.Index < len(prev) {
+				s.pst.Last[d.Index] = prev[d.Index]
+			}
+		}
 	}
 }
 
-func (s *sup) act(now time.Time, d policy.Decision) {
+// act carries out one decision; false when there was nobody to carry it
+// out on (no hooked process yet), so the rate limit is not spent.
+func (s *sup) act(now time.Time, d policy.Decision) bool {
 	msg := d.Reason()
 	switch d.Rule.Action {
 	case policy.Warn:
@@ -83,8 +91,14 @@ func (s *sup) act(now time.Time, d policy.Decision) {
 			break
 		}
 		pids := s.srv.Broadcast(hook.Command{Type: hook.CmdCleanup})
+		if len(pids) == 0 {
+			return false
+		}
 		msg += fmt.Sprintf("; cleanup sent to %d process(es)", len(pids))
 	case policy.Snapshot:
+		if s.srv != nil && len(s.hk.last)+len(s.hk.hello) == 0 {
+			return false
+		}
 		msg += s.snapshot(now)
 		s.notice("snapshot: " + msg)
 	case policy.Signal:
@@ -105,6 +119,7 @@ func (s *sup) act(now time.Time, d policy.Decision) {
 	at := time.Now()
 	data := map[string]any{"rule": d.Rule.String(), "value": d.Value, "sample_ns": now.UnixNano(), "at_ns": at.UnixNano()}
 	s.event(at, d.Rule.Action, "policy", 0, msg, data)
+	return true
 }
 
 func (s *sup) snapshot(now time.Time) string {

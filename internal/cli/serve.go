@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/torchmem/torchmem/internal/sample"
+	"github.com/torchmem/torchmem/internal/store"
+	"github.com/torchmem/torchmem/internal/web"
+)
+
+func init() { register("serve", newServeCmd) }
+
+// serveDefaultListen is the documented default: loopback only, port 9464
+// (the systemd unit and the Prometheus scrape config use it).
+const serveDefaultListen = "127.0.0.1:9464"
+
+type serveFlags struct {
+	listen, db, tokenFile, gpuFake string
+	insecure, metricsNoAuth        bool
+	interval, pssPeriod            time.Duration
+	maxProcs                       int
+}
+
+func newServeCmd(env *Env) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Node agent: Prometheus /metrics, a JSON API and a web dashboard of live memory and run history",
+		Long: `serve samples this node every --interval (GPUs, PyTorch jobs with RSS, PSS, USS,
+swap and GPU memory per process, cgroup limits, host memory, PSI, and the
+allocator figures of jobs under torchmem run) and serves:
+
+  /               the node, live        /runs, /runs/ID   run history, charts
+  /metrics        Prometheus exposition /api/v1/...        JSON (docs/serve.md)
+
+It listens on 127.0.0.1 only unless told otherwise; any other address needs
+--token-file (a bearer token every request must carry) or --insecure. It never
+changes anything on the host.`,
+		Example: `  torchmem serve                                   # http://127.0.0.1:9464/
+  torchmem serve --listen :9464 --token-file /etc/torchmem/token
+  curl -H "Authorization: Bearer $(cat token)" http://node:9464/api/v1/node`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), env, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", serveDefaultListen, "address to listen on (host:port)")
+	fl.StringVar(&f.db, "db", "", "run history database, read only (default: the store torchmem run writes)")
+	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token every request must carry (mode 0600)")
+	fl.BoolVar(&f.insecure, "insecure", false, "allow a non-loopback --listen without a token (prints a warning)")
+	fl.BoolVar(&f.metricsNoAuth, "metrics-no-auth", false, "serve /metrics without the token (the rest still needs it)")
+	fl.DurationVar(&f.interval, "interval", time.Second, "sampling interval (what /metrics, the API and the live stream show)")
+	fl.DurationVar(&f.pssPeriod, "pss-period", sample.DefaultPSSPeriod, "longest reuse of a PSS figure (smaps_rollup); negative: never read PSS")
+	fl.IntVar(&f.maxProcs, "max-processes", 256, "at most this many processes get per-process metrics (label cardinality bound)")
+	fl.StringVar(&f.gpuFake, "gpu-fake", "", "read GPUs from a recorded JSON file instead of the driver (tests, demos)")
+	_ = fl.MarkHidden("gpu-fake")
+	return cmd
+}
+
+func runServe(ctx context.Context, env *Env, f serveFlags) error {
+	if f.interval < 100*time.Millisecond {
+		return fmt.Errorf("--interval %s: at least 100ms", f.interval)
+	}
+	var token string
+	if f.tokenFile != "" {
+		var err error
+		if token, err = web.ReadToken(f.tokenFile); err != nil {
+			return err
+		}
+	}
+	warning, err := web.CheckListen(f.listen, token != "", f.insecure)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	if warning != "" {
+		fmt.Fprintln(env.Stderr, "torchmem: "+warning)
+	}
+	srv, closeGPU, err := serveServer(env, f, token)
+	if err != nil {
+		return err
+	}
+	defer closeGPU()
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", f.listen, err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(env.Stderr, "torchmem: serving http://%s/ (metrics at /metrics)\n", ln.Addr())
+	go srv.Run(ctx)
+	return srv.Serve(ctx, ln)
+}
+
+// serveServer builds the sampler and the web server over env's roots.
+func serveServer(env *Env, f serveFlags, token string) (*web.Server, func(), error) {
+	backend, notice, err := topGPU(env, f.gpuFake)
+	if err != nil {
+		return nil, nil, err
+	}
+	if notice != "" {
+		fmt.Fprintln(env.Stderr, "torchmem: "+notice)
+	}
+	s, err := sample.New(sample.Options{ProcRoot: env.ProcRoot, SysRoot: env.SysRoot, GPU: backend, GPUNotice: notice, PSSPeriod: f.pssPeriod})
+	if err != nil {
+		backend.Close()
+		return nil, nil, err
+	}
+	db := f.db
+	if db == "" {
+		db = store.DefaultPath()
+	}
+	srv, err := web.New(web.Config{Sampler: s, Interval: f.interval, DBPath: db, ProcRoot: env.ProcRoot, Token: token,
+		MetricsNoAuth: f.metricsNoAuth, Version: Version, MaxProcesses: f.maxProcs,
+		Logf: func(format string, a ...any) { fmt.Fprintf(env.Stderr, "torchmem: "+format+"\n", a...) }})
+	if err != nil {
+		backend.Close()
+		return nil, nil, err
+	}
+	return srv, func() { backend.Close() }, nil
+}

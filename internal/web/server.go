@@ -1,0 +1,142 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/torchmem/torchmem/internal/metrics"
+	"github.com/torchmem/torchmem/internal/sample"
+	"github.com/torchmem/torchmem/internal/store"
+)
+
+// Collector takes samples; *sample.Sampler is one.
+type Collector interface {
+	Collect(ctx context.Context) (*sample.Sample, error)
+}
+
+// Config is what a Server serves.
+type Config struct {
+	// Sampler is sampled every Interval (default 1 s).
+	Sampler  Collector
+	Interval time.Duration
+	// DBPath is the history store, opened read-only when it exists (and
+	// retried each interval until it does); "" means no history.
+	DBPath   string
+	ProcRoot string // for the store's supervisor liveness check
+	// Token, when set, is required on every request (see package doc).
+	Token         string
+	MetricsNoAuth bool
+	// Version is shown on pages and in torchmem_build_info.
+	Version      string
+	MaxProcesses int
+	// NoRuntimeMetrics leaves the Go runtime collectors out of /metrics.
+	NoRuntimeMetrics bool
+	// Logf reports background problems once each (nil: discard).
+	Logf func(format string, args ...any)
+}
+
+// Server serves one node. Create it with New.
+type Server struct {
+	cfg      Config
+	host     string
+	registry *prometheus.Registry
+
+	mu      sync.RWMutex
+	db      *store.DB
+	state   *metrics.State
+	node    *Node
+	changed chan struct{} // closed and replaced at each update
+	logged  map[string]bool
+	streams chan struct{} // bounds concurrent SSE streams
+}
+
+// maxStreams bounds concurrent live streams, so a runaway page cannot
+// make the agent hold unbounded connections.
+const maxStreams = 32
+
+// New returns a Server; it does not sample until Run.
+func New(cfg Config) (*Server, error) {
+	if cfg.Sampler == nil {
+		return nil, errors.New("web: no sampler")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	host, _ := os.Hostname()
+	s := &Server{cfg: cfg, host: host, changed: make(chan struct{}), logged: map[string]bool{},
+		state:   &metrics.State{SampleErr: errors.New("no sample yet")},
+		streams: make(chan struct{}, maxStreams)}
+	s.registry = metrics.NewRegistry(s.metricsState, metrics.Options{
+		MaxProcesses: cfg.MaxProcesses, Version: cfg.Version, NoRuntime: cfg.NoRuntimeMetrics})
+	return s, nil
+}
+
+func (s *Server) metricsState() *metrics.State {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.state
+}
+
+// Handler returns every route behind the read-only and auth checks.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /api/v1/node", s.apiNode)
+	mux.HandleFunc("GET /api/v1/stream", s.apiStream)
+	mux.HandleFunc("GET /api/v1/runs", s.apiRuns)
+	mux.HandleFunc("GET /api/v1/runs/{id}", s.apiRun)
+	mux.HandleFunc("GET /api/v1/runs/{id}/samples", s.apiSamples)
+	mux.HandleFunc("GET /api/v1/runs/{id}/events", s.apiEvents)
+	mux.HandleFunc("GET /api/v1/runs/{id}/steps", s.apiSteps)
+	mux.HandleFunc("GET /runs/{id}/report.html", s.pageReport)
+	s.pages(mux)
+	return readOnly(s.auth(securityHeaders(mux)))
+}
+
+// NewHTTPServer wraps h with timeouts: slow or idle clients cannot hold
+// the agent's connections (the live stream extends its own write deadline).
+func NewHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10}
+}
+
+// Serve serves on ln until ctx is done, then shuts down gracefully.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := NewHTTPServer(s.Handler())
+	hs.BaseContext = func(net.Listener) context.Context { return ctx }
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		return nil
+	}
+}
+
+// logOnce reports a background problem the first time it is seen.
+func (s *Server) logOnce(msg string) {
+	s.mu.Lock()
+	seen := s.logged[msg]
+	s.logged[msg] = true
+	s.mu.Unlock()
+	if !seen {
+		s.cfg.Logf("%s", msg)
+	}
+}

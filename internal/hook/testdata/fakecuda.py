@@ -1,5 +1,7 @@
 # Drives the fake torch: steps before and after CUDA init, a cleanup window,
 # then an OOM that is not caught.
+import json
+import os
 import sys
 import time
 
@@ -15,4 +17,7 @@ wait = float(sys.argv[1]) if len(sys.argv) > 1 else 0.5
 time.sleep(wait)  # the test sends cleanup, reset_peaks, snapshot here
 print(",".join(torch.calls))
 sys.stdout.flush()
-torch.oom(0, 400000286720, 150109880320, 147061866496)
+# The arguments torch 2.11 passed to an OOM observer on an H200 (captured).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "oom-observer-args.json")) as f:
+    args = json.load(f)
+torch.oom(args["device"], args["alloc"], args["device_alloc"], args["device_free"])

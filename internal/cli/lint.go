@@ -76,6 +76,9 @@ Exit status: 0 clean, 1 findings, 2 usage or parse-tool errors.`,
 }
 
 func writeLint(env *Env, format string, res *lint.Result) error {
+	for _, n := range res.Notes {
+		fmt.Fprintf(env.Stderr, "torchmem: note: %s\n", n)
+	}
 	switch format {
 	case "json":
 		out := res.Findings
@@ -87,9 +90,6 @@ func writeLint(env *Env, format string, res *lint.Result) error {
 		return writeJSON(env.Stdout, lint.SARIF(res.Findings, Version))
 	}
 	writeLintText(env.Stdout, res.Findings)
-	for _, n := range res.Notes {
-		fmt.Fprintf(env.Stderr, "torchmem: note: %s\n", n)
-	}
 	if len(res.Findings) > 0 {
 		fmt.Fprintf(env.Stderr, "torchmem: %d finding%s in %d file%s\n",
 			len(res.Findings), lintPlural(len(res.Findings)), res.Files, lintPlural(res.Files))

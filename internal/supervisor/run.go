@@ -65,6 +65,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
+	// A closed stderr (torchmem ... 2>&1 | head) must not kill the
+	// supervisor: catching SIGPIPE (not ignoring it, which exec would pass
+	// on to the job) turns it into a write error.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 	s.job, err = s.start(env, p)
 	if err != nil {
 		s.cleanup()

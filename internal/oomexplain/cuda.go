@@ -31,7 +31,8 @@ const (
 type cudaPending struct {
 	inc   *Incident
 	kind  Kind
-	text  strings.Builder
+	text  strings.Builder // lines joined with a space (word-wrapped pastes)
+	tight strings.Builder // lines joined as they are (terminal hard wraps)
 	lines int
 	start int
 }
@@ -94,6 +95,7 @@ func (c *cudaParser) appendLine(pd *cudaPending, l *line) {
 		pd.text.WriteByte(' ')
 	}
 	pd.text.WriteString(strings.TrimSpace(l.text))
+	pd.tight.WriteString(strings.TrimRight(l.text, " \t"))
 }
 
 // expire ends messages of other ranks that never completed.
@@ -132,6 +134,7 @@ func (c *cudaParser) start(key string, l *line) {
 	pd.inc = c.p.newIncident(kind, l)
 	c.p.addRaw(pd.inc, l.Text)
 	pd.text.WriteString(strings.TrimSpace(l.text))
+	pd.tight.WriteString(strings.TrimSpace(l.text))
 	c.pending[key] = pd
 	if cudaComplete(pd) {
 		c.finish(key)
@@ -163,6 +166,11 @@ func (c *cudaParser) finish(key string) {
 	delete(c.pending, key)
 	inc := pd.inc
 	inc.CUDA = parseCUDAMessage(pd.kind, pd.text.String())
+	if pd.lines > 1 && pd.kind == KindCUDAOOM {
+		// A terminal cuts words in two ("capac|ity"): what the spaced
+		// reading missed, the tight one may hold.
+		fillMissing(inc.CUDA, parseCUDAMessage(pd.kind, pd.tight.String()))
+	}
 	if prev := c.recent[key]; prev != nil && prev.Kind == inc.Kind && prev.CUDA.Message == inc.CUDA.Message &&
 		inc.Line-prev.Line < dedupDistance {
 		prev.Count++

@@ -229,3 +229,29 @@ func findSelf(c *CUDAOOM) {
 		c.OtherProcesses = nil
 	}
 }
+
+// fillMissing copies into c the numbers only o has.
+func fillMissing(c, o *CUDAOOM) {
+	for _, f := range []struct{ dst, src **int64 }{
+		{&c.RequestedBytes, &o.RequestedBytes}, {&c.TotalBytes, &o.TotalBytes}, {&c.FreeBytes, &o.FreeBytes},
+		{&c.AllowedBytes, &o.AllowedBytes}, {&c.ProcessBytes, &o.ProcessBytes}, {&c.AllocatedBytes, &o.AllocatedBytes},
+		{&c.ReservedBytes, &o.ReservedBytes}, {&c.ReservedUnallocatedBytes, &o.ReservedUnallocatedBytes},
+		{&c.PrivatePoolBytes, &o.PrivatePoolBytes},
+	} {
+		if *f.dst == nil {
+			*f.dst = *f.src
+		}
+	}
+	if c.Device == nil {
+		c.Device = o.Device
+	}
+	if len(c.OtherProcesses) == 0 {
+		c.OtherProcesses = o.OtherProcesses
+	}
+	if c.Format == "pre-2.1" && o.Format != "pre-2.1" {
+		c.Format = o.Format
+	}
+	if c.ReservedBytes == nil && c.AllocatedBytes != nil && c.ReservedUnallocatedBytes != nil {
+		c.ReservedBytes = i64Ptr(*c.AllocatedBytes + *c.ReservedUnallocatedBytes)
+	}
+}

@@ -41,6 +41,7 @@ type kernelParser struct {
 	prevText string
 	prevInc  *Incident
 	prevPref bool
+	prevRaw  int              // physical length of the line prevText came from
 	memKV    map[string]int64 // Mem-Info values of the open report
 	useful   int              // line number of the report's last recognised line
 }
@@ -59,8 +60,8 @@ func (k *kernelParser) open() bool { return k.cur != nil || k.prevInc != nil }
 func (k *kernelParser) feed(l *line) {
 	text := l.Text
 	if k.isContinuation(l) {
-		joined := joinWrapped(k.prevText, text)
-		k.prevText = joined
+		joined := joinWrapped(k.prevText, text, k.prevRaw)
+		k.prevText, k.prevRaw = joined, l.raw
 		k.p.appendRaw(k.prevInc, "\t"+text)
 		k.handle(k.prevInc, joined, l, true)
 		return
@@ -75,7 +76,7 @@ func (k *kernelParser) feed(l *line) {
 	if inc == nil {
 		switch {
 		case k.last != nil && strings.Contains(text, "oom_reaper: reaped process"):
-			k.prevText, k.prevInc, k.prevPref = text, k.last, l.Prefixed
+			k.prevText, k.prevInc, k.prevPref, k.prevRaw = text, k.last, l.Prefixed, l.raw
 			k.handle(k.last, text, l, false)
 		case midReport(text):
 			k.handle(nil, text, l, false)
@@ -85,7 +86,7 @@ func (k *kernelParser) feed(l *line) {
 		return
 	}
 	k.lines++
-	k.prevText, k.prevInc, k.prevPref = text, inc, l.Prefixed
+	k.prevText, k.prevInc, k.prevPref, k.prevRaw = text, inc, l.Prefixed, l.raw
 	k.handle(inc, text, l, false)
 	if k.cur != nil && k.lines > maxKernelLines {
 		k.finish(true)
@@ -99,18 +100,22 @@ func (k *kernelParser) isContinuation(l *line) bool {
 		!strings.HasPrefix(l.Text, "[") && !strings.HasPrefix(strings.TrimSpace(l.Text), "Traceback")
 }
 
-// joinWrapped rejoins a line broken by a terminal (mid-word, nothing lost)
-// or by word wrapping (a space lost). Separators make the choice obvious;
-// otherwise a long first half means a terminal cut at its width.
-func joinWrapped(a, b string) string {
+// joinWrapped rejoins a line broken by a terminal (cut at its width,
+// mid-word, nothing lost) or by word wrapping (a space lost). A break
+// next to a separator is unambiguous; otherwise a first half exactly as
+// long as a common terminal width (aRaw, prefix included) was cut by a
+// terminal, and anything else lost a space.
+func joinWrapped(a, b string, aRaw int) string {
 	if a == "" || strings.HasSuffix(a, " ") || strings.HasPrefix(b, " ") {
 		return a + b
 	}
-	if strings.ContainsAny(a[len(a)-1:], ",=:(/") || strings.ContainsAny(b[:1], ",)=:") || len(a) >= 70 {
+	if strings.ContainsAny(a[len(a)-1:], ",=:(/") || strings.ContainsAny(b[:1], ",)=:") || terminalWidths[aRaw] {
 		return a + b
 	}
 	return a + " " + b
 }
+
+var terminalWidths = map[int]bool{80: true, 100: true, 120: true, 128: true, 132: true, 140: true, 150: true, 160: true, 180: true, 200: true, 220: true, 240: true, 250: true, 256: true}
 
 // starts reports a line that begins a new report.
 func starts(text string) bool {
@@ -166,7 +171,7 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 			k.mode = modeMemInfo
 		}
 		k.lines++
-		k.prevText, k.prevInc, k.prevPref = text, inc, l.Prefixed
+		k.prevText, k.prevInc, k.prevPref, k.prevRaw = text, inc, l.Prefixed, l.raw
 	}
 	ko := inc.Kernel
 	if !rejoin && k.significant(text) {

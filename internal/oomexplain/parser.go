@@ -52,6 +52,7 @@ func (o *Options) defaults() {
 type line struct {
 	kmsg.Line
 	no   int    // 1-based line number
+	raw  int    // length of the physical line (prefix, quoting included)
 	text string // Text with "[rankN]:"/"host:" prefixes removed
 	rank *int
 	host string
@@ -74,6 +75,7 @@ type Parser struct {
 	incidents []*Incident
 	dropped   int
 	lineNo    int
+	rawLen    int
 }
 
 // NewParser returns a Parser with opts (zero values mean defaults).
@@ -106,6 +108,7 @@ func (p *Parser) FeedBytes(b []byte) {
 	if !p.anyOpen() && !interesting(b) {
 		return
 	}
+	p.rawLen = len(b)
 	b = stripQuote(b)
 	for n := 0; n < 8; n++ { // records glued together by a lost newline
 		i := kmsg.SplitGlued(b)
@@ -132,6 +135,7 @@ func stripQuote(b []byte) []byte {
 // Feed parses one line already split by a kmsg reader.
 func (p *Parser) Feed(l kmsg.Line) {
 	p.lineNo++
+	p.rawLen = len(l.Text)
 	if !p.anyOpen() && !interesting([]byte(l.Text)) {
 		return
 	}
@@ -142,7 +146,7 @@ func (p *Parser) feed(kl kmsg.Line) {
 	if bytes.IndexByte([]byte(kl.Text), 0x1b) >= 0 {
 		kl.Text = stripANSI(kl.Text)
 	}
-	l := line{Line: kl, no: p.lineNo, text: kl.Text}
+	l := line{Line: kl, no: p.lineNo, text: kl.Text, raw: p.rawLen}
 	// Launcher prefixes belong to training output; kernel lines (with a
 	// kernel timestamp or from the kernel's journal) are left alone.
 	if kl.Ident != "kernel" && !kl.HasUptime {

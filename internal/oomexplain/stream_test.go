@@ -178,3 +178,32 @@ func TestBoundedIncident(t *testing.T) {
 		t.Errorf("raw %d tasks %d truncated %v", len(incs[0].Raw), len(ko.Tasks), incs[0].Truncated)
 	}
 }
+
+// hardWrap cuts every line at width columns, as a terminal does when its
+// output is copied: mid-word, nothing lost.
+func hardWrap(s string, width int) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		for len(l) > width {
+			out = append(out, l[:width])
+			l = l[width:]
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestHardWrappedPastes(t *testing.T) {
+	for _, width := range []int{80, 100, 132} {
+		c := parseString(t, hardWrap(readTestdata(t, "cuda/cuda-oom-fragmentation-message.txt"), width))
+		if len(c) != 1 || !near(c[0].CUDA.TotalBytes, gb(139.80)) || !near(c[0].CUDA.ReservedUnallocatedBytes, gb(3.14)) ||
+			!near(c[0].CUDA.AllowedBytes, gb(5.59)) || c[0].Explanation.Verdict != VerdictFragmentation {
+			t.Errorf("cuda wrapped at %d: %d incidents %+v", width, len(c), c)
+		}
+		k := parseString(t, hardWrap(readTestdata(t, "kernel/cgroup-v2-6.18.dmesg"), width))
+		if len(k) != 1 || k[0].Kernel.Victim == nil || !ptrEq(k[0].Kernel.Victim.FileRSSBytes, 7276*kib) ||
+			k[0].Kernel.OOMMemcg != "/tmcap" || k[0].Kernel.TaskMemcg != "/tmcap" || len(k[0].Kernel.Tasks) != 1 || k[0].Kernel.Tasks[0].Name != "python3" {
+			t.Errorf("kernel wrapped at %d: %+v", width, k)
+		}
+	}
+}

@@ -126,3 +126,24 @@ var wrapperClasses = map[string]bool{
 	"DistributedDataParallel": true, "DataParallel": true, "DDP": true,
 	"FullyShardedDataParallel": true, "FSDP": true,
 }
+
+var otherFrameworks = map[string]bool{
+	"tensorflow": true, "keras": true, "jax": true, "flax": true, "mxnet": true,
+	"paddle": true, "mindspore": true, "oneflow": true, "tf_keras": true,
+}
+
+// otherFramework reports a file that imports another deep-learning
+// framework and not torch: the rules' notion of "model call" does not hold.
+func (f *file) otherFramework() bool {
+	other := false
+	for local, q := range f.imports {
+		top, _, _ := strings.Cut(q, ".")
+		if top == "torch" || local == "torch" {
+			return false
+		}
+		if otherFrameworks[top] {
+			other = true
+		}
+	}
+	return other
+}

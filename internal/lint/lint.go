@@ -73,6 +73,9 @@ func lintParsed(parsed []Parsed, opts Options) (*Result, error) {
 	}
 	proj.analyze()
 	for _, f := range proj.files {
+		if f.otherFramework() {
+			continue // a TensorFlow/JAX/... file: model(x) there is not a torch module
+		}
 		for _, r := range allRules {
 			if check := checks[r.ID]; check != nil {
 				check(f)

@@ -182,6 +182,9 @@ func (c *cudaParser) finish(key string) {
 	if inc.CUDA.PID != nil {
 		inc.PIDs = []int{*inc.CUDA.PID}
 	}
+	if len(c.recent) > 4096 { // bounded however many rank/host prefixes a log invents
+		clear(c.recent)
+	}
 	c.recent[key] = inc
 	c.p.emit(inc)
 }

@@ -60,11 +60,11 @@ def main():
                           nn.ReLU(), nn.Linear(a.hidden, 10)).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
-    hoard, steps, times = [], 0, []
+    hoard, steps, times, cpu = [], 0, [], []
     for epoch in range(a.epochs):
         total, n = 0.0, 0
         for x, y in loader:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             x, y = x.to(dev), y.to(dev)
             opt.zero_grad()
             loss = loss_fn(model(x), y)
@@ -72,6 +72,7 @@ def main():
             opt.step()
             steps += 1
             times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
             total += loss.item() * len(y)
             n += len(y)
             if a.grow_mb:
@@ -81,7 +82,9 @@ def main():
     print(f"done: {steps} optimizer steps on {dev}", flush=True)
     if a.step_time and times:
         times.sort()
+        cpu.sort()
         print(f"median step time: {times[len(times) // 2] * 1000:.3f} ms", flush=True)
+        print(f"median step cpu: {cpu[len(cpu) // 2] * 1000:.3f} ms", flush=True)
 
 
 if __name__ == "__main__":

@@ -250,3 +250,30 @@ func TestStepCountingAcrossStepAPIs(t *testing.T) {
 		})
 	}
 }
+
+func TestBrokenChainedSitecustomizeReportedLikeSite(t *testing.T) {
+	t.Parallel()
+	py := anyPython(t)
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, "sitecustomize.py"), []byte("raise KeyError('boom')\n"), 0o644)
+	run := func(env []string) (string, string) {
+		cmd := exec.Command(py, "-c", "print('main ran')")
+		cmd.Env = env
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String()
+	}
+	base := append(os.Environ(), "PYTHONPATH="+bad, "PYTHONDONTWRITEBYTECODE=1")
+	wantOut, wantErr := run(base)
+	env, err := Install(t.TempDir(), InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotOut, gotErr := run(MergeEnv(base, env))
+	if gotOut != wantOut || gotErr != wantErr || !strings.Contains(gotErr, "KeyError: 'boom'") {
+		t.Fatalf("hooked %q / %q, bare %q / %q", gotOut, gotErr, wantOut, wantErr)
+	}
+}

@@ -127,14 +127,20 @@ func (db *DB) FinishRun(id string, f Finish) error {
 
 // DeleteRun removes a run and all its rows.
 func (db *DB) DeleteRun(id string) error {
-	return db.updateRun(id, func(tx *sql.Tx, rowid int64) error {
-		for _, t := range []string{"samples", "events", "steps", "runs"} {
-			if _, err := tx.Exec(`DELETE FROM `+t+` WHERE `+map[bool]string{true: "rowid", false: "run"}[t == "runs"]+`=?`, rowid); err != nil {
+	err := db.updateRun(id, func(tx *sql.Tx, rowid int64) error {
+		for _, q := range []string{`DELETE FROM samples WHERE run=?`, `DELETE FROM events WHERE run=?`,
+			`DELETE FROM steps WHERE run=?`, `DELETE FROM runs WHERE rowid=?`} {
+			if _, err := tx.Exec(q, rowid); err != nil {
 				return err
 			}
 		}
+		db.mu.Lock()
+		delete(db.active, rowid)
+		delete(db.runIDs, id)
+		db.mu.Unlock()
 		return nil
 	})
+	return err
 }
 
 func (db *DB) updateRun(id string, fn func(tx *sql.Tx, rowid int64) error) error {
@@ -277,4 +283,30 @@ func intOrNil(p *int) any {
 		return nil
 	}
 	return *p
+}
+
+// Prune deletes finished runs (not running) that started before before,
+// with all their rows, and returns how many it deleted. Freed pages are
+// reused by later runs; the file does not shrink without VACUUM.
+func (db *DB) Prune(before time.Time) (int, error) {
+	rows, err := db.sql.Query(`SELECT id FROM runs WHERE start_ms<? AND status<>?`, ms(before), string(StatusRunning))
+	if err != nil {
+		return 0, fmt.Errorf("prune %s: %w", db.path, err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("prune %s: %w", db.path, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for i, id := range ids {
+		if err := db.DeleteRun(id); err != nil {
+			return i, err
+		}
+	}
+	return len(ids), nil
 }

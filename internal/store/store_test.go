@@ -84,6 +84,19 @@ func TestRunLifecycle(t *testing.T) {
 	if list, _ := db.Runs(RunFilter{Status: StatusRunning}); len(list) != 0 {
 		t.Fatalf("running filter found %d", len(list))
 	}
+	running := &Run{Command: []string{"still"}, Start: t0.Add(-time.Hour)}
+	db.CreateRun(running)
+	if n, err := db.Prune(t0.Add(time.Minute)); n != 1 || err != nil {
+		t.Fatalf("pruned %d, %v", n, err)
+	}
+	var left int
+	db.SQL().QueryRow(`SELECT (SELECT COUNT(*) FROM samples)+(SELECT COUNT(*) FROM events)+(SELECT COUNT(*) FROM steps)`).Scan(&left)
+	if _, err := db.Run(r.ID); !errors.Is(err, ErrNotFound) || left != 0 {
+		t.Fatalf("pruned run still there: %v, %d rows", err, left)
+	}
+	if _, err := db.Run(running.ID); err != nil {
+		t.Fatalf("a running run was pruned: %v", err)
+	}
 }
 
 func TestLostOnlyOnThisHostAndReadOnly(t *testing.T) {

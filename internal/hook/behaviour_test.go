@@ -277,3 +277,19 @@ func TestBrokenChainedSitecustomizeReportedLikeSite(t *testing.T) {
 		t.Fatalf("hooked %q / %q, bare %q / %q", gotOut, gotErr, wantOut, wantErr)
 	}
 }
+
+func TestNoTorchNoImportNoConnection(t *testing.T) {
+	t.Parallel()
+	py := anyPython(t)
+	j := newJob(t, InstallOptions{}, nil)
+	err := j.run(t, py, nil, "-c", "import sys, threading; print('torch' in sys.modules, 'torchmem_hook' in sys.modules, threading.active_count())")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := j.stdout.String(); got != "False True 1\n" {
+		t.Fatalf("stdout %q: the hook must arm without importing torch or starting threads", got)
+	}
+	if len(j.msgs) != 0 {
+		t.Fatalf("a process without torch connected: %v", j.msgs)
+	}
+}

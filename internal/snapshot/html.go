@@ -102,6 +102,8 @@ type pageData struct {
 	Segments        []pageSegment   `json:"segments"`
 	Stacks          [][]string      `json:"stacks"` // [site, frames...]
 	Top             []SiteTable     `json:"top"`
+	TopPeak         []PeakSites     `json:"top_peak"`
+	Leaks           *Leaks          `json:"leaks"`
 	BlocksTruncated bool            `json:"blocks_truncated"`
 	blockCount      int
 }
@@ -140,8 +142,10 @@ type pageSegment struct {
 }
 
 func buildPageData(s *Snapshot, opt HTMLOptions) *pageData {
+	top := TopSites(s, 1)
 	d := &pageData{Format: s.Format, Devices: Summarize(s).Devices, Timelines: []pageTimeline{},
-		Segments: []pageSegment{}, Stacks: [][]string{}, Top: TopSites(s, 1).AtSnapshot}
+		Segments: []pageSegment{}, Stacks: [][]string{}, Top: top.AtSnapshot, TopPeak: top.AtPeak,
+		Leaks: FindLeaks(s, LeakOptions{})}
 	for dev := range s.Traces {
 		if len(s.Traces[dev]) > 0 {
 			d.Timelines = append(d.Timelines, pageTimelineOf(BuildTimeline(s, dev), opt))

@@ -183,7 +183,7 @@ func TestHTMLRealPagesInChromium(t *testing.T) {
 		t.Skip("browser test skipped in -short mode")
 	}
 	ctx := browserContext(t)
-	for _, name := range []string{"expandable_segments.pickle", "fragmented.pickle", "oom_huge.pickle"} {
+	for _, name := range []string{"expandable_segments.pickle", "fragmented.pickle", "oom_huge.pickle", "leak_loss_history.pickle"} {
 		path, _ := writePage(t, loadReal(t, name))
 		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
 			t.Fatal(err)
@@ -194,9 +194,24 @@ func TestHTMLRealPagesInChromium(t *testing.T) {
 		if errs := eval[[]string](t, ctx, `window.torchmemErrors`); len(errs) > 0 {
 			t.Errorf("%s: script errors: %v", name, errs)
 		}
+		if name == "leak_loss_history.pickle" {
+			if txt := eval[string](t, ctx, `document.getElementById("leaks").textContent`); !strings.Contains(txt, "capture_torch.py:149 leak") {
+				t.Errorf("leak table shows %q", txt)
+			}
+		}
 		rows := eval[int](t, ctx, `D.segments.length`)
 		if h := eval[int](t, ctx, `document.getElementById("segmap").height`); h < rows*14 {
 			t.Errorf("%s: segment map %d px high for %d segments", name, h, rows)
 		}
+	}
+}
+
+func TestHTMLLeakTable(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := WriteHTML(&buf, loadReal(t, "leak_loss_history.pickle"), HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"site":"capture_torch.py:149 leak"`) || !strings.Contains(buf.String(), `"top_peak":[{`) {
+		t.Error("page data lacks the leak or the sites at the peak")
 	}
 }

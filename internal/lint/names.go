@@ -142,6 +142,7 @@ func nameTokens(n *Node) map[string]bool {
 		for _, t := range tokenSplit.Split(camelToSnake(s), -1) {
 			if t != "" {
 				out[t] = true
+				splitGlued(t, out)
 			}
 		}
 	}
@@ -184,4 +185,20 @@ func anyToken(toks map[string]bool, words ...string) bool {
 		}
 	}
 	return false
+}
+
+// gluedSuffixes end words written without a separator: testloader,
+// valset, traindl.
+var gluedSuffixes = []string{"dataloader", "loader", "dataset", "set", "dl", "ds", "batches"}
+
+// splitGlued adds the two halves of a glued word (testloader -> test,
+// loader) so that the CIFAR tutorial's names read like val_loader.
+func splitGlued(t string, out map[string]bool) {
+	for _, suf := range gluedSuffixes {
+		if len(t) > len(suf) && strings.HasSuffix(t, suf) {
+			out[t[:len(t)-len(suf)]] = true
+			out[suf] = true
+			return
+		}
+	}
 }

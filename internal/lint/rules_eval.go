@@ -32,14 +32,14 @@ func checkTM001(f *file) {
 			g = scopeNeedsGrad(scope)
 			usesGrad[scope] = g
 		}
-		if g {
-			continue // backward or autograd.grad here: gradients are wanted (attacks, saliency, training)
-		}
 		key := fmt.Sprintf("%p/%s", scope, dotted(call.K("func")))
 		if seen[key] {
 			continue
 		}
-		if msg := f.evalContext(call, scope); msg != "" {
+		// With backward or autograd.grad in the function, gradients are
+		// wanted somewhere (training, attacks, saliency): only a validation
+		// loop that itself never backpropagates still counts.
+		if msg := f.evalContext(call, scope, g); msg != "" {
 			seen[key] = true
 			f.report(call, "TM001", msg)
 		}
@@ -47,12 +47,15 @@ func checkTM001(f *file) {
 }
 
 // evalContext explains why call is an evaluation, or returns "".
-func (f *file) evalContext(call, scope *Node) string {
+func (f *file) evalContext(call, scope *Node, scopeNeedsGrad bool) string {
 	name := dotted(call.K("func"))
 	for _, loop := range loopsOf(call) {
-		if loop.Is("For", "AsyncFor") && anyToken(nameTokens(loop.K("iter")), evalWords...) {
+		if loop.Is("For", "AsyncFor") && anyToken(nameTokens(loop.K("iter")), evalWords...) && !scopeNeedsGradIn(loop) {
 			return fmt.Sprintf("%s is called in the evaluation loop at line %d with autograd on: each batch's activations are kept for a backward that never comes", name, loop.Line)
 		}
+	}
+	if scopeNeedsGrad {
+		return ""
 	}
 	if fn := enclosingFunc(call); fn != nil && anyToken(nameTokens(&Node{Type: "Name", Fields: []Field{{"id", funcName(fn)}}}), evalFuncWords...) {
 		for _, loop := range loopsOf(call) {
@@ -97,6 +100,9 @@ func firstArg(call *Node) *Node {
 	}
 	return nil
 }
+
+// scopeNeedsGradIn is scopeNeedsGrad for a loop inside a function.
+func scopeNeedsGradIn(loop *Node) bool { return scopeNeedsGrad(loop) }
 
 // scopeNeedsGrad reports backward, autograd.grad or requires_grad_ in scope.
 func scopeNeedsGrad(scope *Node) bool {

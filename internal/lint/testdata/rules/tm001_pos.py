@@ -37,3 +37,26 @@ def evaluate(model, loader, criterion):
     for x, y in loader:
         total += criterion(model(x), y)  # want: TM001 TM002
     return total / len(loader)
+
+
+def train_and_validate(model, train_loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        model.eval()
+        correct = 0
+        for x, y in val_loader:
+            correct += model(x).argmax(1).eq(y).sum().item()  # want: TM001
+        print(epoch, correct)
+
+
+def cifar_test(net, testloader):
+    correct = 0
+    for data in testloader:
+        images, labels = data
+        outputs = net(images)  # want: TM001
+        correct += (outputs.argmax(1) == labels).sum().item()
+    return correct

@@ -1,5 +1,13 @@
 package lint
 
+// The helper prints one line per file, for example (for "x = f(1)"):
+//
+//	{"path":"a.py","ast":{"_":"Module","body":[{"_":"Assign","l":1,"c":0,
+//	 "targets":[{"_":"Name","l":1,"c":0,"id":"x"}],"value":{"_":"Call","l":1,
+//	 "c":4,"func":{"_":"Name","l":1,"c":4,"id":"f"},"args":[{"_":"Constant",
+//	 "l":1,"c":6,"value":1}]}}]}}
+//	{"path":"b.py","error":{"msg":"syntax error: invalid syntax","line":3,"col":7}}
+
 import (
 	"errors"
 	"fmt"

@@ -12,15 +12,18 @@ import (
 
 func init() { register("lint", newLintCmd) }
 
+// lintFlags are the command-line settings of torchmem lint.
+type lintFlags struct {
+	python  string
+	asJSON  bool
+	format  string
+	noHost  bool
+	list    bool
+	disable []string
+}
+
 func newLintCmd(env *Env) *cobra.Command {
-	var (
-		python  string
-		asJSON  bool
-		format  string
-		noHost  bool
-		list    bool
-		disable []string
-	)
+	var fl lintFlags
 	cmd := &cobra.Command{
 		Use:   "lint FILE|DIR...",
 		Short: "Find memory anti-patterns in PyTorch training scripts",
@@ -32,47 +35,51 @@ walked for *.py. Suppress one line with "# torchmem: ignore[TM002]" (or a bare
 "# torchmem: ignore"); configure rules in pyproject.toml under [tool.torchmem].
 Exit status: 0 clean, 1 findings, 2 usage or parse-tool errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if list {
-				return writeLintRules(env, asJSON || format == "json")
-			}
-			if len(args) == 0 {
-				return &ExitError{Code: 2, Err: fmt.Errorf("lint: give at least one file or directory (or --list-rules)")}
-			}
-			if asJSON {
-				format = "json"
-			}
-			switch format {
-			case "text", "json", "sarif":
-			default:
-				return &ExitError{Code: 2, Err: fmt.Errorf("--format %q: want text, json or sarif", format)}
-			}
-			opts := lint.Options{Python: python, Disable: disable}
-			if !noHost {
-				h := lint.ReadHost(env.ProcRoot, env.Root)
-				opts.Host = &h
-			}
-			res, err := lint.Lint(cmd.Context(), args, opts)
-			if err != nil {
-				// 2, not 1: a broken lint run must not look like "findings".
-				return &ExitError{Code: 2, Err: err}
-			}
-			if err := writeLint(env, format, res); err != nil {
-				return err
-			}
-			if len(res.Findings) > 0 {
-				return &ExitError{Code: 1}
-			}
-			return nil
+			return runLintCmd(cmd, env, fl, args)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&python, "python", "python3", "Python interpreter that parses the files (the one the jobs run with; 3.8+)")
-	f.BoolVar(&asJSON, "json", false, "print findings as a JSON array (same as --format json)")
-	f.StringVar(&format, "format", "text", "output format: text, json or sarif (SARIF 2.1.0 for code scanning)")
-	f.BoolVar(&noHost, "no-host", false, "do not read this machine's limits (TM013): lint away from the machine that runs the jobs")
-	f.StringSliceVar(&disable, "disable", nil, "rules to turn off (ids or names, comma-separated)")
-	f.BoolVar(&list, "list-rules", false, "print the rules (id, name, severity, why) and exit")
+	f.StringVar(&fl.python, "python", "python3", "Python interpreter that parses the files (the one the jobs run with; 3.8+)")
+	f.BoolVar(&fl.asJSON, "json", false, "print findings as a JSON array (same as --format json)")
+	f.StringVar(&fl.format, "format", "text", "output format: text, json or sarif (SARIF 2.1.0 for code scanning)")
+	f.BoolVar(&fl.noHost, "no-host", false, "do not read this machine's limits (TM013): lint away from the machine that runs the jobs")
+	f.StringSliceVar(&fl.disable, "disable", nil, "rules to turn off (ids or names, comma-separated)")
+	f.BoolVar(&fl.list, "list-rules", false, "print the rules (id, name, severity, why) and exit")
 	return cmd
+}
+
+func runLintCmd(cmd *cobra.Command, env *Env, fl lintFlags, args []string) error {
+	if fl.asJSON {
+		fl.format = "json"
+	}
+	if fl.list {
+		return writeLintRules(env, fl.format == "json")
+	}
+	if len(args) == 0 {
+		return &ExitError{Code: 2, Err: fmt.Errorf("lint: give at least one file or directory (or --list-rules)")}
+	}
+	switch fl.format {
+	case "text", "json", "sarif":
+	default:
+		return &ExitError{Code: 2, Err: fmt.Errorf("--format %q: want text, json or sarif", fl.format)}
+	}
+	opts := lint.Options{Python: fl.python, Disable: fl.disable}
+	if !fl.noHost {
+		h := lint.ReadHost(env.ProcRoot, env.Root)
+		opts.Host = &h
+	}
+	res, err := lint.Lint(cmd.Context(), args, opts)
+	if err != nil {
+		// 2, not 1: a broken lint run must not look like "findings".
+		return &ExitError{Code: 2, Err: err}
+	}
+	if err := writeLint(env, fl.format, res); err != nil {
+		return err
+	}
+	if len(res.Findings) > 0 {
+		return &ExitError{Code: 1}
+	}
+	return nil
 }
 
 func writeLint(env *Env, format string, res *lint.Result) error {

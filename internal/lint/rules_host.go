@@ -25,12 +25,12 @@ func checkTM013(f *file) {
 		if !isDataLoader(call) {
 			continue
 		}
-		n, ok := constInt(numWorkers(call))
+		n, ok := f.resolveInt(numWorkers(call))
 		if !ok || n <= 0 {
 			continue
 		}
 		prefetch := defaultPrefetch
-		if v, ok := constInt(kwarg(call, "prefetch_factor")); ok && v > 0 {
+		if v, ok := f.resolveInt(kwarg(call, "prefetch_factor")); ok && v > 0 {
 			prefetch = v
 		}
 		if h.MaxProcs != nil && !h.Unlimited && !h.RootUser && uint64(n*tasksPerWorker) > *h.MaxProcs {

@@ -30,7 +30,7 @@ func workersOn(call *Node) bool {
 	if v, ok := constInt(nw); ok {
 		return v > 0
 	}
-	return true
+	return true // a variable: see resolveInt for TM013, which needs the value
 }
 
 // findWorkerUse marks Dataset classes and collate functions handed to a

@@ -38,13 +38,17 @@ func checkTM009(f *file) {
 func checkTM011(f *file) {
 	for _, call := range f.nodes("Call") {
 		fn := call.K("func")
-		if lastName(fn) != "load" || f.qualify(fn) != "torch.load" {
+		q := ""
+		if lastName(fn) == "load" {
+			q = f.qualify(fn)
+		}
+		if q != "torch.load" && q != "torch.jit.load" {
 			continue
 		}
 		if kwarg(call, "map_location") != nil || len(call.L("args")) >= 2 || hasStarKwargs(call) {
 			continue
 		}
-		f.report(call, "TM011", "torch.load without map_location: tensors saved on a GPU are restored onto that GPU")
+		f.report(call, "TM011", q+" without map_location: tensors saved on a GPU are restored onto that GPU")
 	}
 }
 

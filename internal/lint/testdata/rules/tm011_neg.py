@@ -9,3 +9,6 @@ state4 = torch.load("checkpoint.pt", **kwargs)
 state5 = torch.load(
     "checkpoint.pt",
 )  # torchmem: ignore[TM011]
+scripted = torch.jit.load("model.pt", map_location="cpu")
+import pickle
+obj = pickle.load(open("x.pkl", "rb"))

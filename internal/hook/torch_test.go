@@ -26,10 +26,10 @@ func torchPython(t *testing.T) string {
 }
 
 type job struct {
-	dir    string
-	srv    *Server
-	env    []string
-	msgs   []Message
+	dir  string
+	srv  *Server
+	env  []string
+	msgs []Message
 	// on, when set, sees each message as it arrives (to send commands).
 	on     func(m Message)
 	stdout bytes.Buffer

@@ -91,6 +91,10 @@ func scopeHasBackward(sc *Node) bool {
 func assignedIn(loop *Node, key string) bool {
 	found := false
 	check := func(tg *Node) {
+		if tg.Is("Subscript") && baseKey(tg) == key {
+			found = true // stats["loss"] = 0: that entry restarts every iteration
+			return
+		}
 		tg.Walk(func(x *Node) bool {
 			if x.Is("Name", "Attribute") && dotted(x) == key && (x.Parent == nil || x.Field != "value" || !x.Parent.Is("Attribute", "Subscript")) {
 				found = true

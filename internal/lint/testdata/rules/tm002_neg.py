@@ -94,3 +94,15 @@ def transfer_learning_tutorial(model, dataloaders, criterion, optimizer, device)
             running_loss += loss.item() * inputs.size(0)
             running_corrects += torch.sum(preds == labels.data)
             all_preds.append(preds)
+
+
+def per_iteration_stats(model, loader, optimizer):
+    stats = {}
+    for x, y in loader:
+        stats["loss"] = 0
+        loss = F.cross_entropy(model(x), y)
+        stats["loss"] += loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        print(stats)

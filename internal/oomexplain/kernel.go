@@ -42,6 +42,7 @@ type kernelParser struct {
 	prevInc  *Incident
 	prevPref bool
 	prevRaw  int              // physical length of the line prevText came from
+	conts    int              // continuation lines joined to prevText so far
 	memKV    map[string]int64 // Mem-Info values of the open report
 	useful   int              // line number of the report's last recognised line
 }
@@ -62,6 +63,8 @@ func (k *kernelParser) feed(l *line) {
 	if k.isContinuation(l) {
 		joined := joinWrapped(k.prevText, text, k.prevRaw)
 		k.prevText, k.prevRaw = joined, l.raw
+		k.conts++
+		k.lines++
 		k.p.appendRaw(k.prevInc, "\t"+text)
 		k.handle(k.prevInc, joined, l, true)
 		return
@@ -76,7 +79,7 @@ func (k *kernelParser) feed(l *line) {
 	if inc == nil {
 		switch {
 		case k.last != nil && strings.Contains(text, "oom_reaper: reaped process"):
-			k.prevText, k.prevInc, k.prevPref, k.prevRaw = text, k.last, l.Prefixed, l.raw
+			k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = text, k.last, l.Prefixed, l.raw, 0
 			k.handle(k.last, text, l, false)
 		case midReport(text):
 			k.handle(nil, text, l, false)
@@ -86,19 +89,33 @@ func (k *kernelParser) feed(l *line) {
 		return
 	}
 	k.lines++
-	k.prevText, k.prevInc, k.prevPref, k.prevRaw = text, inc, l.Prefixed, l.raw
+	k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = text, inc, l.Prefixed, l.raw, 0
 	k.handle(inc, text, l, false)
 	if k.cur != nil && k.lines > maxKernelLines {
 		k.finish(true)
 	}
 }
 
-// isContinuation: an unprefixed line right after a prefixed line of an
-// incident is the rest of that line, wrapped when it was pasted.
+// isContinuation: an unprefixed line right after a long prefixed line of
+// an incident is the rest of that line, wrapped when it was pasted. Only a
+// long line can have been wrapped (or one whose text went entirely to the
+// next line), and a line wraps into a few pieces at most: anything else is
+// other output that happens to follow the report.
 func (k *kernelParser) isContinuation(l *line) bool {
-	return k.prevInc != nil && k.prevPref && !l.Prefixed && l.Text != "" && !starts(l.Text) &&
-		!strings.HasPrefix(l.Text, "[") && !strings.HasPrefix(strings.TrimSpace(l.Text), "Traceback")
+	if k.prevInc == nil || !k.prevPref || l.Prefixed || l.Text == "" || k.conts >= maxContinuations {
+		return false
+	}
+	if k.prevRaw < minWrappedLen && strings.TrimSpace(k.prevText) != "" {
+		return false
+	}
+	return !starts(l.Text) && !strings.HasPrefix(l.Text, "[") && !strings.HasPrefix(strings.TrimSpace(l.Text), "Traceback") &&
+		len(k.prevText) < 4096
 }
+
+const (
+	maxContinuations = 4  // a report line is never more than 5 pasted lines
+	minWrappedLen    = 60 // shorter lines were not wrapped
+)
 
 // joinWrapped rejoins a line broken by a terminal (cut at its width,
 // mid-word, nothing lost) or by word wrapping (a space lost). A break
@@ -171,7 +188,7 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 			k.mode = modeMemInfo
 		}
 		k.lines++
-		k.prevText, k.prevInc, k.prevPref, k.prevRaw = text, inc, l.Prefixed, l.raw
+		k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = text, inc, l.Prefixed, l.raw, 0
 	}
 	ko := inc.Kernel
 	if !rejoin && k.significant(text) {

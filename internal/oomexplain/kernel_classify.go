@@ -4,12 +4,24 @@ package oomexplain
 
 import "strings"
 
-// recognised: a line that belongs to a report (for the idle limit): any
-// line in a stats/Mem-Info/task section, or one with a report's wording.
+// recognised: a line that belongs to a report (for the idle limit): one
+// in the shape of the section being read (stats "key 123", Mem-Info
+// "key:123", task rows "[ 123] ..."), or one with a report's wording.
 func (k *kernelParser) recognised(text string) bool {
 	t := strings.TrimSpace(text)
-	if k.mode != modeNone && t != "" && !strings.HasPrefix(text, " ") {
-		return true
+	switch k.mode {
+	case modeMemcgStats:
+		if key, v, ok := strings.Cut(t, " "); ok && key != "" && isDigits(v) {
+			return true
+		}
+	case modeMemInfo:
+		if strings.ContainsAny(t, ":=") || strings.Contains(t, " pages") {
+			return true
+		}
+	case modeTasks:
+		if strings.HasPrefix(t, "[") {
+			return true
+		}
 	}
 	for _, w := range []string{"oom", "Killed process", "Kill process", "memory", "Memory cgroup", "Mem-Info", "Tasks state", "CPU: ", "cpuset=", "killed as a result"} {
 		if strings.Contains(t, w) {
@@ -17,6 +29,15 @@ func (k *kernelParser) recognised(text string) bool {
 		}
 	}
 	return false
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // significant: the lines worth showing as evidence (not the call trace,

@@ -207,3 +207,27 @@ func TestHardWrappedPastes(t *testing.T) {
 		}
 	}
 }
+
+// Every capture, back to back with training output between them (the
+// first noise line unprefixed, right after the report): each is found as
+// it is alone, none swallows the next.
+func TestIncidentsInMixedStream(t *testing.T) {
+	noise := "Epoch 3:  42%|####      | 840/2000 [05:11<07:10,  2.75it/s, loss=2.31]\n" +
+		"step 840 | loss 2.4185 | lr 2.99e-04 | grad_norm 0.873 | tokens/s 412345 | mem 61.2GiB\n" +
+		"[ 5123.000001] e1000e 0000:00:19.0 eth0: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: Rx/Tx\n"
+	var all strings.Builder
+	want := 0
+	for _, sub := range []string{"kernel", "cuda", "host"} {
+		names, _ := filepath.Glob(filepath.Join("testdata", sub, "*"))
+		for _, n := range names {
+			rel, _ := filepath.Rel("testdata", n)
+			want += len(parseFile(t, rel))
+			all.WriteString(readTestdata(t, rel))
+			all.WriteString("\n")
+			all.WriteString(strings.Repeat(noise, 200))
+		}
+	}
+	if got := len(parseString(t, all.String())); got != want {
+		t.Errorf("%d incidents in the stream, %d in the files alone", got, want)
+	}
+}

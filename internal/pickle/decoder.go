@@ -52,6 +52,7 @@ type Decoder struct {
 	strs      []string
 	opOff     int64
 	op        byte
+	frameEnd  int64 // where the last FRAME said its data ends
 	pool      [8][][]Value // item slices of replaced containers, by size class
 	conts     []container
 	freeConts []uint32
@@ -223,6 +224,13 @@ func (d *Decoder) stop() (Value, error) {
 	v, err := d.finish(d.stack[0])
 	if err != nil {
 		return Value{}, d.fail(err)
+	}
+	// CPython reads a whole frame before decoding it: a frame longer than
+	// the data is a truncated file even when STOP comes early.
+	for d.in.offset() < d.frameEnd {
+		if _, err := d.in.take(int(min(d.frameEnd-d.in.offset(), bufSize))); err != nil {
+			return Value{}, d.fail(err)
+		}
 	}
 	return v, nil
 }

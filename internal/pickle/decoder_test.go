@@ -164,3 +164,24 @@ func mentionsAny(s, alts string) bool {
 	}
 	return false
 }
+
+// TestMalformedCorpus: every file of testdata/malformed (see the test
+// table above for what each shape is) fails with an error, never a panic,
+// whether or not the size is known.
+func TestMalformedCorpus(t *testing.T) {
+	files, _ := filepath.Glob("testdata/malformed/*.pickle")
+	if len(files) < 10 {
+		t.Fatalf("found %d malformed files", len(files))
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, known := range []bool{true, false} {
+			if _, _, err := decodeBytes(t, raw, known); err == nil {
+				t.Errorf("%s (size known %v): decoded without error", filepath.Base(f), known)
+			}
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 // never unbounded memory.
 func FuzzDecode(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.pickle")
+	bad, _ := filepath.Glob("testdata/malformed/*.pickle")
+	files = append(files, bad...)
 	for _, p := range files {
 		b, _ := os.ReadFile(p)
 		if len(b) < 4096 {

@@ -26,6 +26,10 @@ func (d *Decoder) step(op byte) error {
 		if d.in.size >= 0 && n > uint64(d.in.size-d.in.offset()) {
 			return errTooLong
 		}
+		if n > 1<<62 {
+			return errTooLong
+		}
+		d.frameEnd = d.in.offset() + int64(n)
 	case opMark:
 		d.marks = append(d.marks, len(d.stack))
 	case opNone:

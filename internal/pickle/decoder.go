@@ -52,7 +52,7 @@ type Decoder struct {
 	strs      []string
 	opOff     int64
 	op        byte
-	frameEnd  int64 // where the last FRAME said its data ends
+	frameEnd  int64        // where the last FRAME said its data ends
 	pool      [8][][]Value // item slices of replaced containers, by size class
 	conts     []container
 	freeConts []uint32

@@ -293,3 +293,27 @@ func TestNoTorchNoImportNoConnection(t *testing.T) {
 		t.Fatalf("a process without torch connected: %v", j.msgs)
 	}
 }
+
+// TestOldPythonsUntouched: interpreters below 3.8 (listed in
+// TORCHMEM_TEST_OLD_PYTHONS, e.g. 2.7 and 3.6) still run their own
+// sitecustomize and get no hook.
+func TestOldPythonsUntouched(t *testing.T) {
+	pys := strings.Fields(os.Getenv("TORCHMEM_TEST_OLD_PYTHONS"))
+	if len(pys) == 0 {
+		t.Skip("set TORCHMEM_TEST_OLD_PYTHONS to interpreters older than 3.8 to run")
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "sitecustomize.py"), []byte("print('other sitecustomize')\n"), 0o644)
+	env, err := Install(t.TempDir(), InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, py := range pys {
+		cmd := exec.Command(py, "-c", "import sys; print('hooked' if 'torchmem_hook' in sys.modules else 'plain')")
+		cmd.Env = MergeEnv(append(os.Environ(), "PYTHONPATH="+other, "PYTHONDONTWRITEBYTECODE=1"), env)
+		out, err := cmd.CombinedOutput()
+		if err != nil || string(out) != "other sitecustomize\nplain\n" {
+			t.Errorf("%s: %v %q", py, err, out)
+		}
+	}
+}

@@ -26,6 +26,8 @@ def _torchmem_chain():
             seen_here = True
     if not later:
         return
+    if sys.version_info[0] < 3:
+        return _torchmem_chain_py2(later)
     try:
         import importlib.machinery
         import importlib.util
@@ -58,10 +60,33 @@ def _torchmem_chain():
                     pass
 
 
+def _torchmem_chain_py2(later):
+    # Python 2 has no importlib.machinery; the job must still get its own
+    # sitecustomize (the hook itself needs Python >= 3.8 and stays off).
+    import imp
+    import sys
+
+    try:
+        found = imp.find_module("sitecustomize", later)
+    except ImportError:
+        return
+    try:
+        imp.load_module("_torchmem_chained_sitecustomize", *found)
+    except Exception as err:
+        sys.stderr.write(
+            "Error in sitecustomize; set PYTHONVERBOSE for traceback:\n"
+            "%s: %s\n" % (err.__class__.__name__, err)
+        )
+    finally:
+        if found[0] is not None:
+            found[0].close()
+
+
 def _torchmem_arm():
     import os
+    import sys
 
-    if not os.environ.get("TORCHMEM_HOOK_SOCKET"):
+    if not os.environ.get("TORCHMEM_HOOK_SOCKET") or sys.version_info < (3, 8):
         return
     try:
         import torchmem_hook
@@ -76,4 +101,4 @@ try:
 except Exception:
     pass
 _torchmem_arm()
-del _torchmem_chain, _torchmem_arm
+del _torchmem_chain, _torchmem_chain_py2, _torchmem_arm

@@ -109,7 +109,11 @@ func writeSnapshotTimelineCSV(w io.Writer, s *snapshot.Snapshot, tls []*snapshot
 				ann = ann[1:]
 			}
 			e := &s.Traces[tl.Device][i]
-			_ = cw.Write([]string{dev, strconv.Itoa(i), i64(e.TimeUS), e.Action.String(), i64(e.Size),
+			when := ""
+			if e.HasTime {
+				when = i64(e.TimeUS)
+			}
+			_ = cw.Write([]string{dev, strconv.Itoa(i), when, e.Action.String(), i64(e.Size),
 				i64(l.Allocated), i64(l.Reserved), ""})
 		}
 	}

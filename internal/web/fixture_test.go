@@ -152,7 +152,7 @@ func appendRunning(t testing.TB, db *store.DB, id string, start time.Time, n int
 	}
 	_ = db.AppendEvent(id, store.Event{Time: start.Add(30 * time.Second), Kind: "cuda_oom", Source: "hook", PID: sampletest.MainPID, Message: "CUDA out of memory on device 0"})
 	_ = db.AppendEvent(id, store.Event{Time: start.Add(40 * time.Second), Kind: "cleanup", Source: "policy", Message: "empty_cache() at 92% of GPU 0"})
-	_ = db.UpdatePeaks(id, map[string]int64{"alloc_peak_allocated": 33 << 30, "alloc_peak_reserved": 35 << 30, "cgroup_usage": 600 << 20})
+	_ = db.UpdatePeaks(id, map[string]int64{"alloc_peak_allocated": 33 << 30, "alloc_peak_reserved": 35 << 30, "cgroup_usage": 600 << 20, "gpu0_used": 37 << 30, "gpu0_job_used": 36 << 30, "gpu1_used": 1 << 30})
 	if err := db.Flush(); err != nil {
 		t.Fatal(err)
 	}

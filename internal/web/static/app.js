@@ -198,7 +198,7 @@ async function runsPage() {
   replace("runs", table(["ID", "Start", "#Duration", "Status", "#Exit", "#Peak host", "#Peak GPU", "Command"], body.runs.map(r => {
     const end = r.end ? new Date(r.end) : (r.status === "running" ? new Date() : null);
     const hostPeak = runPeak(r.peaks, k => k === "cgroup_usage" || k === "pss_total" || k === "rss_total");
-    const gpuPeak = runPeak(r.peaks, k => /^gpu\d+_(job_)?used$/.test(k));
+    const gpuPeak = runPeak(r.peaks, k => /^gpu\d+_used$/.test(k));
     return el("tr", {"data-run": r.id}, td(el("a", {href: "/runs/" + encodeURIComponent(r.id)}, r.id)), td(fmtTime(r.start)),
       td(fmtDur(end ? end - new Date(r.start) : null), "num"), td(el("span", {class: "status-" + r.status.replace(" ", ".")}, r.status)),
       td(r.exit_code != null ? r.exit_code : r.signal != null ? "signal " + r.signal : "–", "num"),
@@ -214,7 +214,7 @@ function chartOpts(box, title, series, height) {
   return {
     title, width: Math.max(300, box.clientWidth - 12), height: height || 240,
     cursor: {sync: {key: "torchmem"}, drag: {x: true, y: false, setScale: box.dataset.zoom !== "data"}},
-    scales: {x: {time: true}},
+    scales: {x: {time: true, range: (u, lo, hi) => lo === hi ? [lo - 60, hi + 1] : [lo, hi]}},
     axes: [{}, {values: (u, vals) => vals.map(v => v == null ? "" : series[0].value === "count" ? String(v) : fmtBytes(v)), size: 80}],
     series: [{}, ...series.map(s => ({label: s.label, stroke: s.stroke, width: 1.5, spanGaps: false,
       value: (u, v) => v == null ? "–" : s.value === "count" ? String(v) : fmtBytes(v)}))],
@@ -321,7 +321,7 @@ function renderRun(r) {
     card("Started", fmtTime(r.start), r.host || ""),
     card("Duration", fmtDur((end || new Date()) - new Date(r.start)), end ? "ended " + fmtTime(r.end) : "running"),
   ];
-  for (const k of Object.keys(r.peaks || {}).sort()) cards.push(card("peak " + k.replace(/_/g, " "), num("run.peak." + k, r.peaks[k])));
+  for (const k of Object.keys(r.peaks || {}).sort()) cards.push(card((k.startsWith("alloc_peak") ? "allocator " + k.slice(6) : "peak " + k).replace(/_/g, " "), num("run.peak." + k, r.peaks[k])));
   cards.push(card("Report", el("a", {href: "/runs/" + encodeURIComponent(r.id) + "/report.html"}, "self-contained HTML"), "for mail or tickets"));
   if (r.labels) cards.push(card("Labels", Object.entries(r.labels).map(([k, v]) => k + "=" + v).join(" ")));
   replace("summary", cards);

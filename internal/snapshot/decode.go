@@ -86,6 +86,9 @@ func (b *builder) Finish(d *pickle.Decoder, v pickle.Value) (pickle.Value, error
 func (b *builder) finishDict(d *pickle.Decoder, v pickle.Value) (pickle.Value, error) {
 	var seen keySet
 	items := b.dec.Items(v)
+	if len(items) >= 2 && b.keyOf(d, items[0]) == kAction {
+		return b.traceEntry(d, items) // PyTorch writes 'action' first: skip the scan
+	}
 	for i := 0; i+1 < len(items); i += 2 {
 		seen |= 1 << b.keyOf(d, items[i])
 	}

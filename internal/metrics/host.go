@@ -13,6 +13,7 @@ var (
 	hostShmem     = desc("host_memory_shmem_bytes", "Shmem from /proc/meminfo (tmpfs, /dev/shm: DataLoader tensors live there).")
 	hostSwapTotal = desc("host_swap_total_bytes", "SwapTotal from /proc/meminfo.")
 	hostSwapFree  = desc("host_swap_free_bytes", "SwapFree from /proc/meminfo.")
+	hostOOM       = desc("host_oom_kills_total", "Processes the kernel OOM killer killed on this node since boot (/proc/vmstat oom_kill, kernel 4.13+).")
 	hostPSI       = desc("host_memory_pressure_stall_seconds_total",
 		"Time tasks stalled on memory, from /proc/pressure/memory totals: kind some (at least one task) or full (all non-idle tasks).", "kind")
 )
@@ -20,7 +21,7 @@ var (
 func (hostSource) name() string { return "host" }
 
 func (hostSource) describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{hostTotal, hostAvailable, hostShmem, hostSwapTotal, hostSwapFree, hostPSI} {
+	for _, d := range []*prometheus.Desc{hostTotal, hostAvailable, hostShmem, hostSwapTotal, hostSwapFree, hostOOM, hostPSI} {
 		ch <- d
 	}
 }
@@ -38,6 +39,9 @@ func (hostSource) collect(st *State, ch chan<- prometheus.Metric) error {
 		if f.v != nil {
 			gauge(ch, f.d, float64(*f.v))
 		}
+	}
+	if st.HostOOMKills != nil {
+		counter(ch, hostOOM, float64(*st.HostOOMKills))
 	}
 	if p := st.Sample.Host.PSI; p != nil {
 		if p.Some != nil {

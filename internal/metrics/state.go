@@ -11,6 +11,9 @@ type State struct {
 	// (SampleErr says why) or none was taken yet.
 	Sample    *sample.Sample
 	SampleErr error
+	// HostOOMKills is /proc/vmstat oom_kill: kernel OOM kills since boot,
+	// nil when the kernel does not count them (before 4.13).
+	HostOOMKills *uint64
 	// Store is false when no history database is configured or found:
 	// the store source then exports nothing, not even a failure.
 	Store bool

@@ -75,6 +75,14 @@ func (s *Server) update(ctx context.Context) {
 		st.Sample = nil
 		s.logOnce(fmt.Sprintf("sample: %v", err))
 	}
+	if st.Sample != nil {
+		// A kernel without the counter is normal; an unreadable vmstat is
+		// reported once and leaves the counter out.
+		var verr error
+		if st.HostOOMKills, verr = readOOMKills(s.procRoot()); verr != nil {
+			s.logOnce(verr.Error())
+		}
+	}
 	st.Store, st.Runs, st.RunsErr = s.readRuns()
 	metrics.MatchRuns(st.Sample, st.Runs)
 	n := &Node{Host: s.host, Version: s.cfg.Version, IntervalSeconds: s.cfg.Interval.Seconds(),
@@ -91,6 +99,13 @@ func (s *Server) update(ctx context.Context) {
 	close(s.changed)
 	s.changed = make(chan struct{})
 	s.mu.Unlock()
+}
+
+func (s *Server) procRoot() string {
+	if s.cfg.ProcRoot == "" {
+		return "/proc"
+	}
+	return s.cfg.ProcRoot
 }
 
 // store returns the history store, opening it read-only once it exists.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,5 +118,23 @@ func TestProcessBound(t *testing.T) {
 	}
 	if !strings.Contains(out, `torchmem_process_gpu_memory_bytes{job="pid:2000",pid="2000",role="main"}`) {
 		t.Errorf("the main process (biggest GPU user) was dropped")
+	}
+}
+
+func TestNames(t *testing.T) {
+	names := Names()
+	out := scrape(t, fixtureState(t, 1, 1), Options{})
+	for _, n := range []string{"torchmem_gpu_memory_used_bytes", "torchmem_job_cgroup_memory_limit_bytes", "torchmem_scrape_success", "torchmem_build_info"} {
+		if !slices.Contains(names, n) {
+			t.Errorf("Names lacks %s", n)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if name, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, _, _ = strings.Cut(name, " ")
+			if !slices.Contains(names, name) {
+				t.Errorf("exported %s is not in Names", name)
+			}
+		}
 	}
 }

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"errors"
+	"regexp"
+	"sort"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -120,3 +122,24 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Names returns every metric name torchmem itself exports (sorted; the Go
+// runtime and process collectors' names are not included), for checks of
+// dashboards and alert rules against the real set.
+func Names() []string {
+	ch := make(chan *prometheus.Desc, 64)
+	go func() {
+		node{sources: sources(Options{})}.Describe(ch)
+		close(ch)
+	}()
+	names := []string{"torchmem_build_info"}
+	for d := range ch {
+		if m := fqName.FindStringSubmatch(d.String()); m != nil {
+			names = append(names, m[1])
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)

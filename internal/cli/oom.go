@@ -69,13 +69,14 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 	}
 	var incs []oomexplain.Incident
 	var errs []error
-	hostCtx := oomexplain.Context{}
+	// This host's /dev/shm and fd limit: the log may come from elsewhere,
+	// so the explanations say "on this host".
+	hostCtx := oomHostContext(env)
 	if len(args) == 0 {
 		incs, err = oomReadKernel(ctx, env, since)
 		if err != nil {
 			return err
 		}
-		hostCtx = oomHostContext(env)
 	}
 	for _, name := range args {
 		got, err := oomReadFile(env, name)

@@ -54,7 +54,8 @@ type Context struct {
 	MemoryStats map[string]int64
 	// GPUProcesses are the processes NVML saw on the GPU (with names).
 	GPUProcesses []GPUProcess
-	// ShmSizeBytes is the size of /dev/shm; NoFileLimit the soft RLIMIT_NOFILE.
+	// ShmSizeBytes is the size of /dev/shm; NoFileLimit the soft
+	// RLIMIT_NOFILE (of the job, or of the host reading the log).
 	ShmSizeBytes int64
 	NoFileLimit  uint64
 	// HostRAMBytes is MemTotal, for sizing advice.

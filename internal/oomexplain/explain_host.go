@@ -88,7 +88,7 @@ func explainShm(f *HostFailure, ctx Context) Explanation {
 	e := Explanation{Verdict: VerdictSharedMemory,
 		Summary: "DataLoader workers pass batches through shared memory (/dev/shm) and it ran out"}
 	if ctx.ShmSizeBytes > 0 {
-		e.Arithmetic = append(e.Arithmetic, "/dev/shm size: "+b(ctx.ShmSizeBytes)+" (Docker's default is 64.00 MiB)")
+		e.Arithmetic = append(e.Arithmetic, "/dev/shm on this host: "+b(ctx.ShmSizeBytes)+" (Docker's default is 64.00 MiB)")
 	}
 	e.Arithmetic = append(e.Arithmetic, "needed at once: about batch size × bytes per sample × num_workers × prefetch_factor (default 2)")
 	if f.Errno != "" {
@@ -102,7 +102,7 @@ func explainNoFile(ctx Context) Explanation {
 	e := Explanation{Verdict: VerdictFDLimit,
 		Summary: "with the file_descriptor sharing strategy every tensor sent between processes holds an open file; the open-file limit was reached"}
 	if ctx.NoFileLimit > 0 {
-		e.Arithmetic = []string{fmt.Sprintf("RLIMIT_NOFILE (ulimit -n): %d", ctx.NoFileLimit)}
+		e.Arithmetic = []string{fmt.Sprintf("open-file limit here (ulimit -n): %d", ctx.NoFileLimit)}
 	}
 	e.Recommendations = []string{adviceNoFile}
 	return e

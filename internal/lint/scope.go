@@ -73,6 +73,8 @@ func walkScope(n *Node, fn func(*Node)) {
 // such as the common set_grad_enabled(phase == "train").
 func gradOffExpr(e *Node) bool {
 	switch e.TypeOr() {
+	case "IfExp": // torch.no_grad() if evaluating else nullcontext()
+		return gradOffExpr(e.K("body")) || gradOffExpr(e.K("orelse"))
 	case "Name", "Attribute":
 		switch lastName(e) {
 		case "no_grad", "inference_mode":
@@ -113,7 +115,7 @@ func (f *file) gradOffLocal(n *Node) bool {
 		switch {
 		case p.Is("With", "AsyncWith") && c.Field == "body":
 			for _, it := range p.L("items") {
-				if gradOffExpr(it.K("context_expr")) {
+				if ce := it.K("context_expr"); gradOffExpr(ce) || f.gradOffVar(ce) {
 					return true
 				}
 			}
@@ -193,4 +195,30 @@ func innermostLoop(n *Node) *Node {
 		return l[0]
 	}
 	return nil
+}
+
+// gradOffVar: `with ctx:` where the file binds ctx to an expression that
+// may switch autograd off (ctx = torch.no_grad() if not train else
+// nullcontext()).
+func (f *file) gradOffVar(e *Node) bool {
+	if !e.Is("Name", "Attribute") {
+		return false
+	}
+	key := dotted(e)
+	for _, a := range f.nodes("Assign") {
+		for _, t := range a.L("targets") {
+			if dotted(t) != key {
+				continue
+			}
+			found := false
+			a.K("value").Walk(func(n *Node) bool {
+				found = found || gradOffExpr(n)
+				return !found
+			})
+			if found {
+				return true
+			}
+		}
+	}
+	return false
 }

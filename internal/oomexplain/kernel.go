@@ -78,7 +78,7 @@ func (k *kernelParser) feed(l *line) {
 	inc := k.cur
 	if inc == nil {
 		switch {
-		case k.last != nil && strings.Contains(text, "oom_reaper: reaped process"):
+		case k.last != nil && strings.Contains(text, "oom_reaper: reaped process") && reapsVictim(k.last, text):
 			k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = text, k.last, l.Prefixed, l.raw, 0
 			k.handle(k.last, text, l, false)
 		case midReport(text):
@@ -286,4 +286,12 @@ func fillKernelPIDs(inc *Incident) {
 	if ko.Trigger != nil && ko.Trigger.PID != nil {
 		add(*ko.Trigger.PID)
 	}
+}
+
+// reapsVictim: the oom_reaper line is about the last report's victim (a
+// reaper line whose report is not in the log belongs to no incident).
+func reapsVictim(inc *Incident, text string) bool {
+	r := parseReaped(text)
+	v := inc.Kernel.Victim
+	return r == nil || v == nil || r.PID == v.PID
 }

@@ -65,10 +65,13 @@ func ParseFiles(ctx context.Context, python string, paths []string) ([]Parsed, e
 		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
 			msg = msg[i+1:]
 		}
+		if msg == "" {
+			msg = "no error message (is it Python 3.8 or newer?)"
+		}
 		return nil, fmt.Errorf("%s lint helper failed: %v: %s", python, waitErr, msg)
 	}
 	if readErr != nil {
-		return nil, fmt.Errorf("%s lint helper: %w", python, readErr)
+		return nil, fmt.Errorf("%s lint helper: %w (is it Python 3.8 or newer?)", python, readErr)
 	}
 	return res, nil
 }

@@ -11,14 +11,14 @@ import (
 type cgroupSource struct{}
 
 var (
-	cgUsage = desc("job_cgroup_memory_usage_bytes", "The job's memory cgroup charge: memory.current (v2) or memory.usage_in_bytes (v1), page cache included.", "job")
-	cgLimit = desc("job_cgroup_memory_limit_bytes", "The job's memory cgroup limit: memory.max (v2) or memory.limit_in_bytes (v1); absent when unlimited.", "job")
-	cgHigh  = desc("job_cgroup_memory_high_bytes", "The job's memory.high throttling threshold (v2); absent when unset.", "job")
-	cgSwap  = desc("job_cgroup_swap_bytes", "Swap charged to the job's cgroup: memory.swap.current (v2) or memory.stat total_swap (v1).", "job")
+	cgUsage = desc("job_cgroup_memory_usage_bytes", "The job's memory cgroup charge: memory.current (v2) or memory.usage_in_bytes (v1), page cache included.", "job_id")
+	cgLimit = desc("job_cgroup_memory_limit_bytes", "The job's memory cgroup limit: memory.max (v2) or memory.limit_in_bytes (v1); absent when unlimited.", "job_id")
+	cgHigh  = desc("job_cgroup_memory_high_bytes", "The job's memory.high throttling threshold (v2); absent when unset.", "job_id")
+	cgSwap  = desc("job_cgroup_swap_bytes", "Swap charged to the job's cgroup: memory.swap.current (v2) or memory.stat total_swap (v1).", "job_id")
 	cgOOM   = desc("job_cgroup_oom_kills_total",
-		"Processes the kernel OOM killer killed in the job's cgroup: memory.events oom_kill (v2) or memory.oom_control oom_kill (v1, kernel 4.13+).", "job")
+		"Processes the kernel OOM killer killed in the job's cgroup: memory.events oom_kill (v2) or memory.oom_control oom_kill (v1, kernel 4.13+).", "job_id")
 	cgMax = desc("job_cgroup_memory_max_events_total",
-		"Times the job's cgroup hit its limit: memory.events max (v2) or memory.failcnt (v1).", "job")
+		"Times the job's cgroup hit its limit: memory.events max (v2) or memory.failcnt (v1).", "job_id")
 )
 
 func (cgroupSource) name() string { return "cgroup" }

@@ -15,7 +15,8 @@
 // Label cardinality (bounded; docs/serve.md has the full list):
 //
 //   - gpu: the device index, one value per GPU.
-//   - job: the root PID of a job ("pid:1234"), one per running PyTorch job.
+//   - job_id: the root PID of a job ("pid:1234"), one per running PyTorch
+//     job (not "job": Prometheus keeps that for the scrape job).
 //   - pid, role: one per process of a job, at most Options.MaxProcesses
 //     processes (default 256; the biggest by GPU then RSS win), the rest
 //     counted in torchmem_process_series_dropped.

@@ -14,17 +14,17 @@ type procSource struct{ max int }
 
 var (
 	jobInfo = desc("job_info", "Always 1; names a PyTorch job: its command line (cut to 80 characters) and the torchmem run supervising it (\"\" when none).",
-		"job", "command", "run")
-	jobProcs    = desc("job_processes", "Processes of the job (main, DataLoader workers, children).", "job")
-	jobRSS      = desc("job_rss_bytes", "Sum of the job's processes' VmRSS (/proc/<pid>/status); shared pages counted once per process.", "job")
-	jobPSS      = desc("job_pss_bytes", "Sum of the job's processes' PSS (smaps_rollup): shared pages split among sharers.", "job")
-	jobSwap     = desc("job_swap_bytes", "Sum of the job's processes' VmSwap (/proc/<pid>/status).", "job")
-	jobGPU      = desc("job_gpu_memory_bytes", "GPU memory the job's processes hold on all GPUs, from the GPU backend.", "job")
-	procRSS     = desc("process_rss_bytes", "VmRSS of a job's process (/proc/<pid>/status).", "job", "pid", "role")
-	procPSS     = desc("process_pss_bytes", "PSS of a job's process (smaps_rollup, re-read at most every --pss-period).", "job", "pid", "role")
-	procUSS     = desc("process_uss_bytes", "USS (private clean + dirty) of a job's process (smaps_rollup).", "job", "pid", "role")
-	procSwap    = desc("process_swap_bytes", "VmSwap of a job's process (/proc/<pid>/status).", "job", "pid", "role")
-	procGPU     = desc("process_gpu_memory_bytes", "GPU memory a job's process holds on all GPUs, from the GPU backend.", "job", "pid", "role")
+		"job_id", "command", "run")
+	jobProcs    = desc("job_processes", "Processes of the job (main, DataLoader workers, children).", "job_id")
+	jobRSS      = desc("job_rss_bytes", "Sum of the job's processes' VmRSS (/proc/<pid>/status); shared pages counted once per process.", "job_id")
+	jobPSS      = desc("job_pss_bytes", "Sum of the job's processes' PSS (smaps_rollup): shared pages split among sharers.", "job_id")
+	jobSwap     = desc("job_swap_bytes", "Sum of the job's processes' VmSwap (/proc/<pid>/status).", "job_id")
+	jobGPU      = desc("job_gpu_memory_bytes", "GPU memory the job's processes hold on all GPUs, from the GPU backend.", "job_id")
+	procRSS     = desc("process_rss_bytes", "VmRSS of a job's process (/proc/<pid>/status).", "job_id", "pid", "role")
+	procPSS     = desc("process_pss_bytes", "PSS of a job's process (smaps_rollup, re-read at most every --pss-period).", "job_id", "pid", "role")
+	procUSS     = desc("process_uss_bytes", "USS (private clean + dirty) of a job's process (smaps_rollup).", "job_id", "pid", "role")
+	procSwap    = desc("process_swap_bytes", "VmSwap of a job's process (/proc/<pid>/status).", "job_id", "pid", "role")
+	procGPU     = desc("process_gpu_memory_bytes", "GPU memory a job's process holds on all GPUs, from the GPU backend.", "job_id", "pid", "role")
 	procDropped = desc("process_series_dropped", "Job processes left out of the per-process series by the --max-processes bound (still in the job totals).")
 )
 

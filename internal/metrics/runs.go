@@ -12,14 +12,14 @@ import (
 type storeSource struct{}
 
 var (
-	allocAllocated = desc("job_allocator_allocated_bytes", "PyTorch caching allocator: bytes in live tensors, summed over the run's hooked processes (torch.cuda.memory_stats).", "run", "job")
-	allocReserved  = desc("job_allocator_reserved_bytes", "PyTorch caching allocator: bytes reserved from the driver (allocated + cached), summed over hooked processes.", "run", "job")
-	allocPeak      = desc("job_allocator_peak_allocated_bytes", "Highest allocator allocated bytes of any hooked process of the run so far.", "run", "job")
-	allocPeakRes   = desc("job_allocator_peak_reserved_bytes", "Highest allocator reserved bytes of any hooked process of the run so far.", "run", "job")
-	allocRetries   = desc("job_allocator_alloc_retries_total", "cudaMalloc retries after the allocator freed its cache (num_alloc_retries): a job close to the GPU's memory.", "run", "job")
-	allocOOMs      = desc("job_allocator_ooms_total", "CUDA out-of-memory errors the run's hooked processes hit (allocator OOM observer).", "run", "job")
-	allocStep      = desc("job_step", "Latest optimizer step of the run (highest over ranks).", "run", "job")
-	runLast        = desc("job_run_last_sample_timestamp_seconds", "Unix time of the newest sample the run's supervisor stored.", "run", "job")
+	allocAllocated = desc("job_allocator_allocated_bytes", "PyTorch caching allocator: bytes in live tensors, summed over the run's hooked processes (torch.cuda.memory_stats).", "run", "job_id")
+	allocReserved  = desc("job_allocator_reserved_bytes", "PyTorch caching allocator: bytes reserved from the driver (allocated + cached), summed over hooked processes.", "run", "job_id")
+	allocPeak      = desc("job_allocator_peak_allocated_bytes", "Highest allocator allocated bytes of any hooked process of the run so far.", "run", "job_id")
+	allocPeakRes   = desc("job_allocator_peak_reserved_bytes", "Highest allocator reserved bytes of any hooked process of the run so far.", "run", "job_id")
+	allocRetries   = desc("job_allocator_alloc_retries_total", "cudaMalloc retries after the allocator freed its cache (num_alloc_retries): a job close to the GPU's memory.", "run", "job_id")
+	allocOOMs      = desc("job_allocator_ooms_total", "CUDA out-of-memory errors the run's hooked processes hit (allocator OOM observer).", "run", "job_id")
+	allocStep      = desc("job_step", "Latest optimizer step of the run (highest over ranks).", "run", "job_id")
+	runLast        = desc("job_run_last_sample_timestamp_seconds", "Unix time of the newest sample the run's supervisor stored.", "run", "job_id")
 )
 
 func (storeSource) name() string { return "store" }

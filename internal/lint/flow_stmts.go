@@ -62,6 +62,15 @@ func (fl *flow) assign(s *Node, targets []*Node, value *Node) {
 				fl.onAccum(s, k, l, fl.expr(l), false)
 			}
 		}
+		if tg.Is("Tuple", "List") && fl.f.isLossCall(value) && len(tg.L("elts")) > 1 {
+			// loss, loss_items = compute_loss(...): the extra values are
+			// usually detached logging copies; only the loss is known.
+			fl.setTargets(tg.L("elts")[0], fl.forBackward(tg.L("elts")[0], value, t))
+			for _, e := range tg.L("elts")[1:] {
+				fl.setTargets(e, fl.forBackward(e, value, taint{}))
+			}
+			continue
+		}
 		fl.setTargets(tg, fl.forBackward(tg, value, t))
 	}
 }

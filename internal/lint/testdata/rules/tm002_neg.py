@@ -106,3 +106,14 @@ def per_iteration_stats(model, loader, optimizer):
         optimizer.step()
         optimizer.zero_grad()
         print(stats)
+
+
+def yolo_style(model, loader, optimizer, compute_loss):
+    mloss = torch.zeros(3)
+    for i, (imgs, targets) in enumerate(loader):
+        pred = model(imgs)
+        loss, loss_items = compute_loss(pred, targets)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        mloss += loss_items

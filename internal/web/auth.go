@@ -71,7 +71,8 @@ func (s *Server) auth(next http.Handler) http.Handler {
 	want := []byte(s.cfg.Token)
 	ok := func(got string) bool { return subtle.ConstantTimeCompare([]byte(got), want) == 1 }
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.MetricsNoAuth && r.URL.Path == "/metrics" {
+		// /healthz says "ok" and nothing else: probes need no token.
+		if r.URL.Path == "/healthz" || (s.cfg.MetricsNoAuth && r.URL.Path == "/metrics") {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -25,6 +25,9 @@ func TestAuthRequiresToken(t *testing.T) {
 			t.Errorf("GET %s with the token: %d", path, resp.StatusCode)
 		}
 	}
+	if resp := f.get(t, "/healthz", ""); resp.StatusCode != 200 {
+		t.Errorf("/healthz (probes) without token: %d", resp.StatusCode)
+	}
 	// The token in the API's URL is not accepted (it would land in logs).
 	if resp := f.get(t, "/api/v1/node?token="+testToken, ""); resp.StatusCode != 401 {
 		t.Errorf("API with ?token=: %d", resp.StatusCode)

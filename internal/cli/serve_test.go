@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/torchmem/torchmem/internal/sample/sampletest"
+)
+
+func TestServeRefusesOpenAddressWithoutToken(t *testing.T) {
+	_, errOut, code := runCLI(t, "serve", "--listen", "0.0.0.0:0", "--db", filepath.Join(t.TempDir(), "none.db"))
+	if code != 2 || !strings.Contains(errOut, "--token-file") {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = runCLI(t, "serve", "--interval", "10ms")
+	if code != 1 || !strings.Contains(errOut, "--interval") {
+		t.Fatalf("bad interval: code %d, stderr %q", code, errOut)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the serve goroutine and the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
+func (l *lockedBuffer) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// TestServeEndToEnd runs `torchmem serve` over a fixture job with an open
+// address, --insecure and a fake GPU, and reads its API and metrics.
+func TestServeEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	tree, err := sampletest.WriteJobTree(dir, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := filepath.Join(dir, "gpu.json")
+	os.WriteFile(fake, []byte(`{"info":{"backend":"fake"},"devices":[{"index":0,"uuid":"GPU-0","name":"NVIDIA H200","total_bytes":150754820096,"used_bytes":4294967296,"free_bytes":146459852800,"numa_node":-1}],"processes":[]}`), 0o644)
+	var errb lockedBuffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errb, ProcRoot: tree.ProcRoot, SysRoot: tree.SysRoot, Root: dir}
+	root := NewRoot(env)
+	root.SetArgs([]string{"serve", "--listen", "0.0.0.0:0", "--insecure", "--gpu-fake", fake, "--interval", "200ms", "--db", filepath.Join(dir, "none.db")})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	addr := regexp.MustCompile(`serving http://([^/]+)/`)
+	var base string
+	for i := 0; i < 100 && base == ""; i++ {
+		if m := addr.FindStringSubmatch(errb.String()); m != nil {
+			base = "http://" + strings.Replace(m[1], "[::]", "127.0.0.1", 1)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if base == "" || !strings.Contains(errb.String(), "warning: serving 0.0.0.0:0 without a token") {
+		t.Fatalf("stderr: %q", errb.String())
+	}
+	var node struct {
+		Sample struct {
+			Jobs []struct{ ID string } `json:"jobs"`
+		} `json:"sample"`
+	}
+	for i := 0; i < 50 && len(node.Sample.Jobs) == 0; i++ {
+		if resp, err := http.Get(base + "/api/v1/node"); err == nil {
+			json.NewDecoder(resp.Body).Decode(&node)
+			resp.Body.Close()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(node.Sample.Jobs) != 1 || node.Sample.Jobs[0].ID != "pid:2000" {
+		t.Fatalf("node: %+v", node)
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `torchmem_gpu_memory_used_bytes{gpu="0"} 4.294967296e+09`) || !strings.Contains(string(b), "go_goroutines") {
+		t.Errorf("metrics:\n%s", b)
+	}
+}
+
+// TestServeDeployFlags: every flag the shipped systemd unit and DaemonSet
+// pass to serve exists.
+func TestServeDeployFlags(t *testing.T) {
+	cmd := newServeCmd(DefaultEnv())
+	check := func(where string, args []string) {
+		for _, a := range args {
+			name, ok := strings.CutPrefix(a, "--")
+			if !ok {
+				continue
+			}
+			name, _, _ = strings.Cut(name, "=")
+			if cmd.Flags().Lookup(name) == nil {
+				t.Errorf("%s passes --%s, which serve does not have", where, name)
+			}
+		}
+	}
+	unit, err := os.ReadFile("../../deploy/systemd/torchmem.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^ExecStart=\S+ serve (.*)$`).FindSubmatch(unit)
+	if m == nil {
+		t.Fatal("no ExecStart=... serve in the unit")
+	}
+	check("torchmem.service", strings.Fields(string(m[1])))
+	b, err := os.ReadFile("../../deploy/kubernetes/daemonset.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					HostPID    bool `yaml:"hostPID"`
+					Containers []struct {
+						Args         []string
+						VolumeMounts []struct {
+							MountPath string `yaml:"mountPath"`
+							ReadOnly  bool   `yaml:"readOnly"`
+						} `yaml:"volumeMounts"`
+						Env []struct{ Name, Value string }
+					}
+				}
+			}
+		}
+	}
+	if err := yaml.Unmarshal(b, &ds); err != nil {
+		t.Fatal(err)
+	}
+	pod := ds.Spec.Template.Spec
+	if !pod.HostPID || len(pod.Containers) != 1 || pod.Containers[0].Args[0] != "serve" {
+		t.Fatalf("daemonset pod: %+v", pod)
+	}
+	c := pod.Containers[0]
+	check("daemonset.yaml", c.Args)
+	ro := map[string]bool{}
+	for _, v := range c.VolumeMounts {
+		ro[v.MountPath] = v.ReadOnly
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	if !ro["/host/proc"] || !ro["/host/sys"] || env["TORCHMEM_PROC_ROOT"] != "/host/proc" || env["TORCHMEM_SYS_ROOT"] != "/host/sys" || env["NVIDIA_VISIBLE_DEVICES"] == "" {
+		t.Errorf("daemonset: mounts %v, env %v", ro, env)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/torchmem/torchmem/internal/jobcgroup"
-	"github.com/torchmem/torchmem/internal/procfs"
 )
 
 // BenchmarkSampleTick is the cost of one fast-tier tick (cgroup usage and
@@ -36,8 +35,11 @@ func BenchmarkSampleTick(b *testing.B) {
 		g.Add(c.Process.Pid)
 		cmds = append(cmds, c)
 	}
-	fs, _ := procfs.NewFS("/proc")
-	sm := &sampler{fs: fs, cg: g, nextPSS: time.Now().Add(time.Hour)}
+	sm, err := newSampler("/proc", "/sys", nil, g, cmds[0].Process.Pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sm.collect(time.Now(), allocTotals{step: -1}) // first PSS read of each process
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		r := sm.collect(time.Now(), allocTotals{step: -1})

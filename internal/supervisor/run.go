@@ -10,7 +10,6 @@ import (
 	"github.com/torchmem/torchmem/internal/hook"
 	"github.com/torchmem/torchmem/internal/jobcgroup"
 	"github.com/torchmem/torchmem/internal/policy"
-	"github.com/torchmem/torchmem/internal/procfs"
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/units"
 )
@@ -49,10 +48,6 @@ type Result struct {
 // for failing to start the job at all.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.defaults()
-	fs, err := procfs.NewFS(cfg.ProcRoot)
-	if err != nil {
-		return nil, err
-	}
 	s := &sup{cfg: cfg, hk: newHookState(), peaks: map[string]int64{}, began: time.Now(), everSet: map[int]bool{}}
 	s.status = statusLine{w: cfg.Notices, on: cfg.StatusLine}
 	p, err := s.plan()
@@ -60,6 +55,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	s.setupCgroup()
+	if s.sm, err = newSampler(cfg.ProcRoot, cfg.SysRoot, cfg.GPU, s.cg, 0); err != nil {
+		s.cleanup()
+		return nil, err
+	}
 	env := s.setupHook()
 	// Signals are caught before the job exists so none is lost in between.
 	sigs := make(chan os.Signal, 8)
@@ -76,8 +75,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		s.cleanup()
 		return nil, err
 	}
-	// The first PSS read waits a second: at exec the job is a few MB.
-	s.sm = &sampler{fs: fs, cg: s.cg, gpu: cfg.GPU, rootPID: s.job.pid, nextPSS: s.began.Add(time.Second)}
+	s.sm.rootPID = s.job.pid
 	go func() { _ = s.job.cmd.Wait(); close(s.job.done) }()
 	s.loop(ctx, sigs)
 	return s.finish(ctx), nil
@@ -210,11 +208,6 @@ func (s *sup) onCgroupEvent(ev jobcgroup.Event) {
 		msg = "cgroup usage crossed " + units.Bytes(ev.Threshold)
 	}
 	s.event(ev.Time, "cgroup_"+ev.Kind, "cgroup", 0, msg, nil)
-	// Near the limit the PSS split by process is what the post-mortem
-	// needs: take it now unless one was taken in the last second.
-	if soon := s.sm.lastPSSAt.Add(time.Second); soon.Before(s.sm.nextPSS) {
-		s.sm.nextPSS = soon
-	}
 	s.sampleNow(ev.Time, ev.Kind)
 }
 

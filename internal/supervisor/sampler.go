@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -8,23 +9,21 @@ import (
 	"github.com/torchmem/torchmem/internal/jobcgroup"
 	"github.com/torchmem/torchmem/internal/policy"
 	"github.com/torchmem/torchmem/internal/procfs"
+	"github.com/torchmem/torchmem/internal/sample"
 	"github.com/torchmem/torchmem/internal/store"
 )
 
-// sampler takes one Sample from the cgroup, /proc, the GPU backend and the
-// latest allocator stats. Reading smaps_rollup walks page tables (~2.5 ms
-// per torch process), so PSS is a slower tier whose period adapts to keep
-// its cost under 1% of wall time; the fast tier reads counters only.
+// sampler turns internal/sample's Sample of the job (the same reader as
+// `torchmem top`: fast tier every tick, PSS tier when figures are older
+// than 5 s or RSS moved) into a store row and policy metrics. The cgroup's
+// usage comes from the job's own group: the exact job total.
 type sampler struct {
+	smp     *sample.Sampler
 	fs      procfs.FS
 	cg      *jobcgroup.Group
-	gpu     gpu.Backend
 	rootPID int
 
-	nextPSS   time.Time
-	lastPSS   *int64
-	lastPSSAt time.Time
-	gpuOff    bool
+	lastPSS *int64
 }
 
 // reading is one sample with the derived policy metrics and the job's
@@ -36,13 +35,31 @@ type reading struct {
 	pids    []int
 }
 
+func newSampler(procRoot, sysRoot string, b gpu.Backend, cg *jobcgroup.Group, rootPID int) (*sampler, error) {
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, err
+	}
+	sm := &sampler{fs: fs, cg: cg, rootPID: rootPID}
+	// PSS only on its period, never early on an RSS jump: walking the page
+	// tables (smaps_rollup) of a process that is growing into the limit or
+	// being OOM-killed delays the release of its memory, and in tests the
+	// kernel then killed a second process of the job (the main one after
+	// a DataLoader worker). Monitoring must not harm the job.
+	sm.smp, err = sample.New(sample.Options{ProcRoot: procRoot, SysRoot: sysRoot, GPU: b, PIDs: sm.jobPIDs,
+		PSSPeriod: 5 * time.Second, PSSRSSChange: 1e9})
+	return sm, err
+}
+
 func (sm *sampler) collect(now time.Time, alloc allocTotals) reading {
 	r := reading{s: store.Sample{Time: now}, metrics: map[string]float64{}, gpuProc: map[int]int64{}}
-	r.pids = sm.jobPIDs()
-	sm.host(&r)
+	smp, err := sm.smp.Collect(context.Background())
+	if err == nil {
+		sm.host(&r, smp.Host)
+		sm.job(&r, smp)
+		sm.gpus(&r, smp.GPU)
+	}
 	sm.cgroup(&r)
-	sm.procs(&r, now)
-	sm.gpus(&r)
 	if alloc.n > 0 {
 		r.s.AllocAllocated, r.s.AllocReserved = store.Int(alloc.allocated), store.Int(alloc.reserved)
 		if alloc.maxReservedFrac > 0 {
@@ -90,9 +107,9 @@ func (sm *sampler) descendants() []int {
 	return out
 }
 
-func (sm *sampler) host(r *reading) {
-	mi, err := sm.fs.Meminfo()
-	if err != nil || mi.MemAvailableBytes == nil {
+func (sm *sampler) host(r *reading, h sample.Host) {
+	mi := h.Meminfo
+	if mi.MemAvailableBytes == nil {
 		return
 	}
 	avail := int64(*mi.MemAvailableBytes)
@@ -100,6 +117,34 @@ func (sm *sampler) host(r *reading) {
 	r.metrics[policy.HostAvailableBytes] = float64(avail)
 	if mi.MemTotalBytes != nil && *mi.MemTotalBytes > 0 {
 		r.metrics[policy.HostUsedFraction] = 1 - float64(avail)/float64(*mi.MemTotalBytes)
+	}
+}
+
+// job sums the job's processes: RSS and swap every tick (status), PSS
+// when every process has a figure (smaps_rollup, its own tier).
+func (sm *sampler) job(r *reading, smp *sample.Sample) {
+	var rss, swap, pss int64
+	complete, read := true, smp.Tier.PSSRead > 0
+	for _, j := range smp.Jobs {
+		rss += int64(j.Totals.RSSBytes)
+		swap += int64(j.Totals.SwapBytes)
+		pss += int64(j.Totals.PSSBytes)
+		complete = complete && j.Totals.PSSComplete
+		for _, p := range j.Processes {
+			r.pids = append(r.pids, p.PID)
+			if p.GPUBytes != nil {
+				r.gpuProc[p.PID] = *p.GPUBytes
+			}
+		}
+	}
+	if len(smp.Jobs) == 0 {
+		return
+	}
+	r.s.RSSTotal, r.s.SwapTotal = &rss, &swap
+	if read && complete {
+		r.s.PSSTotal = &pss
+		sm.lastPSS = &pss
+		r.metrics[policy.JobPSSBytes] = float64(pss)
 	}
 }
 
@@ -118,62 +163,19 @@ func (sm *sampler) cgroup(r *reading) {
 	}
 }
 
-func (sm *sampler) procs(r *reading, now time.Time) {
-	var rss, swap int64
-	for _, p := range r.pids {
-		st, err := sm.fs.Status(p)
-		if err != nil {
-			continue // vanished between listing and reading
-		}
-		if st.VmRSSBytes != nil {
-			rss += int64(*st.VmRSSBytes)
-		}
-		if st.VmSwapBytes != nil {
-			swap += int64(*st.VmSwapBytes)
-		}
-	}
-	r.s.RSSTotal, r.s.SwapTotal = &rss, &swap
-	if now.Before(sm.nextPSS) {
-		return
-	}
-	t0 := time.Now()
-	var pss int64
-	for _, p := range r.pids {
-		if sr, err := sm.fs.SmapsRollup(p); err == nil {
-			pss += int64(sr.PssBytes)
-		}
-	}
-	cost := time.Since(t0)
-	// At least every 5 s, at most 1% of wall time.
-	sm.nextPSS = now.Add(max(5*time.Second, 100*cost))
-	sm.lastPSS, sm.lastPSSAt = &pss, now
-	r.s.PSSTotal = &pss
-	r.metrics[policy.JobPSSBytes] = float64(pss)
-}
-
-func (sm *sampler) gpus(r *reading) {
-	if sm.gpu == nil || sm.gpuOff {
-		return
-	}
-	devs, err := sm.gpu.Devices()
-	if err != nil {
-		sm.gpuOff = true // one failure means the backend is gone; don't retry each tick
-		return
-	}
+func (sm *sampler) gpus(r *reading, g sample.GPU) {
 	in := map[int]bool{}
 	for _, p := range r.pids {
 		in[p] = true
 	}
-	procs, _ := sm.gpu.Processes()
 	jobUsed := map[int]int64{}
-	for _, p := range procs {
+	for _, p := range g.Processes {
 		if in[p.PID] && p.UsedBytes != nil {
 			jobUsed[p.GPUIndex] += *p.UsedBytes
-			r.gpuProc[p.PID] += *p.UsedBytes
 		}
 	}
 	var maxFrac float64
-	for _, d := range devs {
+	for _, d := range g.Devices {
 		for len(r.s.GPUUsed) <= d.Index {
 			r.s.GPUUsed, r.s.GPUJobUsed = append(r.s.GPUUsed, nil), append(r.s.GPUJobUsed, nil)
 		}
@@ -186,7 +188,7 @@ func (sm *sampler) gpus(r *reading) {
 			maxFrac = max(maxFrac, float64(d.UsedBytes)/float64(d.TotalBytes))
 		}
 	}
-	if len(devs) > 0 {
+	if len(g.Devices) > 0 {
 		r.metrics[policy.GPUUsedFraction] = maxFrac
 	}
 }

@@ -1,9 +1,6 @@
 package lint
 
-import (
-	"fmt"
-	"sort"
-)
+import "fmt"
 
 // Node is one node of a Python ast, as printed by the embedded helper
 // (helper.py): {"_": "Call", "l": 12, "c": 4, "func": {...}, "args": [...]}.
@@ -61,19 +58,23 @@ func decodeAST(raw []byte) (*Node, error) {
 	return n, nil
 }
 
-// collectKids lists the child nodes in a fixed order (fields by name, list
-// entries in order) so walks, and so findings, are deterministic.
+// collectKids lists the child nodes in the helper's field order (Python's
+// _fields order, so deterministic), list entries in order.
 func collectKids(fields []Field) []*Node {
-	sorted := make([]Field, 0, len(fields))
+	count := 0
 	for _, f := range fields {
-		switch f.Value.(type) {
-		case *Node, []*Node:
-			sorted = append(sorted, f)
+		switch c := f.Value.(type) {
+		case *Node:
+			count++
+		case []*Node:
+			count += len(c)
 		}
 	}
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
-	var out []*Node
-	for _, f := range sorted {
+	if count == 0 {
+		return nil
+	}
+	out := make([]*Node, 0, count)
+	for _, f := range fields {
 		switch c := f.Value.(type) {
 		case *Node:
 			out = append(out, c)
@@ -135,9 +136,9 @@ func (n *Node) Is(types ...string) bool {
 	return false
 }
 
-// Walk calls fn for n and every node below it, fields in name order (JSON
-// objects do not keep Python's field order; rules that care about order use
-// line numbers). fn returning false skips the node's children.
+// Walk calls fn for n and every node below it, fields in Python's order
+// (rules that care about source order still compare line numbers). fn
+// returning false skips the node's children.
 func (n *Node) Walk(fn func(*Node) bool) {
 	if n == nil || !fn(n) {
 		return

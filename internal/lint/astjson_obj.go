@@ -35,11 +35,26 @@ func (d *astDecoder) object(parent *Node, field string, depth int) (any, error) 
 		}
 		d.i++
 		if first && key == "_" {
-			n = &Node{Parent: parent, Field: field}
+			n = &Node{Parent: parent, Field: field, Fields: make([]Field, 0, 3)}
 		} else if first {
 			m = map[string]any{}
 		}
 		first = false
+		if n != nil && (key == "l" || key == "c" || key == "e") {
+			// Positions: read the integer in place; boxing two float64s
+			// per node into interfaces was a third of all allocations.
+			if v, ok := d.smallInt(); ok {
+				switch key {
+				case "l":
+					n.Line = v
+				case "c":
+					n.Col = v
+				default:
+					n.EndLine = v
+				}
+				continue
+			}
+		}
 		v, err := d.value(n, key, depth+1)
 		if err != nil {
 			return nil, err
@@ -175,4 +190,25 @@ func (d *astDecoder) decodeTop() (any, error) {
 		return nil, d.errf("trailing data")
 	}
 	return v, nil
+}
+
+// smallInt reads a plain non-negative integer (up to 9 digits) that is
+// followed by a JSON delimiter; anything else leaves the position alone
+// and reports false, so the general number path handles it.
+func (d *astDecoder) smallInt() (int, bool) {
+	d.ws()
+	j, v := d.i, 0
+	for j < len(d.b) && j-d.i < 9 && d.b[j] >= '0' && d.b[j] <= '9' {
+		v = v*10 + int(d.b[j]-'0')
+		j++
+	}
+	if j == d.i || j >= len(d.b) || (d.b[d.i] == '0' && j-d.i > 1) {
+		return 0, false
+	}
+	switch d.b[j] {
+	case ',', '}', ' ', '\n', '\t', '\r':
+		d.i = j
+		return v, true
+	}
+	return 0, false
 }

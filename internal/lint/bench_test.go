@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,6 +65,26 @@ func BenchmarkRules5000Lines(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := lintParsed(parsed, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecode5000Lines is the helper-output decoding alone (the JSON of
+// the same 5,000-line file, captured once from the helper).
+func BenchmarkDecode5000Lines(b *testing.B) {
+	python := testPython(b)
+	path := bigScript(b, 5000)
+	cmd := exec.Command(python, "-I", "-S", "-c", helperSource)
+	cmd.Stdin = strings.NewReader(`["` + path + `"]`)
+	line, err := cmd.Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(line)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := decodeHelperLine(line); err != nil {
 			b.Fatal(err)
 		}
 	}

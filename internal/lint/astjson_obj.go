@@ -35,7 +35,7 @@ func (d *astDecoder) object(parent *Node, field string, depth int) (any, error) 
 		}
 		d.i++
 		if first && key == "_" {
-			n = &Node{Parent: parent, Field: field, Fields: make([]Field, 0, 3)}
+			n = &Node{Parent: parent, Field: field}
 		} else if first {
 			m = map[string]any{}
 		}
@@ -121,6 +121,9 @@ func (d *astDecoder) setField(n *Node, key string, v any) error {
 		fv = l
 	default:
 		return nil // bools, nulls and plain objects carry nothing rules use
+	}
+	if n.Fields == nil {
+		n.Fields = make([]Field, 0, 4) // nodes have a handful of fields
 	}
 	n.Fields = append(n.Fields, Field{key, fv})
 	return nil

@@ -38,6 +38,10 @@ Exit status: 0 clean, 1 findings, 2 usage or parse-tool errors.`,
 			return runLintCmd(cmd, env, fl, args)
 		},
 	}
+	// A bad flag is a usage error (2), never mistaken for findings (1).
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &ExitError{Code: 2, Err: err}
+	})
 	f := cmd.Flags()
 	f.StringVar(&fl.python, "python", "python3", "Python interpreter that parses the files (the one the jobs run with; 3.8+)")
 	f.BoolVar(&fl.asJSON, "json", false, "print findings as a JSON array (same as --format json)")

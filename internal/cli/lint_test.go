@@ -142,4 +142,7 @@ func TestLintListRules(t *testing.T) {
 	if _, _, code := runLint(t); code != 2 {
 		t.Fatalf("no paths: exit %d, want 2", code)
 	}
+	if _, errs, code := runLint(t, "--bogus", "x.py"); code != 2 || !strings.Contains(errs, "bogus") {
+		t.Fatalf("bad flag: exit %d stderr %q, want 2", code, errs)
+	}
 }

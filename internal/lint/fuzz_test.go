@@ -2,6 +2,8 @@ package lint
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -42,4 +44,24 @@ func TestDecodeASTErrors(t *testing.T) {
 	if dotted(n.K("func")) != "torch.load" || n.Line != 3 || n.Col != 4 || n.L("args")[0].Value != "a\nb" || n.L("args")[0].Parent != n {
 		t.Fatalf("decoded %+v", n)
 	}
+}
+
+// FuzzRules: every rule must survive any tree the decoder accepts (missing
+// fields, wrong node types in odd places), not only trees Python makes.
+func FuzzRules(f *testing.F) {
+	f.Add([]byte(`{"_":"Module","body":[{"_":"For","l":1,"c":0,"target":{"_":"Name","id":"x"},"iter":{"_":"Name","id":"val_loader"},"body":[{"_":"AugAssign","l":2,"c":4,"target":{"_":"Name","id":"t"},"op":{"_":"Add"},"value":{"_":"Call","l":2,"c":9,"func":{"_":"Name","id":"model"},"args":[{"_":"Name","id":"x"}]}}]}]}`))
+	f.Add([]byte(`{"_":"Module","body":[{"_":"ClassDef","name":"D","bases":[{"_":"Name","id":"Dataset"}],"body":[{"_":"FunctionDef","name":"__getitem__","args":{"_":"arguments"},"body":[{"_":"Expr","value":{"_":"Call","func":{"_":"Attribute","attr":"cuda"}}}]}]},{"_":"Expr","value":{"_":"Call","func":{"_":"Name","id":"DataLoader"},"args":[{"_":"Call","func":{"_":"Name","id":"D"}}],"keywords":[{"_":"keyword","arg":"num_workers","value":{"_":"Constant","value":4}},{"_":"keyword","arg":"collate_fn"}]}}]}`))
+	f.Add([]byte(`{"_":"Module","body":[{"_":"If","test":{"_":"BinOp","op":{"_":"Mod"}},"body":[{"_":"Expr","value":{"_":"Call","func":{"_":"Attribute","attr":"step","value":{"_":"Name","id":"optimizer"}}}}]}]}`))
+	path := filepath.Join(f.TempDir(), "x.py")
+	if err := os.WriteFile(path, []byte("x = 1\n"), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	procs, shm := uint64(10), uint64(1<<20)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := decodeAST(data)
+		if err != nil || n.Type != "Module" {
+			return
+		}
+		_, _ = lintParsed([]Parsed{{Path: path, Module: n}}, Options{Host: &Host{MaxProcs: &procs, ShmBytes: &shm}})
+	})
 }

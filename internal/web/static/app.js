@@ -356,6 +356,7 @@ async function runPage() {
     renderEvents(ev.events);
     await loadSamples();
     setStatus("run " + r.id);
+    document.body.dataset.readyMs = String(Math.round(performance.now()));
     document.body.dataset.ready = "1";
   } catch (e) { showError(e); document.body.dataset.ready = "error"; }
 }

@@ -34,8 +34,8 @@ echo "bare step cpu ms:     $(tr '\n' ' ' < "$TMP/bare.cpu")-> median $BC"
 echo "torchmem step cpu ms: $(tr '\n' ' ' < "$TMP/tm.cpu")-> median $TC"
 awk -v b="$BC" -v t="$TC" 'BEGIN {printf "overhead in the job'"'"'s CPU time per step (medians): %+.2f%%\n", (t-b)/b*100}'
 
-# torchmem's own footprint at 1 Hz over a ~30 s training run.
-"$TMP/torchmem" run --db "$TMP/h.db" --memory-max 4G --interval 1s -- $PY examples/train.py --epochs 3 >/dev/null 2>&1 &
+# torchmem's own footprint at 1 Hz over a 30-90 s training run.
+"$TMP/torchmem" run --db "$TMP/h.db" --memory-max 4G --interval 1s -- $PY examples/train.py --epochs 10 >/dev/null 2>&1 &
 TM=$!
 HWM=0; CPU=0; START=$(date +%s.%N)
 TCK=$(getconf CLK_TCK)

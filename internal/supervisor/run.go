@@ -207,6 +207,15 @@ func (s *sup) onCgroupEvent(ev jobcgroup.Event) {
 	case "threshold":
 		msg = "cgroup usage crossed " + units.Bytes(ev.Threshold)
 	}
+	// Act first on the cgroup's own numbers (two small reads), then take
+	// the full sample: a full one can include a PSS walk of the job, which
+	// would delay the action by milliseconds.
+	quick := map[string]float64{}
+	for k, v := range s.last.metrics {
+		quick[k] = v
+	}
+	s.sm.cgroup(&reading{s: store.Sample{}, metrics: quick})
+	s.applyPolicy(ev.Time, quick)
 	s.event(ev.Time, "cgroup_"+ev.Kind, "cgroup", 0, msg, nil)
 	s.sampleNow(ev.Time, ev.Kind)
 }

@@ -15,6 +15,12 @@ func (s *sup) finish(ctx context.Context) *Result {
 	code, sig := exitStatus(s.job.cmd.ProcessState)
 	s.drainHook(150 * time.Millisecond)
 	s.sampleNow(end, "exit")
+	if s.cg != nil {
+		// The kernel's own high-water mark catches peaks between samples.
+		if p := s.cg.Peak(); p != nil && *p > s.peaks["cgroup_usage"] {
+			s.peaks["cgroup_usage"] = *p
+		}
+	}
 	jobPIDs := s.seenPIDs()
 	orphans := s.killOrphans()
 	e := evidence{code: code, sig: sig, mainPID: s.job.pid, dur: end.Sub(s.began), ooms: s.hk.ooms,

@@ -63,6 +63,14 @@ type Summary struct {
 	OrphansKilled   int      `json:"orphans_killed"`
 	Steps           int64    `json:"steps"`
 	CgroupLimit     *int64   `json:"cgroup_limit"`
+	Incidents       []struct {
+		Kind        string `json:"kind"`
+		Explanation struct {
+			Verdict    string   `json:"verdict"`
+			Summary    string   `json:"summary"`
+			Arithmetic []string `json:"arithmetic"`
+		} `json:"explanation"`
+	} `json:"incidents"`
 }
 
 // ParseSummary decodes the stored post-mortem; a run without one (still

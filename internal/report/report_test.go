@@ -14,7 +14,7 @@ import (
 func testData() *Data {
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	end := t0.Add(3 * time.Second)
-	sum := `{"cause":"cgroup-oom-kill","verdict":"killed by the kernel OOM killer </script><b>x</b>","exit_code":137,"cgroup_limit":209715200,"recommendations":["raise --memory-max"],"kernel_lines":["Memory cgroup out of memory: Killed process 42 (python3)"]}`
+	sum := `{"cause":"cgroup-oom-kill","verdict":"killed by the kernel OOM killer </script><b>x</b>","exit_code":137,"cgroup_limit":209715200,"recommendations":["raise --memory-max"],"kernel_lines":["Memory cgroup out of memory: Killed process 42 (python3)"],"incidents":[{"kind":"kernel_oom_kill","explanation":{"verdict":"cgroup_limit","summary":"the memory cgroup hit its limit","arithmetic":["usage 200 MiB of limit 200 MiB"]}}]}`
 	d := &Data{Run: store.Run{ID: "abc123", Command: []string{"python3", "train.py"}, Start: t0, End: &end,
 		Status: store.StatusOOMKilled, Peaks: map[string]int64{"cgroup_usage": 209715200}, Summary: json.RawMessage(sum)}}
 	for i := 0; i < 30; i++ {
@@ -37,7 +37,7 @@ func TestWriteHTMLSelfContained(t *testing.T) {
 	if regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:)?//`).MatchString(html) {
 		t.Fatal("report references the network")
 	}
-	for _, want := range []string{"uPlot", "raise --memory-max", "Killed process 42", "abc123", "oom-killed", "&lt;/script&gt;&lt;b&gt;"} {
+	for _, want := range []string{"uPlot", "raise --memory-max", "Killed process 42", "abc123", "oom-killed", "&lt;/script&gt;&lt;b&gt;", "cgroup_limit", "usage 200 MiB of limit 200 MiB"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -66,7 +66,17 @@ func runRun(env *Env, f *runFlags, argv []string) error {
 			cfg.Hook = false
 		}
 	}
+	var tui *runTUI
+	if f.tui {
+		if tui, err = runSetupTUI(env, &cfg, run.ID, argv); err != nil {
+			return err
+		}
+	}
 	res, err := supervisor.Run(context.Background(), cfg)
+	if tui != nil {
+		tui.stop(env.Stderr)
+		fmt.Fprintf(env.Stderr, "torchmem: the job's output is in %s\n", tui.logPath)
+	}
 	if err != nil {
 		if db != nil {
 			code := 127

@@ -48,6 +48,9 @@ type Config struct {
 	Notices io.Writer
 	// StatusLine redraws a one-line live status on Notices (a terminal).
 	StatusLine bool
+	// OnLive, when set, gets the live state after every sample (--tui),
+	// called on the supervisor's loop: it must not block.
+	OnLive func(Live)
 	// Interactive: Stdin is the terminal and torchmem is its foreground
 	// process group. The job's group then becomes the foreground, as a
 	// shell does, so it can read the terminal (pdb, input()) and gets

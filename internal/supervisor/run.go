@@ -188,6 +188,9 @@ func (s *sup) sampleNow(now time.Time, why string) {
 	s.cfg.Rec.UpdatePeaks(s.peaks)
 	s.applyPolicy(now, r.metrics)
 	s.status.draw(s.statusText())
+	if s.cfg.OnLive != nil {
+		s.cfg.OnLive(s.live())
+	}
 }
 
 func (s *sup) gpuTotal(dev int) int64 {

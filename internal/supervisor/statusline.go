@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -37,6 +38,29 @@ func (l *statusLine) clear() {
 // statusText: host and GPU memory, headroom to the limit, allocator
 // reserved vs allocated, step. Each number says its source.
 func (s *sup) statusText() string {
+	return "torchmem: " + strings.Join(s.statusParts(), " | ")
+}
+
+// Live is what a live view (--tui) shows after each sample.
+type Live struct {
+	// Parts are the status line's fields ("cgroup 1.2G/2G (800M free)", ...).
+	Parts []string
+	// Usage and Limit of the job's cgroup, bytes; nil when unknown.
+	Usage, Limit *int64
+	// Events are the run's last events, oldest first.
+	Events []store.Event
+}
+
+func (s *sup) live() Live {
+	l := Live{Parts: s.statusParts(), Usage: s.last.s.CgroupUsage}
+	if s.cg != nil {
+		l.Limit = s.cg.Limit()
+	}
+	l.Events = append(l.Events, s.events[max(0, len(s.events)-10):]...)
+	return l
+}
+
+func (s *sup) statusParts() []string {
 	r := s.last.s
 	var parts []string
 	if r.CgroupUsage != nil {
@@ -66,6 +90,5 @@ func (s *sup) statusText() string {
 	if r.Step != nil {
 		parts = append(parts, fmt.Sprintf("step %d", *r.Step))
 	}
-	parts = append(parts, time.Since(s.began).Truncate(time.Second).String())
-	return "torchmem: " + strings.Join(parts, " | ")
+	return append(parts, time.Since(s.began).Truncate(time.Second).String())
 }

@@ -75,6 +75,7 @@ func TestRunBinary(t *testing.T) {
 	t.Run("orphaned DataLoader workers reaped", func(t *testing.T) { runWorkersReaped(t, bin, db) })
 	t.Run("kill -9 of torchmem leaves the job running", func(t *testing.T) { runSupervisorLost(t, bin, db) })
 	t.Run("DataLoader worker OOM-killed", func(t *testing.T) { runWorkerOOM(t, bin, db) })
+	t.Run("OOM past --memory-max 200M", func(t *testing.T) { runMemoryMaxOOM(t, bin, db) })
 }
 
 func runTrainingMatches(t *testing.T, bin, db string) {
@@ -193,5 +194,34 @@ for b in DataLoader(Greedy(), num_workers=1): pass`
 	}
 	if code != 1 || t.Failed() {
 		t.Fatalf("code %d\n%s", code, stderr)
+	}
+}
+
+func runMemoryMaxOOM(t *testing.T, bin, db string) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs a job cgroup (root) for --memory-max")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	_, stderr, code := runExec(bin, "run", "--db", db, "--memory-max", "200M", "--", py, "-c",
+		"a = []\nwhile True: a.append(bytearray(b'x' * (8 << 20)))")
+	wants := []string{"killed by the kernel OOM killer", "limit of 200.00 MiB", "victim main process", "oom_kill 1"}
+	if f, err := os.Open("/dev/kmsg"); err == nil {
+		f.Close()
+		wants = append(wants, "Killed process") // the kernel's own report
+	}
+	for _, want := range wants {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+	if code != 137 || t.Failed() {
+		t.Fatalf("code %d\n%s", code, stderr)
+	}
+	out, _, _ := runExec(bin, "runs", "--db", db, "--status", "oom-killed", "--limit", "1")
+	if !strings.Contains(out, "oom-killed") || !strings.Contains(out, "sig 9") {
+		t.Fatalf("runs: %s", out)
 	}
 }

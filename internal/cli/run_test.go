@@ -135,7 +135,10 @@ func runSupervisorLost(t *testing.T, bin, db string) {
 	if jobPID == 0 {
 		t.Fatal("job did not start")
 	}
-	time.Sleep(1500 * time.Millisecond) // at least one store flush
+	// Wait for at least one flush of samples (the store flushes every second).
+	for i := 0; i < 100 && runStoredSamples(db) == 0; i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	defer runKillLeftover(jobPID)
@@ -224,4 +227,18 @@ func runMemoryMaxOOM(t *testing.T, bin, db string) {
 	if !strings.Contains(out, "oom-killed") || !strings.Contains(out, "sig 9") {
 		t.Fatalf("runs: %s", out)
 	}
+}
+
+// runStoredSamples is how many samples the newest run has in the store.
+func runStoredSamples(db string) int64 {
+	h, err := store.Open(db, store.Options{})
+	if err != nil {
+		return 0
+	}
+	defer h.Close()
+	r, err := h.Run("last")
+	if err != nil {
+		return 0
+	}
+	return r.Samples
 }

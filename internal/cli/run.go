@@ -27,7 +27,10 @@ explain at the end how it went: peaks, whether and why it died, what to change.`
 		Example: `  torchmem run --memory-max 64G --gpu-threshold 90% --numa auto -- python train.py --epochs 3
   torchmem run -- torchrun --nproc-per-node 8 train.py`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runRun(env, &f, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.oomSet = cmd.Flags().Changed("oom-score-adj")
+			return runRun(env, &f, args)
+		},
 	}
 	cmd.Flags().SetInterspersed(false)
 	f.register(cmd)
@@ -112,7 +115,7 @@ func runConfig(env *Env, f *runFlags, argv []string) (supervisor.Config, error) 
 	if cfg.Rules, err = f.rules(); err != nil {
 		return cfg, err
 	}
-	if f.oomScoreAdj != 0 {
+	if f.oomSet {
 		cfg.OOMScoreAdj = &f.oomScoreAdj
 	}
 	if f.nproc > 0 {
@@ -163,7 +166,7 @@ func runLimitsJSON(f *runFlags) json.RawMessage {
 			m[k] = v
 		}
 	}
-	if f.oomScoreAdj != 0 {
+	if f.oomSet {
 		m["oom_score_adj"] = f.oomScoreAdj
 	}
 	m["interval"] = f.interval.String()

@@ -15,6 +15,7 @@ import (
 type runFlags struct {
 	memoryMax, memoryHigh, swapMax string
 	oomScoreAdj                    int
+	oomSet                         bool // --oom-score-adj given (0 is a value too)
 	nproc, nofile                  uint64
 	numa                           string
 	gpuThreshold, hostThreshold    string
@@ -31,7 +32,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.memoryMax, "memory-max", "", "hard memory limit of the job's cgroup (e.g. 64G); the kernel OOM-kills inside the job above it")
 	fl.StringVar(&f.memoryHigh, "memory-high", "", "throttle-and-reclaim level (cgroup v2 memory.high; v1: soft limit)")
 	fl.StringVar(&f.swapMax, "swap-max", "", "swap the job may use (v2 memory.swap.max; v1: memsw = max + swap)")
-	fl.IntVar(&f.oomScoreAdj, "oom-score-adj", 0, "oom_score_adj of the job, -1000..1000: negative protects it from the OOM killer, positive offers it as the victim")
+	fl.IntVar(&f.oomScoreAdj, "oom-score-adj", 0, "oom_score_adj of the job, -1000..1000: negative protects it from the OOM killer, positive offers it as the victim (default: inherited)")
 	fl.Uint64Var(&f.nproc, "nproc", 0, "RLIMIT_NPROC of the job (0: unchanged)")
 	fl.Uint64Var(&f.nofile, "nofile", 0, "RLIMIT_NOFILE of the job (0: unchanged)")
 	fl.StringVar(&f.numa, "numa", "off", "bind CPUs and memory to a NUMA node: auto (the node of the job's GPUs), a node number, or off")

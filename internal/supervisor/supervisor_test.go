@@ -39,7 +39,9 @@ func runJob(t *testing.T, cfg Config) runOut {
 		cfg.CgroupName = fmt.Sprintf("test-%d-%d", os.Getpid(), time.Now().UnixNano())
 	}
 	cfg.Env = os.Environ()
-	cfg.Interval = 100 * time.Millisecond
+	if cfg.Interval == 0 {
+		cfg.Interval = 100 * time.Millisecond
+	}
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

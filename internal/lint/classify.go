@@ -13,6 +13,10 @@ func (f *file) classify() {
 		recv, m := methodCall(call)
 		switch m {
 		case "eval", "train", "parameters", "named_parameters":
+			// nn.Module.eval() takes no argument (sympy's log.eval(x) does).
+			if m == "eval" && len(call.L("args")) > 0 || len(call.L("args")) > 1 {
+				continue
+			}
 			if k := dotted(recv); k != "" && !strings.HasSuffix(k, "()") {
 				f.models[k] = true
 				f.modelLast[lastName(recv)] = true

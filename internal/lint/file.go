@@ -127,23 +127,25 @@ var wrapperClasses = map[string]bool{
 	"FullyShardedDataParallel": true, "FSDP": true,
 }
 
-var otherFrameworks = map[string]bool{
-	"tensorflow": true, "keras": true, "jax": true, "flax": true, "mxnet": true,
-	"paddle": true, "mindspore": true, "oneflow": true, "tf_keras": true,
+// torchEcosystem are top-level packages whose users write PyTorch code.
+var torchEcosystem = map[string]bool{
+	"torch": true, "torchvision": true, "torchaudio": true, "torchtext": true,
+	"lightning": true, "pytorch_lightning": true, "transformers": true, "accelerate": true,
+	"timm": true, "deepspeed": true, "fairseq": true, "mmcv": true, "mmengine": true,
+	"detectron2": true, "ignite": true, "diffusers": true, "peft": true, "trl": true,
+	"composer": true, "fastai": true, "monai": true, "apex": true, "torch_geometric": true,
+	"torchmetrics": true, "functorch": true, "xformers": true, "bitsandbytes": true,
 }
 
-// otherFramework reports a file that imports another deep-learning
-// framework and not torch: the rules' notion of "model call" does not hold.
-func (f *file) otherFramework() bool {
-	other := false
-	for local, q := range f.imports {
+// usesTorch reports an import from the PyTorch ecosystem. Rules look for
+// models, losses and tensors; in a file that imports none of these
+// libraries, names like model, log.eval or x.data mean something else.
+func (f *file) usesTorch() bool {
+	for _, q := range f.imports {
 		top, _, _ := strings.Cut(q, ".")
-		if top == "torch" || local == "torch" {
-			return false
-		}
-		if otherFrameworks[top] {
-			other = true
+		if torchEcosystem[top] {
+			return true
 		}
 	}
-	return other
+	return false
 }

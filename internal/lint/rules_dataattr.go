@@ -1,6 +1,9 @@
 package lint
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // TM008: x.data = <tensor computed from x>.
 
@@ -17,13 +20,13 @@ func checkTM008(f *file) {
 				return
 			}
 			owner := dotted(tg.K("value"))
-			if owner == "" || f.gradOff(n) {
-				return
+			if owner == "" || owner == "self" || owner == "cls" || f.gradOff(n) {
+				return // self.data = ...: an object's attribute, not a tensor's storage
 			}
 			if deps == nil {
-				deps = scopeDeps(sc)
+				deps = f.scopeDeps(sc)
 			}
-			for r := range liveRefs(n.K("value")) {
+			for r := range f.liveRefs(n.K("value")) {
 				if r == owner || deps[r][owner] {
 					f.report(n, "TM008", fmt.Sprintf(
 						"%s.data is assigned a tensor computed from %s with autograd on: the two are linked in a reference cycle that only the cycle collector frees", owner, owner))
@@ -34,18 +37,19 @@ func checkTM008(f *file) {
 	}
 }
 
-// liveRefs lists the names an expression reads through autograd: not
-// under .data, .detach(), .item() or .grad.
-func liveRefs(e *Node) map[string]bool {
+var arithMethods = map[string]bool{"mul": true, "add": true, "sub": true, "div": true, "pow": true}
+
+// liveRefs lists the names an expression computes with as tensors: operands
+// of arithmetic, arguments of torch.* functions, receivers of
+// graph-keeping tensor methods; never through .data, .grad, .detach() or
+// an unknown call (self.load() says nothing about self being a tensor).
+func (f *file) liveRefs(e *Node) map[string]bool {
 	out := map[string]bool{}
 	var visit func(n *Node)
 	visit = func(n *Node) {
 		switch n.TypeOr() {
-		case "":
-			return
 		case "Name":
 			out[n.S("id")] = true
-			return
 		case "Attribute":
 			switch n.S("attr") {
 			case "data", "grad", "shape", "dtype", "device":
@@ -54,15 +58,32 @@ func liveRefs(e *Node) map[string]bool {
 			if k := dotted(n); k != "" {
 				out[k] = true
 			}
+		case "BinOp":
+			visit(n.K("left"))
+			visit(n.K("right"))
+		case "UnaryOp":
+			visit(n.K("operand"))
+		case "IfExp":
+			visit(n.K("body"))
+			visit(n.K("orelse"))
+		case "Subscript", "Starred":
+			visit(n.K("value"))
 		case "Call":
-			if _, m := methodCall(n); m == "detach" || m == "item" || m == "numel" || m == "size" {
-				return
+			recv, m := methodCall(n)
+			q := f.qualify(n.K("func"))
+			switch {
+			case strings.HasPrefix(q, "torch.") && !cleanTorchFuncs[lastName(n.K("func"))]:
+				for _, a := range n.L("args") {
+					visit(a)
+				}
+			case recv != nil && keepMethods[m]:
+				visit(recv)
+				if arithMethods[m] { // a.mul(b) computes with b; view_as(p) only reads p's shape
+					for _, a := range n.L("args") {
+						visit(a)
+					}
+				}
 			}
-		case "Lambda", "FunctionDef":
-			return
-		}
-		for _, c := range n.kids {
-			visit(c)
 		}
 	}
 	visit(e)
@@ -71,13 +92,13 @@ func liveRefs(e *Node) map[string]bool {
 
 // scopeDeps maps each name assigned in scope to every name its value was
 // (transitively) computed from through autograd.
-func scopeDeps(sc *Node) map[string]map[string]bool {
+func (f *file) scopeDeps(sc *Node) map[string]map[string]bool {
 	deps := map[string]map[string]bool{}
 	walkScope(sc, func(n *Node) {
 		if !n.Is("Assign") {
 			return
 		}
-		refs := liveRefs(n.K("value"))
+		refs := f.liveRefs(n.K("value"))
 		for _, tg := range n.L("targets") {
 			if k := dotted(tg); k != "" && tg.Is("Name", "Attribute") && (!tg.Is("Attribute") || tg.S("attr") != "data") {
 				if deps[k] == nil {

@@ -80,7 +80,7 @@ func evalCallBefore(scope *Node, model string, line int) int {
 			return
 		}
 		switch {
-		case m == "eval" && n.Line > evalLine:
+		case m == "eval" && n.Line > evalLine && len(n.L("args")) == 0:
 			evalLine = n.Line
 		case m == "train" && n.Line > trainLine:
 			if v, ok := constBool(firstArg(n)); !ok || v {

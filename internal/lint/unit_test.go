@@ -2,6 +2,7 @@ package lint
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,5 +173,27 @@ func TestWalkSkipsVenvAndGit(t *testing.T) {
 	}
 	if _, err := expandPaths([]string{filepath.Join(dir, "missing.py")}); err == nil {
 		t.Fatal("missing path: want an error")
+	}
+}
+
+func TestBatchesOf(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i := 0; i < 901; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("f%03d.py", i))
+		os.WriteFile(p, []byte("x = 1\n"), 0o644)
+		files = append(files, p)
+	}
+	b := batchesOf(files)
+	if len(b) != 3 || len(b[0]) != 400 || len(b[2]) != 101 {
+		t.Fatalf("got %d batches", len(b))
+	}
+	big := filepath.Join(dir, "big.py")
+	os.WriteFile(big, make([]byte, batchBytes), 0o644)
+	if b := batchesOf([]string{files[0], big, files[1]}); len(b) != 2 || len(b[0]) != 2 {
+		t.Fatalf("size cut: %v", b)
+	}
+	if len(batchesOf(nil)) != 0 {
+		t.Fatal("no files, no batches")
 	}
 }

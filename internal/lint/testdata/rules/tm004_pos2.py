@@ -1,2 +1,5 @@
+import torch
+
+
 def reset(optimizer):
     optimizer.zero_grad(set_to_none=False)  # want: TM004

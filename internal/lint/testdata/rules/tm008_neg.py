@@ -19,3 +19,15 @@ def move(param, device):
 def no_grad_update(w, x):
     y = w * x
     w.data = y
+
+
+class Records(torch.utils.data.Dataset):
+    def __init__(self, path):
+        self.path = path
+        self.data = self.load()
+
+    def load(self):
+        return [self.path]
+
+    def refresh(self, other):
+        other.data = other.load() + self.data

@@ -1,9 +1,12 @@
 package lint
 
-import "sort"
+import (
+	"sort"
+	"unicode/utf8"
+)
 
-// Finding is one reported problem. Line and Col are 1-based (Col counts
-// UTF-8 bytes, as Python's col_offset + 1).
+// Finding is one reported problem. Line and Col are 1-based; Col counts
+// characters (Unicode code points), as editors do.
 type Finding struct {
 	File     string `json:"file"`
 	Line     int    `json:"line"`
@@ -40,6 +43,7 @@ func (f *file) report(n *Node, rule, msg string) {
 			}
 		}
 	}
+	col = f.charCol(line, col)
 	r := ruleByID[rule]
 	f.findings = append(f.findings, Finding{
 		File: f.path, Line: line, Col: col, Rule: rule,
@@ -70,4 +74,16 @@ func sortFindings(fs []Finding) []Finding {
 		out = append(out, x)
 	}
 	return out
+}
+
+// charCol turns Python's 1-based UTF-8 byte column into a character column.
+func (f *file) charCol(line, byteCol int) int {
+	if line < 1 || line > len(f.lines) {
+		return byteCol
+	}
+	text := f.lines[line-1]
+	if byteCol-1 > len(text) || byteCol < 1 {
+		return byteCol
+	}
+	return utf8.RuneCountInString(text[:byteCol-1]) + 1
 }

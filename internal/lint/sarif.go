@@ -15,8 +15,9 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
+	Tool       sarifTool     `json:"tool"`
+	ColumnKind string        `json:"columnKind"`
+	Results    []sarifResult `json:"results"`
 }
 
 type sarifTool struct {
@@ -107,8 +108,9 @@ func SARIF(findings []Finding, version string) any {
 		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
 		Version: "2.1.0",
 		Runs: []sarifRun{{
-			Tool:    sarifTool{sarifDriver{Name: "torchmem", Version: version, InformationURI: "https://github.com/torchmem/torchmem", Rules: rules}},
-			Results: results,
+			Tool:       sarifTool{sarifDriver{Name: "torchmem", Version: version, InformationURI: "https://github.com/torchmem/torchmem", Rules: rules}},
+			ColumnKind: "unicodeCodePoints",
+			Results:    results,
 		}},
 	}
 }

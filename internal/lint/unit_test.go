@@ -197,3 +197,14 @@ func TestBatchesOf(t *testing.T) {
 		t.Fatal("no files, no batches")
 	}
 }
+
+func TestCharColumn(t *testing.T) {
+	f := &file{lines: []string{`état = {"clé": torch.load("x")}`}}
+	// "torch" starts at byte 18 (0-based) but character 16.
+	if got := f.charCol(1, 19); got != 17 {
+		t.Fatalf("char column %d, want 17", got)
+	}
+	if got := f.charCol(5, 3); got != 3 {
+		t.Fatalf("out of range line: %d", got)
+	}
+}

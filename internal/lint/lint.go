@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // Options says how to lint.
@@ -101,7 +102,7 @@ func Lint(ctx context.Context, paths []string, opts Options) (*Result, error) {
 		total.Notes = res.Notes // the same notes for every batch
 	}
 	if len(files) == 0 {
-		total.Notes = hostNotes(opts)
+		total.Notes = append(hostNotes(opts), "no *.py files under "+strings.Join(paths, ", "))
 	}
 	total.Findings = sortFindings(total.Findings)
 	return total, nil

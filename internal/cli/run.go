@@ -75,6 +75,9 @@ func runRun(env *Env, f *runFlags, argv []string) error {
 			return err
 		}
 	}
+	if cfg.HookDir != "" && !cfg.KeepHookDir {
+		defer os.RemoveAll(cfg.HookDir) // the supervisor removes it too; this covers a failed start
+	}
 	res, err := supervisor.Run(context.Background(), cfg)
 	if tui != nil {
 		tui.stop(env.Stderr)

@@ -159,15 +159,28 @@ func runSupervisorLost(t *testing.T, bin, db string) {
 	}
 }
 
-// runKillLeftover kills the job torchmem left behind and removes its cgroup.
+// runKillLeftover kills the job torchmem left behind and removes what the
+// lost supervisor could not: the job's cgroups and its hook directory.
 func runKillLeftover(pid int) {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	envb, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	time.Sleep(100 * time.Millisecond)
 	for _, l := range strings.Split(string(b), "\n") {
-		if p := strings.SplitN(l, ":", 3); len(p) == 3 && strings.Contains(p[1], "memory") && strings.Contains(p[2], "/torchmem/") {
-			_ = os.Remove(filepath.Join("/sys/fs/cgroup/memory", p[2]))
+		p := strings.SplitN(l, ":", 3)
+		if len(p) != 3 || !strings.Contains(p[2], "/torchmem/") {
+			continue
+		}
+		for _, ctrl := range []string{"memory", "freezer"} {
+			if strings.Contains(p[1], ctrl) {
+				_ = os.Remove(filepath.Join("/sys/fs/cgroup", ctrl, p[2]))
+			}
+		}
+	}
+	for _, kv := range strings.Split(string(envb), "\x00") {
+		if dir, ok := strings.CutPrefix(kv, "TORCHMEM_HOOK_DIR="); ok && strings.Contains(dir, "torchmem-") {
+			_ = os.RemoveAll(dir)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -108,6 +109,7 @@ func (g *Group) makeV1(freezerMount string) error {
 	if err := g.mkdir(parent, false); err != nil {
 		return err
 	}
+	sweepEmpty(parent, time.Now())
 	if err := g.mkdir(g.Dir(), true); err != nil {
 		return err
 	}
@@ -119,7 +121,10 @@ func (g *Group) makeV1(freezerMount string) error {
 	// The freezer hierarchy need not mirror the memory one (torchmem's own
 	// memory group may not exist there), so its twin lives at the root.
 	fz := filepath.Join(freezerMount, "torchmem", filepath.Base(g.rel))
-	if g.mkdir(filepath.Dir(fz), false) == nil && g.mkdir(fz, true) == nil {
+	if g.mkdir(filepath.Dir(fz), false) == nil {
+		sweepEmpty(filepath.Dir(fz), time.Now())
+	}
+	if g.mkdir(fz, true) == nil {
 		g.freezer = fz
 	}
 	return nil
@@ -141,6 +146,7 @@ func (g *Group) makeV2(base string) error {
 	if err := g.mkdir(parent, false); err != nil {
 		return err
 	}
+	sweepEmpty(parent, time.Now())
 	if err := g.enableMemory(parent); err != nil {
 		return err
 	}

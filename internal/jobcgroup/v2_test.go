@@ -136,3 +136,31 @@ func TestV2WatchInotify(t *testing.T) {
 		t.Fatal("no inotify event for memory.events")
 	}
 }
+
+func TestSweepEmptyLeftovers(t *testing.T) {
+	parent := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	mk := func(name, procs string, mtime time.Time) string {
+		d := filepath.Join(parent, name)
+		must(t, os.MkdirAll(d, 0o755))
+		must(t, os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(procs), 0o644))
+		// A fixture dir with a file is not removable; cgroupfs dirs are.
+		os.Remove(filepath.Join(d, "cgroup.procs"))
+		if procs != "" {
+			must(t, os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(procs), 0o644))
+		}
+		must(t, os.Chtimes(d, mtime, mtime))
+		return d
+	}
+	lost := mk("run-lost", "", old)
+	busy := mk("run-busy", "4242\n", old)
+	young := mk("run-young", "", time.Now())
+	other := mk("not-a-run", "", old)
+	sweepEmpty(parent, time.Now())
+	for d, want := range map[string]bool{lost: false, busy: true, young: true, other: true} {
+		_, err := os.Stat(d)
+		if (err == nil) != want {
+			t.Errorf("%s exists=%v, want %v", filepath.Base(d), err == nil, want)
+		}
+	}
+}

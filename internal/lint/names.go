@@ -138,14 +138,7 @@ var tokenSplit = regexp.MustCompile(`[^a-z0-9]+|(?:[0-9]+)`)
 // val_loader -> val, loader; dataloaders['val'] -> dataloaders, val.
 func nameTokens(n *Node) map[string]bool {
 	out := map[string]bool{}
-	add := func(s string) {
-		for _, t := range tokenSplit.Split(camelToSnake(s), -1) {
-			if t != "" {
-				out[t] = true
-				splitGlued(t, out)
-			}
-		}
-	}
+	add := func(s string) { addWords(s, out) }
 	n.Walk(func(c *Node) bool {
 		switch c.Type {
 		case "Name":
@@ -160,6 +153,22 @@ func nameTokens(n *Node) map[string]bool {
 		return true
 	})
 	return out
+}
+
+// wordTokens splits one identifier into lower-case words.
+func wordTokens(s string) map[string]bool {
+	out := map[string]bool{}
+	addWords(s, out)
+	return out
+}
+
+func addWords(s string, out map[string]bool) {
+	for _, t := range tokenSplit.Split(camelToSnake(s), -1) {
+		if t != "" {
+			out[t] = true
+			splitGlued(t, out)
+		}
+	}
 }
 
 // camelToSnake lower-cases s, putting "_" before inner capitals so that

@@ -47,17 +47,17 @@ func checkTM001(f *file) {
 }
 
 // evalContext explains why call is an evaluation, or returns "".
-func (f *file) evalContext(call, scope *Node, scopeNeedsGrad bool) string {
+func (f *file) evalContext(call, scope *Node, gradWanted bool) string {
 	name := dotted(call.K("func"))
 	for _, loop := range loopsOf(call) {
-		if loop.Is("For", "AsyncFor") && anyToken(nameTokens(loop.K("iter")), evalWords...) && !scopeNeedsGradIn(loop) {
+		if loop.Is("For", "AsyncFor") && anyToken(nameTokens(loop.K("iter")), evalWords...) && !scopeNeedsGrad(loop) {
 			return fmt.Sprintf("%s is called in the evaluation loop at line %d with autograd on: each batch's activations are kept for a backward that never comes", name, loop.Line)
 		}
 	}
-	if scopeNeedsGrad {
+	if gradWanted {
 		return ""
 	}
-	if fn := enclosingFunc(call); fn != nil && anyToken(nameTokens(&Node{Type: "Name", Fields: []Field{{"id", funcName(fn)}}}), evalFuncWords...) {
+	if fn := enclosingFunc(call); fn != nil && anyToken(wordTokens(funcName(fn)), evalFuncWords...) {
 		for _, loop := range loopsOf(call) {
 			if batchLoop(loop) {
 				return fmt.Sprintf("%s is called over batches in %s() (loop at line %d) with autograd on: each batch's activations are kept for a backward that never comes", name, funcName(fn), loop.Line)
@@ -101,10 +101,8 @@ func firstArg(call *Node) *Node {
 	return nil
 }
 
-// scopeNeedsGradIn is scopeNeedsGrad for a loop inside a function.
-func scopeNeedsGradIn(loop *Node) bool { return scopeNeedsGrad(loop) }
-
-// scopeNeedsGrad reports backward, autograd.grad or requires_grad_ in scope.
+// scopeNeedsGrad reports backward, autograd.grad or requires_grad_ in a
+// scope (a function, the module, or one loop).
 func scopeNeedsGrad(scope *Node) bool {
 	found := false
 	walkScope(scope, func(n *Node) {

@@ -138,3 +138,18 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// TestBadLabelValues: a command line that is not UTF-8 (any byte string
+// is a valid argv) is repaired, not a panic or a failed scrape.
+func TestBadLabelValues(t *testing.T) {
+	st := fixtureState(t, 1, 1)
+	st.Sample.Jobs[0].Command = "python3 \xff\xfe train.py"
+	st.Sample.GPU.Devices[0].Name = "NVIDIA \xc3"
+	out := scrape(t, st, Options{})
+	if !strings.Contains(out, `command="python3 \ufffd train.py"`) && !strings.Contains(out, "python3 \uFFFD train.py") {
+		t.Errorf("command label not repaired:\n%s", out)
+	}
+	if !strings.Contains(out, `torchmem_scrape_success{source="processes"} 1`) {
+		t.Errorf("processes source failed")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -109,11 +111,28 @@ func NewRegistry(state func() *State, opts Options) *prometheus.Registry {
 }
 
 func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
-	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	emit(ch, d, prometheus.GaugeValue, v, labels)
 }
 
 func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
-	ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	emit(ch, d, prometheus.CounterValue, v, labels)
+}
+
+// emit sends one sample. Label values come from the host (command lines,
+// GPU names) and may be invalid UTF-8, which client_golang rejects: they
+// are repaired, and any other error becomes an invalid metric that the
+// handler reports without failing the scrape, never a panic.
+func emit(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64, labels []string) {
+	for i, l := range labels {
+		if !utf8.ValidString(l) {
+			labels[i] = strings.ToValidUTF8(l, "\uFFFD")
+		}
+	}
+	m, err := prometheus.NewConstMetric(d, t, v, labels...)
+	if err != nil {
+		m = prometheus.NewInvalidMetric(d, err)
+	}
+	ch <- m
 }
 
 // desc builds a Desc; every name gets the torchmem_ prefix.

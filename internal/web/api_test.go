@@ -2,9 +2,12 @@ package web
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
-	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -105,11 +108,26 @@ func TestAPIErrors(t *testing.T) {
 }
 
 func TestAPINoHistory(t *testing.T) {
-	f := newFixture(t, fixtureOpts{})
-	f.srv.closeDB()
-	f.srv.cfg.DBPath = f.dbPath + ".missing"
-	if resp := f.get(t, "/api/v1/runs", ""); resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("runs without a store: %d", resp.StatusCode)
+	srv, err := New(Config{Sampler: emptyNode{}, DBPath: filepath.Join(t.TempDir(), "none.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.update(context.Background())
+	for path, code := range map[string]int{"/api/v1/runs": 503, "/api/v1/runs/abc": 503, "/api/v1/node": 200} {
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != code {
+			t.Errorf("GET %s without a store: %d, want %d", path, rec.Code, code)
+		}
+	}
+	var n Node
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/node", nil))
+	if err := json.Unmarshal(rec.Body.Bytes(), &n); err != nil || n.History || n.Sample == nil {
+		t.Errorf("node without a store: %+v %v", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(srv.cfg.DBPath), "none.db")); err == nil {
+		t.Errorf("serve created the store")
 	}
 }
 

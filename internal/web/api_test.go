@@ -192,3 +192,17 @@ func TestPagesAndAssets(t *testing.T) {
 		t.Errorf("missing asset: %d", resp.StatusCode)
 	}
 }
+
+// FuzzQueryParams: query parameters are untrusted input; they give a
+// value or a 400, never a panic.
+func FuzzQueryParams(f *testing.F) {
+	for _, s := range []string{"", "2000", "-1", "1e9", "2026-11-29T12:00:00Z", "1795953600000", "yesterday", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if _, err := intParam(v, 1, 10, 20000, "max_points"); err != nil && !strings.Contains(err.Error(), "max_points") {
+			t.Errorf("error %v does not name the parameter", err)
+		}
+		_, _ = timeParam(v, "from")
+	})
+}

@@ -264,7 +264,7 @@ function seriesOf(samples) {
   ].filter(Boolean);
 }
 
-const runView = {id: null, events: [], plots: [], full: null};
+const runView = {id: null, events: [], plots: [], zoomed: false};
 
 function drawCharts(samples, res) {
   const fams = seriesOf(samples);
@@ -301,6 +301,7 @@ function zoomTo(u) {
 }
 
 async function loadSamples(from, to) {
+  runView.zoomed = Boolean(from || to);
   const q = new URLSearchParams({max_points: String(Math.min(4000, Math.max(500, 2 * window.innerWidth)))});
   if (from) q.set("from", String(from));
   if (to) q.set("to", String(to));
@@ -355,7 +356,9 @@ async function runPage() {
     renderRun(r);
     renderEvents(ev.events);
     await loadSamples();
-    setStatus("run " + r.id);
+    setStatus("run " + r.id + (r.status === "running" ? " · refreshed every 10 s" : ""));
+    // A running run grows: follow it unless the user zoomed in.
+    if (r.status === "running") setInterval(() => { if (!runView.zoomed) loadSamples(); }, 10000);
     document.body.dataset.readyMs = String(Math.round(performance.now()));
     document.body.dataset.ready = "1";
   } catch (e) { showError(e); document.body.dataset.ready = "error"; }

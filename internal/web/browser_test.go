@@ -6,9 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/torchmem/torchmem/internal/store"
@@ -45,6 +47,27 @@ func browser(t *testing.T) context.Context {
 	ctx, cancelC := chromedp.NewContext(actx)
 	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	// Any uncaught script error fails the test: a page can look right and
+	// still have thrown on the way.
+	var mu sync.Mutex
+	var errs []string
+	err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*cdpruntime.EventExceptionThrown); ok {
+			mu.Lock()
+			errs = append(errs, exceptionText(e.ExceptionDetails))
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range errs {
+			t.Errorf("script error in the page: %s", e)
+		}
+	})
 	return ctx
 }
 
@@ -184,4 +207,15 @@ func testRunPage(t *testing.T, ctx context.Context, f *fixture) {
 		t.Errorf("zoomed run page: %d points (%v), want 60", n, err)
 	}
 	screenshot(t, ctx, "run-zoomed.png")
+}
+
+func exceptionText(d *cdpruntime.ExceptionDetails) string {
+	if d == nil {
+		return "?"
+	}
+	msg := d.Text
+	if d.Exception != nil && d.Exception.Description != "" {
+		msg += " " + d.Exception.Description
+	}
+	return msg + " at " + d.URL + ":" + strconv.FormatInt(d.LineNumber, 10)
 }

@@ -1,0 +1,122 @@
+// torchmem dashboard, node page (helpers in app.js).
+"use strict";
+
+const live = {t: [], avail: [], gpus: {}, plot: null, max: 3600};
+
+function renderNode(n) {
+  const s = n.sample;
+  document.getElementById("title").textContent = "Node " + n.host;
+  setStatus((s ? "sampled " + new Date(s.time).toLocaleTimeString() : "no sample") + " · every " + n.interval_seconds + " s · " + n.version);
+  const notes = [];
+  if (n.sample_error) notes.push(el("div", {class: "notice error"}, "sampling failed: " + n.sample_error));
+  if (n.history_error) notes.push(el("div", {class: "notice error"}, "history: " + n.history_error));
+  for (const t of (s && s.notices) || []) notes.push(el("div", {class: "notice"}, t));
+  replace("notices", notes);
+  if (!s) return;
+  renderHost(s.host);
+  renderGPUs(s.gpu);
+  renderJobs(s, n.runs || []);
+  pushLive(s);
+}
+
+function renderHost(h) {
+  const m = h.meminfo || {};
+  const swapUsed = m.swap_total_bytes != null && m.swap_free_bytes != null ? m.swap_total_bytes - m.swap_free_bytes : null;
+  const cards = [
+    card("Host memory available", num("host.available", m.mem_available_bytes), "of " + fmtBytes(m.mem_total_bytes) + " · /proc/meminfo"),
+    card("Host memory total", num("host.total", m.mem_total_bytes), "/proc/meminfo"),
+    card("Swap used", num("host.swap_used", swapUsed), "of " + fmtBytes(m.swap_total_bytes)),
+    card("Shared memory (/dev/shm)", num("host.shmem", m.shmem_bytes), "Shmem"),
+  ];
+  if (h.psi && h.psi.some) {
+    const pct = v => v.toFixed(2) + " %";
+    cards.push(card("Memory pressure (some, 10 s)", num("host.psi_some_avg10", h.psi.some.avg10, pct), "60 s: " + pct(h.psi.some.avg60) + " · PSI"));
+    if (h.psi.full) cards.push(card("Memory pressure (full, 10 s)", num("host.psi_full_avg10", h.psi.full.avg10, pct), "60 s: " + pct(h.psi.full.avg60) + " · PSI"));
+  }
+  cards.push(card("cgroups", h.cgroup_mode || "–"));
+  replace("host", cards);
+}
+
+function renderGPUs(g) {
+  const devs = g.devices || [];
+  if (!devs.length) {
+    replace("gpus", el("p", {class: "muted"}, g.error ? "GPU backend error: " + g.error : "No GPU (backend: " + ((g.info && g.info.backend) || "none") + ")."));
+    return;
+  }
+  const procs = {};
+  for (const p of g.processes || []) (procs[p.gpu_index] = procs[p.gpu_index] || []).push(p.pid || p.host_pid);
+  replace("gpus", table(["GPU", "Name", "#Used", "#Reserved", "#Total", "Use", "Processes"], devs.map(d =>
+    el("tr", {}, td(d.index), td(d.name), numTd("gpu." + d.index + ".used", d.used_bytes), numTd("gpu." + d.index + ".reserved", d.reserved_bytes),
+      numTd("gpu." + d.index + ".total", d.total_bytes), td(bar(d.used_bytes / d.total_bytes)), td((procs[d.index] || []).join(", ") || "–"))
+  )), el("p", {class: "muted small"}, "Backend " + g.info.backend + (g.info.driver_version ? ", driver " + g.info.driver_version : "")));
+}
+
+function renderJobs(s, runs) {
+  const jobs = s.jobs || [];
+  if (!jobs.length) { replace("jobs", el("p", {class: "muted"}, "No PyTorch process on this node.")); return; }
+  const runOf = {};
+  for (const r of runs) if (r.job) runOf[r.job] = r;
+  replace("jobs", jobs.map(j => renderJob(j, runOf[j.id])));
+}
+
+function renderJob(j, run) {
+  const t = j.totals, id = j.id, cg = j.cgroup;
+  const cards = [
+    card("Processes", num("job." + id + ".processes", t.processes, String), t.workers + " DataLoader workers"),
+    card("RSS", num("job." + id + ".rss", t.rss_bytes), "status"),
+    card("PSS", num("job." + id + ".pss", t.pss_bytes), (t.sources.pss || "–") + (t.pss_complete ? "" : " · incomplete") + " · age " + t.pss_max_age_seconds.toFixed(0) + " s"),
+    card("USS", num("job." + id + ".uss", t.uss_bytes), t.sources.uss || "–"),
+    card("Swap", num("job." + id + ".swap", t.swap_bytes), "status"),
+    card("GPU", num("job." + id + ".gpu", t.gpu_bytes), t.sources.gpu || "no GPU backend"),
+  ];
+  if (cg) {
+    const limit = typeof cg.max === "number" ? cg.max : null;
+    cards.push(card("cgroup usage", num("job." + id + ".cgroup_usage", cg.usage_bytes), limit ? ["limit ", num("job." + id + ".cgroup_limit", limit)] : "no limit · " + cg.path));
+    if (limit) cards.push(card("cgroup headroom", num("job." + id + ".cgroup_headroom", j.cgroup_headroom_bytes), bar(cg.usage_bytes / limit)));
+    if (cg.events && cg.events.oom_kill != null) cards.push(card("OOM kills", num("job." + id + ".oom_kills", cg.events.oom_kill, String), cg.events.source));
+  }
+  if (run) {
+    const rid = "run." + run.id;
+    cards.push(card("Allocator allocated", num(rid + ".allocated", run.allocated_bytes), "peak " + fmtBytes(run.peak_allocated_bytes)));
+    cards.push(card("Allocator reserved", num(rid + ".reserved", run.reserved_bytes), "peak " + fmtBytes(run.peak_reserved_bytes)));
+    cards.push(card("Step", num(rid + ".step", run.step, v => v == null ? "–" : String(v)), "CUDA OOMs " + run.cuda_ooms + (run.alloc_retries != null ? " · retries " + run.alloc_retries : "")));
+  }
+  const procs = table(["PID", "Role", "#RSS", "#PSS", "#USS", "#Swap", "#GPU", "#PSS age", "Command"], j.processes.map(p => {
+    const k = "proc." + p.pid + ".";
+    return el("tr", {}, td(p.pid), td(p.role), numTd(k + "rss", p.rss_bytes), numTd(k + "pss", p.pss_bytes), numTd(k + "uss", p.uss_bytes),
+      numTd(k + "swap", p.swap_bytes), numTd(k + "gpu", p.gpu_bytes), td(p.pss_age_seconds == null ? "–" : p.pss_age_seconds.toFixed(0) + " s", "num"),
+      td((p.cmdline || []).join(" ").slice(0, 160), "cmd hide-narrow"));
+  }));
+  const head = el("h3", {}, j.command, " ", el("span", {class: "muted"}, "(" + id + ")"), run ? [" · run ", el("a", {href: "/runs/" + encodeURIComponent(run.id)}, run.id)] : null);
+  return el("div", {class: "job", "data-job": id}, head, el("div", {class: "cards"}, cards), el("h4", {}, "Processes"), procs);
+}
+
+function pushLive(s) {
+  const t = new Date(s.time).getTime() / 1000;
+  if (live.t.length && t <= live.t[live.t.length - 1]) return;
+  live.t.push(t);
+  live.avail.push(s.host.meminfo.mem_available_bytes);
+  for (const d of s.gpu.devices || []) {
+    const a = live.gpus[d.index] || (live.gpus[d.index] = new Array(live.t.length - 1).fill(null));
+    a.push(d.used_bytes);
+  }
+  for (const a of Object.values(live.gpus)) while (a.length < live.t.length) a.push(null);
+  if (live.t.length > live.max) { live.t.shift(); live.avail.shift(); for (const a of Object.values(live.gpus)) a.shift(); }
+  const idx = Object.keys(live.gpus);
+  const data = [live.t, live.avail, ...idx.map(i => live.gpus[i])];
+  if (!live.plot || live.plot.series.length !== data.length) {
+    const box = document.getElementById("live");
+    box.replaceChildren();
+    live.plot = new uPlot(chartOpts(box, "", [{label: "host available", stroke: "#2f6fde"}, ...idx.map((i, k) => ({label: "GPU " + i + " used", stroke: PALETTE[(k + 2) % PALETTE.length]}))], 220), data, box);
+  } else {
+    live.plot.setData(data);
+  }
+}
+
+async function nodePage() {
+  try { renderNode(await getJSON("/api/v1/node")); } catch (e) { showError(e); }
+  const es = new EventSource("/api/v1/stream");
+  es.addEventListener("node", ev => { try { renderNode(JSON.parse(ev.data)); } catch (e) { showError(e); } });
+  es.onerror = () => setStatus("live stream interrupted; retrying…");
+}
+

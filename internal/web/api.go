@@ -60,14 +60,14 @@ func (s *Server) history() (*store.DB, error) {
 }
 
 func (s *Server) apiNode(w http.ResponseWriter, _ *http.Request) {
-	s.mu.RLock()
-	n := s.node
-	s.mu.RUnlock()
-	if n == nil {
+	b, _ := s.nodeBytes()
+	if b == nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "no sample yet"})
 		return
 	}
-	writeJSON(w, http.StatusOK, n)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b)
 }
 
 // apiRuns lists runs, newest first: ?status=, ?command=, ?limit= (default 100).

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -95,7 +96,7 @@ func (s *Server) update(ctx context.Context) {
 		s.logOnce(fmt.Sprintf("history: %v", st.RunsErr))
 	}
 	s.mu.Lock()
-	s.state, s.node = st, n
+	s.state, s.node, s.nodeJSON = st, n, nil
 	close(s.changed)
 	s.changed = make(chan struct{})
 	s.mu.Unlock()
@@ -106,6 +107,21 @@ func (s *Server) procRoot() string {
 		return "/proc"
 	}
 	return s.cfg.ProcRoot
+}
+
+// nodeBytes returns the latest node as JSON, encoded at most once per
+// sample and only when someone asks, and the channel closed at the next.
+func (s *Server) nodeBytes() ([]byte, chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nodeJSON == nil && s.node != nil {
+		b, err := json.Marshal(s.node)
+		if err != nil { // cannot happen for these types
+			s.cfg.Logf("encode node: %v", err)
+		}
+		s.nodeJSON = b
+	}
+	return s.nodeJSON, s.changed
 }
 
 // store returns the history store, opening it read-only once it exists.

@@ -50,13 +50,16 @@ type Server struct {
 	host     string
 	registry *prometheus.Registry
 
-	mu      sync.RWMutex
-	db      *store.DB
-	state   *metrics.State
-	node    *Node
-	changed chan struct{} // closed and replaced at each update
-	logged  map[string]bool
-	streams chan struct{} // bounds concurrent SSE streams
+	mu    sync.RWMutex
+	db    *store.DB
+	state *metrics.State
+	node  *Node
+	// nodeJSON is node encoded on the first request after a sample (nil
+	// until then), shared by every API call and live stream until the next.
+	nodeJSON []byte
+	changed  chan struct{} // closed and replaced at each update
+	logged   map[string]bool
+	streams  chan struct{} // bounds concurrent SSE streams
 }
 
 // maxStreams bounds concurrent live streams, so a runaway page cannot

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -26,17 +25,11 @@ func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
 	keep := time.NewTicker(15 * time.Second)
 	defer keep.Stop()
 	for {
-		s.mu.RLock()
-		n, changed := s.node, s.changed
-		s.mu.RUnlock()
+		b, changed := s.nodeBytes()
 		// The server's WriteTimeout is for ordinary answers; a stream
 		// pushes its deadline forward at each write instead.
 		_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-		if n != nil {
-			b, err := json.Marshal(n)
-			if err != nil {
-				return
-			}
+		if b != nil {
 			if _, err := fmt.Fprintf(w, "event: node\ndata: %s\n\n", b); err != nil {
 				return
 			}

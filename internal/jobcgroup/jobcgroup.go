@@ -7,6 +7,14 @@
 // one is delegated and writable (a Slurm step, a systemd user slice, a
 // container with its own cgroup namespace), otherwise under a "torchmem"
 // group at the hierarchy root. The layout is <base>/torchmem/<name>.
+//
+// Why not containerd/cgroups/v3, which DESIGN.md first chose: its managers
+// hard-code the /sys/fs/cgroup mount and its v1 OOM eventfd covers only
+// memory.oom_control, while the job needs usage-threshold eventfds (the
+// <10 ms reaction), a freezer twin group for an atomic v1 kill, delegation
+// checks, and tests that run the same code over fixture trees. The kernel
+// interface used here is a handful of files; writing them directly keeps
+// every path injectable.
 package jobcgroup
 
 import (

@@ -8,13 +8,12 @@
 // container with its own cgroup namespace), otherwise under a "torchmem"
 // group at the hierarchy root. The layout is <base>/torchmem/<name>.
 //
-// Why not containerd/cgroups/v3, which DESIGN.md first chose: its managers
-// hard-code the /sys/fs/cgroup mount and its v1 OOM eventfd covers only
-// memory.oom_control, while the job needs usage-threshold eventfds (the
-// <10 ms reaction), a freezer twin group for an atomic v1 kill, delegation
-// checks, and tests that run the same code over fixture trees. The kernel
-// interface used here is a handful of files; writing them directly keeps
-// every path injectable.
+// Why the cgroup files are written directly rather than through
+// containerd/cgroups/v3 (DESIGN.md's first choice): the job's needs are a
+// handful of kernel files (limits, procs, events, usage-threshold eventfds,
+// cgroup.kill or a v1 freezer twin for an atomic kill, delegation checks),
+// and writing them here lets the very same code run over fixture trees in
+// tests, with every root injected, on both v1 and v2.
 package jobcgroup
 
 import (

@@ -110,3 +110,23 @@ func TestSnapshotDecodedSize(t *testing.T) {
 		t.Errorf("gzip: %d, want the ISIZE 15448 or 5x the compressed size", got)
 	}
 }
+
+// The default text timeline fits 80 columns and is the same on every run
+// (the legend of annotated scopes once came out in map order).
+func TestSnapshotTimelineFits80ColumnsAndIsStable(t *testing.T) {
+	f := snapshotFixture("leak_loss_history.pickle")
+	first, _, code := runCLI(t, "snapshot", "timeline", f)
+	if code != 0 || !strings.Contains(first, "^ = start of") || !strings.Contains(first, "peak allocated") {
+		t.Fatalf("code %d\n%s", code, first)
+	}
+	for _, l := range strings.Split(first, "\n") {
+		if n := len([]rune(l)); n > 80 {
+			t.Errorf("%d columns: %q", n, l)
+		}
+	}
+	for i := 0; i < 5; i++ {
+		if again, _, _ := runCLI(t, "snapshot", "timeline", f); again != first {
+			t.Fatalf("output changed between runs:\n%s\n---\n%s", first, again)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -40,7 +41,7 @@ below. --csv writes one row per trace entry and one per annotation; --json write
 	fl := cmd.Flags()
 	fl.BoolVar(&f.json, "json", false, "print bucketed levels and markers as JSON (sizes in bytes)")
 	fl.BoolVar(&f.csv, "csv", false, "print every trace entry as CSV: device,index,time_us,action,size,allocated_bytes,reserved_bytes,annotation")
-	fl.IntVar(&f.width, "width", 72, "sparkline width in characters")
+	fl.IntVar(&f.width, "width", 66, "sparkline width in characters (the default keeps lines within 80 columns)")
 	fl.IntVar(&f.points, "points", 1000, "buckets per device in --json")
 	fl.IntVar(&f.device, "device", -1, "only this device (default: every device with a trace)")
 	return cmd
@@ -143,9 +144,16 @@ func printSnapshotSparkline(w io.Writer, tl *snapshot.Timeline, width int) {
 		span = fmt.Sprintf("%.3f s", float64(tl.Levels()[len(tl.Levels())-1].TimeUS-tl.Start.TimeUS)/1e6)
 	}
 	fmt.Fprintf(w, "device %d: %d trace entries, %s (scale: full height = %s)\n", tl.Device, tl.Entries, span, units.Bytes(scale))
-	fmt.Fprintf(w, "  allocated %s  peak %s at entry %d\n", line(func(b snapshot.Bucket) int64 { return b.MaxAllocated }), units.Bytes(tl.Peak.Allocated), tl.Peak.Index)
-	fmt.Fprintf(w, "  reserved  %s  peak %s\n", line(func(b snapshot.Bucket) int64 { return b.MaxReserved }), units.Bytes(maxR))
-	fmt.Fprintf(w, "  markers   %s\n", snapshotMarkerLine(tl, bs))
+	fmt.Fprintf(w, "  allocated %s\n", line(func(b snapshot.Bucket) int64 { return b.MaxAllocated }))
+	fmt.Fprintf(w, "  reserved  %s\n", line(func(b snapshot.Bucket) int64 { return b.MaxReserved }))
+	marks, legend := snapshotMarkerLine(tl, bs)
+	fmt.Fprintf(w, "  markers   %s\n", marks)
+	// Peaks and the legend go on their own lines so that the default width
+	// keeps every line within 80 columns.
+	fmt.Fprintf(w, "  peak allocated %s at entry %d, peak reserved %s\n", units.Bytes(tl.Peak.Allocated), tl.Peak.Index, units.Bytes(maxR))
+	if legend != "" {
+		fmt.Fprintf(w, "  ^ = start of %s\n", legend)
+	}
 	for _, m := range tl.Markers {
 		if m.Kind == "oom" {
 			fmt.Fprintf(w, "  ! entry %d: %s\n", m.Index, m.Label)
@@ -154,8 +162,9 @@ func printSnapshotSparkline(w io.Writer, tl *snapshot.Timeline, width int) {
 }
 
 // snapshotMarkerLine puts ! under buckets with an OOM and ^ under those
-// where an annotated scope starts.
-func snapshotMarkerLine(tl *snapshot.Timeline, bs []snapshot.Bucket) string {
+// where an annotated scope starts; it returns the line and the sorted names of
+// the scopes marked.
+func snapshotMarkerLine(tl *snapshot.Timeline, bs []snapshot.Bucket) (string, string) {
 	line := []rune(strings.Repeat(" ", len(bs)))
 	names := map[string]bool{}
 	for _, m := range tl.Markers {
@@ -171,13 +180,10 @@ func snapshotMarkerLine(tl *snapshot.Timeline, bs []snapshot.Bucket) string {
 			}
 		}
 	}
-	legend := ""
-	if len(names) > 0 {
-		var ns []string
-		for n := range names {
-			ns = append(ns, n)
-		}
-		legend = "  ^ = start of " + strings.Join(ns, ", ")
+	ns := make([]string, 0, len(names))
+	for n := range names {
+		ns = append(ns, n)
 	}
-	return string(line) + legend
+	sort.Strings(ns) // map order is random: the output must not be
+	return strings.TrimRight(string(line), " "), strings.Join(ns, ", ")
 }

@@ -24,7 +24,16 @@ type sampler struct {
 	rootPID int
 
 	lastPSS *int64
+	nextPSS time.Time // when the whole job's PSS is read again (pssEvery)
 }
+
+// pssEvery is how often the supervisor reads the PSS of every process of
+// the job in one tick. A stored PSS total sums figures read in that same
+// tick only: summing a fresh figure of a new DataLoader worker with a
+// seconds-old one of a main process that has grown since under-reports
+// the job (a run that leaked into its limit showed PSS 100 MiB while its
+// cgroup held 243 MiB).
+const pssEvery = 5 * time.Second
 
 // reading is one sample with the derived policy metrics and the job's
 // per-process GPU memory.
@@ -41,18 +50,23 @@ func newSampler(procRoot, sysRoot string, b gpu.Backend, cg *jobcgroup.Group, ro
 		return nil, err
 	}
 	sm := &sampler{fs: fs, cg: cg, rootPID: rootPID}
-	// PSS only on its period, never early on an RSS jump: walking the page
+	// PSS only every pssEvery (RefreshPSS), never early on an RSS jump and
+	// never on the sampler's own per-process period: walking the page
 	// tables (smaps_rollup) of a process that is growing into the limit or
 	// being OOM-killed delays the release of its memory, and in tests the
 	// kernel then killed a second process of the job (the main one after
 	// a DataLoader worker). Monitoring must not harm the job.
 	sm.smp, err = sample.New(sample.Options{ProcRoot: procRoot, SysRoot: sysRoot, GPU: b, PIDs: sm.jobPIDs,
-		PSSPeriod: 5 * time.Second, PSSRSSChange: 1e9})
+		PSSPeriod: 24 * time.Hour, PSSRSSChange: 1e9})
 	return sm, err
 }
 
 func (sm *sampler) collect(now time.Time, alloc allocTotals) reading {
 	r := reading{s: store.Sample{Time: now}, metrics: map[string]float64{}, gpuProc: map[int]int64{}}
+	if !now.Before(sm.nextPSS) {
+		sm.smp.RefreshPSS()
+		sm.nextPSS = now.Add(pssEvery)
+	}
 	smp, err := sm.smp.Collect(context.Background())
 	if err == nil {
 		sm.host(&r, smp.Host)
@@ -121,7 +135,8 @@ func (sm *sampler) host(r *reading, h sample.Host) {
 }
 
 // job sums the job's processes: RSS and swap every tick (status), PSS
-// when every process has a figure (smaps_rollup, its own tier).
+// when every process has a figure read in this very tick (smaps_rollup,
+// its own tier; see pssEvery).
 func (sm *sampler) job(r *reading, smp *sample.Sample) {
 	var rss, swap, pss int64
 	complete, read := true, smp.Tier.PSSRead > 0
@@ -129,7 +144,7 @@ func (sm *sampler) job(r *reading, smp *sample.Sample) {
 		rss += int64(j.Totals.RSSBytes)
 		swap += int64(j.Totals.SwapBytes)
 		pss += int64(j.Totals.PSSBytes)
-		complete = complete && j.Totals.PSSComplete
+		complete = complete && j.Totals.PSSComplete && j.Totals.PSSMaxAgeSeconds == 0
 		for _, p := range j.Processes {
 			r.pids = append(r.pids, p.PID)
 			if p.GPUBytes != nil {

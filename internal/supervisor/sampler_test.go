@@ -1,0 +1,43 @@
+package supervisor
+
+import (
+	"testing"
+
+	"github.com/torchmem/torchmem/internal/jobs"
+	"github.com/torchmem/torchmem/internal/sample"
+)
+
+// A PSS total is stored only when every figure in it was read in the same
+// tick: a run whose worker was read fresh while the main process's figure
+// was seconds old stored a PSS far below its cgroup usage.
+func TestJobPSSOnlyFromOneTick(t *testing.T) {
+	mk := func(read int, complete bool, age float64) *sample.Sample {
+		j := sample.Job{Job: jobs.Job{Totals: jobs.Totals{RSSBytes: 300, PSSBytes: 100,
+			PSSComplete: complete, PSSMaxAgeSeconds: age}}}
+		return &sample.Sample{Jobs: []sample.Job{j}, Tier: sample.Tier{PSSRead: read}}
+	}
+	for _, c := range []struct {
+		name     string
+		smp      *sample.Sample
+		wantPSS  bool
+		wantLast bool
+	}{
+		{"all read this tick", mk(3, true, 0), true, true},
+		{"one figure 2 s old", mk(1, true, 2), false, false},
+		{"a process without a figure", mk(2, false, 0), false, false},
+		{"nothing read this tick", mk(0, true, 0), false, false},
+	} {
+		sm := &sampler{}
+		r := reading{metrics: map[string]float64{}, gpuProc: map[int]int64{}}
+		sm.job(&r, c.smp)
+		if got := r.s.PSSTotal != nil; got != c.wantPSS {
+			t.Errorf("%s: PSS stored = %v, want %v", c.name, got, c.wantPSS)
+		}
+		if got := sm.lastPSS != nil; got != c.wantLast {
+			t.Errorf("%s: status-line PSS kept = %v, want %v", c.name, got, c.wantLast)
+		}
+		if r.s.RSSTotal == nil || *r.s.RSSTotal != 300 {
+			t.Errorf("%s: RSS total %v, want 300 every tick", c.name, r.s.RSSTotal)
+		}
+	}
+}

@@ -47,8 +47,8 @@ func printSnapshotDiff(w io.Writer, d *snapshot.Diff, limit int, all bool) error
 	}
 	for _, x := range d.After {
 		p := before[x.Device]
-		fmt.Fprintf(w, "device %d: reserved %s -> %s (%+.2f MiB), allocated %s -> %s (%+.2f MiB)\n", x.Device,
-			b(p.Reserved), b(x.Reserved), snapshotMiB(x.Reserved-p.Reserved), b(p.Allocated), b(x.Allocated), snapshotMiB(x.Allocated-p.Allocated))
+		fmt.Fprintf(w, "device %d: reserved %s -> %s (%s), allocated %s -> %s (%s)\n", x.Device,
+			b(p.Reserved), b(x.Reserved), snapshotSigned(x.Reserved-p.Reserved), b(p.Allocated), b(x.Allocated), snapshotSigned(x.Allocated-p.Allocated))
 	}
 	tw := newTable(w)
 	fmt.Fprintln(tw, "  DELTA\tBEFORE\tAFTER\tCOUNT\tSITE\tVIA")
@@ -62,7 +62,7 @@ func printSnapshotDiff(w io.Writer, d *snapshot.Diff, limit int, all bool) error
 			break
 		}
 		shown++
-		fmt.Fprintf(tw, "  %+.2f MiB\t%s\t%s\t%d -> %d\t%s\t%s\n", snapshotMiB(s.DeltaBytes), b(s.BeforeBytes), b(s.AfterBytes),
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d -> %d\t%s\t%s\n", snapshotSigned(s.DeltaBytes), b(s.BeforeBytes), b(s.AfterBytes),
 			s.BeforeCount, s.AfterCount, s.Site, s.Via)
 	}
 	if shown == 0 {
@@ -71,4 +71,11 @@ func printSnapshotDiff(w io.Writer, d *snapshot.Diff, limit int, all bool) error
 	return tw.Flush()
 }
 
-func snapshotMiB(n int64) float64 { return float64(n) / (1 << 20) }
+// snapshotSigned prints a change of size in the same units as the sizes
+// beside it (+1.15 GiB, -512 B), not always in MiB.
+func snapshotSigned(n int64) string {
+	if n < 0 {
+		return "-" + units.Bytes(-n)
+	}
+	return "+" + units.Bytes(n)
+}

@@ -72,7 +72,7 @@ func TestSnapshotLeaksAndDiff(t *testing.T) {
 func TestSnapshotTimelineOutputs(t *testing.T) {
 	f := snapshotFixture("oom_huge.pickle")
 	out, _, code := runCLI(t, "snapshot", "timeline", "--width", "10", f)
-	if code != 0 || !strings.Contains(out, "!") || !strings.Contains(out, "OOM: requested 400000000000 bytes") {
+	if code != 0 || !strings.Contains(out, "!") || !strings.Contains(out, "OOM: requested 372.53 GiB (400000000000 bytes)") {
 		t.Errorf("sparkline: code %d\n%s", code, out)
 	}
 	out, _, code = runCLI(t, "snapshot", "timeline", "--csv", f)
@@ -127,6 +127,14 @@ func TestSnapshotTimelineFits80ColumnsAndIsStable(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		if again, _, _ := runCLI(t, "snapshot", "timeline", f); again != first {
 			t.Fatalf("output changed between runs:\n%s\n---\n%s", first, again)
+		}
+	}
+}
+
+func TestSnapshotSigned(t *testing.T) {
+	for n, want := range map[int64]string{0: "+0 B", 1176 << 20: "+1.15 GiB", -512: "-512 B"} {
+		if got := snapshotSigned(n); got != want {
+			t.Errorf("snapshotSigned(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

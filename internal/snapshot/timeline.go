@@ -3,6 +3,8 @@ package snapshot
 import (
 	"sort"
 	"strconv"
+
+	"github.com/torchmem/torchmem/internal/units"
 )
 
 // Bucket is a run of trace entries reduced to what a chart needs: the
@@ -44,7 +46,8 @@ func BuildTimeline(s *Snapshot, dev int) *Timeline {
 		t.HasTime = t.HasTime || e.HasTime
 		if e.Action == ActionOOM {
 			t.Markers = append(t.Markers, Marker{Kind: "oom", Index: l.Index, TimeUS: e.TimeUS,
-				Label: "OOM: requested " + itoa(e.Size) + " bytes, " + itoa(e.DeviceFree) + " free on the device"})
+				Label: "OOM: requested " + units.Bytes(e.Size) + " (" + itoa(e.Size) + " bytes), " +
+					units.Bytes(e.DeviceFree) + " free on the device"})
 		}
 	})
 	t.Peak = t.Start

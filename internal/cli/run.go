@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,7 +96,7 @@ func runRun(env *Env, f *runFlags, argv []string) error {
 		if err := db.FinishRun(run.ID, finishOf(res)); err != nil {
 			fmt.Fprintf(env.Stderr, "torchmem: history: %v\n", err)
 		}
-		fmt.Fprintf(env.Stderr, "torchmem: details: torchmem show %s; report: torchmem report %s --html torchmem-%s.html\n", run.ID, run.ID, run.ID)
+		fmt.Fprintln(env.Stderr, runDetailsHint(run.ID, f.db))
 	}
 	if res.ExitCode == 0 {
 		return nil
@@ -179,4 +180,23 @@ func runLimitsJSON(f *runFlags) json.RawMessage {
 func runJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// runDetailsHint is the last line after a run: the commands that show it,
+// with the --db it was recorded in (without it they would look in the
+// default store and not find the run).
+func runDetailsHint(id, db string) string {
+	opt := ""
+	if db != "" {
+		opt = " --db " + shellQuote(db)
+	}
+	return fmt.Sprintf("torchmem: details: torchmem show %s%s; report: torchmem report %s%s --html torchmem-%s.html", id, opt, id, opt, id)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -55,6 +58,11 @@ func newRunsCmd(env *Env) *cobra.Command {
 func runsOpenDB(path string) (*store.DB, error) {
 	if path == "" {
 		path = store.DefaultPath()
+	}
+	// Reading must not create an empty store (and its directories) at a
+	// mistyped path and then list nothing as if that were the history.
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no run history at %s (torchmem run records there; --db for another store)", path)
 	}
 	db, err := store.Open(path, store.Options{})
 	if err != nil {

@@ -99,3 +99,31 @@ func TestRunFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// Reading a store that does not exist says where it looked and creates
+// nothing there (it used to create an empty database and list no runs).
+func TestRunsMissingStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "typo")
+	path := filepath.Join(dir, "h.db")
+	for _, args := range [][]string{{"runs"}, {"show", "last"}, {"report", "last", "--json"}} {
+		_, errOut, code := runCLI(t, append(args, "--db", path)...)
+		if code != 1 || !strings.Contains(errOut, "no run history at "+path) {
+			t.Errorf("%v: code %d stderr %q", args, code, errOut)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("reading commands created %s: %v", dir, err)
+	}
+}
+
+// The hint after a run names the store it was recorded in.
+func TestRunDetailsHint(t *testing.T) {
+	if h := runDetailsHint("abc123", ""); strings.Contains(h, "--db") {
+		t.Errorf("default store: %q", h)
+	}
+	h := runDetailsHint("abc123", "/tmp/my runs/h.db")
+	if !strings.Contains(h, "torchmem show abc123 --db '/tmp/my runs/h.db';") ||
+		!strings.Contains(h, "torchmem report abc123 --db '/tmp/my runs/h.db' --html") {
+		t.Errorf("custom store: %q", h)
+	}
+}

@@ -5,6 +5,9 @@
 #
 #   bench/serve-agent.sh [SECONDS]       # default 60
 #   ROOT=real bench/serve-agent.sh       # this host's /proc and /sys instead
+#   ROOT=torch WORKERS=32 bench/serve-agent.sh   # real /proc with a real torch
+#        job of 1+WORKERS processes (Debian's python3-torch); SERVE_ARGS adds
+#        flags, e.g. SERVE_ARGS=--pss-period=10s
 #
 # Prints: RSS (VmRSS, VmHWM) at the end, CPU seconds used (utime+stime from
 # /proc/PID/stat) and the share of one core over the measured window.
@@ -12,18 +15,24 @@ set -eu
 secs=${1:-60}
 port=${PORT:-19464}
 tmp=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+job=
+trap 'kill "$pid" $job 2>/dev/null || true; rm -rf "$tmp"' EXIT
 CGO_ENABLED=0 go build -o "$tmp/torchmem" ./cmd/torchmem
 go run ./bench/servefixture "$tmp/node"
-if [ "${ROOT:-fixture}" = real ]; then
-	"$tmp/torchmem" serve --listen "127.0.0.1:$port" --interval 1s --db "$tmp/none.db" 2>"$tmp/log" &
+if [ "${ROOT:-fixture}" = torch ]; then
+	/usr/bin/python3 internal/cli/testdata/top/train_dataloader.py "${WORKERS:-32}" 0 >"$tmp/job" 2>&1 &
+	job=$!
+	until grep -q ready "$tmp/job"; do sleep 1; done
+fi
+if [ "${ROOT:-fixture}" != fixture ]; then
+	"$tmp/torchmem" serve --listen "127.0.0.1:$port" --interval 1s --db "$tmp/none.db" ${SERVE_ARGS:-} 2>"$tmp/log" &
 else
 	TORCHMEM_PROC_ROOT="$tmp/node/proc" TORCHMEM_SYS_ROOT="$tmp/node/sys" \
 		"$tmp/torchmem" serve --listen "127.0.0.1:$port" --interval 1s --db "$tmp/none.db" \
-		--gpu-fake "$tmp/node/gpus.json" 2>"$tmp/log" &
+		--gpu-fake "$tmp/node/gpus.json" ${SERVE_ARGS:-} 2>"$tmp/log" &
 fi
 pid=$!
-sleep 3 # first samples, PSS tier of every process
+sleep 5 # first samples, PSS tier of every process
 ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 hz=$(getconf CLK_TCK)
 t0=$(ticks)

@@ -22,6 +22,16 @@ func init() { register("serve", newServeCmd) }
 // (the systemd unit and the Prometheus scrape config use it).
 const serveDefaultListen = "127.0.0.1:9464"
 
+// PSS costs the kernel a page-table walk, ~5 ms per torch process here
+// (bench/results/top.md): an always-on agent reads it rarely, so a
+// 200-process job costs ~1 s of CPU per period, 0.3% of a core at 5 min;
+// and only a large RSS move (25%, not top's 5%) re-reads it early, since
+// DataLoader workers' RSS moves with every batch.
+const (
+	servePSSPeriod    = 5 * time.Minute
+	servePSSRSSChange = 0.25
+)
+
 type serveFlags struct {
 	listen, db, tokenFile, gpuFake string
 	insecure, metricsNoAuth        bool
@@ -57,7 +67,7 @@ changes anything on the host.`,
 	fl.BoolVar(&f.insecure, "insecure", false, "allow a non-loopback --listen without a token (prints a warning)")
 	fl.BoolVar(&f.metricsNoAuth, "metrics-no-auth", false, "serve /metrics without the token (the rest still needs it)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "sampling interval (what /metrics, the API and the live stream show)")
-	fl.DurationVar(&f.pssPeriod, "pss-period", sample.DefaultPSSPeriod, "longest reuse of a PSS figure (smaps_rollup); negative: never read PSS")
+	fl.DurationVar(&f.pssPeriod, "pss-period", servePSSPeriod, "longest reuse of a PSS figure (smaps_rollup, ~5 ms of kernel time per torch process); negative: never read PSS")
 	fl.IntVar(&f.maxProcs, "max-processes", 256, "at most this many processes get per-process metrics (label cardinality bound)")
 	fl.StringVar(&f.gpuFake, "gpu-fake", "", "read GPUs from a recorded JSON file instead of the driver (tests, demos)")
 	_ = fl.MarkHidden("gpu-fake")
@@ -110,7 +120,8 @@ func serveServer(env *Env, f serveFlags, token string) (*web.Server, func(), err
 	if notice != "" {
 		fmt.Fprintln(env.Stderr, "torchmem: "+notice)
 	}
-	s, err := sample.New(sample.Options{ProcRoot: env.ProcRoot, SysRoot: env.SysRoot, GPU: backend, GPUNotice: notice, PSSPeriod: f.pssPeriod})
+	s, err := sample.New(sample.Options{ProcRoot: env.ProcRoot, SysRoot: env.SysRoot, GPU: backend, GPUNotice: notice,
+		PSSPeriod: f.pssPeriod, PSSRSSChange: servePSSRSSChange})
 	if err != nil {
 		backend.Close()
 		return nil, nil, err

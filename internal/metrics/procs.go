@@ -21,7 +21,7 @@ var (
 	jobSwap     = desc("job_swap_bytes", "Sum of the job's processes' VmSwap (/proc/<pid>/status).", "job_id")
 	jobGPU      = desc("job_gpu_memory_bytes", "GPU memory the job's processes hold on all GPUs, from the GPU backend.", "job_id")
 	procRSS     = desc("process_rss_bytes", "VmRSS of a job's process (/proc/<pid>/status).", "job_id", "pid", "role")
-	procPSS     = desc("process_pss_bytes", "PSS of a job's process (smaps_rollup, re-read at most every --pss-period).", "job_id", "pid", "role")
+	procPSS     = desc("process_pss_bytes", "PSS of a job's process (smaps_rollup, re-read every --pss-period or when its RSS moves a lot).", "job_id", "pid", "role")
 	procUSS     = desc("process_uss_bytes", "USS (private clean + dirty) of a job's process (smaps_rollup).", "job_id", "pid", "role")
 	procSwap    = desc("process_swap_bytes", "VmSwap of a job's process (/proc/<pid>/status).", "job_id", "pid", "role")
 	procGPU     = desc("process_gpu_memory_bytes", "GPU memory a job's process holds on all GPUs, from the GPU backend.", "job_id", "pid", "role")

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -161,5 +162,33 @@ func TestMutatedReal(t *testing.T) {
 	}
 	if decoded == 0 {
 		t.Error("no mutation decoded: the test exercises nothing")
+	}
+}
+
+// An empty file and a JSON document get errors that say what they are,
+// plain or gzip-compressed, instead of "unknown opcode 0x7b".
+func TestWrongInputsNamed(t *testing.T) {
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(b)
+		zw.Close()
+		return buf.Bytes()
+	}
+	for _, c := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"empty", nil, "empty input"},
+		{"json", []byte(`{"segments": []}`), "JSON"},
+		{"json list", []byte(`[{"address": 1}]`), "JSON"},
+		{"gzip json", gz([]byte(`{"a": 1}`)), "JSON"},
+		{"gzip empty", gz(nil), "empty input"},
+	} {
+		_, err := ReadAny(bytes.NewReader(c.in), int64(len(c.in)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to mention %q", c.name, err, c.want)
+		}
 	}
 }

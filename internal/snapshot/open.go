@@ -46,7 +46,11 @@ func readStream(r io.Reader, size int64, progress func(read, total int64)) (*Sna
 			return nil, fmt.Errorf("gunzip: %w", err)
 		}
 		defer zr.Close()
-		src, size = zr, -1
+		br = bufio.NewReaderSize(zr, 64<<10)
+		src, size = br, -1
+	}
+	if err := sniffPickle(br); err != nil {
+		return nil, err
 	}
 	if size < 0 || size > 8<<20 {
 		ra := newReadAhead(src, 1<<20, 4)
@@ -59,6 +63,24 @@ func readStream(r io.Reader, size int64, progress func(read, total int64)) (*Sna
 		cb = func(int64) { progress(cr.n, total) }
 	}
 	return Read(src, size, cb)
+}
+
+// sniffPickle turns the two commonest wrong inputs into errors that say what
+// the file is, before the decoder reports a bare unknown opcode: an empty
+// file and a JSON document (memory_stats() or a snapshot converted to JSON).
+func sniffPickle(br *bufio.Reader) error {
+	first, err := br.Peek(1)
+	if len(first) == 0 {
+		if err != nil && err != io.EOF {
+			return err
+		}
+		return fmt.Errorf("empty input: no pickle to read")
+	}
+	if first[0] == '{' || first[0] == '[' {
+		return fmt.Errorf("not a pickle: the input starts with %q like a JSON document; "+
+			"torchmem snapshot reads the file torch.cuda.memory._dump_snapshot() writes", first[0])
+	}
+	return nil
 }
 
 type countingReader struct {

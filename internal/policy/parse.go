@@ -2,9 +2,12 @@ package policy
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -66,19 +69,44 @@ func Parse(b []byte, isTOML bool) ([]Rule, error) {
 	} else {
 		dec := yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
-		if err := dec.Decode(&f); err != nil {
-			return nil, err
+		if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+			return nil, yamlError(err)
 		}
+	}
+	if len(f.Rules) == 0 {
+		return nil, errors.New("no rules (want a list under rules:)")
 	}
 	var out []Rule
 	for i, fr := range f.Rules {
 		r, err := fr.rule()
 		if err != nil {
-			return nil, fmt.Errorf("rule %d (%s): %w", i+1, fr.Name, err)
+			label := fmt.Sprintf("rule %d", i+1)
+			if fr.Name != "" {
+				label += fmt.Sprintf(" (%s)", fr.Name)
+			}
+			return nil, fmt.Errorf("%s: %w", label, err)
 		}
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+var yamlUnknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
+// yamlError makes yaml.v3's errors one line in the file's words: its type
+// errors are a multi-line list naming Go types ("field colour not found
+// in type policy.fileRule").
+func yamlError(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		msgs[i] = yamlUnknownField.ReplaceAllString(m,
+			`unknown key "$1" (name, metric, above, below, for, action, signal, every)`)
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 func (fr fileRule) rule() (Rule, error) {
@@ -91,6 +119,9 @@ func (fr fileRule) rule() (Rule, error) {
 	}
 	if r.Action == Signal && r.Signal == "" {
 		return r, fmt.Errorf("action signal needs signal: (e.g. SIGUSR1)")
+	}
+	if r.Signal != "" && !contains(Signals, NormalSignal(r.Signal)) {
+		return r, fmt.Errorf("unknown signal %q (one of %s)", r.Signal, strings.Join(Signals, ", "))
 	}
 	thr := fr.Above
 	r.Above = true
@@ -158,6 +189,20 @@ func optDuration(key, s string, def time.Duration) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: bad duration %q", key, s)
 	}
 	return d, nil
+}
+
+// Signals are the signal names the signal action can send (the
+// supervisor maps each to its number).
+var Signals = []string{"SIGHUP", "SIGINT", "SIGQUIT", "SIGKILL", "SIGUSR1", "SIGUSR2", "SIGTERM", "SIGSTOP", "SIGCONT"}
+
+// NormalSignal spells a signal name the way Signals does: "usr1" and
+// "SIGUSR1" are both "SIGUSR1".
+func NormalSignal(s string) string {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	if !strings.HasPrefix(s, "SIG") {
+		s = "SIG" + s
+	}
+	return s
 }
 
 func contains(list []string, s string) bool {

@@ -116,3 +116,34 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("[[rules]]\nmetric = \"cgroup.usage_fraction\"\nabove = \"85%\"\naction = \"snapshot\"\n"), true)
 	f.Fuzz(func(t *testing.T, b []byte, isTOML bool) { _, _ = Parse(b, isTOML) })
 }
+
+// Bad policies give one line naming what is wrong in the file's words
+// (regression: a bad key gave yaml's multi-line text naming a Go type, an
+// unknown signal was accepted and only failed when the rule fired, an
+// empty file said "EOF").
+func TestParseErrorsOneLine(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		toml bool
+		want string
+	}{
+		{"rules:\n  - metric: gpu.used_fraction\n    above: 90%\n    action: warn\n    colour: red\n", false,
+			`line 5: unknown key "colour" (name, metric`},
+		{"rules:\n  - metric: host.available_bytes\n    below: 2G\n    action: signal\n    signal: SIGFOO\n", false,
+			`rule 1: unknown signal "SIGFOO" (one of SIGHUP,`},
+		{"rules:\n  - name: n1\n    metric: gpu.used\n    above: 1\n    action: warn\n", false, `rule 1 (n1): unknown metric "gpu.used"`},
+		{"", false, "no rules"},
+		{"rules: []\n", false, "no rules"},
+		{"", true, "no rules"},
+		{"[[rules]]\nmetric = \"gpu.used_fraction\"\nabove = \"90%\"\naction = \"warn\"\ncolor = 1\n", true, "unknown key rules.color"},
+	} {
+		_, err := Parse([]byte(c.text), c.toml)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %v, want one line containing %q", c.text, err, c.want)
+		}
+	}
+	rules, err := Parse([]byte("rules:\n  - metric: host.available_bytes\n    below: 2G\n    action: signal\n    signal: usr2\n"), false)
+	if err != nil || NormalSignal(rules[0].Signal) != "SIGUSR2" {
+		t.Errorf("usr2: %v %v", rules, err)
+	}
+}

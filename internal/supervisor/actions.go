@@ -146,11 +146,7 @@ var signalNames = map[string]syscall.Signal{
 }
 
 func parseSignal(s string) (syscall.Signal, bool) {
-	s = strings.ToUpper(s)
-	if !strings.HasPrefix(s, "SIG") {
-		s = "SIG" + s
-	}
-	sig, ok := signalNames[s]
+	sig, ok := signalNames[policy.NormalSignal(s)]
 	return sig, ok
 }
 

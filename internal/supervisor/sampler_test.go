@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/torchmem/torchmem/internal/jobs"
+	"github.com/torchmem/torchmem/internal/policy"
 	"github.com/torchmem/torchmem/internal/sample"
 )
 
@@ -39,5 +40,17 @@ func TestJobPSSOnlyFromOneTick(t *testing.T) {
 		if r.s.RSSTotal == nil || *r.s.RSSTotal != 300 {
 			t.Errorf("%s: RSS total %v, want 300 every tick", c.name, r.s.RSSTotal)
 		}
+	}
+}
+
+// Every signal a policy file may name is one the supervisor can send.
+func TestPolicySignalsKnown(t *testing.T) {
+	for _, n := range policy.Signals {
+		if _, ok := parseSignal(n); !ok {
+			t.Errorf("policy accepts %s but the supervisor cannot send it", n)
+		}
+	}
+	if len(policy.Signals) != len(signalNames) {
+		t.Errorf("policy lists %d signals, the supervisor %d", len(policy.Signals), len(signalNames))
 	}
 }

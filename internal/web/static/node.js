@@ -53,10 +53,15 @@ function renderGPUs(g) {
 
 function renderJobs(s, runs) {
   const jobs = s.jobs || [];
-  if (!jobs.length) { replace("jobs", el("p", {class: "muted"}, "No PyTorch process on this node.")); return; }
+  if (!jobs.length && !runs.length) { replace("jobs", el("p", {class: "muted"}, "No PyTorch process on this node.")); return; }
   const runOf = {};
   for (const r of runs) if (r.job) runOf[r.job] = r;
-  replace("jobs", jobs.map(j => renderJob(j, runOf[j.id])));
+  // Runs whose job is not among the sampled processes (another PID
+  // namespace, or just ended) still show their allocator figures.
+  const loose = runs.filter(r => !r.job).map(r => el("div", {class: "job", "data-run": r.id},
+    el("h3", {}, (r.command || []).join(" "), " · run ", el("a", {href: "/runs/" + encodeURIComponent(r.id)}, r.id)),
+    el("div", {class: "cards"}, runCards(r))));
+  replace("jobs", jobs.map(j => renderJob(j, runOf[j.id])), loose);
 }
 
 function renderJob(j, run) {
@@ -75,12 +80,7 @@ function renderJob(j, run) {
     if (limit) cards.push(card("cgroup headroom", num("job." + id + ".cgroup_headroom", j.cgroup_headroom_bytes), bar(cg.usage_bytes / limit)));
     if (cg.events && cg.events.oom_kill != null) cards.push(card("OOM kills", num("job." + id + ".oom_kills", cg.events.oom_kill, String), cg.events.source));
   }
-  if (run) {
-    const rid = "run." + run.id;
-    cards.push(card("Allocator allocated", num(rid + ".allocated", run.allocated_bytes), "peak " + fmtBytes(run.peak_allocated_bytes)));
-    cards.push(card("Allocator reserved", num(rid + ".reserved", run.reserved_bytes), "peak " + fmtBytes(run.peak_reserved_bytes)));
-    cards.push(card("Step", num(rid + ".step", run.step, v => v == null ? "–" : String(v)), "CUDA OOMs " + run.cuda_ooms + (run.alloc_retries != null ? " · retries " + run.alloc_retries : "")));
-  }
+  if (run) cards.push(...runCards(run));
   const procs = table(["PID", "Role", "#RSS", "#PSS", "#USS", "#Swap", "#GPU", "#PSS age", "Command"], j.processes.map(p => {
     const k = "proc." + p.pid + ".";
     return el("tr", {}, td(p.pid), td(p.role), numTd(k + "rss", p.rss_bytes), numTd(k + "pss", p.pss_bytes), numTd(k + "uss", p.uss_bytes),
@@ -89,6 +89,16 @@ function renderJob(j, run) {
   }));
   const head = el("h3", {}, j.command, " ", el("span", {class: "muted"}, "(" + id + ")"), run ? [" · run ", el("a", {href: "/runs/" + encodeURIComponent(run.id)}, run.id)] : null);
   return el("div", {class: "job", "data-job": id}, head, el("div", {class: "cards"}, cards), el("h4", {}, "Processes"), procs);
+}
+
+// runCards: a running run's allocator figures (from the in-process hook).
+function runCards(run) {
+  const rid = "run." + run.id;
+  return [
+    card("Allocator allocated", num(rid + ".allocated", run.allocated_bytes), "peak " + fmtBytes(run.peak_allocated_bytes)),
+    card("Allocator reserved", num(rid + ".reserved", run.reserved_bytes), "peak " + fmtBytes(run.peak_reserved_bytes)),
+    card("Step", num(rid + ".step", run.step, v => v == null ? "–" : String(v)), "CUDA OOMs " + run.cuda_ooms + (run.alloc_retries != null ? " · retries " + run.alloc_retries : "")),
+  ];
 }
 
 function pushLive(s) {

@@ -27,11 +27,6 @@ func FuzzParseKeyValues(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) { _, _ = parseKeyValues(s) })
 }
 
-func FuzzParsePSI(f *testing.F) {
-	addFile(f, "v2/oomtest/memory.pressure")
-	f.Fuzz(func(t *testing.T, s string) { _, _ = parsePSI(s) })
-}
-
 func FuzzParseLimit(f *testing.F) {
 	f.Add("max")
 	f.Add("9223372036854771712")

@@ -3,6 +3,8 @@ package cgroup
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/torchmem/torchmem/internal/procfs/psi"
 )
 
 // readV2 reads memory.{current,max,high,peak,swap.current,swap.max,events,pressure}.
@@ -58,7 +60,7 @@ func readPressure(dir string) (*PSI, error) {
 	if err != nil || !ok {
 		return nil, nil //nolint:nilerr // PSI switched off reads as an error: not ours to report
 	}
-	p, err := parsePSI(s)
+	p, err := psi.Parse(s)
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", filepath.Join(dir, "memory.pressure"), err)
 	}

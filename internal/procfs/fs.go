@@ -3,8 +3,9 @@
 // so every reader runs against fixture trees in tests.
 //
 // It builds on github.com/prometheus/procfs where that library covers a file
-// (meminfo, pressure, stat, cmdline, cgroup) and hand-writes
+// (meminfo, stat, cmdline, cgroup) and hand-writes
 // the rest (status with presence flags, smaps_rollup with its smaps fallback, oom_score,
+// PSI through the psi subpackage shared with internal/cgroup,
 // sysctls, THP, maps), where a field must be told missing from zero or the
 // cost must stay at the kernel's own.
 //

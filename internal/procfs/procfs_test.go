@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -55,6 +56,20 @@ func TestMemoryPressure(t *testing.T) {
 	_, err = testFS(t, "proc-nopsi").MemoryPressure()
 	if !errors.Is(err, ErrNotPresent) {
 		t.Errorf("no PSI file: err = %v, want ErrNotPresent", err)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "pressure"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "pressure", "memory"), []byte("some avg10=x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := NewFS(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = fs.MemoryPressure(); err == nil || !strings.Contains(err.Error(), filepath.Join(root, "pressure", "memory")) {
+		t.Errorf("garbled pressure file: err = %v, want one naming the file", err)
 	}
 }
 

@@ -18,8 +18,11 @@ type gpuUse struct {
 }
 
 // readGPU asks the backend; a failure is recorded in g.Error, not returned.
+// Devices and Processes are never nil, so JSON has [] rather than null on a
+// host without GPUs (jq's .gpu.devices[] fails on null).
 func (s *Sampler) readGPU(g *GPU) map[int]gpuUse {
 	g.Info = s.opts.GPU.Info()
+	g.Devices, g.Processes = []gpu.Device{}, []gpu.Process{}
 	devs, err := s.opts.GPU.Devices()
 	if err != nil {
 		g.Error = err.Error()
@@ -29,7 +32,12 @@ func (s *Sampler) readGPU(g *GPU) map[int]gpuUse {
 	if err != nil {
 		g.Error = err.Error()
 	}
-	g.Devices, g.Processes = devs, procs
+	if devs != nil {
+		g.Devices = devs
+	}
+	if procs != nil {
+		g.Processes = procs
+	}
 	return gpuByPID(procs)
 }
 

@@ -2,6 +2,7 @@ package sample
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,6 +185,10 @@ func TestGPUErrorIsRecorded(t *testing.T) {
 	smp, err := s.Collect(context.Background())
 	if err != nil || smp.GPU.Error == "" || len(smp.Jobs) != 1 {
 		t.Errorf("gpu error: %q %v", smp.GPU.Error, err)
+	}
+	b, _ := json.Marshal(smp.GPU)
+	if !strings.Contains(string(b), `"devices":[]`) || !strings.Contains(string(b), `"processes":[]`) {
+		t.Errorf("a GPU without devices must give [] in JSON, not null: %s", b)
 	}
 }
 

@@ -135,6 +135,11 @@ func eventsText(ev *eventsAlias) string {
 	return strings.Join(parts, ",")
 }
 
+// peakNote says when a peak comes from a sparse series: PSS is read every
+// few seconds only (pssEvery), so its peak can miss a short spike that the
+// cgroup's own high-water mark and RSS (every tick) catch.
+var peakNote = map[string]string{"pss_total": " (read every " + pssEvery.String() + ")"}
+
 func peaksText(p map[string]int64) string {
 	keys := make([]string, 0, len(p))
 	for k := range p {
@@ -144,7 +149,7 @@ func peaksText(p map[string]int64) string {
 	var parts []string
 	for _, k := range keys {
 		if p[k] > 0 {
-			parts = append(parts, k+" "+units.Bytes(p[k]))
+			parts = append(parts, k+" "+units.Bytes(p[k])+peakNote[k])
 		}
 	}
 	return strings.Join(parts, ", ")

@@ -63,7 +63,13 @@ func newSampler(procRoot, sysRoot string, b gpu.Backend, cg *jobcgroup.Group, ro
 
 func (sm *sampler) collect(now time.Time, alloc allocTotals) reading {
 	r := reading{s: store.Sample{Time: now}, metrics: map[string]float64{}, gpuProc: map[int]int64{}}
-	if !now.Before(sm.nextPSS) {
+	switch {
+	case sm.nextPSS.IsZero():
+		// The first tick reads every (new) process anyway, a second or
+		// so after exec; the next full read comes soon so that a short
+		// run has a PSS figure of the job at work, not only of its start.
+		sm.nextPSS = now.Add(time.Second)
+	case !now.Before(sm.nextPSS):
 		sm.smp.RefreshPSS()
 		sm.nextPSS = now.Add(pssEvery)
 	}

@@ -54,3 +54,11 @@ func TestPolicySignalsKnown(t *testing.T) {
 		t.Errorf("policy lists %d signals, the supervisor %d", len(policy.Signals), len(signalNames))
 	}
 }
+
+// The PSS peak says it is sparse: on a short run it can be far below RSS.
+func TestPeaksTextNotesSparsePSS(t *testing.T) {
+	got := peaksText(map[string]int64{"pss_total": 8 << 20, "rss_total": 565 << 20})
+	if got != "pss_total 8.00 MiB (read every 5s), rss_total 565.00 MiB" {
+		t.Errorf("peaks: %q", got)
+	}
+}

@@ -116,6 +116,8 @@ func topOnce(ctx context.Context, w io.Writer, s *sample.Sampler, asJSON bool, v
 		return err
 	}
 	if asJSON {
+		// The JSON holds the jobs the table would show, in its order.
+		smp.Jobs = tui.SelectJobs(smp.Jobs, view.Sort, view.Filter)
 		return writeJSON(w, smp)
 	}
 	for _, l := range tui.Render(smp, view) {

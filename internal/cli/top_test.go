@@ -120,6 +120,21 @@ func TestTopNoGPUAndBadFlags(t *testing.T) {
 	}
 }
 
+// --json prints the jobs the table shows: --filter applies to it too.
+func TestTopJSONHonoursFilter(t *testing.T) {
+	env, out, errb, fake, _ := topFixtureEnv(t)
+	for filter, want := range map[string]int{"train": 1, "no-such-job": 0} {
+		out.Reset()
+		if code := Run(env, []string{"top", "--json", "--gpu-fake", fake, "--filter", filter}); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb)
+		}
+		var smp sample.Sample
+		if err := json.Unmarshal(out.Bytes(), &smp); err != nil || smp.Jobs == nil || len(smp.Jobs) != want {
+			t.Errorf("--filter %s: %v, jobs %v, want %d", filter, err, smp.Jobs, want)
+		}
+	}
+}
+
 // topTorchPython finds an interpreter with torch (Debian's python3-torch
 // lives under /usr/bin/python3; python3 on PATH may be another one).
 func topTorchPython() string {

@@ -77,6 +77,11 @@ func u(p *uint64) int64 {
 	return int64(*p)
 }
 
+// SelectJobs returns the jobs --filter keeps, in --sort order (largest
+// first for a memory key, lowest root PID first for "pid"): what Render
+// shows, for `top --json` to print the same selection.
+func SelectJobs(in []sample.Job, key, filter string) []sample.Job { return orderJobs(in, key, filter) }
+
 // orderJobs filters and sorts jobs: largest first for a memory key, lowest
 // PID first for "pid".
 func orderJobs(in []sample.Job, key, filter string) []sample.Job {

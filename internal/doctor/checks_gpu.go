@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/torchmem/torchmem/internal/gpu"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -18,6 +19,13 @@ func checkGPUSource(h *Host) []Finding {
 	switch info {
 	case "none":
 		f.Severity, f.Title = Info, "no NVIDIA GPU"
+		if found, _ := gpu.ProbeNVIDIAPCI(h.SysRoot); found {
+			// A device on the bus that no tool can read is a broken driver
+			// set-up, not a CPU host.
+			f.Severity, f.Title = Warn, "NVIDIA GPU on PCI, but neither NVML nor nvidia-smi works"
+			f = f.why("Without the driver's NVML library or nvidia-smi, neither torchmem nor PyTorch (torch.cuda.is_available() is False) can use the GPU: jobs silently run on the CPU or fail at the first .cuda().").
+				fix("Load the NVIDIA kernel module and install the matching user-space driver (libnvidia-ml.so.1, nvidia-smi); in a container, run it with --gpus / the NVIDIA container runtime.")
+		}
 		return []Finding{f.ev("gpu", orDefault(h.GPUNotice, "no GPU backend"))}
 	case "nvidia-smi":
 		f.Severity, f.Title = Warn, "NVML could not be loaded; using nvidia-smi"

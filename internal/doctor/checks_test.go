@@ -146,6 +146,19 @@ func TestGPUChecks(t *testing.T) {
 	}
 }
 
+// A device on the PCI bus with no backend working is a warning, not "no GPU".
+func TestGPUOnPCIWithoutDriver(t *testing.T) {
+	h := tree(t, map[string]string{"sys/bus/pci/devices/0000:00:06.0/vendor": "0x10de\n", "sys/bus/pci/devices/0000:00:06.0/class": "0x030200\n"})
+	h.GPUNotice = "NVIDIA GPU on PCI but no driver access: dlopen: x; nvidia-smi not found on PATH"
+	if fs := checkGPUSource(h); len(fs) != 1 || fs[0].Severity != Warn || fs[0].Fix == "" {
+		t.Errorf("GPU on PCI, no driver: %+v", fs)
+	}
+	h = tree(t, nil)
+	if fs := checkGPUSource(h); len(fs) != 1 || fs[0].Severity != Info || fs[0].Title != "no NVIDIA GPU" {
+		t.Errorf("no GPU: %+v", fs)
+	}
+}
+
 func TestNumpyTorchPair(t *testing.T) {
 	h := tree(t, nil)
 	h.Run = pythonSays(`{"python": "3.11", "numpy": "2.0.1", "torch": "2.1.2", "torch_cuda": "12.1"}`)

@@ -51,7 +51,8 @@ type nvmlLib struct {
 func loadNVML(path string) (*nvmlLib, error) {
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
-		return nil, fmt.Errorf("dlopen %s: %w", path, err)
+		// dlerror's text already names the library.
+		return nil, fmt.Errorf("dlopen: %w", err)
 	}
 	l := &nvmlLib{handle: h, path: path}
 	var missing []string

@@ -49,8 +49,9 @@ func (o *Options) defaults() {
 
 // Open returns the best GPU backend this host has: NVML, else nvidia-smi,
 // else the no-op backend. It never fails: notice is one line for the user
-// when the result is degraded ("no NVIDIA GPU: …", or NVML unavailable and
-// nvidia-smi used instead), "" when NVML works.
+// when the result is degraded ("no NVIDIA GPU: …"; "using nvidia-smi …"
+// when NVML cannot load; "NVIDIA GPU on PCI but no driver access: …" when
+// a device is there and neither works), "" when NVML works.
 func Open(opts Options) (b Backend, notice string) {
 	opts.defaults()
 	found, known := ProbeNVIDIAPCI(opts.SysRoot)
@@ -74,9 +75,13 @@ func Open(opts Options) (b Backend, notice string) {
 	if !opts.NoSMI {
 		sb, err := openSMIAt(opts, pids)
 		if err == nil {
-			return sb, fmt.Sprintf("NVML unavailable (%v): using nvidia-smi, slower and in whole MiB", nvmlErr)
+			// What is used comes first: an 80-column view cuts the rest.
+			return sb, fmt.Sprintf("using nvidia-smi (slower, whole MiB): NVML unavailable: %v", nvmlErr)
 		}
 		smiErr = err
+	}
+	if found {
+		return NewNoop(), fmt.Sprintf("NVIDIA GPU on PCI but no driver access: %v; %v", nvmlErr, smiErr)
 	}
 	return NewNoop(), fmt.Sprintf("no NVIDIA GPU: %v; %v", nvmlErr, smiErr)
 }

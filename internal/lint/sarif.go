@@ -89,7 +89,7 @@ func SARIF(findings []Finding, version string) any {
 			ShortDescription:     sarifText{r.Name},
 			FullDescription:      sarifText{r.Summary},
 			Help:                 sarifText{"Fix: " + r.Fix},
-			HelpURI:              docURL + "#" + strings.ToLower(r.ID),
+			HelpURI:              docURL + "#" + sarifAnchor(r.ID, r.Name),
 			DefaultConfiguration: sarifConfig{sarifLevel(r.Severity)},
 		}
 	}
@@ -134,4 +134,11 @@ func sarifURI(path string) string {
 		return "file://" + p
 	}
 	return p
+}
+
+// sarifAnchor is the fragment GitHub gives the rule's heading in
+// docs/lint.md ("### TM004 gradients-not-released" becomes
+// "tm004-gradients-not-released"); the bare id matches no heading.
+func sarifAnchor(id, name string) string {
+	return strings.ToLower(id + "-" + strings.ReplaceAll(name, " ", "-"))
 }

@@ -15,9 +15,9 @@ import (
 //go:embed static
 var static embed.FS
 
-// start is the assets' modification time: the binary's start, so caches
+// assetsModTime is the assets' modification time: the binary's start, so caches
 // revalidate after an upgrade.
-var start = time.Now()
+var assetsModTime = time.Now()
 
 func (s *Server) pages(mux *http.ServeMux) {
 	page := func(name string) http.HandlerFunc {
@@ -28,11 +28,11 @@ func (s *Server) pages(mux *http.ServeMux) {
 	mux.HandleFunc("GET /runs/{id}", page("run.html"))
 	mux.HandleFunc("GET /static/uPlot.iife.min.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-		http.ServeContent(w, r, "", start, strings.NewReader(webassets.UPlotJS))
+		http.ServeContent(w, r, "", assetsModTime, strings.NewReader(webassets.UPlotJS))
 	})
 	mux.HandleFunc("GET /static/uPlot.min.css", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
-		http.ServeContent(w, r, "", start, strings.NewReader(webassets.UPlotCSS))
+		http.ServeContent(w, r, "", assetsModTime, strings.NewReader(webassets.UPlotCSS))
 	})
 	mux.HandleFunc("GET /static/{file}", func(w http.ResponseWriter, r *http.Request) {
 		serveStatic(w, r, "static/"+r.PathValue("file"))
@@ -53,5 +53,5 @@ func serveStatic(w http.ResponseWriter, r *http.Request, name string) {
 	case strings.HasSuffix(name, ".css"):
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 	}
-	http.ServeContent(w, r, "", start, strings.NewReader(string(b)))
+	http.ServeContent(w, r, "", assetsModTime, strings.NewReader(string(b)))
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +40,9 @@ Exit status: 0 when nothing is worse than info, 1 for warnings, 2 for failures.`
 				}
 				return nil
 			}
+			if err := doctor.CheckOnly(doctor.Checks(), only); err != nil {
+				return err
+			}
 			b, notice := gpu.Open(gpu.Options{SysRoot: env.SysRoot, ProcRoot: env.ProcRoot})
 			defer b.Close()
 			h := &doctor.Host{ProcRoot: env.ProcRoot, SysRoot: env.SysRoot, Root: env.Root,
@@ -67,7 +71,7 @@ Exit status: 0 when nothing is worse than info, 1 for warnings, 2 for failures.`
 	f.BoolVarP(&verbose, "verbose", "v", false, "show evidence, why and fix for every finding, not only warnings")
 	f.StringVar(&python, "python", "python3", "the Python interpreter that runs the jobs (for torch/numpy/CUDA versions)")
 	f.BoolVar(&noPython, "no-python", false, "skip the Python probe (importing torch takes seconds)")
-	f.StringSliceVar(&only, "only", nil, "only these check ids or categories (kernel, limits, cgroup, numa, gpu, pytorch)")
+	f.StringSliceVar(&only, "only", nil, "only these categories ("+strings.Join(doctor.Categories, ", ")+"), check ids (--list) or id prefixes (vm)")
 	f.BoolVar(&list, "list", false, "list the check ids and exit")
 	return cmd
 }

@@ -47,3 +47,25 @@ func TestDoctorExitCodes(t *testing.T) {
 		t.Errorf("--list: %d %q", code, out)
 	}
 }
+
+// --only takes check ids (thp makes thp.enabled and thp.defrag) and id
+// prefixes; a typo is an error, not an empty report that passes.
+func TestDoctorOnlyAndNoPython(t *testing.T) {
+	doctorFixture(t, "centos7")
+	out, _, code := runCLI(t, "doctor", "--no-python", "--only", "thp")
+	if code != 1 || !strings.Contains(out, "thp.enabled") || !strings.Contains(out, "thp.defrag") {
+		t.Errorf("--only thp: exit %d\n%s", code, out)
+	}
+	out, _, _ = runCLI(t, "doctor", "--no-python", "--only", "vm")
+	if !strings.Contains(out, "vm.swappiness") || !strings.Contains(out, "vm.min_free_kbytes") || strings.Contains(out, "thp.") {
+		t.Errorf("--only vm:\n%s", out)
+	}
+	_, errOut, code := runCLI(t, "doctor", "--no-python", "--only", "thpp")
+	if code != 1 || !strings.Contains(errOut, `--only "thpp"`) {
+		t.Errorf("--only thpp: exit %d, stderr %q", code, errOut)
+	}
+	out, _, _ = runCLI(t, "doctor", "--no-python", "--only", "pytorch.versions")
+	if !strings.Contains(out, "skipped (--no-python)") || strings.Contains(out, "could not be run") {
+		t.Errorf("--no-python:\n%s", out)
+	}
+}

@@ -9,6 +9,11 @@ import (
 func checkPythonEnv(h *Host) []Finding {
 	p := h.python()
 	src := h.pythonName() + " -c 'import torch, numpy'"
+	if h.Run == nil {
+		// --no-python: the user chose this, nothing to fix.
+		return []Finding{newFinding("pytorch.versions", "pytorch", Info, "Python probe skipped (--no-python): torch, numpy and CUDA build not checked").
+			ev(src, "not run")}
+	}
 	if p.err != "" {
 		return []Finding{newFinding("pytorch.versions", "pytorch", Info, h.pythonName()+" could not be run: PyTorch checks skipped").ev(src, p.err).
 			fix("Pass the interpreter that runs the jobs: torchmem doctor --python /path/to/venv/bin/python")}

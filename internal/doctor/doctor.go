@@ -16,6 +16,7 @@ package doctor
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Severity orders findings: OK < Info < Warn < Fail.
@@ -121,13 +122,50 @@ func (r Report) ExitCode() int {
 	return 0
 }
 
-// Filter returns the findings at or above min, and those whose id or
-// category is in only (when only is not empty).
+// Categories are the groups of checks, in report order.
+var Categories = []string{"kernel", "limits", "cgroup", "numa", "gpu", "pytorch"}
+
+// CheckOnly returns an error naming the first entry of only that is neither
+// a category, a check id, a finding id (thp.enabled) nor an id prefix (vm):
+// `doctor --only thpp` must not print an empty, passing report.
+func CheckOnly(checks []Check, only []string) error {
+	for _, o := range only {
+		if contains(Categories, o) {
+			continue
+		}
+		known := false
+		for _, c := range checks {
+			known = known || o == c.ID || strings.HasPrefix(o, c.ID+".") || strings.HasPrefix(c.ID, o+".")
+		}
+		if !known {
+			return fmt.Errorf("--only %q: not a check id (doctor --list) or a category (%s)", o, strings.Join(Categories, ", "))
+		}
+	}
+	return nil
+}
+
+// selected: a finding is chosen by its id, its category, or a dotted prefix
+// of its id (check "thp" makes thp.enabled and thp.defrag; "vm" picks every
+// vm.* setting).
+func selected(f Finding, only []string) bool {
+	if len(only) == 0 || contains(only, f.ID) || contains(only, f.Category) {
+		return true
+	}
+	for _, o := range only {
+		if strings.HasPrefix(f.ID, o+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// Filter returns the findings at or above min that only selects (all when
+// only is empty): by finding id, check id or category.
 func (r Report) Filter(min Severity, only []string) Report {
 	out := r
 	out.Findings, out.Worst, out.Counts = nil, OK, map[string]int{}
 	for _, f := range r.Findings {
-		if f.Severity >= min && (len(only) == 0 || contains(only, f.ID) || contains(only, f.Category)) {
+		if f.Severity >= min && selected(f, only) {
 			out.Findings = append(out.Findings, f)
 			out.Counts[f.Severity.String()]++
 			out.Worst = max(out.Worst, f.Severity)

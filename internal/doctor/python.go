@@ -42,7 +42,7 @@ const probeTimeout = 60 * time.Second
 func (h *Host) python() pyProbe {
 	return memo(h, "python", func() pyProbe {
 		if h.Run == nil {
-			return pyProbe{err: "not run (no command runner)"}
+			return pyProbe{err: "not run (--no-python)"}
 		}
 		py := h.Python
 		if py == "" {

@@ -75,7 +75,9 @@ func printFit(w interface{ Write([]byte) (int, error) }, r *estimate.Result, f *
 	}
 	fmt.Fprintf(w, "\nGPU %s (%s, budget %s with a %.0f%% margin): %s\n", f.GPU, units.Bytes(f.GPUMemoryBytes),
 		units.Bytes(f.BudgetBytes), 100*f.Margin, verdict)
-	if f.MaxBatch > 0 {
+	if f.MaxBatchAtLimit {
+		fmt.Fprintf(w, "largest batch that fits: %d or more (the search stops there)\n", f.MaxBatch)
+	} else if f.MaxBatch > 0 {
 		fmt.Fprintf(w, "largest batch that fits: %d\n", f.MaxBatch)
 	} else {
 		fmt.Fprintln(w, "largest batch that fits: none (not even batch 1)")

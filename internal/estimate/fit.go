@@ -14,12 +14,15 @@ type Fit struct {
 	GPUMemoryBytes int64   `json:"gpu_memory_bytes"`
 	Margin         float64 `json:"margin"`
 	// BudgetBytes = GPU memory * (1 - margin): what process_bytes must stay under.
-	BudgetBytes   int64    `json:"budget_bytes"`
-	Fits          bool     `json:"fits"`
-	HeadroomBytes int64    `json:"headroom_bytes"`
-	MaxBatch      int      `json:"max_batch"`
-	Levers        []Lever  `json:"levers"`
-	Notes         []string `json:"notes,omitempty"`
+	BudgetBytes   int64 `json:"budget_bytes"`
+	Fits          bool  `json:"fits"`
+	HeadroomBytes int64 `json:"headroom_bytes"`
+	MaxBatch      int   `json:"max_batch"`
+	// MaxBatchAtLimit: the search stopped at MaxBatchLimit with that batch
+	// still fitting, so MaxBatch is a lower bound, not the largest.
+	MaxBatchAtLimit bool     `json:"max_batch_at_limit"`
+	Levers          []Lever  `json:"levers"`
+	Notes           []string `json:"notes,omitempty"`
 }
 
 // Lever is one change to the job and what it would do to the process's
@@ -49,12 +52,17 @@ func Plan(md *models.Model, o Options, gpu GPU, margin float64) (*Result, *Fit, 
 	f.Fits = r.ProcessBytes <= f.BudgetBytes
 	f.HeadroomBytes = f.BudgetBytes - r.ProcessBytes
 	f.MaxBatch = MaxBatch(md, r.Opts, f.BudgetBytes)
+	f.MaxBatchAtLimit = f.MaxBatch == MaxBatchLimit
 	f.Levers = levers(md, r, f.BudgetBytes)
 	return r, f, nil
 }
 
+// MaxBatchLimit is where MaxBatch stops searching: a batch this large that
+// still fits is reported as is (Fit.MaxBatchAtLimit says so).
+const MaxBatchLimit = 1 << 16
+
 // MaxBatch is the largest batch whose process bytes stay within budget
-// (0 when not even batch 1 fits). Memory grows with the batch, so an
+// (0 when not even batch 1 fits, MaxBatchLimit when that still fits). Memory grows with the batch, so an
 // exponential probe and a bisection find it in about 2·log2(n) estimates.
 func MaxBatch(md *models.Model, o Options, budget int64) int {
 	fits := func(b int) bool {
@@ -69,7 +77,7 @@ func MaxBatch(md *models.Model, o Options, budget int64) int {
 	lo, hi := 1, 2
 	for fits(hi) {
 		lo, hi = hi, hi*2
-		if hi > 1<<16 {
+		if hi > MaxBatchLimit {
 			return lo
 		}
 	}
@@ -150,7 +158,7 @@ func alternatives(md *models.Model, o Options) []alt {
 
 // levers tries each alternative and ranks those that save memory.
 func levers(md *models.Model, base *Result, budget int64) []Lever {
-	var out []Lever
+	out := []Lever{} // [] rather than null in --json when nothing applies
 	for _, a := range alternatives(md, base.Opts) {
 		o := base.Opts
 		if !a.apply(&o) {

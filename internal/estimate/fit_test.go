@@ -170,8 +170,18 @@ func TestHugeConfigurationsRefused(t *testing.T) {
 	if _, err := Estimate(md, Options{Batch: 1 << 20, Seq: 1 << 22}); err == nil {
 		t.Fatal("an exabyte-sized tensor was estimated")
 	}
-	// MaxBatch stops at the size limit instead of overflowing.
-	if n := MaxBatch(preset(t, "gpt2"), Options{Seq: 8, Precision: "bf16", Inference: true, Steps: 1}, 1<<62); n < 1 {
-		t.Fatalf("max batch %d", n)
+	// MaxBatch stops at the size limit instead of overflowing, and Plan
+	// says the figure is a lower bound (it once printed 65536 as "the
+	// largest batch that fits" while 65537 fitted too).
+	if n := MaxBatch(preset(t, "gpt2"), Options{Seq: 8, Precision: "bf16", Inference: true, Steps: 1}, 1<<62); n != MaxBatchLimit {
+		t.Fatalf("max batch %d, want the limit %d", n, MaxBatchLimit)
+	}
+	_, f, err := Plan(preset(t, "gpt2"), Options{Batch: 1, Seq: 1, Precision: "bf16", Inference: true}, GPU{Name: "big", MemoryBytes: 1 << 50}, 0.05)
+	if err != nil || !f.MaxBatchAtLimit || f.Levers == nil {
+		t.Fatalf("err %v, at limit %v, levers %v (want [] not nil)", err, f.MaxBatchAtLimit, f.Levers)
+	}
+	g, _ := LookupGPU("A100-40GB")
+	if _, f, _ := Plan(md, Options{Batch: 1, Seq: 4096, Precision: "bf16"}, g, 0.05); f.MaxBatchAtLimit {
+		t.Fatalf("8B training on 40GB reported at the search limit: %+v", f)
 	}
 }

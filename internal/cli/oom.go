@@ -78,17 +78,23 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 			return err
 		}
 	}
+	var read []string // the files that could be opened: "none found in X" only names those
 	for _, name := range args {
-		got, err := oomReadFile(env, name)
+		got, opened, err := oomReadFile(env, name)
 		incs = append(incs, got...)
+		if opened {
+			read = append(read, name)
+		}
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
 	incs = oomFilter(incs, since, f.pids)
 	oomexplain.ExplainAll(incs, hostCtx)
-	if err := oomPrint(env.Stdout, incs, f.json, args); err != nil {
-		return err
+	if len(args) == 0 || len(read) > 0 || f.json {
+		if err := oomPrint(env.Stdout, incs, f.json, read); err != nil {
+			return err
+		}
 	}
 	if len(errs) > 0 {
 		return &ExitError{Code: 1, Err: errors.Join(errs...)}
@@ -107,12 +113,17 @@ func oomReadKernel(ctx context.Context, env *Env, since time.Time) ([]oomexplain
 
 // oomReadFile parses one file, or stdin for "-"; gzip-compressed input
 // (rotated /var/log/messages-*.gz, syslog.2.gz) is read through gunzip.
-func oomReadFile(env *Env, name string) ([]oomexplain.Incident, error) {
+// opened is false when the file could not be opened at all.
+func oomReadFile(env *Env, name string) (incs []oomexplain.Incident, opened bool, err error) {
 	var in io.Reader = env.Stdin
 	if name != "-" {
 		fh, err := os.Open(name)
 		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", name, err)
+			return nil, false, err // *PathError: "open NAME: no such file or directory"
+		}
+		if st, err := fh.Stat(); err == nil && st.IsDir() {
+			fh.Close()
+			return nil, false, fmt.Errorf("%s: is a directory (give the log files in it)", name)
 		}
 		defer fh.Close()
 		in = fh
@@ -121,12 +132,14 @@ func oomReadFile(env *Env, name string) ([]oomexplain.Incident, error) {
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
+			return nil, true, fmt.Errorf("read %s: %w", name, err)
 		}
 		defer zr.Close()
-		return oomexplain.Parse(zr, oomexplain.Options{Source: name})
+		incs, err = oomexplain.Parse(zr, oomexplain.Options{Source: name})
+		return incs, true, err
 	}
-	return oomexplain.Parse(br, oomexplain.Options{Source: name})
+	incs, err = oomexplain.Parse(br, oomexplain.Options{Source: name})
+	return incs, true, err
 }
 
 // oomFollow reports kernel incidents as they are logged until interrupted.

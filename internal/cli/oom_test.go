@@ -141,9 +141,15 @@ func TestOomGzip(t *testing.T) {
 }
 
 func TestOomErrors(t *testing.T) {
-	_, errs, code := oomRun(t, "", "/nonexistent/dmesg.txt")
-	if code != 1 || !strings.Contains(errs, "open /nonexistent/dmesg.txt") {
-		t.Errorf("missing file: code %d stderr %q", code, errs)
+	out, errs, code := oomRun(t, "", "/nonexistent/dmesg.txt")
+	// One error naming the file once; no "none found in" for a file never read.
+	if code != 1 || strings.Count(errs, "/nonexistent/dmesg.txt") != 1 || out != "" {
+		t.Errorf("missing file: code %d stdout %q stderr %q", code, out, errs)
+	}
+	dir := t.TempDir()
+	out, errs, code = oomRun(t, "", dir)
+	if code != 1 || strings.Count(errs, dir) != 1 || !strings.Contains(errs, "is a directory") || out != "" {
+		t.Errorf("directory: code %d stdout %q stderr %q", code, out, errs)
 	}
 	_, errs, code = oomRun(t, "", "--since", "yesterday-ish", "-")
 	if code != 1 || !strings.Contains(errs, "--since") {

@@ -103,6 +103,16 @@ func sameHostFailure(r *Incident, kind Kind, f *HostFailure, pids []int) bool {
 		}
 		return true
 	}
+	if kind == KindSharedMemory && r.Kind == KindSharedMemory && f.Signal == "Bus error" &&
+		r.Failure != nil && r.Failure.Signal == "Bus error" && (len(pids) == 0) != (len(r.PIDs) == 0) {
+		// The worker's own "ERROR: Unexpected bus error encountered in
+		// worker" and the main process's "DataLoader worker (pid N) is
+		// killed by signal: Bus error" are one failure told twice.
+		if len(r.PIDs) == 0 {
+			r.PIDs = pids
+		}
+		return true
+	}
 	if len(pids) > 0 && len(r.PIDs) > 0 {
 		// "exited unexpectedly" after "killed by signal" for the same pids is
 		// the chained traceback of one failure.

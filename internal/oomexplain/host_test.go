@@ -104,3 +104,22 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// The worker's signal handler prints the first line (to the same stderr),
+// the main process raises the RuntimeError for the same worker a moment
+// later (torch/utils/data/_utils/signal_handling.py, dataloader.py): one
+// failure, with the pid of the second line.
+func TestBusErrorToldTwiceIsOneIncident(t *testing.T) {
+	log := "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n" +
+		"Traceback (most recent call last):\n" +
+		"  File \"/opt/conda/lib/python3.8/site-packages/torch/utils/data/dataloader.py\", line 990, in _try_get_data\n" +
+		"RuntimeError: DataLoader worker (pid 3301) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n" +
+		"RuntimeError: DataLoader worker (pid(s) 3301) exited unexpectedly\n"
+	incs, err := Parse(strings.NewReader(log), Options{Source: "train.log"})
+	if err != nil || len(incs) != 1 {
+		t.Fatalf("%v: %d incidents, want 1: %+v", err, len(incs), incs)
+	}
+	if incs[0].Kind != KindSharedMemory || !equalInts(incs[0].PIDs, []int{3301}) || incs[0].Count != 3 {
+		t.Errorf("kind %s pids %v count %d", incs[0].Kind, incs[0].PIDs, incs[0].Count)
+	}
+}

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -19,6 +20,9 @@ import (
 // after the grace period; the third kills at once.
 func (s *sup) onSignal(sig syscall.Signal) {
 	now := time.Now()
+	if s.cfg.Interactive && sig != syscall.SIGINT && sig != syscall.SIGTERM {
+		return // Ctrl-\ or a hang-up: the terminal signalled the job itself
+	}
 	if sig != syscall.SIGINT {
 		s.signalJob(sig)
 		s.event(now, "signal", "supervisor", s.job.pid, "forwarded "+sigName(sig)+" to the job", nil)
@@ -27,8 +31,12 @@ func (s *sup) onSignal(sig syscall.Signal) {
 	s.interrupts++
 	switch s.interrupts {
 	case 1:
-		s.signalJob(syscall.SIGINT)
-		s.notice(fmt.Sprintf("forwarded SIGINT to the job; Ctrl-C again sends SIGTERM and kills it after %s", s.cfg.Grace))
+		what := "the job got SIGINT"
+		if !s.cfg.Interactive { // else the terminal sent it to the job too
+			s.signalJob(syscall.SIGINT)
+			what = "forwarded SIGINT to the job"
+		}
+		s.notice(fmt.Sprintf("%s; Ctrl-C again sends SIGTERM and kills it after %s", what, s.cfg.Grace))
 	case 2:
 		s.signalJob(syscall.SIGTERM)
 		s.killAt = now.Add(s.cfg.Grace)
@@ -41,8 +49,18 @@ func (s *sup) onSignal(sig syscall.Signal) {
 }
 
 func (s *sup) signalJob(sig syscall.Signal) {
-	// Negative pid: the whole process group the trampoline made.
-	_ = syscall.Kill(-s.job.pid, sig)
+	if !s.cfg.Interactive {
+		// Negative pid: the whole process group the trampoline made.
+		_ = syscall.Kill(-s.job.pid, sig)
+		return
+	}
+	// Interactive: the job shares torchmem's group; signal its processes.
+	self := os.Getpid()
+	for _, p := range s.sm.jobPIDs() {
+		if p != self {
+			_ = syscall.Kill(p, sig)
+		}
+	}
 }
 
 func (s *sup) maybeKill(now time.Time) {

@@ -52,9 +52,10 @@ type Config struct {
 	// called on the supervisor's loop: it must not block.
 	OnLive func(Live)
 	// Interactive: Stdin is the terminal and torchmem is its foreground
-	// process group. The job's group then becomes the foreground, as a
-	// shell does, so it can read the terminal (pdb, input()) and gets
-	// Ctrl-C straight from it; torchmem takes the terminal back at the end.
+	// process group. The job then stays in torchmem's process group, as
+	// the commands of a shell script do, so it can read the terminal (pdb,
+	// input()) and gets Ctrl-C straight from it, while torchmem sees each
+	// Ctrl-C too (not forwarded again; the second escalates).
 	Interactive bool
 	// Self is the torchmem binary to re-exec as the trampoline.
 	Self string

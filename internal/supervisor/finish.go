@@ -11,7 +11,6 @@ import (
 // kills what the job left behind, collects the evidence and explains it.
 func (s *sup) finish(ctx context.Context) *Result {
 	end := time.Now()
-	s.takeTerminal()
 	code, sig := exitStatus(s.job.cmd.ProcessState)
 	s.drainHook(150 * time.Millisecond)
 	s.sampleNow(end, "exit")
@@ -100,11 +99,30 @@ func (s *sup) killOrphans() int {
 		}
 		return len(pids)
 	}
+	if s.cfg.Interactive {
+		return s.killLeftInOurGroup()
+	}
 	if syscall.Kill(-s.job.pid, 0) == nil {
 		_ = syscall.Kill(-s.job.pid, syscall.SIGKILL)
 		return 1 // at least one; without a cgroup we cannot count them exactly
 	}
 	return 0
+}
+
+// killLeftInOurGroup kills, without a cgroup, the job's processes that
+// are still alive after an interactive run: they share torchmem's process
+// group, which must not be signalled as a whole. Only PIDs seen in the job
+// that are still in that group count (a reused PID is elsewhere).
+func (s *sup) killLeftInOurGroup() int {
+	n, self, grp := 0, os.Getpid(), syscall.Getpgrp()
+	for _, p := range s.everPIDs {
+		if g, err := syscall.Getpgid(p); p != self && p != s.job.pid && err == nil && g == grp {
+			if syscall.Kill(p, syscall.SIGKILL) == nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func (s *sup) kernelLines(ctx context.Context, e evidence) []string {

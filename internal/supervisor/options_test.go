@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -97,5 +98,42 @@ func TestParseCPUList(t *testing.T) {
 		if _, err := parseCPUList(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// Interactive (torchmem is the terminal's foreground group): the job stays
+// in torchmem's process group, so a Ctrl-C reaches both, torchmem does not
+// send the job a second SIGINT, and the second Ctrl-C escalates. (The job
+// used to get a foreground group of its own: torchmem never saw a Ctrl-C.)
+// The terminal is simulated by signalling the job and torchmem together.
+func TestInteractiveCtrlCEscalates(t *testing.T) {
+	dir := t.TempDir()
+	ready, ints := filepath.Join(dir, "ready"), filepath.Join(dir, "ints")
+	script := "trap 'echo INT >> " + ints + "' INT; trap '' TERM; echo $$ > " + ready + "; while :; do sleep 0.05; done"
+	ctrlC := func(job int) {
+		syscall.Kill(job, syscall.SIGINT)
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+	}
+	go func() {
+		for i := 0; i < 400; i++ {
+			b, err := os.ReadFile(ready)
+			if job, _ := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && job > 0 {
+				if g, _ := syscall.Getpgid(job); g != syscall.Getpgrp() {
+					t.Errorf("job in process group %d, torchmem in %d", g, syscall.Getpgrp())
+				}
+				ctrlC(job)
+				time.Sleep(300 * time.Millisecond)
+				ctrlC(job)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	o := runJob(t, Config{Argv: []string{"/bin/sh", "-c", script}, Grace: 300 * time.Millisecond, Interactive: true})
+	if o.res.ExitCode != 137 || !strings.Contains(o.notice, "the job got SIGINT") || !strings.Contains(o.notice, "grace period over") {
+		t.Fatalf("exit %d notices %q", o.res.ExitCode, o.notice)
+	}
+	if b, _ := os.ReadFile(ints); strings.Count(string(b), "INT") != 2 {
+		t.Errorf("the job got %d SIGINTs for 2 Ctrl-C, want 2 (none forwarded twice)", strings.Count(string(b), "INT"))
 	}
 }

@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/torchmem/torchmem/internal/jobcgroup"
 )
@@ -61,11 +58,13 @@ func (s *sup) start(env []string, p plan) (*job, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.cfg.Stdin, s.cfg.Stdout, s.cfg.Stderr
 	cmd.ExtraFiles = []*os.File{r}
 	// Own process group so signals reach the whole job; deliberately no
-	// Pdeathsig: torchmem dying must not kill the job.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if s.cfg.Interactive {
-		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, 0 // fd 0 in the child
-	}
+	// Pdeathsig: torchmem dying must not kill the job. Interactive: the
+	// job stays in torchmem's group, the terminal's foreground, as the
+	// commands of a shell script do: it reads the terminal (pdb, input())
+	// and gets Ctrl-C straight from it, and torchmem sees every Ctrl-C
+	// too, so the second one can escalate (a job in a foreground group of
+	// its own took every Ctrl-C and torchmem never saw one).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !s.cfg.Interactive}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("start %s: %w", s.cfg.Self, err)
@@ -98,17 +97,6 @@ func (s *sup) start(env []string, p plan) (*job, error) {
 		return abort(fmt.Errorf("send plan to trampoline: %w", err))
 	}
 	return j, nil
-}
-
-// takeTerminal makes torchmem's process group the terminal's foreground
-// again after an interactive job (SIGTTOU ignored: we ask from the background).
-func (s *sup) takeTerminal() {
-	if !s.cfg.Interactive {
-		return
-	}
-	signal.Ignore(syscall.SIGTTOU)
-	defer signal.Reset(syscall.SIGTTOU)
-	_ = unix.IoctlSetPointerInt(int(s.cfg.Stdin.Fd()), unix.TIOCSPGRP, syscall.Getpgrp())
 }
 
 // exitStatus is the shell's: the code, or 128+signal.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/torchmem/torchmem/internal/tune"
@@ -118,8 +119,10 @@ func tuneApplyCmd(env *Env, f *tuneFlags) *cobra.Command {
 
 // tuneConfirm asks on a terminal; anything else needs --yes.
 func tuneConfirm(env *Env) (bool, error) {
+	// A terminal, not any character device: stdin from /dev/null (cron,
+	// ssh -n, CI) is one too, and it read as a silent "no" with exit 0.
 	in, ok := env.Stdin.(*os.File)
-	if st, err := os.Stat("/dev/stdin"); !ok || err != nil || in != os.Stdin || st.Mode()&os.ModeCharDevice == 0 {
+	if !ok || in != os.Stdin || !term.IsTerminal(in.Fd()) {
 		return false, errors.New("apply changes this host: pass --yes (no terminal to ask on)")
 	}
 	fmt.Fprint(env.Stdout, "\nApply these changes? [y/N] ")

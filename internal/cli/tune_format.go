@@ -57,14 +57,20 @@ func writeTuneStatus(w io.Writer, st tune.State) error {
 		state = "INCOMPLETE (an apply was interrupted: run torchmem tune revert)"
 	}
 	fmt.Fprintf(w, "profile %s %s at %s (journal %s)\n", st.Profile, state, st.Time, st.Journal)
+	// Two tables: in one, the long file paths widened the live-value
+	// columns past 80.
 	tw := newTable(w)
 	fmt.Fprintln(tw, "LIVE VALUE\tTARGET\tNOW\tSTATE")
 	for _, it := range st.Live {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", it.Key, it.Target, it.Now, driftWord(it))
 	}
-	fmt.Fprintln(tw, "FILE\t\t\t")
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	tw = newTable(w)
+	fmt.Fprintln(tw, "FILE\tSTATE")
 	for _, it := range st.Files {
-		fmt.Fprintf(tw, "%s\t\t\t%s\n", it.Key, driftWord(it))
+		fmt.Fprintf(tw, "%s\t%s\n", it.Key, driftWord(it))
 	}
 	return tw.Flush()
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,5 +59,38 @@ func TestTuneCLIRoundTrip(t *testing.T) {
 	}
 	if _, errOut, code = runCLI(t, "tune", "drop-caches", "--root", root); code != 1 || !strings.Contains(errOut, "warning") {
 		t.Errorf("drop-caches without --yes: %d %s", code, errOut)
+	}
+}
+
+// Stdin from /dev/null (cron, ssh -n) is a character device but no
+// terminal: apply must refuse without --yes, not read a silent "no" and
+// exit 0. And status fits 80 columns.
+func TestTuneApplyNoTerminalAndStatusWidth(t *testing.T) {
+	root := tuneTree(t)
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	saved := os.Stdin
+	os.Stdin = null
+	defer func() { os.Stdin = saved }()
+	var out, errb bytes.Buffer
+	env := DefaultEnv()
+	env.Stdout, env.Stderr, env.Stdin = &out, &errb, null
+	if code := Run(env, []string{"tune", "apply", "--root", root}); code != 1 || !strings.Contains(errb.String(), "--yes") {
+		t.Errorf("apply with stdin /dev/null: exit %d, stderr %q", code, errb.String())
+	}
+	if _, errOut, code := runCLI(t, "tune", "apply", "--root", root, "--yes"); code != 0 {
+		t.Fatalf("apply: %d %s", code, errOut)
+	}
+	st, _, _ := runCLI(t, "tune", "status", "--root", root)
+	for _, l := range strings.Split(st, "\n")[1:] { // the first line holds the journal path
+		if len(l) > 80 {
+			t.Errorf("status line wider than 80: %q", l)
+		}
+	}
+	if !strings.Contains(st, "FILE") || !strings.Contains(st, "/etc/sysctl.d/90-torchmem.conf") {
+		t.Errorf("status:\n%s", st)
 	}
 }

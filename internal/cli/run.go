@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -64,6 +65,7 @@ func runRun(env *Env, f *runFlags, argv []string) error {
 		run.ID = fmt.Sprintf("%d", os.Getpid())
 	}
 	cfg.CgroupName = "run-" + run.ID
+	cfg.SnapshotDir = runSnapshotDir(db, run.Cwd, run.ID)
 	if cfg.Hook {
 		if cfg.HookDir, err = os.MkdirTemp("", "torchmem-"+run.ID+"-"); err != nil {
 			fmt.Fprintf(env.Stderr, "torchmem: in-process hook off: %v\n", err)
@@ -199,4 +201,14 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// runSnapshotDir is where the run's memory snapshots are kept (OOM dumps,
+// the snapshot action): next to the history store, else in the working
+// directory. Inside the private hook dir they were deleted with it.
+func runSnapshotDir(db *store.DB, cwd, id string) string {
+	if db != nil {
+		return filepath.Join(filepath.Dir(db.Path()), "snapshots", id)
+	}
+	return filepath.Join(cwd, "torchmem-"+id+"-snapshots")
 }

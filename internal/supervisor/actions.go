@@ -149,12 +149,12 @@ func (s *sup) snapshot(now time.Time) string {
 		if h.Worker || s.hk.gone[pid] {
 			continue
 		}
-		path := filepath.Join(s.cfg.HookDir, "snapshots", fmt.Sprintf("policy-%d-%d.pickle", pid, now.Unix()))
+		path := filepath.Join(s.snapshotDir(), fmt.Sprintf("policy-%d-%d.pickle", pid, now.Unix()))
 		if _, err := s.srv.Send(pid, hook.Command{Type: hook.CmdSnapshot, Path: path}); err == nil {
 			n++
 		}
 	}
-	return fmt.Sprintf("; snapshot requested from %d process(es) into %s", n, filepath.Join(s.cfg.HookDir, "snapshots"))
+	return fmt.Sprintf("; snapshot requested from %d process(es) into %s", n, s.snapshotDir())
 }
 
 var signalNames = map[string]syscall.Signal{

@@ -84,7 +84,12 @@ type Config struct {
 	Hook    bool
 	HookDir string
 	// KeepHookDir leaves the hook dir (and its snapshots) in place at the end.
-	KeepHookDir   bool
+	KeepHookDir bool
+	// SnapshotDir is where memory snapshots go (dumped at a CUDA OOM with
+	// RecordHistory, or by the snapshot action) so they outlive the run;
+	// removed at the end only when empty. "" = HookDir/snapshots, which
+	// goes with the hook dir.
+	SnapshotDir   string
 	HookInterval  time.Duration
 	RecordHistory int
 	// Grace is how long a stop or a second Ctrl-C waits after SIGTERM

@@ -111,6 +111,11 @@ func (s *Summary) Print(w io.Writer, runID string) {
 	if s.Exception != "" {
 		fmt.Fprintln(w, "  exception: "+s.Exception)
 	}
+	if o := s.CUDAOOM; o != nil && o.Snapshot != "" {
+		fmt.Fprintf(w, "  memory snapshot at the OOM: %s (torchmem snapshot summary FILE)\n", o.Snapshot)
+	} else if o != nil && o.SnapshotErr != "" {
+		fmt.Fprintln(w, "  no memory snapshot at the OOM: "+o.SnapshotErr)
+	}
 	for _, in := range s.Incidents {
 		fmt.Fprintf(w, "  %s: %s\n", in.Explanation.Verdict, in.Explanation.Summary)
 		for _, a := range in.Explanation.Arithmetic {

@@ -167,4 +167,7 @@ func (s *sup) cleanup() {
 	if s.cfg.HookDir != "" && !s.cfg.KeepHookDir {
 		_ = os.RemoveAll(s.cfg.HookDir)
 	}
+	if s.cfg.SnapshotDir != "" {
+		_ = os.Remove(s.cfg.SnapshotDir) // only if no snapshot was dumped
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -81,6 +82,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return s.finish(ctx), nil
 }
 
+// snapshotDir is where the job's memory snapshots are written.
+func (s *sup) snapshotDir() string {
+	if s.cfg.SnapshotDir != "" {
+		return s.cfg.SnapshotDir
+	}
+	return filepath.Join(s.cfg.HookDir, "snapshots")
+}
+
 func (s *sup) plan() (plan, error) {
 	p := plan{Argv: s.cfg.Argv, NProc: s.cfg.NProc, NoFile: s.cfg.NoFile, Numactl: s.cfg.Numactl}
 	var devs = devicesOf(s.cfg.GPU)
@@ -100,7 +109,8 @@ func (s *sup) setupHook() []string {
 	if !s.cfg.Hook || s.cfg.HookDir == "" {
 		return env
 	}
-	add, err := hook.Install(s.cfg.HookDir, hook.InstallOptions{Interval: s.cfg.HookInterval, RecordHistory: s.cfg.RecordHistory})
+	add, err := hook.Install(s.cfg.HookDir, hook.InstallOptions{Interval: s.cfg.HookInterval,
+		RecordHistory: s.cfg.RecordHistory, SnapshotDir: s.snapshotDir()})
 	if err == nil {
 		s.srv, err = hook.Listen(s.cfg.HookDir, hook.Options{Accept: s.acceptPeer})
 	}

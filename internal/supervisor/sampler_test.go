@@ -1,8 +1,12 @@
 package supervisor
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/torchmem/torchmem/internal/hook"
 	"github.com/torchmem/torchmem/internal/jobs"
 	"github.com/torchmem/torchmem/internal/policy"
 	"github.com/torchmem/torchmem/internal/sample"
@@ -60,5 +64,42 @@ func TestPeaksTextNotesSparsePSS(t *testing.T) {
 	got := peaksText(map[string]int64{"pss_total": 8 << 20, "rss_total": 565 << 20})
 	if got != "pss_total 8.00 MiB (read every 5s), rss_total 565.00 MiB" {
 		t.Errorf("peaks: %q", got)
+	}
+}
+
+// Snapshots the hook dumps (at a CUDA OOM, or by the snapshot action) go to
+// Config.SnapshotDir and outlive the run; they used to go into the hook
+// dir and were deleted with it. An empty SnapshotDir is removed.
+func TestSnapshotsOutliveTheRun(t *testing.T) {
+	for _, dump := range []bool{true, false} {
+		hookDir, snaps := t.TempDir(), filepath.Join(t.TempDir(), "snapshots", "run1")
+		script := "true"
+		if dump {
+			script = `echo pickle > "$TORCHMEM_SNAPSHOT_DIR/oom-1-1.pickle"`
+		}
+		o := runJob(t, Config{Argv: []string{"/bin/sh", "-c", script}, Hook: true, HookDir: hookDir, SnapshotDir: snaps})
+		if o.res.ExitCode != 0 {
+			t.Fatalf("exit %d: %s", o.res.ExitCode, o.notice)
+		}
+		_, err := os.Stat(filepath.Join(snaps, "oom-1-1.pickle"))
+		if dump && err != nil {
+			t.Errorf("the dumped snapshot is gone: %v", err)
+		}
+		if _, err := os.Stat(snaps); !dump && !os.IsNotExist(err) {
+			t.Errorf("empty snapshot dir left behind: %v", err)
+		}
+		if _, err := os.Stat(hookDir); !os.IsNotExist(err) {
+			t.Errorf("hook dir left behind: %v", err)
+		}
+	}
+}
+
+// The summary names the snapshot dumped at a CUDA OOM and how to read it.
+func TestSummaryNamesOOMSnapshot(t *testing.T) {
+	var b strings.Builder
+	s := Summary{Cause: CauseCUDAOOM, Verdict: "CUDA out of memory", CUDAOOM: &hook.OOM{Snapshot: "/s/oom-1-2.pickle"}}
+	s.Print(&b, "r1")
+	if !strings.Contains(b.String(), "memory snapshot at the OOM: /s/oom-1-2.pickle (torchmem snapshot summary FILE)") {
+		t.Errorf("summary: %s", b.String())
 	}
 }

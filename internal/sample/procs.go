@@ -2,7 +2,9 @@ package sample
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,6 +56,9 @@ func (s *Sampler) pidList() ([]int, bool, error) {
 			return nil, true, fmt.Errorf("cgroup %s: %w", s.opts.CgroupPath, err)
 		}
 		pids, err := readProcs(filepath.Join(dir, "cgroup.procs"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, true, fmt.Errorf("cgroup %s: no such memory cgroup (no %s)", s.opts.CgroupPath, dir)
+		}
 		return pids, true, err
 	}
 	pids, err := s.fs.PIDs()
@@ -64,7 +69,7 @@ func (s *Sampler) pidList() ([]int, bool, error) {
 func readProcs(path string) ([]int, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err // *PathError names the operation and the file
 	}
 	var pids []int
 	for _, f := range strings.Fields(string(b)) {

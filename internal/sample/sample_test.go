@@ -153,6 +153,12 @@ func TestRestrictedToPIDsAndCgroup(t *testing.T) {
 	if err != nil || len(smp.Jobs) != 1 || len(smp.Jobs[0].Processes) != 4 || smp.Jobs[0].Cgroup == nil {
 		t.Fatalf("cgroup: %+v %v", smp.Jobs, err)
 	}
+	// A cgroup that does not exist: one clear error naming it.
+	s, _, _ = newSampler(t, 1, func(o *Options) { o.CgroupPath = "/no/such/group" })
+	_, err = s.Collect(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "cgroup /no/such/group: no such memory cgroup") || strings.Count(err.Error(), "cgroup.procs") > 0 {
+		t.Errorf("missing cgroup: %v", err)
+	}
 }
 
 func TestMissingSourcesAreNotices(t *testing.T) {

@@ -92,6 +92,9 @@ func runEstimate(env *Env, cmd *cobra.Command, f *estimateFlags) error {
 	if err := estimateHead(md, f); err != nil {
 		return err
 	}
+	if err := estimateCheckFlags(cmd, md); err != nil {
+		return err
+	}
 	switch f.checkpointing {
 	case "full":
 		f.opts.Checkpointing = true

@@ -10,7 +10,7 @@ import (
 
 func printEstimate(env *Env, r *estimate.Result, f *estimate.Fit) error {
 	w := env.Stdout
-	fmt.Fprintf(w, "%s (%s, %.1fM parameters): %s\n", r.Model, r.Family, float64(r.Params)/1e6, estimateSetup(r.Opts))
+	fmt.Fprintf(w, "%s (%s, %.1fM parameters): %s\n", r.Model, r.Family, float64(r.Params)/1e6, estimateSetup(r.Opts, r.Family))
 	tw := newTable(w)
 	fmt.Fprintf(tw, "peak allocated\t%s\ttorch.cuda.max_memory_allocated()\n", units.Bytes(r.PeakAllocatedBytes))
 	fmt.Fprintf(tw, "peak reserved\t%s\ttorch.cuda.max_memory_reserved(): allocator segments\n", units.Bytes(r.PeakReservedBytes))
@@ -36,7 +36,7 @@ func printEstimate(env *Env, r *estimate.Result, f *estimate.Fit) error {
 	return nil
 }
 
-func estimateSetup(o estimate.Options) string {
+func estimateSetup(o estimate.Options, family string) string {
 	var parts []string
 	if o.Seq > 0 {
 		parts = append(parts, fmt.Sprintf("batch %d x seq %d", o.Batch, o.Seq))
@@ -64,7 +64,9 @@ func estimateSetup(o estimate.Options) string {
 			parts = append(parts, fmt.Sprintf("ZeRO-%d over %d GPUs", o.ZeroStage, o.WorldSize))
 		}
 	}
-	parts = append(parts, o.Attention+" attention")
+	if family != "resnet" { // a ConvNet has no attention to name
+		parts = append(parts, o.Attention+" attention")
+	}
 	return strings.Join(parts, ", ")
 }
 

@@ -39,7 +39,7 @@ func TestEstimateTextAndExitCodes(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "DOES NOT FIT") || !strings.Contains(out, "levers") {
 		t.Fatalf("a job that does not fit: code %d\n%s", code, out)
 	}
-	out, _, code = runCLI(t, "estimate", "--model", "gpt2", "--seq", "1024", "--inference", "--gen-len", "128", "--precision", "bf16")
+	out, _, code = runCLI(t, "estimate", "--model", "gpt2", "--seq", "896", "--inference", "--gen-len", "128", "--precision", "bf16")
 	if code != 0 || !strings.Contains(out, "kv cache") {
 		t.Fatalf("generation: code %d\n%s", code, out)
 	}
@@ -158,5 +158,31 @@ func TestEstimateGolden(t *testing.T) {
 	}
 	if out != string(want) {
 		t.Errorf("estimate JSON differs from %s (TORCHMEM_UPDATE_ESTIMATE=1 to accept):\n%s", golden, out)
+	}
+}
+
+// Flags the estimate used to ignore or quietly replace are refused.
+func TestEstimateRefusesIgnoredFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "gpt2", "--seq", "128", "--batch", "0"}, "--batch 0"},
+		{[]string{"--model", "gpt2", "--seq", "128", "--accum", "0"}, "--accum 0"},
+		{[]string{"--model", "gpt2", "--seq", "128", "--zero", "3", "--world-size", "0"}, "--world-size 0"},
+		{[]string{"--model", "gpt2", "--seq", "128", "--kv-cache"}, "--kv-cache needs --inference"},
+		{[]string{"--model", "resnet50", "--seq", "128"}, "--image-size"},
+		{[]string{"--model", "gpt2", "--seq", "128", "--image-size", "224"}, "--seq"},
+		{[]string{"--model", "gpt2", "--seq", "4096"}, "1024 positions"},
+		{[]string{"--model", "gpt2", "--seq", "1000", "--inference", "--gen-len", "100"}, "1024 positions"},
+	} {
+		_, errOut, code := runCLI(t, append([]string{"estimate"}, c.args...)...)
+		if code != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: code %d, stderr %q, want it to mention %q", c.args, code, errOut, c.want)
+		}
+	}
+	out, _, code := runCLI(t, "estimate", "--model", "resnet50", "--batch", "8")
+	if code != 0 || strings.Contains(out, "attention") {
+		t.Errorf("resnet50: code %d, a ConvNet with an attention implementation:\n%s", code, out)
 	}
 }

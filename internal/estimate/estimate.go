@@ -79,6 +79,13 @@ func Estimate(md *models.Model, o Options) (*Result, error) {
 		if o.Seq == 0 {
 			return nil, fmt.Errorf("--seq is required for %s", md.Name)
 		}
+		// Learned absolute positions end at MaxPositions: HF's GPT-2 and
+		// BERT fail with an index error past them, so no memory to estimate.
+		absolute := md.Family == models.GPT2 || md.Family == models.BERT
+		if n := o.Seq + o.GenLen; absolute && md.MaxPositions > 0 && n > md.MaxPositions {
+			return nil, fmt.Errorf("--seq %d (plus --gen-len %d) exceeds the %d positions of %s's position embedding",
+				o.Seq, o.GenLen, md.MaxPositions, md.Name)
+		}
 	}
 	if (o.KVCache || o.GenLen > 0) && md.Family != models.GPT2 && md.Family != models.Llama {
 		return nil, fmt.Errorf("--kv-cache/--gen-len: generation is modelled for decoder-only language models, not %s", md.Family)

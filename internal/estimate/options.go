@@ -101,6 +101,8 @@ func (o *Options) check() error {
 		return fmt.Errorf("--gen-len %d out of range", o.GenLen)
 	case o.GenLen > 0 && !o.Inference:
 		return fmt.Errorf("--gen-len needs --inference")
+	case o.KVCache && !o.Inference:
+		return fmt.Errorf("--kv-cache needs --inference (training keeps no KV cache)")
 	}
 	return nil
 }

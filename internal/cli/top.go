@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -89,6 +90,9 @@ func runTop(ctx context.Context, env *Env, f topFlags) error {
 	opts := sample.Options{ProcRoot: env.ProcRoot, SysRoot: env.SysRoot, GPU: backend, GPUNotice: notice,
 		CgroupPath: f.cgroup, PSSPeriod: f.pssEvery, PSSFromSmaps: f.pssFromSmaps}
 	if len(f.pids) > 0 {
+		if err := topAnyPID(env.ProcRoot, f.pids); err != nil {
+			return err
+		}
 		pids := f.pids
 		opts.PIDs = func() []int { return pids }
 	}
@@ -152,4 +156,15 @@ func topWidth(flag int) int {
 func topIsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
+}
+
+// topAnyPID fails when no process of --pid exists: an empty "no jobs"
+// view would hide a typo. Processes that exit later are dropped quietly.
+func topAnyPID(procRoot string, pids []int) error {
+	for _, pid := range pids {
+		if _, err := os.Stat(filepath.Join(procRoot, strconv.Itoa(pid))); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("--pid: no such process: %s", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(pids)), ","), "[]"))
 }

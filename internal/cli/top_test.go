@@ -112,7 +112,8 @@ func TestTopNoGPUAndBadFlags(t *testing.T) {
 	if code := Run(env, []string{"top", "--filter", "train"}); code != 0 || !strings.Contains(out.String(), "JOB 2000") || strings.Contains(out.String(), "\x1b") {
 		t.Errorf("top into a pipe: exit %d:\n%q", code, out)
 	}
-	for _, args := range [][]string{{"top", "--sort", "cpu"}, {"top", "--interval", "1ms"}, {"top", "extra"}} {
+	for _, args := range [][]string{{"top", "--sort", "cpu"}, {"top", "--interval", "1ms"}, {"top", "extra"},
+		{"top", "--pid", "999999,999998"}, {"top", "--cgroup", "/no/such/group"}} {
 		errb.Reset()
 		if code := Run(env, args); code != 1 || errb.Len() == 0 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errb)

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -168,5 +170,70 @@ func TestServeDeployFlags(t *testing.T) {
 	}
 	if !ro["/host/proc"] || !ro["/host/sys"] || env["TORCHMEM_PROC_ROOT"] != "/host/proc" || env["TORCHMEM_SYS_ROOT"] != "/host/sys" || env["NVIDIA_VISIBLE_DEVICES"] == "" {
 		t.Errorf("daemonset: mounts %v, env %v", ro, env)
+	}
+}
+
+// TestServeRealRun: a real `torchmem run` of a real PyTorch job (CPU torch,
+// hooked, two DataLoader workers) and a real `torchmem serve` over the same
+// history store: serve finds the run, ties it to the sampled job through
+// the supervisor's PID, and shows the hook's step in the API and metrics.
+func TestServeRealRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds torchmem and runs a real job")
+	}
+	py := runTorchPython()
+	if py == "" {
+		t.Skip("no python3 with torch (Debian: apt install python3-torch)")
+	}
+	dir := t.TempDir()
+	bin := runBuild(t, dir)
+	db := filepath.Join(dir, "h.db")
+	run := exec.Command(bin, "run", "--db", db, "--", py, "testdata/top/train_dataloader.py", "2", "60")
+	run.Stdout, run.Stderr = io.Discard, io.Discard
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = run.Process.Signal(os.Interrupt); _ = run.Wait() }()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	serve := exec.Command(bin, "serve", "--listen", addr, "--db", db, "--interval", "500ms")
+	serve.Stdout, serve.Stderr = io.Discard, io.Discard
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = serve.Process.Kill(); _ = serve.Wait() }()
+	type liveRun struct {
+		ID   string `json:"id"`
+		Job  string `json:"job"`
+		Step *int64 `json:"step"`
+	}
+	var last []liveRun
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		var node struct{ Runs []liveRun }
+		if resp, err := http.Get("http://" + addr + "/api/v1/node"); err == nil {
+			json.NewDecoder(resp.Body).Decode(&node)
+			resp.Body.Close()
+		}
+		last = node.Runs
+		if len(last) == 1 && last[0].Job != "" && last[0].Step != nil && *last[0].Step > 0 {
+			break
+		}
+	}
+	if len(last) != 1 || last[0].Job == "" || last[0].Step == nil {
+		t.Fatalf("serve never showed the running run with its job and step: %+v", last)
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := `torchmem_job_step{job_id="` + last[0].Job + `",run="` + last[0].ID + `"}`
+	if !strings.Contains(string(b), want) {
+		t.Errorf("/metrics lacks %s", want)
 	}
 }

@@ -66,6 +66,6 @@ func fixtureState(t testing.TB, workers, gpus int) *State {
 		Step: p64(1200), Extra: map[string]float64{ExtraAllocRetries: 3}}
 	kills := uint64(2)
 	st := &State{Sample: smp, HostOOMKills: &kills, Store: true, Runs: []RunState{{Run: run, Latest: latest, CUDAOOMs: 1}}}
-	MatchRuns(smp, st.Runs)
+	MatchRuns(smp, st.Runs, nil)
 	return st
 }

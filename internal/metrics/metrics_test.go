@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/torchmem/torchmem/internal/store"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -151,5 +153,30 @@ func TestBadLabelValues(t *testing.T) {
 	}
 	if !strings.Contains(out, `torchmem_scrape_success{source="processes"} 1`) {
 		t.Errorf("processes source failed")
+	}
+}
+
+// TestMatchRunsThroughAncestors: a job whose root is not the supervisor's
+// child (a shell or torchrun in between, or workers grouped apart from
+// their main) is still tied to its run.
+func TestMatchRunsThroughAncestors(t *testing.T) {
+	st := fixtureState(t, 1, 1) // job root 2000, its PPid 1
+	runs := []RunState{{Run: store.Run{ID: "direct", SupervisorPID: 1}}, {Run: store.Run{ID: "other", SupervisorPID: 77}}}
+	MatchRuns(st.Sample, runs, nil)
+	if runs[0].Job != "pid:2000" || runs[1].Job != "" {
+		t.Fatalf("direct child: %+v", runs)
+	}
+	st.Sample.Jobs[0].Processes[0].PPid = 500 // 2000 -> 500 (bash) -> 400 -> 77 (supervisor)
+	parents := map[int]int{500: 400, 400: 77, 77: 1}
+	runs = []RunState{{Run: store.Run{ID: "deep", SupervisorPID: 77}}}
+	MatchRuns(st.Sample, runs, func(pid int) int { return parents[pid] })
+	if runs[0].Job != "pid:2000" {
+		t.Fatalf("through ancestors: %+v", runs)
+	}
+	cycle := map[int]int{500: 501, 501: 500}
+	runs = []RunState{{Run: store.Run{ID: "none", SupervisorPID: 77}}}
+	MatchRuns(st.Sample, runs, func(pid int) int { return cycle[pid] })
+	if runs[0].Job != "" {
+		t.Fatalf("a parent cycle matched: %+v", runs)
 	}
 }

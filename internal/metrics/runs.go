@@ -72,18 +72,38 @@ func (storeSource) collect(st *State, ch chan<- prometheus.Metric) error {
 const ExtraAllocRetries = "alloc_retries"
 
 // MatchRuns sets each run's Job to the sampled job it supervises: the job
-// whose root process is a child of the run's supervisor.
-func MatchRuns(smp *sample.Sample, runs []RunState) {
-	if smp == nil {
+// whose root process descends from the run's supervisor. parent returns a
+// process's parent PID (0 when unknown); the walk up from each job root
+// stops after 16 steps, so a job under a wrapper (a shell, torchrun) is
+// found too.
+func MatchRuns(smp *sample.Sample, runs []RunState, parent func(pid int) int) {
+	if smp == nil || len(runs) == 0 {
 		return
 	}
-	for i := range runs {
-		sup := runs[i].Run.SupervisorPID
-		for _, j := range smp.Jobs {
-			if sup > 0 && len(j.Processes) > 0 && (j.Processes[0].PPid == sup || j.RootPID == sup) {
-				runs[i].Job = j.ID
+	sup := make(map[int]int, len(runs)) // supervisor pid -> index in runs
+	for i, r := range runs {
+		if r.Run.SupervisorPID > 0 {
+			sup[r.Run.SupervisorPID] = i
+		}
+	}
+	for _, j := range smp.Jobs {
+		pid := j.RootPID
+		if len(j.Processes) > 0 && j.Processes[0].PID == pid {
+			pid = j.Processes[0].PPid // known already: spare one read
+		} else if parent != nil {
+			pid = parent(pid)
+		}
+		for depth := 0; pid > 0 && depth < 16; depth++ { // pid 1 may be the supervisor (a container)
+			if i, ok := sup[pid]; ok {
+				if runs[i].Job == "" {
+					runs[i].Job = j.ID
+				}
 				break
 			}
+			if parent == nil {
+				break
+			}
+			pid = parent(pid)
 		}
 	}
 }

@@ -85,7 +85,7 @@ func (s *Server) update(ctx context.Context) {
 		}
 	}
 	st.Store, st.Runs, st.RunsErr = s.readRuns()
-	metrics.MatchRuns(st.Sample, st.Runs)
+	metrics.MatchRuns(st.Sample, st.Runs, s.parent)
 	n := &Node{Host: s.host, Version: s.cfg.Version, IntervalSeconds: s.cfg.Interval.Seconds(),
 		Sample: st.Sample, History: st.Store, Runs: liveRuns(st.Runs)}
 	if err != nil {
@@ -107,6 +107,16 @@ func (s *Server) procRoot() string {
 		return "/proc"
 	}
 	return s.cfg.ProcRoot
+}
+
+// parent returns pid's parent from <ProcRoot>/<pid>/status, 0 when the
+// process is gone.
+func (s *Server) parent(pid int) int {
+	st, err := s.procFS.Status(pid)
+	if err != nil {
+		return 0
+	}
+	return st.PPid
 }
 
 // nodeBytes returns the latest node as JSON, encoded at most once per

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/torchmem/torchmem/internal/metrics"
+	"github.com/torchmem/torchmem/internal/procfs"
 	"github.com/torchmem/torchmem/internal/sample"
 	"github.com/torchmem/torchmem/internal/store"
 )
@@ -49,6 +50,7 @@ type Server struct {
 	cfg      Config
 	host     string
 	registry *prometheus.Registry
+	procFS   procfs.FS
 
 	mu    sync.RWMutex
 	db    *store.DB
@@ -78,9 +80,13 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logf = func(string, ...any) {}
 	}
 	host, _ := os.Hostname()
+	var err error
 	s := &Server{cfg: cfg, host: host, changed: make(chan struct{}), logged: map[string]bool{},
 		state:   &metrics.State{SampleErr: errors.New("no sample yet")},
 		streams: make(chan struct{}, maxStreams)}
+	if s.procFS, err = procfs.NewFS(s.procRoot()); err != nil {
+		return nil, err
+	}
 	s.registry = metrics.NewRegistry(s.metricsState, metrics.Options{
 		MaxProcesses: cfg.MaxProcesses, Version: cfg.Version, NoRuntime: cfg.NoRuntimeMetrics})
 	return s, nil

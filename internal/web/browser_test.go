@@ -194,8 +194,8 @@ func testRunPage(t *testing.T, ctx context.Context, f *fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Four families (job host memory, GPU, allocator, step), all 600 points, both events.
-	if charts[0] != 4 || charts[1] != 4 || charts[2] != 600 || charts[3] != 2 {
+	// Five families (job host memory, host available, GPU, allocator, step), all 600 points, both events.
+	if charts[0] != 5 || charts[1] != 5 || charts[2] != 600 || charts[3] != 2 {
 		t.Errorf("run page: charts %d, canvases %d, points %d, events %d", charts[0], charts[1], charts[2], charts[3])
 	}
 	screenshot(t, ctx, "run.png")

@@ -71,7 +71,7 @@ function chartOpts(box, title, series, height) {
     title, width: Math.max(300, box.clientWidth - 12), height: height || 240,
     cursor: {sync: {key: "torchmem"}, drag: {x: true, y: false, setScale: box.dataset.zoom !== "data"}},
     scales: {x: {time: true, range: (u, lo, hi) => lo === hi ? [lo - 60, hi + 1] : [lo, hi]}},
-    axes: [{}, {values: (u, vals) => vals.map(v => v == null ? "" : series[0].value === "count" ? String(v) : fmtBytes(v)), size: 80}],
+    axes: [{}, {values: (u, vals) => vals.map(v => v == null ? "" : series[0].value === "count" ? String(v) : fmtBytes(v)), size: 96}],
     series: [{}, ...series.map(s => ({label: s.label, stroke: s.stroke, width: 1.5, spanGaps: false,
       value: (u, v) => v == null ? "–" : s.value === "count" ? String(v) : fmtBytes(v)}))],
     plugins: box.events ? [eventMarks(box.events)] : [],

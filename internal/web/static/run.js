@@ -43,8 +43,9 @@ function seriesOf(samples) {
   return [
     fam("Job host memory", [
       {label: "cgroup usage", data: col(s => s.cgroup_usage)}, {label: "RSS total", data: col(s => s.rss_total)},
-      {label: "PSS total", data: col(s => s.pss_total)}, {label: "swap", data: col(s => s.swap_total)},
-      {label: "host available", data: col(s => s.host_available)}]),
+      {label: "PSS total", data: col(s => s.pss_total)}, {label: "swap", data: col(s => s.swap_total)}]),
+    // Apart: the host's tens of GiB would flatten the job's lines.
+    fam("Host memory available", [{label: "host available (MemAvailable)", data: col(s => s.host_available)}]),
     fam("GPU memory", gpu),
     fam("PyTorch allocator", [{label: "allocated", data: col(s => s.alloc_allocated)}, {label: "reserved", data: col(s => s.alloc_reserved)}]),
     fam("Optimizer step", [{label: "step", data: col(s => s.step)}], "count"),

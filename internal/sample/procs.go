@@ -159,7 +159,13 @@ func (s *Sampler) detectTorch(pid, depth int) bool {
 		slices.Equal(ps.cmdline, s.procs[st.PPid].cmdline) && s.detectTorch(st.PPid, depth+1):
 		ps.torch = true
 	default:
-		ps.torch, _ = s.fs.MapsContain(pid, "libtorch")
+		var err error
+		ps.torch, err = s.fs.MapsContain(pid, "libtorch")
+		if errors.Is(err, fs.ErrPermission) {
+			// Without this, a non-root user sees "no jobs" and cannot tell why.
+			s.notice("jobs: another user's Python process is not readable (/proc/<pid>/maps needs root or its owner): " +
+				"its job shows only if it uses a GPU or names torch on its command line")
+		}
 	}
 	ps.torchKnown = true
 	return ps.torch

@@ -58,7 +58,7 @@ func Render(s *sample.Sample, o ViewOptions) []string {
 	r.header(s)
 	r.gpus(s)
 	for _, n := range s.Notices {
-		r.line(r.st.notice, "! "+n)
+		r.wrapped(r.st.notice, "! ", n)
 	}
 	js := orderJobs(s.Jobs, o.Sort, o.Filter)
 	if len(js) == 0 {
@@ -89,6 +89,29 @@ func (r *renderer) line(st lipgloss.Style, text string) {
 		text = string(rs[:r.o.Width-1]) + "…"
 	}
 	r.lines = append(r.lines, st.Render(text))
+}
+
+// wrapped breaks text at spaces into lines of the width, the first after
+// prefix and the rest indented as far: a notice says why something is
+// missing, and its end is the part a cut would lose. At most three lines;
+// a word longer than a line is cut by line.
+func (r *renderer) wrapped(st lipgloss.Style, prefix, text string) {
+	indent := strings.Repeat(" ", len([]rune(prefix)))
+	cur, n := prefix, 0
+	for _, w := range strings.Fields(text) {
+		if cur != prefix && cur != indent && len([]rune(cur))+1+len([]rune(w)) > r.o.Width {
+			if n == 2 {
+				break
+			}
+			r.line(st, cur)
+			cur, n = indent, n+1
+		}
+		if cur != prefix && cur != indent {
+			cur += " "
+		}
+		cur += w
+	}
+	r.line(st, cur)
 }
 
 func size(p *uint64) string {

@@ -163,3 +163,20 @@ func TestRenderV2CgroupLine(t *testing.T) {
 		}
 	}
 }
+
+// A long notice wraps at spaces instead of losing its end to the 80-column
+// cut: the end says what to do about it.
+func TestRenderWrapsNotices(t *testing.T) {
+	smp := fixtureSample(t, 1)
+	smp.Notices = []string{"using nvidia-smi (slower, whole MiB): NVML unavailable: dlopen: libnvidia-ml.so.1: cannot open shared object file: No such file or directory"}
+	lines := Render(smp, ViewOptions{})
+	text := strings.Join(lines, "\n")
+	for _, l := range lines {
+		if n := len([]rune(l)); n > 80 {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
+	}
+	if !strings.Contains(text, "! using nvidia-smi") || !strings.Contains(text, "\n  libnvidia-ml.so.1: cannot open shared object file: No such file or directory") {
+		t.Errorf("notice not wrapped:\n%s", text)
+	}
+}

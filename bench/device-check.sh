@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# device-check.sh — the checks of `torchmem run` (and friends) that need a
+# real NVIDIA GPU, as ONE prepared script for a session lent a GPU host
+# (H200, torch 2.11 + CUDA 13, cgroup v2, root, no network, no Go).
+# Finishes in about 3 minutes (every step has its own timeout; the whole
+# must stay under 5). Everything goes to "$OUT/"; $OUT/summary.txt says
+# PASS/FAILED per step with the key numbers.
+#
+# How to run it (from a session that has the device tool):
+#   1. here, at the repository root, build the binary the script carries:
+#        CGO_ENABLED=0 go build -trimpath -o torchmem ./cmd/torchmem
+#      (/torchmem is git-ignored, so it must be carried explicitly)
+#   2. device tool:  run(command="bash bench/device-check.sh",
+#                        carry=["torchmem"], timeout_s=420)
+#   3. read $OUT/summary.txt first (files_at/summary.txt), then the step
+#      outputs it names; record the numbers in bench/results/run.md.
+# Locally (any GPU host): OUT=/tmp/dc bash bench/device-check.sh
+#
+# Steps: version; glibc; top --once/--json; doctor (+--json); a ~20 s CUDA
+# training loop (bench/device/cuda_train.py) under `torchmem run
+# --gpu-threshold 50% --record-history 100000 --memory-max 8G` with
+# `top --json` taken while it runs (NVML backend, devices, the job's
+# processes); runs/show/report --json/--html; a real CUDA OOM under
+# `torchmem run` (post-mortem must say cuda-oom; its OOM snapshot read by
+# `torchmem snapshot summary`); estimate --gpu auto; step-time overhead of
+# `torchmem run` vs bare on the CUDA loop (3 alternating runs each).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-./device-check-out}
+mkdir -p "$OUT"
+TM=${TM:-./torchmem}
+WORK=$(mktemp -d /tmp/torchmem-dc.XXXXXX)
+DB=$WORK/h.db
+SUM=$OUT/summary.txt
+: >"$SUM"
+T0=$(date +%s)
+
+note() { echo "$*" | tee -a "$SUM"; }
+# step NAME TIMEOUT CMD...: runs CMD with its output in $OUT/NAME.txt;
+# a failure is noted and the script goes on.
+step() {
+	local name=$1 limit=$2 s=$(date +%s) rc
+	shift 2
+	timeout -k 5 "$limit" "$@" >"$OUT/$name.txt" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		note "PASS   $name ($(($(date +%s) - s)) s)"
+	else
+		note "FAILED $name (exit $rc, $(($(date +%s) - s)) s; see $name.txt)"
+	fi
+	return $rc
+}
+
+PY=${PY:-}
+for p in python3 /usr/bin/python3 /usr/local/bin/python3 python; do
+	[ -n "$PY" ] && break
+	if command -v "$p" >/dev/null && "$p" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+		PY=$(command -v "$p")
+	fi
+done
+note "host: $(hostname) $(uname -r); python: ${PY:-none with CUDA torch}; $(date -u +%FT%TZ)"
+[ -n "$PY" ] && "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))' 2>&1 | tee -a "$SUM"
+nvidia-smi --query-gpu=index,name,memory.total,memory.used,driver_version --format=csv >"$OUT/nvidia-smi.csv" 2>&1 || echo "FAILED nvidia-smi" >>"$SUM"
+stat -fc 'cgroup fs: %T' /sys/fs/cgroup >>"$SUM" 2>&1
+
+# 1. The binary itself.
+step version 10 "$TM" --version || echo FAILED version
+if [ -x scripts/check-glibc.sh ] && command -v readelf >/dev/null; then
+	step glibc 30 bash scripts/check-glibc.sh "$TM" || echo FAILED glibc
+else
+	step glibc 10 sh -c "file '$TM' 2>/dev/null; ! grep -q 'ld-linux' '$TM' && echo 'static: no ELF interpreter'" || echo FAILED glibc
+fi
+
+# 2. top and doctor on the idle GPU host.
+step top-once 30 "$TM" top --once --width 120 || echo FAILED top-once
+step top-json 30 "$TM" top --json || echo FAILED top-json
+# doctor exits 0/1/2 by the worst finding's severity: all three mean it ran.
+step doctor 60 sh -c '"$0" doctor; c=$?; echo "doctor exit $c"; [ $c -le 2 ]' "$TM" || echo FAILED doctor
+step doctor-json 60 sh -c '"$0" doctor --json; [ $? -le 2 ]' "$TM" || echo FAILED doctor-json
+if [ -z "$PY" ]; then
+	note "FAILED no python with CUDA torch: the CUDA steps are skipped"
+	exit 0
+fi
+
+# 3. The CUDA loop under torchmem run; top --json while it runs.
+"$TM" run --db "$DB" --gpu-threshold 50% --record-history 100000 --memory-max 8G \
+	-- "$PY" bench/device/cuda_train.py --seconds 20 >"$OUT/run-cuda.stdout" 2>"$OUT/run-cuda.stderr" &
+RUNPID=$!
+sleep 15
+step top-json-during-run 30 "$TM" top --json || echo FAILED top-json-during-run
+step top-once-during-run 30 "$TM" top --once --width 120 || echo FAILED top-once-during-run
+s=$(date +%s)
+if timeout 90 tail --pid=$RUNPID -f /dev/null && wait $RUNPID; then
+	note "PASS   run-cuda ($(($(date +%s) - s + 15)) s)"
+else
+	note "FAILED run-cuda (see run-cuda.stdout/.stderr)"
+fi
+"$PY" - "$OUT/top-json-during-run.txt" >>"$SUM" 2>&1 <<'PYEOF' || note "FAILED top-json-during-run: not parsed"
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = d.get("gpu", {})
+info = g.get("info", {})
+print("  top --json during the run: backend %s, %d device(s), %d GPU process(es), %d job(s)" % (
+    info.get("backend"), len(g.get("devices") or []), len(g.get("processes") or []), len(d.get("jobs") or [])))
+for j in d.get("jobs") or []:
+    t = j.get("totals", {})
+    print("    job %s: %d processes, gpu %.1f MiB, rss %.1f MiB" % (j.get("id"), t.get("processes", 0),
+          t.get("gpu_bytes", 0) / 2**20, t.get("rss_bytes", 0) / 2**20))
+PYEOF
+grep -E "^(done|peak|median)" "$OUT/run-cuda.stdout" | sed 's/^/  /' >>"$SUM"
+grep -E "^torchmem: run |peaks:|optimizer steps" "$OUT/run-cuda.stderr" | sed 's/^/  /' >>"$SUM"
+
+# 4. History of that run.
+step runs 20 "$TM" runs --db "$DB" || echo FAILED runs
+step show 20 "$TM" show last --db "$DB" || echo FAILED show
+step report-json 30 sh -c "'$TM' report last --db '$DB' --json > '$OUT/report.json'" || echo FAILED report-json
+step report-html 30 "$TM" report last --db "$DB" --html "$OUT/report.html" || echo FAILED report-html
+
+# 5. A real CUDA OOM under torchmem run, with the OOM observer's snapshot.
+s=$(date +%s)
+timeout -k 5 90 "$TM" run --db "$DB" --record-history 100000 --memory-max 8G \
+	-- "$PY" bench/device/cuda_train.py --oom >"$OUT/run-oom.stdout" 2>"$OUT/run-oom.stderr"
+rc=$?
+note "run-oom: exit $rc ($(($(date +%s) - s)) s; a CUDA OOM exits 1)"
+"$TM" show last --db "$DB" --json >"$OUT/show-oom.json" 2>&1
+if grep -q '"cause": *"cuda-oom"' "$OUT/show-oom.json"; then
+	note "PASS   oom-classified (cause cuda-oom)"
+else
+	note "FAILED oom-classified (show-oom.json has no cause cuda-oom)"
+fi
+grep -E "^torchmem: run |memory snapshot|^  - " "$OUT/run-oom.stderr" | sed 's/^/  /' >>"$SUM"
+SNAP=$(sed -n 's/^  memory snapshot at the OOM: \(.*\) (torchmem snapshot summary FILE)$/\1/p' "$OUT/run-oom.stderr" | head -1)
+if [ -n "$SNAP" ] && [ -f "$SNAP" ]; then
+	ls -l "$SNAP" >>"$SUM"
+	[ "$(stat -c %s "$SNAP")" -lt 50000000 ] && cp "$SNAP" "$OUT/oom-snapshot.pickle"
+	step snapshot-summary 60 "$TM" snapshot summary "$SNAP" || echo FAILED snapshot-summary
+else
+	note "FAILED snapshot-summary (no OOM snapshot named in run-oom.stderr)"
+fi
+
+# 6. estimate against the local GPU.
+step estimate 60 "$TM" estimate --gpu auto --model gpt2 --batch 8 --seq 512 || echo FAILED estimate
+
+# 7. Step-time overhead: bare vs torchmem run (hook on, 1 s stats, 10 Hz
+# sampling), alternating, 3 each; medians of the per-run median step time.
+: >"$WORK/bare"
+: >"$WORK/tm"
+for i in 1 2 3; do
+	timeout 60 "$PY" bench/device/cuda_train.py --seconds 8 2>&1 | sed -n 's/^median step time: \(.*\) ms$/\1/p' >>"$WORK/bare"
+	timeout 60 "$TM" run --db "$DB" --interval 100ms --hook-interval 1s --memory-max 8G \
+		-- "$PY" bench/device/cuda_train.py --seconds 8 2>/dev/null | sed -n 's/^median step time: \(.*\) ms$/\1/p' >>"$WORK/tm"
+done
+med() { sort -n "$1" | awk '{a[NR]=$1} END {if (NR) print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+{
+	echo "bare step ms:     $(tr '\n' ' ' <"$WORK/bare")-> median $(med "$WORK/bare")"
+	echo "torchmem step ms: $(tr '\n' ' ' <"$WORK/tm")-> median $(med "$WORK/tm")"
+	awk -v b="$(med "$WORK/bare")" -v t="$(med "$WORK/tm")" 'BEGIN {if (b > 0) printf "overhead (medians): %+.2f%%\n", (t-b)/b*100; else print "overhead: FAILED (no step times)"}'
+} | tee "$OUT/overhead.txt" | sed 's/^/  /' >>"$SUM"
+
+cp "$DB" "$OUT/h.db" 2>/dev/null
+rm -rf "$WORK"
+note "total $(($(date +%s) - T0)) s"

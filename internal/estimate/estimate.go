@@ -83,8 +83,11 @@ func Estimate(md *models.Model, o Options) (*Result, error) {
 		// BERT fail with an index error past them, so no memory to estimate.
 		absolute := md.Family == models.GPT2 || md.Family == models.BERT
 		if n := o.Seq + o.GenLen; absolute && md.MaxPositions > 0 && n > md.MaxPositions {
-			return nil, fmt.Errorf("--seq %d (plus --gen-len %d) exceeds the %d positions of %s's position embedding",
-				o.Seq, o.GenLen, md.MaxPositions, md.Name)
+			what := fmt.Sprintf("--seq %d", o.Seq)
+			if o.GenLen > 0 {
+				what += fmt.Sprintf(" plus --gen-len %d", o.GenLen)
+			}
+			return nil, fmt.Errorf("%s exceeds the %d positions of %s's position embedding", what, md.MaxPositions, md.Name)
 		}
 	}
 	if (o.KVCache || o.GenLen > 0) && md.Family != models.GPT2 && md.Family != models.Llama {

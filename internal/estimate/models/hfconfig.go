@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -73,6 +74,9 @@ func fromConfig(c cfg) (*Model, error) {
 	if !ok {
 		return nil, unknownArch(c, mt)
 	}
+	if err := checkIntFields(c); err != nil {
+		return nil, err
+	}
 	m := b(c)
 	m.ModelType = mt
 	if a, ok := c["architectures"].([]any); ok && m.Family != ViT {
@@ -109,6 +113,29 @@ func unknownArch(c cfg, mt string) error {
 	}
 	return fmt.Errorf("unsupported architecture: %s; known model types: %s, or {\"torchvision\": \"resnet50\"}",
 		what, strings.Join(known, ", "))
+}
+
+// intFields are the integer sizes the builders read. A value of another
+// type would otherwise be skipped for the builder's default (a Llama with
+// "hidden_size": "4096" estimated as whatever the default is), so it is an
+// error naming the field instead. null is HF's "not set" and allowed.
+var intFields = []string{"d_ff", "d_kv", "d_model", "hidden_size", "image_size", "intermediate_size",
+	"max_position_embeddings", "n_embd", "n_head", "n_inner", "n_layer", "n_positions",
+	"num_attention_heads", "num_decoder_layers", "num_heads", "num_hidden_layers",
+	"num_key_value_heads", "num_labels", "num_layers", "patch_size", "type_vocab_size", "vocab_size", "head_dim"}
+
+func checkIntFields(c cfg) error {
+	for _, k := range intFields {
+		v, present := c[k]
+		if !present || v == nil {
+			continue
+		}
+		f, ok := v.(float64)
+		if !ok || f != math.Trunc(f) || f < 0 {
+			return fmt.Errorf("config field %s: want a non-negative integer, got %v (%T)", k, v, v)
+		}
+	}
+	return nil
 }
 
 // num returns the first of keys present as a number, else def.

@@ -180,3 +180,21 @@ func FuzzParseIndex(f *testing.F) {
 		}
 	})
 }
+
+// A size of the wrong type is an error naming the field, not a silent
+// fall back to the builder's default.
+func TestConfigFieldTypes(t *testing.T) {
+	for _, c := range []struct{ json, want string }{
+		{`{"model_type": "llama", "hidden_size": "4096"}`, "hidden_size"},
+		{`{"model_type": "gpt2", "n_layer": 12.5}`, "n_layer"},
+		{`{"model_type": "bert", "vocab_size": -3}`, "vocab_size"},
+		{`{"model_type": "t5", "d_model": [512]}`, "d_model"},
+	} {
+		if _, err := ParseConfig(strings.NewReader(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one naming %s", c.json, err, c.want)
+		}
+	}
+	if _, err := ParseConfig(strings.NewReader(`{"model_type": "llama", "head_dim": null, "hidden_size": 2048, "num_attention_heads": 16}`)); err != nil {
+		t.Errorf("null head_dim refused: %v", err)
+	}
+}

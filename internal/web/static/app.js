@@ -66,12 +66,16 @@ function showError(err) {
 
 const PALETTE = ["#2f6fde", "#c0392b", "#2e8540", "#8e44ad", "#d35400", "#16a085", "#7f8c8d", "#b7791f", "#34495e", "#e84393"];
 
+// BYTE_STEPS: byte axes tick at powers of two (16 GiB, 32 GiB, …, 512 MiB).
+const BYTE_STEPS = Array.from({length: 51}, (_, i) => 2 ** i);
+
 function chartOpts(box, title, series, height) {
   return {
     title, width: Math.max(300, box.clientWidth - 12), height: height || 240,
     cursor: {sync: {key: "torchmem"}, drag: {x: true, y: false, setScale: box.dataset.zoom !== "data"}},
     scales: {x: {time: true, range: (u, lo, hi) => lo === hi ? [lo - 60, hi + 1] : [lo, hi]}},
-    axes: [{}, {values: (u, vals) => vals.map(v => v == null ? "" : series[0].value === "count" ? String(v) : fmtBytes(v)), size: 96}],
+    axes: [{}, series[0].value === "count" ? {size: 96} :
+      {values: (u, vals) => vals.map(v => v == null ? "" : fmtBytes(v)), size: 96, incrs: BYTE_STEPS}],
     series: [{}, ...series.map(s => ({label: s.label, stroke: s.stroke, width: 1.5, spanGaps: false,
       value: (u, v) => v == null ? "–" : s.value === "count" ? String(v) : fmtBytes(v)}))],
     plugins: box.events ? [eventMarks(box.events)] : [],

@@ -12,12 +12,15 @@ import (
 
 func init() { register("doctor", newDoctorCmd) }
 
+// doctorFlags are doctor's command-line flags.
+type doctorFlags struct {
+	asJSON, verbose, noPython, list bool
+	python                          string
+	only                            []string
+}
+
 func newDoctorCmd(env *Env) *cobra.Command {
-	var (
-		asJSON, verbose, noPython, list bool
-		python                          string
-		only                            []string
-	)
+	var f doctorFlags
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Audit this host for memory trouble of PyTorch jobs (exit 0 ok, 1 warn, 2 fail)",
@@ -31,47 +34,49 @@ Exit status: 0 when nothing is worse than info, 1 for warnings, 2 for failures.`
   torchmem doctor --json | jq '.findings[] | select(.severity != "ok")'
   torchmem doctor --python ~/venv/bin/python --only gpu,pytorch`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if list {
-				for _, id := range doctor.IDs(doctor.Checks()) {
-					if _, err := env.Stdout.Write([]byte(id + "\n")); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			if err := doctor.CheckOnly(doctor.Checks(), only); err != nil {
-				return err
-			}
-			b, notice := gpu.Open(gpu.Options{SysRoot: env.SysRoot, ProcRoot: env.ProcRoot})
-			defer b.Close()
-			h := &doctor.Host{ProcRoot: env.ProcRoot, SysRoot: env.SysRoot, Root: env.Root,
-				GPU: b, GPUNotice: notice, Python: python, Getenv: os.Getenv, UID: os.Getuid()}
-			if !noPython {
-				h.Run = gpu.ExecRunner
-			}
-			rep := doctor.Run(h, doctor.Checks()).Filter(doctor.OK, only)
-			var err error
-			if asJSON {
-				err = writeJSON(env.Stdout, rep)
-			} else {
-				err = doctor.WriteText(env.Stdout, rep, verbose)
-			}
-			if err != nil {
-				return err
-			}
-			if code := rep.ExitCode(); code != 0 {
-				return &ExitError{Code: code}
-			}
-			return nil
-		},
+		RunE: func(*cobra.Command, []string) error { return runDoctor(env, f) },
 	}
-	f := cmd.Flags()
-	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	f.BoolVarP(&verbose, "verbose", "v", false, "show evidence, why and fix for every finding, not only warnings")
-	f.StringVar(&python, "python", "python3", "the Python interpreter that runs the jobs (for torch/numpy/CUDA versions)")
-	f.BoolVar(&noPython, "no-python", false, "skip the Python probe (importing torch takes seconds)")
-	f.StringSliceVar(&only, "only", nil, "only these categories ("+strings.Join(doctor.Categories, ", ")+"), check ids (--list) or id prefixes (vm)")
-	f.BoolVar(&list, "list", false, "list the check ids and exit")
+	fl := cmd.Flags()
+	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "show evidence, why and fix for every finding, not only warnings")
+	fl.StringVar(&f.python, "python", "python3", "the Python interpreter that runs the jobs (for torch/numpy/CUDA versions)")
+	fl.BoolVar(&f.noPython, "no-python", false, "skip the Python probe (importing torch takes seconds)")
+	fl.StringSliceVar(&f.only, "only", nil, "only these categories ("+strings.Join(doctor.Categories, ", ")+"), check ids (--list) or id prefixes (vm)")
+	fl.BoolVar(&f.list, "list", false, "list the check ids and exit")
 	return cmd
+}
+
+func runDoctor(env *Env, f doctorFlags) error {
+	if f.list {
+		for _, id := range doctor.IDs(doctor.Checks()) {
+			if _, err := env.Stdout.Write([]byte(id + "\n")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := doctor.CheckOnly(doctor.Checks(), f.only); err != nil {
+		return err
+	}
+	b, notice := gpu.Open(gpu.Options{SysRoot: env.SysRoot, ProcRoot: env.ProcRoot})
+	defer b.Close()
+	h := &doctor.Host{ProcRoot: env.ProcRoot, SysRoot: env.SysRoot, Root: env.Root,
+		GPU: b, GPUNotice: notice, Python: f.python, Getenv: os.Getenv, UID: os.Getuid()}
+	if !f.noPython {
+		h.Run = gpu.ExecRunner
+	}
+	rep := doctor.Run(h, doctor.Checks()).Filter(doctor.OK, f.only)
+	var err error
+	if f.asJSON {
+		err = writeJSON(env.Stdout, rep)
+	} else {
+		err = doctor.WriteText(env.Stdout, rep, f.verbose)
+	}
+	if err != nil {
+		return err
+	}
+	if code := rep.ExitCode(); code != 0 {
+		return &ExitError{Code: code}
+	}
+	return nil
 }

@@ -59,6 +59,15 @@ function fmt(v, unit){
   while (a >= 1024 && i < u.length-1) { a /= 1024; v /= 1024; i++; }
   return v.toFixed(i ? 2 : 0)+' '+u[i];
 }
+// Axis ticks of byte charts fall on round binary sizes (100 MiB, 2 GiB),
+// not on uPlot's decimal steps (200 MB showed as "190.73 MiB"); labels
+// drop trailing zeros.
+const BYTE_INCRS = [];
+for (let k = 0; k <= 4; k++) for (const m of [1, 2, 5, 10, 25, 50, 100, 250, 500]) BYTE_INCRS.push(m * Math.pow(1024, k));
+function axisFmt(v, unit){
+  const s = fmt(v, unit);
+  return unit === 'bytes' ? s.replace(/(\.\d*?)0+ /, '$1 ').replace('. ', ' ') : s;
+}
 function marks(u){
   const ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
   ctx.save(); ctx.lineWidth = 1.5;
@@ -84,7 +93,7 @@ for (const c of D.charts) {
   const yr = c.limit != null ? {range: (u, lo, hi) => [0, Math.max(hi, c.limit) * 1.05]} : {};
   new uPlot({title: c.title, width: Math.max(400, Math.min(1150, window.innerWidth - 60)), height: 260,
     scales: {x: {time: true}, y: yr}, series: series,
-    axes: [{}, {size: 80, values: (u, vals) => vals.map(v => fmt(v, c.unit))}],
+    axes: [{}, Object.assign({size: 80, values: (u, vals) => vals.map(v => axisFmt(v, c.unit))}, c.unit === 'bytes' ? {incrs: BYTE_INCRS} : {})],
     hooks: {draw: [marks, limitLine(c)]}}, [c.x].concat(c.cols), el);
 }
 document.body.dataset.charts = String(D.charts.length);

@@ -63,7 +63,7 @@ func printSnapshotDiff(w io.Writer, d *snapshot.Diff, limit int, all bool) error
 		}
 		shown++
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d -> %d\t%s\t%s\n", snapshotSigned(s.DeltaBytes), b(s.BeforeBytes), b(s.AfterBytes),
-			s.BeforeCount, s.AfterCount, s.Site, s.Via)
+			s.BeforeCount, s.AfterCount, snapshotShortName(s.Site), snapshotShortName(s.Via))
 	}
 	if shown == 0 {
 		fmt.Fprintln(tw, "  (no site changed)")

@@ -54,7 +54,7 @@ func printSnapshotLeaks(w io.Writer, l *snapshot.Leaks) error {
 	fmt.Fprintln(tw, "  GROWTH/STEP\tSTEPS\tALIVE\tCOUNT\tDEVICE\tSITE\tVIA")
 	for _, k := range l.Leaks {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%d\t%s\t%s\n", units.Bytes(int64(k.BytesPerStep)), k.Steps,
-			units.Bytes(k.Bytes), k.Count, k.Device, k.Key, k.Via)
+			units.Bytes(k.Bytes), k.Count, k.Device, snapshotShortName(k.Key), snapshotShortName(k.Via))
 	}
 	return tw.Flush()
 }

@@ -58,7 +58,7 @@ func printSnapshotSummary(w io.Writer, sum *snapshot.Summary) error {
 		fmt.Fprintln(w, "\ntrace: none recorded (enable torch.cuda.memory._record_memory_history before the run)")
 	}
 	if len(sum.AllocatorSettings) > 0 {
-		fmt.Fprintf(w, "\nallocator settings: %s\n", snapshotSettings(sum.AllocatorSettings))
+		fmt.Fprintf(w, "\nallocator settings:\n%s", snapshotWrap(snapshotSettings(sum.AllocatorSettings), "  ", 80))
 	}
 	fmt.Fprintf(w, "external annotations: %d\n", sum.Annotations)
 	return nil
@@ -126,9 +126,9 @@ func snapshotCounts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// snapshotSettings prints allocator settings compactly: nested maps show
-// only their non-zero entries.
-func snapshotSettings(m map[string]any) string {
+// snapshotSettings lists allocator settings compactly, one key=value each:
+// nested maps show only their non-zero entries.
+func snapshotSettings(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -138,7 +138,28 @@ func snapshotSettings(m map[string]any) string {
 	for _, k := range keys {
 		parts = append(parts, k+"="+snapshotSettingValue(m[k]))
 	}
-	return strings.Join(parts, " ")
+	return parts
+}
+
+// snapshotWrap joins words with spaces into lines of at most width
+// columns (a longer word gets a line of its own), each line indented.
+func snapshotWrap(words []string, indent string, width int) string {
+	var sb strings.Builder
+	line := indent
+	for _, wd := range words {
+		if line != indent && len([]rune(line))+1+len([]rune(wd)) > width {
+			sb.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += wd
+	}
+	if line != indent {
+		sb.WriteString(line + "\n")
+	}
+	return sb.String()
 }
 
 func snapshotSettingValue(v any) string {

@@ -138,3 +138,16 @@ func TestSnapshotSigned(t *testing.T) {
 		}
 	}
 }
+
+func TestSnapshotShortName(t *testing.T) {
+	for in, want := range map[string]string{
+		"capture_torch.py:75 train_with_history": "capture_torch.py:75 train_with_history",
+		"at::(anonymous namespace)::create_out(c10::ArrayRef<long>, c10::ArrayRef<long>, c10::TensorOptions const&)": "at::(anonymous namespace)::create_out(…)",
+		"at::cuda::setWorkspaceForHandle(cublasContext*, c10::cuda::CUDAStream)":                                     "at::cuda::setWorkspaceForHandle(…)",
+		"void at::native::k<float, at::f<(int)3>>(at::TensorIterator&) [clone .isra.0] < x.py:1 g":                   "void at::native::k<…>(…) [clone .isra.0] < x.py:1 g",
+	} {
+		if got := snapshotShortName(in); got != want {
+			t.Errorf("snapshotShortName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

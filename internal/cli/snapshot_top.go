@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/snapshot"
@@ -63,7 +64,50 @@ func printSnapshotSites(w io.Writer, sites []snapshot.SiteBytes, limit int) {
 			fmt.Fprintf(tw, "  …\t\t\t%d more sites\t\n", len(sites)-limit)
 			break
 		}
-		fmt.Fprintf(tw, "  %s\t%.1f%%\t%d\t%s\t%s\n", units.Bytes(s.Bytes), s.Share*100, s.Count, s.Key, s.Via)
+		fmt.Fprintf(tw, "  %s\t%.1f%%\t%d\t%s\t%s\n", units.Bytes(s.Bytes), s.Share*100, s.Count, snapshotShortName(s.Key), snapshotShortName(s.Via))
 	}
 	tw.Flush()
+}
+
+// snapshotShortName drops the template and argument lists of C++ frames
+// ("at::native::reduce_kernel<float, …>(at::TensorIterator&)" becomes
+// "at::native::reduce_kernel<…>(…)") so text tables stay readable; Python
+// frames (no "::") and --json keep everything. A parenthesis right after
+// "::" is part of the name ("(anonymous namespace)") and is kept.
+func snapshotShortName(s string) string {
+	if !strings.Contains(s, "::") {
+		return s
+	}
+	// Sites of --depth N join frames with " < ": shorten each frame.
+	if parts := strings.Split(s, " < "); len(parts) > 1 {
+		for i, p := range parts {
+			parts[i] = snapshotShortName(p)
+		}
+		return strings.Join(parts, " < ")
+	}
+	out := make([]rune, 0, len(s))
+	var open, close rune // the brackets being skipped, if depth > 0
+	depth := 0
+	for _, r := range s {
+		if depth > 0 {
+			if r == open {
+				depth++
+			} else if r == close {
+				depth--
+			}
+			continue
+		}
+		switch {
+		case r == '<':
+			open, close, depth = '<', '>', 1
+			out = append(out, []rune("<…>")...)
+			continue
+		case r == '(' && !strings.HasSuffix(string(out), "::"):
+			open, close, depth = '(', ')', 1
+			out = append(out, []rune("(…)")...)
+			continue
+		}
+		out = append(out, r)
+	}
+	return string(out)
 }

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"context"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -90,5 +91,14 @@ func TestParseCPUList(t *testing.T) {
 		if _, err := parseCPUList(bad); err == nil {
 			t.Errorf("parseCPUList(%q) accepted", bad)
 		}
+	}
+}
+
+// A failing command's error is its name, status and first line of output:
+// the arguments (a long --query list) would hide the driver's message.
+func TestExecRunnerError(t *testing.T) {
+	_, err := ExecRunner(context.Background(), "/bin/sh", "-c", "echo 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.' >&2; exit 9")
+	if err == nil || !strings.HasPrefix(err.Error(), "sh: exit status 9: NVIDIA-SMI has failed") {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -16,8 +17,9 @@ var _ Backend = (*smiBackend)(nil)
 // nvidia-smi fallback is tested on recorded output.
 type Runner func(ctx context.Context, name string, args ...string) ([]byte, error)
 
-// ExecRunner runs the command for real; a failure carries the first line
-// of its standard error.
+// ExecRunner runs the command for real; a failure carries the command's
+// name and the first line of what it printed (not its arguments: a long
+// --query list would push the driver's own message off a notice line).
 func ExecRunner(ctx context.Context, name string, args ...string) ([]byte, error) {
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -25,7 +27,7 @@ func ExecRunner(ctx context.Context, name string, args ...string) ([]byte, error
 	out, err := cmd.Output()
 	if err != nil {
 		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()+" "+string(out)), "\n")
-		return out, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, msg)
+		return out, fmt.Errorf("%s: %w: %s", filepath.Base(name), err, msg)
 	}
 	return out, nil
 }

@@ -93,6 +93,10 @@ func MakePlan(opts Options, profile string) (Plan, error) {
 	if !ok {
 		return Plan{}, fmt.Errorf("unknown profile %q (have %s)", profile, strings.Join(profileNames(), ", "))
 	}
+	if opts.Persist != "auto" && opts.Persist != "tuned" && opts.Persist != "systemd" {
+		// Checked here too: render asks only when THP changes.
+		return Plan{}, fmt.Errorf("--persist %q: want auto, tuned or systemd", opts.Persist)
+	}
 	p := Plan{Profile: profile}
 	multi := numaNodes(opts.SysRoot) > 1
 	for _, s := range settings {

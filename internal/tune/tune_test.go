@@ -221,6 +221,11 @@ func TestPlanKeepsWhatIsFine(t *testing.T) {
 	if _, err := MakePlan(Options{Root: root}, "gaming"); err == nil {
 		t.Error("unknown profile accepted")
 	}
+	// A bad --persist is refused even when no THP setting changes.
+	write(t, root, "sys/kernel/mm/transparent_hugepage/defrag", "always defer defer+madvise [madvise] never\n", 0o644)
+	if _, err := MakePlan(Options{Root: root, Persist: "bogus"}, "training"); err == nil || !strings.Contains(err.Error(), `--persist "bogus"`) {
+		t.Errorf("--persist bogus: %v", err)
+	}
 }
 
 func TestDryRunWritesNothing(t *testing.T) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,7 +29,12 @@ its own memory cgroup and process group, with the in-process PyTorch hook, and
 explain at the end how it went: peaks, whether and why it died, what to change.`,
 		Example: `  torchmem run --memory-max 64G --gpu-threshold 90% --numa auto -- python train.py --epochs 3
   torchmem run -- torchrun --nproc-per-node 8 train.py`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("no command to run: torchmem run [flags] -- COMMAND [ARG...]")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.oomSet = cmd.Flags().Changed("oom-score-adj")
 			return runRun(env, &f, args)

@@ -92,8 +92,12 @@ func TestRunFlagErrors(t *testing.T) {
 		{"run", "--numa", "banana", "--no-history", "--", "true"},
 		{"run", "--gpu-threshold", "200%", "--", "true"},
 		{"run", "--policy", "/nonexistent/policy.yaml", "--", "true"},
+		{"run", "--memory-max", "1G"},
 	} {
 		_, errOut, code := runCLI(t, args...)
+		if len(args) == 3 && !strings.Contains(errOut, "no command to run") {
+			t.Errorf("%v: %q does not say the command is missing", args, errOut)
+		}
 		if code != 1 || !strings.HasPrefix(errOut, "torchmem: ") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 			t.Errorf("%v: code %d stderr %q", args, code, errOut)
 		}

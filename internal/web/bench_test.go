@@ -100,7 +100,7 @@ func TestRunPage24h10Hz(t *testing.T) {
 	f := &fixture{srv: srv, url: "http://" + ln.Addr().String()}
 	var run store.Run
 	f.getJSON(t, "/api/v1/runs/"+id, &run)
-	for _, mp := range []int{2000, 2732, 4000} {
+	for _, mp := range []int{1366, 2000, 4000} {
 		t0 := time.Now()
 		var b struct{ Samples []store.Sample }
 		f.getJSON(t, "/api/v1/runs/"+id+"/samples?max_points="+strconv.Itoa(mp), &b)

@@ -90,7 +90,8 @@ function zoomTo(u) {
 
 async function loadSamples(from, to) {
   runView.zoomed = Boolean(from || to);
-  const q = new URLSearchParams({max_points: String(Math.min(4000, Math.max(500, 2 * window.innerWidth)))});
+  // One bucket per pixel: buckets keep their maxima, so peaks survive.
+  const q = new URLSearchParams({max_points: String(Math.min(4000, Math.max(500, Math.round(window.innerWidth))))});
   if (from) q.set("from", String(from));
   if (to) q.set("to", String(to));
   try {

@@ -163,14 +163,18 @@ func (d *Decoder) fast() bool {
 		d.memo = append(d.memo, v)
 		d.memoCount++
 		in.pos++
-	case opMark:
-		d.marks = append(d.marks, len(d.stack))
-		in.pos++
-	case opEmptyDict:
-		d.stack = append(d.stack, d.newContainer(KindDict, nil))
-		in.pos++
-	case opEmptyList:
-		d.stack = append(d.stack, d.newContainer(KindList, nil))
+	case opMark, opEmptyDict, opEmptyList:
+		if len(d.stack) >= MaxStack || len(d.marks) >= MaxStack {
+			return false // step reports it
+		}
+		switch b[0] {
+		case opMark:
+			d.marks = append(d.marks, len(d.stack))
+		case opEmptyDict:
+			d.stack = append(d.stack, d.newContainer(KindDict, nil))
+		default:
+			d.stack = append(d.stack, d.newContainer(KindList, nil))
+		}
 		in.pos++
 	case opBinInt1:
 		d.stack = append(d.stack, Value{Kind: KindInt, N: int64(b[1])})

@@ -80,6 +80,16 @@ func (in *input) take(n int) ([]byte, error) {
 
 var errTooLong = errors.New("declared length exceeds the rest of the input")
 
+// MaxStack bounds the values and marks on the decoder's stack. CPython's
+// pickler batches APPENDS/SETITEMS by 1,000 and a memory snapshot nests a
+// handful of containers deep, so real files stay in the low thousands; a
+// hostile file of nested or unconsumed empty containers (one byte each, about
+// a hundred bytes of decoder state each) is stopped here instead of growing
+// memory a hundred times its size.
+const MaxStack = 1 << 16
+
+var errTooDeep = fmt.Errorf("more than %d values or marks on the stack: nesting deeper than any memory snapshot", MaxStack)
+
 // readString reads n bytes as a string. A length longer than the known
 // remainder fails at once; with an unknown size the string is read in
 // chunks, so a hostile length costs no more memory than the data present.

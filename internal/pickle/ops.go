@@ -8,6 +8,9 @@ import (
 
 // step executes one opcode other than STOP.
 func (d *Decoder) step(op byte) error {
+	if len(d.stack) >= MaxStack || len(d.marks) >= MaxStack {
+		return errTooDeep
+	}
 	switch op {
 	case opProto:
 		b, err := d.in.readByte()

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Journal records everything apply changed, written before the first
@@ -69,7 +70,50 @@ func ReadJournal(o Options) (*Journal, error) {
 	if j.Version != journalVersion {
 		return nil, fmt.Errorf("%s: journal version %d, this torchmem reads %d", path, j.Version, journalVersion)
 	}
+	if err := j.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return &j, nil
+}
+
+// check refuses a journal that names what apply never touches: revert
+// writes every path in it and runs its undo commands as root, so a
+// damaged or edited journal must not reach outside torchmem's own files.
+func (j *Journal) check() error {
+	for _, l := range j.Live {
+		if !under(l.Path, "/proc/sys/", "/sys/kernel/mm/transparent_hugepage/") {
+			return fmt.Errorf("live value %q: path %q is not a sysctl or THP file", l.Key, l.Path)
+		}
+	}
+	for _, f := range j.Files {
+		if !under(f.Path, "/etc/") {
+			return fmt.Errorf("file %q is not under /etc", f.Path)
+		}
+	}
+	for _, d := range j.Dirs {
+		if d != "/etc" && d != "/var" && d != "/var/lib" && !under(d, "/etc/", "/var/lib/torchmem") {
+			return fmt.Errorf("created directory %q is not one apply makes", d)
+		}
+	}
+	for _, c := range j.Undo {
+		if len(c) == 0 || c[0] != "systemctl" && c[0] != "tuned-adm" {
+			return fmt.Errorf("undo command %q is not systemctl or tuned-adm", c)
+		}
+	}
+	return nil
+}
+
+// under: p is clean (no "..") and starts with one of the prefixes.
+func under(p string, prefixes ...string) bool {
+	if filepath.Clean(p) != p {
+		return false
+	}
+	for _, pre := range prefixes {
+		if strings.HasPrefix(p, pre) {
+			return true
+		}
+	}
+	return false
 }
 
 // write saves the journal durably (temp file, fsync, rename).

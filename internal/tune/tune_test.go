@@ -2,6 +2,7 @@ package tune
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -258,5 +259,38 @@ func TestStatusDrift(t *testing.T) {
 		if it.Key == "vm.swappiness" && (!it.Drift || it.Now != "60") {
 			t.Errorf("%+v", it)
 		}
+	}
+}
+
+// revert writes every path of the journal and runs its undo commands: an
+// edited journal naming anything else is refused, and nothing is written.
+func TestTamperedJournalRefused(t *testing.T) {
+	for name, edit := range map[string]func(j *Journal){
+		"live path":    func(j *Journal) { j.Live[0].Path = "/proc/sys/../../etc/shadow" },
+		"file path":    func(j *Journal) { j.Files[0].Path = "/root/.ssh/authorized_keys" },
+		"undo command": func(j *Journal) { j.Undo = [][]string{{"sh", "-c", "id"}} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := centos7Root(t, false)
+			opts := Options{Root: root, Now: fixedNow}
+			p, _ := MakePlan(opts, "training")
+			if _, err := Apply(opts, p); err != nil {
+				t.Fatal(err)
+			}
+			j, err := ReadJournal(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edit(j)
+			b, _ := json.Marshal(j)
+			write(t, root, JournalFile, string(b), 0o600)
+			before := hashTree(t, root)
+			if _, err := Revert(opts); err == nil {
+				t.Error("tampered journal accepted")
+			}
+			if hashTree(t, root) != before {
+				t.Error("revert of a refused journal changed the tree")
+			}
+		})
 	}
 }

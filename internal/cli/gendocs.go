@@ -70,4 +70,3 @@ func genCompletions(root *cobra.Command, dir string) error {
 	}
 	return nil
 }
-

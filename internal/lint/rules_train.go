@@ -12,16 +12,25 @@ func checkTM004(f *file) {
 			}
 		}
 	}
-	if f.zeroesGrads() {
+	if !f.zeroesGrads() {
+		reportNeverZeroed(f, func(*Node) bool { return true })
 		return
 	}
+	// The file resets gradients somewhere: a loop is still reported when no
+	// code linked to its own by calls does (see resetUnits).
+	reportNeverZeroed(f, f.resetUnits())
+}
+
+// reportNeverZeroed reports each training loop whose unit (resetUnits)
+// lacks a gradient reset.
+func reportNeverZeroed(f *file, lacksReset func(*Node) bool) {
 	seen := map[*Node]bool{}
 	for _, call := range f.nodes("Call") {
 		if !f.isOptimStep(call) {
 			continue
 		}
 		loops := loopsOf(call)
-		if len(loops) == 0 || seen[loops[0]] || !trainsIn(loops[0], "\x00") {
+		if len(loops) == 0 || seen[loops[0]] || !trainsIn(loops[0], "\x00") || !lacksReset(loops[0]) {
 			continue
 		}
 		seen[loops[0]] = true
@@ -30,21 +39,28 @@ func checkTM004(f *file) {
 	}
 }
 
-// zeroesGrads reports any gradient reset in the file: zero_grad (called or
-// passed), p.grad = None, p.grad.zero_() / detach_().
+// zeroesGrads reports any gradient reset in the file.
 func (f *file) zeroesGrads() bool {
 	for _, a := range f.nodes("Attribute") {
-		switch a.S("attr") {
-		case "zero_grad", "zero_grad_":
+		if isGradReset(a) {
 			return true
-		case "grad":
-			if a.Field == "targets" || a.Field == "target" {
-				return true
-			}
-			if p := a.Parent; p.Is("Attribute") && (p.S("attr") == "zero_" || p.S("attr") == "detach_" || p.S("attr") == "data") {
-				return true
-			}
 		}
+	}
+	return false
+}
+
+// isGradReset says whether attribute a resets gradients: zero_grad (called
+// or passed), p.grad = None, p.grad.zero_() / detach_().
+func isGradReset(a *Node) bool {
+	switch a.S("attr") {
+	case "zero_grad", "zero_grad_":
+		return true
+	case "grad":
+		if a.Field == "targets" || a.Field == "target" {
+			return true
+		}
+		p := a.Parent
+		return p.Is("Attribute") && (p.S("attr") == "zero_" || p.S("attr") == "detach_" || p.S("attr") == "data")
 	}
 	return false
 }

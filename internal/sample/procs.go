@@ -29,6 +29,10 @@ type procState struct {
 	torch   bool
 	// torchKnown: torch has been decided (see detectTorch).
 	torchKnown bool
+	// torchRecheckRSS: a Python process whose maps had no libtorch yet is
+	// scanned again only once its RSS reaches this (importing torch maps
+	// hundreds of MB), so a job seen before its `import torch` is found.
+	torchRecheckRSS uint64
 	// PSS tier.
 	pss      *procfs.SmapsRollup
 	pssAt    time.Time
@@ -135,6 +139,10 @@ func (s *Sampler) observe(pid int, restricted bool) *procState {
 	return ps
 }
 
+// torchImportRSS is RSS growth after which a Python process without
+// libtorch is scanned again: `import torch` alone maps well over this.
+const torchImportRSS = 32 << 20
+
 // detectTorch decides once per process whether it runs torch: from the
 // command line; from its parent when it is a fork with the parent's command
 // line (a DataLoader worker shares the parent's mappings); and only then,
@@ -148,6 +156,9 @@ func (s *Sampler) detectTorch(pid, depth int) bool {
 	}
 	if ps.torchKnown {
 		return ps.torch
+	}
+	if ps.torchRecheckRSS > 0 && ps.rss() < ps.torchRecheckRSS {
+		return false
 	}
 	st := ps.status
 	switch {
@@ -165,6 +176,11 @@ func (s *Sampler) detectTorch(pid, depth int) bool {
 			// Without this, a non-root user sees "no jobs" and cannot tell why.
 			s.notice("jobs: another user's Python process is not readable (/proc/<pid>/maps needs root or its owner): " +
 				"its job shows only if it uses a GPU or names torch on its command line")
+		}
+		if err == nil && !ps.torch {
+			// Not yet: it may import torch later. Look again after growth.
+			ps.torchRecheckRSS = ps.rss() + torchImportRSS
+			return false
 		}
 	}
 	ps.torchKnown = true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -255,5 +256,37 @@ func TestCollectV2Cgroup(t *testing.T) {
 	}
 	if j.CgroupHeadroomBytes == nil || *j.CgroupHeadroomBytes != 104857600-282624 || *c.Events.OOMKill != 1 {
 		t.Errorf("headroom %v, oom_kill %v", j.CgroupHeadroomBytes, c.Events.OOMKill)
+	}
+}
+
+// A Python process seen before its `import torch` is found once torch is
+// loaded: "no libtorch in maps" is re-checked after RSS growth, not cached.
+func TestTorchFoundAfterLateImport(t *testing.T) {
+	s, tree, _ := newSampler(t, 0, func(o *Options) { o.GPU = gpu.NewNoop() })
+	dir := filepath.Join(tree.ProcRoot, itoa(sampletest.MainPID))
+	maps, err := os.ReadFile(filepath.Join(dir, "maps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, _ := os.ReadFile(filepath.Join(dir, "status"))
+	setRSS := func(kb int) {
+		re := regexp.MustCompile(`(?m)^VmRSS:\s+\d+ kB$`)
+		b := re.ReplaceAll(status, []byte("VmRSS:\t"+itoa(kb)+" kB"))
+		if err := os.WriteFile(filepath.Join(dir, "status"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Before the import: a small interpreter without libtorch.
+	setRSS(20 << 10)
+	os.WriteFile(filepath.Join(dir, "maps"), []byte("00400000-00401000 r-xp 00000000 08:01 1 /usr/bin/python3.11\n"), 0o644)
+	if smp, err := s.Collect(context.Background()); err != nil || len(smp.Jobs) != 0 {
+		t.Fatalf("before import: %v, %d jobs", err, len(smp.Jobs))
+	}
+	// After: libtorch mapped and RSS grown by hundreds of MB.
+	setRSS(400 << 10)
+	os.WriteFile(filepath.Join(dir, "maps"), maps, 0o644)
+	smp, err := s.Collect(context.Background())
+	if err != nil || len(smp.Jobs) != 1 || smp.Jobs[0].RootPID != sampletest.MainPID {
+		t.Fatalf("after import: %v, jobs %+v", err, smp.Jobs)
 	}
 }

@@ -10,18 +10,27 @@ import (
 
 func printEstimate(env *Env, r *estimate.Result, f *estimate.Fit) error {
 	w := env.Stdout
-	fmt.Fprintf(w, "%s (%s, %.1fM parameters): %s\n", r.Model, r.Family, float64(r.Params)/1e6, estimateSetup(r.Opts, r.Family))
-	tw := newTable(w)
-	fmt.Fprintf(tw, "peak allocated\t%s\ttorch.cuda.max_memory_allocated()\n", units.Bytes(r.PeakAllocatedBytes))
-	fmt.Fprintf(tw, "peak reserved\t%s\ttorch.cuda.max_memory_reserved(): allocator segments\n", units.Bytes(r.PeakReservedBytes))
-	fmt.Fprintf(tw, "process\t%s\tnvidia-smi: reserved + CUDA context + library state\n", units.Bytes(r.ProcessBytes))
-	fmt.Fprintf(tw, "peak at\t%s\t\n", r.PeakPhase)
+	// Model and setup on two lines, and the phase of the peak outside the
+	// table (it is longer than any size), keep the text within 80 columns.
+	fmt.Fprintf(w, "%s (%s, %.1fM parameters)\n  %s\n", r.Model, r.Family, float64(r.Params)/1e6, estimateSetup(r.Opts, r.Family))
+	rows := [][2]string{
+		{"peak allocated", units.Bytes(r.PeakAllocatedBytes) + "\ttorch.cuda.max_memory_allocated()"},
+		{"peak reserved", units.Bytes(r.PeakReservedBytes) + "\ttorch.cuda.max_memory_reserved()"},
+		{"process", units.Bytes(r.ProcessBytes) + "\tnvidia-smi (reserved + context + libraries)"},
+	}
 	if r.ActivationBytesPerBlock > 0 {
-		fmt.Fprintf(tw, "activations per block\t%s\tkept for backward by one block\n", units.Bytes(r.ActivationBytesPerBlock))
+		rows = append(rows, [2]string{"activations per block", units.Bytes(r.ActivationBytesPerBlock) + "\tkept for backward by one block"})
+	}
+	tw := newTable(w)
+	label := 0
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
+		label = max(label, len(row[0]))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "%-*s%s\n", label+2, "peak at", r.PeakPhase)
 	fmt.Fprintln(w, "\nbreakdown at the peak:")
 	tw = newTable(w)
 	for _, it := range r.Breakdown {
@@ -75,7 +84,7 @@ func printFit(w interface{ Write([]byte) (int, error) }, r *estimate.Result, f *
 	if !f.Fits {
 		verdict = fmt.Sprintf("DOES NOT FIT: %s over", units.Bytes(-f.HeadroomBytes))
 	}
-	fmt.Fprintf(w, "\nGPU %s (%s, budget %s with a %.0f%% margin): %s\n", f.GPU, units.Bytes(f.GPUMemoryBytes),
+	fmt.Fprintf(w, "\nGPU %s: %s, budget %s with a %.0f%% margin\n%s\n", f.GPU, units.Bytes(f.GPUMemoryBytes),
 		units.Bytes(f.BudgetBytes), 100*f.Margin, verdict)
 	if f.MaxBatchAtLimit {
 		fmt.Fprintf(w, "largest batch that fits: %d or more (the search stops there)\n", f.MaxBatch)
@@ -94,7 +103,10 @@ func printFit(w interface{ Write([]byte) (int, error) }, r *estimate.Result, f *
 		if l.Fits {
 			fits = "fits"
 		}
-		fmt.Fprintf(tw, "  %s\t-%s\t-> %s\t%s\t%s\n", l.Lever, units.Bytes(l.SavedBytes), units.Bytes(l.ProcessBytes), fits, l.Change)
+		// The flags only: the parenthesised explanation is in --json, and
+		// without it a row fits 80 columns.
+		flags, _, _ := strings.Cut(l.Change, " (")
+		fmt.Fprintf(tw, "  %s\t-%s\t-> %s\t%s\t%s\n", l.Lever, units.Bytes(l.SavedBytes), units.Bytes(l.ProcessBytes), fits, flags)
 	}
 	_ = tw.Flush()
 	_ = r

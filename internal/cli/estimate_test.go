@@ -186,3 +186,16 @@ func TestEstimateRefusesIgnoredFlags(t *testing.T) {
 		t.Errorf("resnet50: code %d, a ConvNet with an attention implementation:\n%s", code, out)
 	}
 }
+
+// The text report fits 80 columns, levers and a job that does not fit included.
+func TestEstimateTextFits80Columns(t *testing.T) {
+	out, _, code := runCLI(t, "estimate", "--model", "meta-llama/Llama-3.1-8B", "--seq", "2048", "--gpu", "A100-80GB")
+	if code != 2 || !strings.Contains(out, "levers") || !strings.Contains(out, "peak at") {
+		t.Fatalf("code %d\n%s", code, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > 80 {
+			t.Errorf("%d columns: %q", n, l)
+		}
+	}
+}

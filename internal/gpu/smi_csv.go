@@ -56,6 +56,14 @@ func parseSMICSV(r io.Reader, fields []string) ([]csvRow, error) {
 			continue
 		}
 		first = false
+		if len(cols) > 0 && cols[len(cols)-1] == "process_name" && len(cells) > len(cols) {
+			// The name is last (as queryAppsFields asks): keep it byte for
+			// byte, commas and their spaces included.
+			cells = strings.SplitN(line, ",", len(cols))
+			for i := range cells {
+				cells[i] = strings.TrimSpace(cells[i])
+			}
+		}
 		row, err := makeRow(cols, cells)
 		if err != nil {
 			return nil, fmt.Errorf("nvidia-smi csv line %d: %w", lineNo, err)

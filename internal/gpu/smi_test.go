@@ -55,6 +55,8 @@ func TestParseSMICSVTable(t *testing.T) {
 				{GPUIndex: 0, GPUUUID: "GPU-a", PID: 78, HostPID: 78, Name: "torchrun"}}, false},
 		{"comma in process name", "GPU-a, 9, 10, python3 train.py --tags a,b\n", queryAppsFields,
 			[]Process{{GPUUUID: "GPU-a", PID: 9, HostPID: 9, UsedBytes: ptr(10 * mib), Name: "python3 train.py --tags a,b"}}, false},
+		{"comma and space in process name", "GPU-a, 9, 10, /opt/my app, v2/python3\n", queryAppsFields,
+			[]Process{{GPUUUID: "GPU-a", PID: 9, HostPID: 9, UsedBytes: ptr(10 * mib), Name: "/opt/my app, v2/python3"}}, false},
 		{"empty", "", queryAppsFields, nil, false},
 		{"bad pid", "GPU-a, x, 10, p\n", queryAppsFields, nil, true},
 		{"bad memory", "GPU-a, 9, lots, p\n", queryAppsFields, nil, true},

@@ -69,3 +69,15 @@ func TestDoctorOnlyAndNoPython(t *testing.T) {
 		t.Errorf("--no-python:\n%s", out)
 	}
 }
+
+// The pointer to tune is shown only when tune can fix something shown.
+func TestDoctorTuneHint(t *testing.T) {
+	doctorFixture(t, "centos7")
+	if out, _, _ := runCLI(t, "doctor", "--no-python", "--only", "vm.swappiness"); !strings.Contains(out, "torchmem tune plan") {
+		t.Errorf("swappiness warning without the tune hint:\n%s", out)
+	}
+	t.Setenv("PYTORCH_CUDA_ALLOC_CONF", "foo:1")
+	if out, _, _ := runCLI(t, "doctor", "--no-python", "--only", "pytorch.alloc_conf"); strings.Contains(out, "torchmem tune plan") {
+		t.Errorf("tune hint for a PyTorch variable tune does not set:\n%s", out)
+	}
+}

@@ -38,7 +38,7 @@ func WriteText(w io.Writer, r Report, verbose bool) error {
 		}
 	}
 	ew.printf("\n%d ok, %d info, %d warn, %d fail", r.Counts["ok"], r.Counts["info"], r.Counts["warn"], r.Counts["fail"])
-	if r.Worst >= Warn {
+	if r.tunable() {
 		ew.printf(" — `torchmem tune plan` shows the fixes it can apply")
 	}
 	ew.printf("\n")
@@ -54,4 +54,15 @@ func (e *errWriter) printf(format string, a ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, a...)
 	}
+}
+
+// tunable: some warning or failure has a setting tune applies (a GPU driver
+// or a PyTorch variable is not one, and pointing at tune would mislead).
+func (r Report) tunable() bool {
+	for _, f := range r.Findings {
+		if f.Severity >= Warn && f.Tune != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -47,7 +47,7 @@ func printSnapshotDiff(w io.Writer, d *snapshot.Diff, limit int, all bool) error
 	}
 	for _, x := range d.After {
 		p := before[x.Device]
-		fmt.Fprintf(w, "device %d: reserved %s -> %s (%s), allocated %s -> %s (%s)\n", x.Device,
+		fmt.Fprintf(w, "device %d:\n  reserved   %s -> %s (%s)\n  allocated  %s -> %s (%s)\n", x.Device,
 			b(p.Reserved), b(x.Reserved), snapshotSigned(x.Reserved-p.Reserved), b(p.Allocated), b(x.Allocated), snapshotSigned(x.Allocated-p.Allocated))
 	}
 	tw := newTable(w)

@@ -49,7 +49,7 @@ func printSnapshotLeaks(w io.Writer, l *snapshot.Leaks) error {
 		fmt.Fprintln(w, "no accumulating allocations found")
 		return nil
 	}
-	fmt.Fprintf(w, "allocations alive at the end that grew step after step (steps from %s):\n", l.StepSource)
+	fmt.Fprintf(w, "allocations alive at the end that grew step after step\n(steps from %s):\n", l.StepSource)
 	tw := newTable(w)
 	fmt.Fprintln(tw, "  GROWTH/STEP\tSTEPS\tALIVE\tCOUNT\tDEVICE\tSITE\tVIA")
 	for _, k := range l.Leaks {

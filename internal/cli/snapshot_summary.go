@@ -71,7 +71,9 @@ func printSnapshotDevice(w io.Writer, d snapshot.DeviceSummary) {
 	fmt.Fprintf(tw, "  reserved\t%s\n", b(d.Reserved))
 	fmt.Fprintf(tw, "  allocated\t%s\t(active %s, requested %s)\n", b(d.Allocated), b(d.Active), b(d.Requested))
 	free := d.FreeInternal + d.FreeExternal
-	fmt.Fprintf(tw, "  free\t%s\tinternal %s (rounding), external %s (fragmentation)\n", b(free), b(d.FreeInternal), b(d.FreeExternal))
+	fmt.Fprintf(tw, "  free\t%s\n", b(free))
+	fmt.Fprintf(tw, "  free, internal\t%s\t(rounding of block sizes)\n", b(d.FreeInternal))
+	fmt.Fprintf(tw, "  free, external\t%s\t(fragmentation: inactive blocks)\n", b(d.FreeExternal))
 	fmt.Fprintf(tw, "  largest free block\t%s\n", b(d.LargestFreeBlock))
 	var pools []string
 	for name, p := range d.Pools {
@@ -79,7 +81,7 @@ func printSnapshotDevice(w io.Writer, d snapshot.DeviceSummary) {
 	}
 	sort.Strings(pools)
 	fmt.Fprintf(tw, "  segments by pool\t%s; expandable %d\n", strings.Join(pools, ", "), d.Expandable)
-	fmt.Fprintf(tw, "  blocks\t%s\n", snapshotCounts(d.Blocks))
+	snapshotRows(tw, "  blocks", snapshotCounts(d.Blocks))
 	tw.Flush()
 }
 
@@ -95,7 +97,7 @@ func printSnapshotTrace(w io.Writer, t snapshot.TraceSummary) {
 	}
 	fmt.Fprintf(w, "\ntrace of device %d: %d entries %s\n", t.Device, t.Entries, span)
 	tw := newTable(w)
-	fmt.Fprintf(tw, "  actions\t%s\n", snapshotCounts(t.Actions))
+	snapshotRows(tw, "  actions", snapshotCounts(t.Actions))
 	fmt.Fprintf(tw, "  at trace start\tallocated %s, reserved %s\n", b(t.Start.Allocated), b(t.Start.Reserved))
 	fmt.Fprintf(tw, "  peak allocated\t%s at %s; reserved then %s\n", b(t.PeakAlloc.Allocated), at(t.PeakAlloc), b(t.PeakAlloc.Reserved))
 	fmt.Fprintf(tw, "  peak reserved\t%s at %s\n", b(t.PeakReserved.Reserved), at(t.PeakReserved))
@@ -107,13 +109,37 @@ func printSnapshotTrace(w io.Writer, t snapshot.TraceSummary) {
 		if t.HasTime {
 			when = fmt.Sprintf("%s (entry %d)", snapshotSeconds(o.TimeUS-t.FirstUS), o.Index)
 		}
-		fmt.Fprintf(tw, "  OOM\t%s: tried to allocate %s with %s free on the device\n", when, b(o.Requested), b(o.DeviceFree))
+		fmt.Fprintf(tw, "  OOM\t%s: %s requested, %s free\n", when, b(o.Requested), b(o.DeviceFree))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "  (trace sizes are what callers requested; PyTorch rounds blocks up to 512 bytes)")
+	fmt.Fprintln(w, "  (trace sizes are as requested; PyTorch rounds blocks up to 512 bytes)")
 }
 
-func snapshotCounts(m map[string]int) string {
+// snapshotRows writes a table row whose value is a list, continued on
+// further rows (empty label) so that no line passes 80 columns (the label
+// column is at most 22 wide).
+func snapshotRows(tw io.Writer, label string, items []string) {
+	if len(items) == 0 {
+		fmt.Fprintf(tw, "%s\tnone\n", label)
+		return
+	}
+	line := ""
+	for i, it := range items {
+		if line != "" && len(line)+2+len(it) > 56 {
+			fmt.Fprintf(tw, "%s\t%s,\n", label, line)
+			label, line = "", ""
+		}
+		if line != "" {
+			line += ", "
+		}
+		line += it
+		if i == len(items)-1 {
+			fmt.Fprintf(tw, "%s\t%s\n", label, line)
+		}
+	}
+}
+
+func snapshotCounts(m map[string]int) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -123,7 +149,7 @@ func snapshotCounts(m map[string]int) string {
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
-	return strings.Join(parts, ", ")
+	return parts
 }
 
 // snapshotSettings lists allocator settings compactly, one key=value each:

@@ -111,7 +111,7 @@ func runTop(ctx context.Context, env *Env, f topFlags) error {
 	defer stop()
 	view.Color = os.Getenv("NO_COLOR") == ""
 	view.Width = 80
-	return tui.Run(ctx, tui.Config{Sampler: s, Interval: f.interval, View: view, In: env.Stdin, Out: env.Stdout})
+	return tui.Run(ctx, tui.Config{Sampler: s, Interval: f.interval, View: view, In: topKeys(env.Stdin), Out: env.Stdout})
 }
 
 func topOnce(ctx context.Context, w io.Writer, s *sample.Sampler, asJSON bool, view tui.ViewOptions) error {
@@ -151,6 +151,16 @@ func topWidth(flag int) int {
 		return n
 	}
 	return 80
+}
+
+// topKeys is where the live view reads keys: stdin when it is a terminal.
+// Otherwise (`top < /dev/null`, `docker run -t` without -i) the view runs
+// without keys until Ctrl-C: bubbletea cannot poll /dev/null and failed.
+func topKeys(in io.Reader) io.Reader {
+	if f, ok := in.(*os.File); ok && !term.IsTerminal(f.Fd()) {
+		return nil
+	}
+	return in
 }
 
 func topIsTerminal(w io.Writer) bool {

@@ -280,3 +280,20 @@ func topDeref(p *uint64) string {
 	}
 	return strconv.FormatUint(*p, 10)
 }
+
+// `top < /dev/null` on a terminal: no keys instead of bubbletea failing to
+// poll /dev/null; a reader that is not a file (tests) is kept.
+func TestTopKeysNeedATerminal(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if in := topKeys(null); in != nil {
+		t.Errorf("/dev/null used for keys: %v", in)
+	}
+	r := strings.NewReader("q")
+	if in := topKeys(r); in != r {
+		t.Errorf("reader dropped: %v", in)
+	}
+}

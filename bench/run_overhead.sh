@@ -3,6 +3,7 @@
 # and under `torchmem run` (hook on, 1 s allocator stats, 10 Hz sampling),
 # interleaved ROUNDS times; then torchmem's own peak RSS and CPU at 1 Hz.
 # Usage: bench/run_overhead.sh [ROUNDS] (as root for the job cgroup)
+# (SKIP_FOOTPRINT=1 skips the second part.)
 set -eu
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
@@ -29,12 +30,17 @@ echo "bare step ms:      $(tr '\n' ' ' < "$TMP/bare")-> median $B, best $(low "$
 echo "torchmem step ms:  $(tr '\n' ' ' < "$TMP/tm")-> median $T, best $(low "$TMP/tm")"
 awk -v b="$B" -v t="$T" 'BEGIN {printf "overhead (medians): %+.2f%%\n", (t-b)/b*100}'
 awk -v b="$(low "$TMP/bare")" -v t="$(low "$TMP/tm")" 'BEGIN {printf "overhead (best runs, least disturbed by other load): %+.2f%%\n", (t-b)/b*100}'
+# Paired by round (bare i, torchmem i ran back to back): the median of the
+# per-round ratios and their spread, less sensitive to slow drifts of load.
+paste "$TMP/bare" "$TMP/tm" | awk '{r = ($2-$1)/$1*100; printf "%.1f\n", r}' > "$TMP/ratio"
+echo "per-round overhead %: $(tr '\n' ' ' < "$TMP/ratio")-> median $(med "$TMP/ratio"), range $(low "$TMP/ratio") .. $(sort -n "$TMP/ratio" | tail -1)"
 BC=$(med "$TMP/bare.cpu"); TC=$(med "$TMP/tm.cpu")
 echo "bare step cpu ms:     $(tr '\n' ' ' < "$TMP/bare.cpu")-> median $BC"
 echo "torchmem step cpu ms: $(tr '\n' ' ' < "$TMP/tm.cpu")-> median $TC"
 awk -v b="$BC" -v t="$TC" 'BEGIN {printf "overhead in the job'"'"'s CPU time per step (medians): %+.2f%%\n", (t-b)/b*100}'
 
 # torchmem's own footprint at 1 Hz over a 30-90 s training run.
+[ "${SKIP_FOOTPRINT:-}" = 1 ] && exit 0
 "$TMP/torchmem" run --db "$TMP/h.db" --memory-max 4G --interval 1s -- $PY examples/train.py --epochs 10 >/dev/null 2>&1 &
 TM=$!
 HWM=0; CPU=0; START=$(date +%s.%N)

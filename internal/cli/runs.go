@@ -125,9 +125,9 @@ func runsGPUKeys(p map[string]int64) []string {
 }
 
 func runsCommand(argv []string, n int) string {
-	s := strings.Join(argv, " ")
-	if len(s) > n {
-		s = s[:n-1] + "…"
+	r := []rune(strings.Join(argv, " ")) // cut between characters, not inside one
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
 	}
-	return s
+	return string(r)
 }

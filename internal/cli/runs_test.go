@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/supervisor"
@@ -129,5 +130,17 @@ func TestRunDetailsHint(t *testing.T) {
 	if !strings.Contains(h, "torchmem show abc123 --db '/tmp/my runs/h.db';") ||
 		!strings.Contains(h, "torchmem report abc123 --db '/tmp/my runs/h.db' --html") {
 		t.Errorf("custom store: %q", h)
+	}
+}
+
+// A long command is cut between characters (it was cut inside a UTF-8
+// sequence, printing an invalid byte).
+func TestRunsCommandCut(t *testing.T) {
+	got := runsCommand([]string{"python3", "train.py", "--name", strings.Repeat("é", 40)}, 30)
+	if !utf8.ValidString(got) || utf8.RuneCountInString(got) != 30 || !strings.HasSuffix(got, "…") {
+		t.Errorf("%q (%d characters)", got, utf8.RuneCountInString(got))
+	}
+	if got := runsCommand([]string{"python3", "t.py"}, 30); got != "python3 t.py" {
+		t.Errorf("short command changed: %q", got)
 	}
 }

@@ -93,3 +93,29 @@ func TestFollowDevKmsg(t *testing.T) {
 		}
 	}
 }
+
+// Following without /dev/kmsg: a journalctl with no journal prints nothing
+// and, with -f, never exits; Open must fall back to dmesg, not wait on it.
+func TestFollowSkipsEmptyJournal(t *testing.T) {
+	bin := t.TempDir()
+	scripts := map[string]string{
+		"journalctl": "#!/bin/sh\nfor a; do [ \"$a\" = -f ] && exec sleep 30; done\nexit 0\n",
+		"dmesg":      "#!/bin/sh\necho '[    1.000000] Linux version 6.1'\nexec sleep 30\n",
+	}
+	for name, body := range scripts {
+		if err := os.WriteFile(bin+"/"+name, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := Open(ctx, Config{DevKmsg: "-", Follow: true, ProcRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Source() != "dmesg" || ctx.Err() != nil {
+		t.Errorf("source %q (ctx %v), want dmesg without waiting on journalctl -f", r.Source(), ctx.Err())
+	}
+}

@@ -106,7 +106,7 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 		errs = append(errs, err)
 	}
 	if !cfg.NoJournal {
-		r, err := openCommand(ctx, cfg, popts, "journalctl -k", journalArgs(cfg))
+		r, err := openJournal(ctx, cfg, popts)
 		if err == nil {
 			return r, nil
 		}
@@ -120,13 +120,30 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 		if cfg.Follow {
 			args = append(args, "-w")
 		}
-		r, err := openCommand(ctx, cfg, popts, "dmesg", args)
+		r, err := openCommand(ctx, cfg, popts, "dmesg", args, true)
 		if err == nil {
 			return r, nil
 		}
 		errs = append(errs, err)
 	}
 	return nil, fmt.Errorf("%w: %w", ErrNotPresent, errors.Join(errs...))
+}
+
+// openJournal opens `journalctl -k`. Following, a new kernel line may be
+// hours away, so whether the journal has this boot's kernel log at all is
+// asked first with a one-line read: without it a container with no journal
+// waited forever instead of falling back to dmesg.
+func openJournal(ctx context.Context, cfg Config, popts ParseOptions) (*Reader, error) {
+	if !cfg.Follow {
+		return openCommand(ctx, cfg, popts, "journalctl -k", journalArgs(cfg), true)
+	}
+	probe := Config{ProcRoot: cfg.ProcRoot}
+	r, err := openCommand(ctx, probe, popts, "journalctl -k", append(journalArgs(probe), "-n", "1"), true)
+	if err != nil {
+		return nil, err
+	}
+	_ = r.Close()
+	return openCommand(ctx, cfg, popts, "journalctl -k", journalArgs(cfg), false)
 }
 
 func journalArgs(cfg Config) []string {
@@ -143,9 +160,10 @@ func journalArgs(cfg Config) []string {
 	return args
 }
 
-// openCommand runs a log command and keeps it only if it yields a line
-// (journalctl in a container without a journal prints nothing).
-func openCommand(ctx context.Context, cfg Config, popts ParseOptions, name string, args []string) (*Reader, error) {
+// openCommand runs a log command and, with needLine, keeps it only if it
+// yields a line (journalctl in a container without a journal prints
+// nothing).
+func openCommand(ctx context.Context, cfg Config, popts ParseOptions, name string, args []string, needLine bool) (*Reader, error) {
 	path, err := exec.LookPath(args[0])
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -181,6 +199,10 @@ func openCommand(ctx context.Context, cfg Config, popts ParseOptions, name strin
 		return Line{}, io.EOF
 	}
 	r := &Reader{source: name, close: stop, since: cfg.Since}
+	if !needLine {
+		r.next = next
+		return r, nil
+	}
 	ln, err := next()
 	if err != nil {
 		_ = stop()

@@ -105,6 +105,7 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 // oomReadKernel parses this boot's kernel log.
 func oomReadKernel(ctx context.Context, env *Env, since time.Time) ([]oomexplain.Incident, error) {
 	incs, src, err := oomexplain.ReadKernel(ctx, kmsg.Config{Since: since, ProcRoot: env.ProcRoot}, oomexplain.Options{})
+	err = oomKernelHint(err)
 	if src != "" && src != "/dev/kmsg" {
 		fmt.Fprintf(env.Stderr, "torchmem: reading the kernel log through %s (/dev/kmsg needs root)\n", src)
 	}
@@ -149,7 +150,7 @@ func oomFollow(ctx context.Context, env *Env, f *oomFlags, since time.Time) erro
 	// Follow means "from now on" unless --since says otherwise.
 	r, err := kmsg.Open(ctx, kmsg.Config{Since: since, Follow: true, OnlyNew: since.IsZero(), ProcRoot: env.ProcRoot})
 	if err != nil {
-		return err
+		return oomKernelHint(err)
 	}
 	defer r.Close()
 	fmt.Fprintf(env.Stderr, "torchmem: following %s (Ctrl-C to stop)\n", r.Source())
@@ -178,6 +179,14 @@ func oomFollow(ctx context.Context, env *Env, f *oomFlags, since time.Time) erro
 		p.Feed(ln)
 	}
 	return printErr
+}
+
+// oomKernelHint adds what to do when no kernel log source is readable.
+func oomKernelHint(err error) error {
+	if errors.Is(err, kmsg.ErrNotPresent) {
+		return fmt.Errorf("%w\n(run as root, or as a member of the systemd-journal or adm group, or give a saved log: torchmem oom FILE)", err)
+	}
+	return err
 }
 
 // oomHostContext is what this host says about shm and fd limits.

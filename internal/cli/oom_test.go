@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/torchmem/torchmem/internal/kmsg"
 )
 
 // oomTestdata is the parsers' real captures, shared with their own tests.
@@ -272,5 +275,16 @@ func TestOomFollowRealKill(t *testing.T) {
 	got := out.String()
 	if !strings.Contains(got, want) || !strings.Contains(got, `"oom_memcg":"/`+name+`"`) {
 		t.Fatalf("follow output lacks pid %d / cgroup %s:\n%.2000s", pid, name, got)
+	}
+}
+
+// No readable kernel log: the error says what to do, and stays ErrNotPresent.
+func TestOomKernelHint(t *testing.T) {
+	err := oomKernelHint(fmt.Errorf("%w: open /dev/kmsg: operation not permitted", kmsg.ErrNotPresent))
+	if !errors.Is(err, kmsg.ErrNotPresent) || !strings.Contains(err.Error(), "run as root") {
+		t.Errorf("err = %v", err)
+	}
+	if other := errors.New("x"); oomKernelHint(other) != other {
+		t.Error("other errors must pass unchanged")
 	}
 }

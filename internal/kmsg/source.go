@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -208,7 +209,8 @@ func openCommand(ctx context.Context, cfg Config, popts ParseOptions, name strin
 		_ = stop()
 		msg := bytes.TrimSpace(stderr.Bytes())
 		if first && len(msg) > 0 {
-			return nil, fmt.Errorf("%s: %s", name, firstLine(msg))
+			// "dmesg: read kernel buffer failed: …": the tool names itself.
+			return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(firstLine(msg), args[0]+": "))
 		}
 		if first {
 			return nil, fmt.Errorf("%s: no output", name)

@@ -49,6 +49,10 @@ func (s *sup) finish(ctx context.Context) *Result {
 	if len(shared) > 0 {
 		sum.Recommendations = shared
 	}
+	if g := s.growth.leak(); g != nil && (sum.Cause == CauseCgroupOOMKill || sum.Cause == CauseHostOOMKill) {
+		sum.Growth = g
+		sum.Recommendations = append([]string{g.advice()}, sum.Recommendations...)
+	}
 	s.event(time.Now(), "exit", "supervisor", s.job.pid, sum.Verdict, map[string]any{"exit_code": code, "cause": sum.Cause})
 	s.cleanup()
 	s.status.clear()

@@ -48,6 +48,9 @@ type Summary struct {
 	OrphansKilled   int              `json:"orphans_killed"`
 	Hooked          int              `json:"hooked_processes"`
 	Recommendations []string         `json:"recommendations,omitempty"`
+	// Growth is set when the job's memory climbed steadily with its steps
+	// up to an OOM kill (a leak).
+	Growth *Growth `json:"growth,omitempty"`
 	// Incidents are the OOM incidents about this job as internal/oomexplain
 	// (shared with `torchmem oom`) explains them.
 	Incidents []Explained `json:"incidents,omitempty"`

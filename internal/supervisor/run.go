@@ -33,6 +33,8 @@ type sup struct {
 	everSet  map[int]bool
 	status   statusLine
 
+	growth growthTrack
+
 	interrupts int
 	killAt     time.Time // SIGKILL the job's cgroup at this time (zero: not scheduled)
 }
@@ -187,6 +189,7 @@ func (s *sup) sampleNow(now time.Time, why string) {
 		s.peaks["alloc_peak_reserved"] = max(s.peaks["alloc_peak_reserved"], tot.peakRes)
 	}
 	r.peaks(s.peaks)
+	s.trackGrowth(r)
 	s.last = r
 	for _, p := range r.pids {
 		if !s.everSet[p] {

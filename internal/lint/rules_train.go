@@ -17,8 +17,15 @@ func checkTM004(f *file) {
 		return
 	}
 	// The file resets gradients somewhere: a loop is still reported when no
-	// code linked to its own by calls does (see resetUnits).
-	reportNeverZeroed(f, f.resetUnits())
+	// code linked to its own by calls does (see resetUnits), built only
+	// once a candidate loop turns up.
+	var lacks func(*Node) bool
+	reportNeverZeroed(f, func(loop *Node) bool {
+		if lacks == nil {
+			lacks = f.resetUnits()
+		}
+		return lacks(loop)
+	})
 }
 
 // reportNeverZeroed reports each training loop whose unit (resetUnits)

@@ -55,7 +55,7 @@ func (s *sup) finish(ctx context.Context) *Result {
 	}
 	s.event(time.Now(), "exit", "supervisor", s.job.pid, sum.Verdict, map[string]any{"exit_code": code, "cause": sum.Cause})
 	s.cleanup()
-	s.status.clear()
+	s.status.done()
 	return &Result{ExitCode: code, Summary: sum}
 }
 

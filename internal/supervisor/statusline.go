@@ -3,20 +3,32 @@ package supervisor
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
-// statusLine redraws one line in place on a terminal ("\r" + erase), and
-// stays silent when off (stderr is a pipe or a file: logs stay clean).
+// statusLine keeps one live line on a terminal and stays silent when off
+// (stderr is a pipe or a file: logs stay clean). The job writes to the
+// same terminal, so, as apt does, the line lives on the bottom row below a
+// scroll region of the rows above it: the job's output (and torchmem's
+// notices) scroll in the region and never run into the status text. On a
+// terminal of unknown or tiny size it falls back to redrawing the current
+// line ("\r" + erase).
 type statusLine struct {
 	w     io.Writer
 	on    bool
 	shown bool
 	last  time.Time
+	// size reports the terminal's rows and columns; nil: ask w's tty.
+	size func() (rows, cols int, ok bool)
+	// rows > 0: the scroll region is set and the status is on this row.
+	rows int
 }
 
 func (l *statusLine) draw(text string) {
@@ -24,15 +36,65 @@ func (l *statusLine) draw(text string) {
 		return
 	}
 	l.last = time.Now()
-	fmt.Fprint(l.w, "\r\x1b[K"+text)
+	rows, cols, ok := l.termSize()
+	if !ok || rows < 3 {
+		l.done()
+		fmt.Fprint(l.w, "\r\x1b[K"+fitColumns(text, cols-1))
+		l.shown = true
+		return
+	}
+	switch {
+	case l.rows == 0: // make room for the row, keep the cursor in the region
+		fmt.Fprintf(l.w, "\n\x1b7\x1b[1;%dr\x1b8\x1b[1A", rows-1)
+	case rows != l.rows: // resized
+		fmt.Fprintf(l.w, "\x1b7\x1b[1;%dr\x1b8", rows-1)
+	}
+	l.rows = rows
+	fmt.Fprintf(l.w, "\x1b7\x1b[%d;1H\x1b[2K%s\x1b8", rows, fitColumns(text, cols-1))
 	l.shown = true
 }
 
+// clear makes room for a line of torchmem's own: only needed when the
+// status shares the job's current line.
 func (l *statusLine) clear() {
-	if l.shown {
+	if l.shown && l.rows == 0 {
 		fmt.Fprint(l.w, "\r\x1b[K")
 		l.shown = false
 	}
+}
+
+// done removes the status for good: the scroll region is reset to the
+// whole screen and the status row erased, the cursor left where it was.
+func (l *statusLine) done() {
+	if l.rows > 0 {
+		fmt.Fprintf(l.w, "\x1b7\x1b[r\x1b[%d;1H\x1b[2K\x1b8", l.rows)
+		l.rows, l.shown = 0, false
+	}
+	l.clear()
+}
+
+func (l *statusLine) termSize() (rows, cols int, ok bool) {
+	if l.size != nil {
+		return l.size()
+	}
+	f, isFile := l.w.(*os.File)
+	if !isFile {
+		return 0, 0, false
+	}
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil || ws.Row == 0 || ws.Col == 0 {
+		return 0, 0, false
+	}
+	return int(ws.Row), int(ws.Col), true
+}
+
+// fitColumns cuts s to n characters (n <= 0: as is) so the line never
+// wraps, which would break the in-place redraw.
+func fitColumns(s string, n int) string {
+	if r := []rune(s); n > 0 && len(r) > n {
+		return string(r[:n])
+	}
+	return s
 }
 
 // statusText: host and GPU memory, headroom to the limit, allocator

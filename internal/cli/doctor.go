@@ -16,6 +16,7 @@ func init() { register("doctor", newDoctorCmd) }
 type doctorFlags struct {
 	asJSON, verbose, noPython, list bool
 	python                          string
+	pythonGiven                     bool
 	only                            []string
 }
 
@@ -34,7 +35,10 @@ Exit status: 0 when nothing is worse than info, 1 for warnings, 2 for failures.`
   torchmem doctor --json | jq '.findings[] | select(.severity != "ok")'
   torchmem doctor --python ~/venv/bin/python --only gpu,pytorch`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return runDoctor(env, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.pythonGiven = cmd.Flags().Changed("python")
+			return runDoctor(env, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
@@ -61,7 +65,7 @@ func runDoctor(env *Env, f doctorFlags) error {
 	b, notice := gpu.Open(gpu.Options{SysRoot: env.SysRoot, ProcRoot: env.ProcRoot})
 	defer b.Close()
 	h := &doctor.Host{ProcRoot: env.ProcRoot, SysRoot: env.SysRoot, Root: env.Root,
-		GPU: b, GPUNotice: notice, Python: f.python, Getenv: os.Getenv, UID: os.Getuid()}
+		GPU: b, GPUNotice: notice, Python: f.python, PythonGiven: f.pythonGiven, Getenv: os.Getenv, UID: os.Getuid()}
 	if !f.noPython {
 		h.Run = gpu.ExecRunner
 	}

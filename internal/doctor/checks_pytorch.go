@@ -15,8 +15,15 @@ func checkPythonEnv(h *Host) []Finding {
 			ev(src, "not run")}
 	}
 	if p.err != "" {
-		return []Finding{newFinding("pytorch.versions", "pytorch", Info, h.pythonName()+" could not be run: PyTorch checks skipped").ev(src, p.err).
-			fix("Pass the interpreter that runs the jobs: torchmem doctor --python /path/to/venv/bin/python")}
+		f := newFinding("pytorch.versions", "pytorch", Info, h.pythonName()+" could not be run: PyTorch checks skipped").ev(src, p.err).
+			fix("Pass the interpreter that runs the jobs: torchmem doctor --python /path/to/venv/bin/python")
+		if h.PythonGiven {
+			// A named interpreter that does not run is a typo or a broken
+			// venv, not a host without Python: do not pass quietly.
+			f.Severity = Warn
+			f = f.why("The interpreter given with --python is the one the jobs are meant to run with; if it cannot even start, neither can they, and the torch/CUDA checks were not made.")
+		}
+		return []Finding{f}
 	}
 	if p.Torch == "" {
 		return []Finding{newFinding("pytorch.versions", "pytorch", Info, "torch is not importable with "+h.pythonName()).

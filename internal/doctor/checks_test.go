@@ -172,6 +172,11 @@ func TestNumpyTorchPair(t *testing.T) {
 	if fs := checkPythonEnv(h); fs[0].Severity != Info || checkCUDACompat(h) != nil {
 		t.Errorf("no python: %+v", fs)
 	}
+	// The same failure for an interpreter the user named is a warning.
+	h.cache, h.Python, h.PythonGiven = nil, "/venv/bin/pyhton", true
+	if fs := checkPythonEnv(h); fs[0].Severity != Warn || fs[0].Why == "" {
+		t.Errorf("--python that does not run: %+v", fs)
+	}
 }
 
 func TestParsers(t *testing.T) {

@@ -20,6 +20,7 @@ type Host struct {
 	GPUNotice               string      // gpu.Open's notice
 	Run                     gpu.Runner  // runs the Python probe; nil: skip it
 	Python                  string      // interpreter that will run the jobs
+	PythonGiven             bool        // Python was named by the user (--python), not the default
 	Getenv                  func(string) string
 	UID                     int
 

@@ -101,4 +101,8 @@ func TestExecRunnerError(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "sh: exit status 9: NVIDIA-SMI has failed") {
 		t.Errorf("err = %v", err)
 	}
+	_, err = ExecRunner(context.Background(), "/nonexistent/nvidia-smi")
+	if err == nil || strings.HasSuffix(err.Error(), ":") || !strings.HasPrefix(err.Error(), "nvidia-smi: ") {
+		t.Errorf("missing command: err = %v", err)
+	}
 }

@@ -27,6 +27,9 @@ func ExecRunner(ctx context.Context, name string, args ...string) ([]byte, error
 	out, err := cmd.Output()
 	if err != nil {
 		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()+" "+string(out)), "\n")
+		if msg == "" { // it did not start, or printed nothing
+			return out, fmt.Errorf("%s: %w", filepath.Base(name), err)
+		}
 		return out, fmt.Errorf("%s: %w: %s", filepath.Base(name), err, msg)
 	}
 	return out, nil

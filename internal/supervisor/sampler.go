@@ -35,6 +35,10 @@ type sampler struct {
 // cgroup held 243 MiB).
 const pssEvery = 5 * time.Second
 
+// pssSlack: ticks come every interval give or take scheduling jitter; one
+// landing microseconds before nextPSS must not push the read a whole tick.
+const pssSlack = 50 * time.Millisecond
+
 // reading is one sample with the derived policy metrics and the job's
 // per-process GPU memory.
 type reading struct {
@@ -69,7 +73,7 @@ func (sm *sampler) collect(now time.Time, alloc allocTotals) reading {
 		// so after exec; the next full read comes soon so that a short
 		// run has a PSS figure of the job at work, not only of its start.
 		sm.nextPSS = now.Add(time.Second)
-	case !now.Before(sm.nextPSS):
+	case !now.Add(pssSlack).Before(sm.nextPSS): // a tick a hair early still counts
 		sm.smp.RefreshPSS()
 		sm.nextPSS = now.Add(pssEvery)
 	}

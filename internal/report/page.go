@@ -59,11 +59,11 @@ function fmt(v, unit){
   while (a >= 1024 && i < u.length-1) { a /= 1024; v /= 1024; i++; }
   return v.toFixed(i ? 2 : 0)+' '+u[i];
 }
-// Axis ticks of byte charts fall on round binary sizes (100 MiB, 2 GiB),
+// Axis ticks of byte charts fall on round binary sizes (512 MiB, 1.5 GiB),
 // not on uPlot's decimal steps (200 MB showed as "190.73 MiB"); labels
 // drop trailing zeros.
 const BYTE_INCRS = [];
-for (let k = 0; k <= 4; k++) for (const m of [1, 2, 5, 10, 25, 50, 100, 250, 500]) BYTE_INCRS.push(m * Math.pow(1024, k));
+for (let k = 0; k <= 4; k++) for (const m of [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]) BYTE_INCRS.push(m * Math.pow(1024, k));
 function axisFmt(v, unit){
   const s = fmt(v, unit);
   return unit === 'bytes' ? s.replace(/(\.\d*?)0+ /, '$1 ').replace('. ', ' ') : s;

@@ -119,6 +119,9 @@ func parseCPUList(s string) ([]int, error) {
 				return nil, fmt.Errorf("bad cpu list %q", s)
 			}
 		}
+		if a < 0 || len(out)+b-a > 1<<16 { // no machine has more CPUs
+			return nil, fmt.Errorf("bad cpu list %q", s)
+		}
 		for c := a; c <= b; c++ {
 			out = append(out, c)
 		}

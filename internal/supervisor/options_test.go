@@ -137,3 +137,17 @@ func TestInteractiveCtrlCEscalates(t *testing.T) {
 		t.Errorf("the job got %d SIGINTs for 2 Ctrl-C, want 2 (none forwarded twice)", strings.Count(string(b), "INT"))
 	}
 }
+
+// The cpulist parser never panics nor allocates without bound (many
+// large ranges used to add 65,536 CPUs each).
+func FuzzParseCPUList(f *testing.F) {
+	for _, s := range []string{"0-3,8,10-11", "0", "", "0-65535,0-65535", "-1", "3-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cpus, err := parseCPUList(s)
+		if err == nil && len(cpus) > 1<<16+1 {
+			t.Fatalf("%q: %d CPUs", s, len(cpus))
+		}
+	})
+}

@@ -144,3 +144,14 @@ func TestRunsCommandCut(t *testing.T) {
 		t.Errorf("short command changed: %q", got)
 	}
 }
+
+// show prints the recorded settings as the flags that give them.
+func TestShowSettingsAsFlags(t *testing.T) {
+	got := showSettings(json.RawMessage(`{"numa":"off","memory_max":"400M","interval":"1s","oom_score_adj":-500}`))
+	if got != "--interval 1s --memory-max 400M --numa off --oom-score-adj -500" {
+		t.Errorf("%q", got)
+	}
+	if got := showSettings(json.RawMessage(`"odd"`)); got != `"odd"` {
+		t.Errorf("not an object: %q", got)
+	}
+}

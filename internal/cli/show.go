@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -53,10 +54,15 @@ func showText(w io.Writer, d *report.Data, maxEvents int) error {
 	fmt.Fprintf(w, "started  %s in %s\n", r.Start.Local().Format("2006-01-02 15:04:05"), r.Cwd)
 	fmt.Fprintf(w, "duration %s, exit %s, %d samples stored\n", runsDuration(r), runsExit(r), r.Samples)
 	if len(r.Limits) > 0 {
-		fmt.Fprintf(w, "settings %s\n", r.Limits)
+		fmt.Fprintf(w, "settings %s\n", showSettings(r.Limits))
 	}
-	for k, v := range r.Labels {
-		fmt.Fprintf(w, "label    %s=%s\n", k, v)
+	labels := make([]string, 0, len(r.Labels))
+	for k := range r.Labels {
+		labels = append(labels, k)
+	}
+	sort.Strings(labels) // a stable order, run after run
+	for _, k := range labels {
+		fmt.Fprintf(w, "label    %s=%s\n", k, r.Labels[k])
 	}
 	if len(r.Summary) > 0 {
 		var s supervisor.Summary
@@ -88,4 +94,24 @@ func showPeaks(p map[string]int64) string {
 		parts = append(parts, k+" "+units.Bytes(v))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// showSettings writes the run's recorded settings as the flags that give
+// them ("--interval 1s --memory-max 400M"), sorted; the raw JSON when it
+// is not an object.
+func showSettings(raw json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return string(raw)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("--%s %v", strings.ReplaceAll(k, "_", "-"), m[k])
+	}
+	return strings.Join(parts, " ")
 }

@@ -71,6 +71,9 @@ func (f *runFlags) limits() (jobcgroup.Limits, error) {
 	if l.MemoryHigh, err = optBytes("memory-high", f.memoryHigh); err != nil {
 		return l, err
 	}
+	if l.MemoryHigh != nil && l.MemoryMax != nil && *l.MemoryHigh > *l.MemoryMax {
+		return l, fmt.Errorf("--memory-high %s is above --memory-max %s: it would never act (give it below the hard limit)", f.memoryHigh, f.memoryMax)
+	}
 	l.SwapMax, err = optBytes("swap-max", f.swapMax)
 	return l, err
 }

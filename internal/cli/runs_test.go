@@ -94,6 +94,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{"run", "--gpu-threshold", "200%", "--", "true"},
 		{"run", "--policy", "/nonexistent/policy.yaml", "--", "true"},
 		{"run", "--memory-max", "1G"},
+		{"run", "--memory-high", "1G", "--memory-max", "512M", "--", "true"},
 	} {
 		_, errOut, code := runCLI(t, args...)
 		if len(args) == 3 && !strings.Contains(errOut, "no command to run") {

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"syscall"
 	"time"
@@ -40,6 +41,10 @@ func (s *sup) finish(ctx context.Context) *Result {
 	}
 	sum.Incidents = explainIncidents(e, s.peaks)
 	explain(&sum)
+	if s.interrupts > 0 && sum.Cause == CauseSignal {
+		// Not a crash: the user stopped it.
+		sum.Verdict = fmt.Sprintf("stopped with Ctrl-C (%d×): %s", s.interrupts, sum.Verdict)
+	}
 	// The shared explanation (same as `torchmem oom`) has the more
 	// specific advice; ours stays when it has none.
 	var shared []string

@@ -130,6 +130,9 @@ func TestInteractiveCtrlCEscalates(t *testing.T) {
 		}
 	}()
 	o := runJob(t, Config{Argv: []string{"/bin/sh", "-c", script}, Grace: 300 * time.Millisecond, Interactive: true})
+	if v := o.res.Summary.Verdict; !strings.HasPrefix(v, "stopped with Ctrl-C (2×): killed by SIGKILL") {
+		t.Errorf("verdict %q does not say the user stopped the job", v)
+	}
 	if o.res.ExitCode != 137 || !strings.Contains(o.notice, "the job got SIGINT") || !strings.Contains(o.notice, "grace period over") {
 		t.Fatalf("exit %d notices %q", o.res.ExitCode, o.notice)
 	}

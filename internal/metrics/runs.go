@@ -69,7 +69,7 @@ func (storeSource) collect(st *State, ch chan<- prometheus.Metric) error {
 
 // ExtraAllocRetries is the store.Sample.Extra key holding the run's
 // allocator retries (num_alloc_retries summed over hooked processes).
-const ExtraAllocRetries = "alloc_retries"
+const ExtraAllocRetries = "alloc_retries" // = store.ExtraAllocRetries (checked in internal/web)
 
 // MatchRuns sets each run's Job to the sampled job it supervises: the job
 // whose root process descends from the run's supervisor. parent returns a

@@ -75,6 +75,15 @@ type Sample struct {
 	Resolution int64 `json:"res_ms,omitempty"`
 }
 
+// Sample.Extra keys written by the run supervisor and read by the node
+// agent: allocator counters summed over the job's hooked processes, from
+// torch.cuda.memory_stats() (num_alloc_retries: cudaMalloc retried after the
+// cache was freed; num_ooms: allocations that raised out of memory).
+const (
+	ExtraAllocRetries = "alloc_retries"
+	ExtraAllocOOMs    = "alloc_ooms"
+)
+
 // Event is something that happened during a run: a cgroup event, a policy
 // action, a hook OOM or exception, a worker death, a notice.
 type Event struct {

@@ -44,6 +44,7 @@ type allocTotals struct {
 	peakAlloc, peakRes  int64
 	maxReservedFrac     float64
 	step                int64
+	retries, ooms       int64 // num_alloc_retries, num_ooms summed
 }
 
 func (h *hookState) totals(gpuTotal func(dev int) int64) allocTotals {
@@ -55,6 +56,8 @@ func (h *hookState) totals(gpuTotal func(dev int) int64) allocTotals {
 			t.reserved += d.Reserved
 			t.peakAlloc = max(t.peakAlloc, d.PeakAllocated)
 			t.peakRes = max(t.peakRes, d.PeakReserved)
+			t.retries += d.NumAllocRetries
+			t.ooms += d.NumOOMs
 			if tot := gpuTotal(d.Device); tot > 0 {
 				t.maxReservedFrac = max(t.maxReservedFrac, float64(d.Reserved)/float64(tot))
 			}

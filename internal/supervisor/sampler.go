@@ -86,6 +86,10 @@ func (sm *sampler) collect(now time.Time, alloc allocTotals) reading {
 	sm.cgroup(&r)
 	if alloc.n > 0 {
 		r.s.AllocAllocated, r.s.AllocReserved = store.Int(alloc.allocated), store.Int(alloc.reserved)
+		r.s.Extra = map[string]float64{
+			store.ExtraAllocRetries: float64(alloc.retries),
+			store.ExtraAllocOOMs:    float64(alloc.ooms),
+		}
 		if alloc.maxReservedFrac > 0 {
 			r.metrics[policy.AllocReservedFraction] = alloc.maxReservedFrac
 		}

@@ -103,3 +103,15 @@ func TestSummaryNamesOOMSnapshot(t *testing.T) {
 		t.Errorf("summary: %s", b.String())
 	}
 }
+
+// Allocator retries and OOM counts are summed over hooked processes (not
+// workers: they send no stats) so serve can export and alert on them.
+func TestAllocTotalsCountRetries(t *testing.T) {
+	h := newHookState()
+	h.last[10] = &hook.Stats{Devices: []hook.DeviceStats{{Device: 0, Allocated: 5, Reserved: 8, NumAllocRetries: 3, NumOOMs: 1}}}
+	h.last[11] = &hook.Stats{Devices: []hook.DeviceStats{{Device: 0, Allocated: 1, Reserved: 2, NumAllocRetries: 4}}}
+	got := h.totals(func(int) int64 { return 0 })
+	if got.retries != 7 || got.ooms != 1 || got.allocated != 6 || got.reserved != 10 {
+		t.Fatalf("totals %+v", got)
+	}
+}

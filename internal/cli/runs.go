@@ -7,9 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/units"
@@ -20,7 +23,7 @@ func init() { register("runs", newRunsCmd) }
 func newRunsCmd(env *Env) *cobra.Command {
 	var dbPath, status, command string
 	var limit int
-	var asJSON bool
+	var asJSON, wide bool
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List supervised runs from the history store, newest first, with their peaks and outcome",
@@ -41,7 +44,11 @@ func newRunsCmd(env *Env) *cobra.Command {
 				}
 				return writeJSON(env.Stdout, list)
 			}
-			runsTable(env.Stdout, list)
+			width := 0 // --wide: never cut the command
+			if !wide {
+				width = runsWidth(env.Stdout)
+			}
+			runsTable(env.Stdout, list, width)
 			return nil
 		},
 	}
@@ -50,6 +57,7 @@ func newRunsCmd(env *Env) *cobra.Command {
 	cmd.Flags().StringVar(&command, "command", "", "only runs whose command line contains this")
 	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many runs")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&wide, "wide", false, "print whole command lines (the table otherwise fits the terminal: $COLUMNS, the tty, else 80)")
 	return cmd
 }
 
@@ -71,25 +79,83 @@ func runsOpenDB(path string) (*store.DB, error) {
 	return db, nil
 }
 
-func runsTable(w io.Writer, list []store.Run) {
-	tw := newTable(w)
-	fmt.Fprintln(tw, "ID\tSTART\tDURATION\tSTATUS\tEXIT\tPEAK HOST\tPEAK GPU\tCOMMAND")
+// runsTable prints one line per run. width > 0 cuts the command so every
+// line fits in width characters; 0 prints it whole.
+func runsTable(w io.Writer, list []store.Run, width int) {
+	rows := [][]string{{"ID", "START", "TIME", "STATUS", "EXIT", "HOST", "GPU"}}
 	for _, r := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Start.Local().Format("2006-01-02 15:04:05"),
-			runsDuration(r), r.Status, runsExit(r), runsPeak(r.Peaks, "cgroup_usage", "pss_total", "rss_total"),
-			runsPeak(r.Peaks, runsGPUKeys(r.Peaks)...), runsCommand(r.Command, 60))
+		rows = append(rows, []string{r.ID, r.Start.Local().Format("01-02 15:04"), runsShortDuration(runsLength(r)), string(r.Status),
+			runsExit(r), runsPeak(r.Peaks, "cgroup_usage", "pss_total", "rss_total"), runsPeak(r.Peaks, runsGPUKeys(r.Peaks)...)})
 	}
-	tw.Flush()
+	const gap = 2
+	widths := make([]int, len(rows[0]))
+	used := 0
+	for i := range widths {
+		for _, row := range rows {
+			widths[i] = max(widths[i], utf8.RuneCountInString(row[i]))
+		}
+		used += widths[i] + gap
+	}
+	cmdWidth := 0
+	if width > 0 {
+		cmdWidth = max(width-used, 8) // a terminal too narrow for the fixed columns still gets a hint of the command
+	}
+	for i, row := range rows {
+		var b strings.Builder
+		for c, cell := range row {
+			b.WriteString(cell)
+			b.WriteString(strings.Repeat(" ", widths[c]-utf8.RuneCountInString(cell)+gap))
+		}
+		if i == 0 {
+			b.WriteString("COMMAND")
+		} else {
+			b.WriteString(runsCommand(list[i-1].Command, cmdWidth))
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// runsWidth is the width the table must fit: $COLUMNS, else the terminal
+// stdout is, else 80.
+func runsWidth(out io.Writer) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if f, ok := out.(*os.File); ok && term.IsTerminal(f.Fd()) {
+		if n, _, err := term.GetSize(f.Fd()); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 80
 }
 
 func runsDuration(r store.Run) string {
+	return runsLength(r).Truncate(time.Second).String()
+}
+
+func runsLength(r store.Run) time.Duration {
 	end := time.Now()
 	if r.End != nil {
 		end = *r.End
 	} else if r.LastSample != nil && r.Status != store.StatusRunning {
 		end = *r.LastSample
 	}
-	return end.Sub(r.Start).Truncate(time.Second).String()
+	return end.Sub(r.Start)
+}
+
+// runsShortDuration is d in at most two units (45s, 12m05s, 3h04m, 2d03h):
+// seconds do not matter once a job has run for hours.
+func runsShortDuration(d time.Duration) string {
+	s := int64(max(d, 0) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
 }
 
 func runsExit(r store.Run) string {
@@ -124,9 +190,11 @@ func runsGPUKeys(p map[string]int64) []string {
 	return out
 }
 
+// runsCommand is the command line cut to n characters with an ellipsis
+// (n <= 0: whole).
 func runsCommand(argv []string, n int) string {
 	r := []rune(strings.Join(argv, " ")) // cut between characters, not inside one
-	if len(r) > n {
+	if n > 0 && len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
 	return string(r)

@@ -156,3 +156,58 @@ func TestShowSettingsAsFlags(t *testing.T) {
 		t.Errorf("not an object: %q", got)
 	}
 }
+
+// The default table fits 80 columns even with long (and multi-byte)
+// command lines; --wide prints them whole; $COLUMNS widens the cut.
+func TestRunsTableFits(t *testing.T) {
+	t.Setenv("COLUMNS", "")
+	path := filepath.Join(t.TempDir(), "h.db")
+	db, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := []string{"torchrun", "--nproc_per_node=8", "train.py", "--config", "configs/llama-70b-finetune-ünïcödé.yaml", strings.Repeat("--flag-é ", 30) + "--end"}
+	t0 := time.Now().Add(-26 * time.Hour)
+	for i, st := range []store.Status{store.StatusExited, store.StatusOOMKilled, store.StatusSupervisorLost} {
+		r := &store.Run{Command: long, Cwd: "/tmp", Start: t0.Add(time.Duration(i) * time.Hour)}
+		if err := db.CreateRun(r); err != nil {
+			t.Fatal(err)
+		}
+		db.AppendSample(r.ID, store.Sample{Time: r.Start.Add(time.Second), CgroupUsage: store.Int(123 << 30),
+			GPUUsed: []*int64{store.Int(79 << 30)}})
+		code, sig := 0, 9
+		fin := store.Finish{End: r.Start.Add(25*time.Hour + 3*time.Minute), Status: st, ExitCode: &code,
+			Peaks: map[string]int64{"cgroup_usage": 123 << 30, "gpu0_used": 79 << 30}}
+		if st != store.StatusExited {
+			fin.ExitCode, fin.Signal = nil, &sig
+		}
+		if err := db.FinishRun(r.ID, fin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	out, _, code := runCLI(t, "runs", "--db", path)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if code != 0 || len(lines) != 4 || !strings.Contains(out, "1d01h") || !strings.Contains(out, "sig 9") || !strings.Contains(out, "123G") {
+		t.Fatalf("runs: %d\n%s", code, out)
+	}
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 80 || !utf8.ValidString(l) {
+			t.Errorf("%d characters: %q", n, l)
+		}
+		if l != lines[0] && !strings.HasSuffix(l, "…") {
+			t.Errorf("long command not cut: %q", l)
+		}
+	}
+	whole := strings.Join(long, " ")
+	if out, _, _ := runCLI(t, "runs", "--db", path, "--wide"); strings.Count(out, whole) != 3 {
+		t.Errorf("--wide does not print the whole command:\n%s", out)
+	}
+	t.Setenv("COLUMNS", "120")
+	out, _, _ = runCLI(t, "runs", "--db", path)
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n")[1:] {
+		if n := utf8.RuneCountInString(l); n != 120 {
+			t.Errorf("COLUMNS=120: %d characters: %q", n, l)
+		}
+	}
+}

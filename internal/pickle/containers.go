@@ -1,9 +1,6 @@
 package pickle
 
-import (
-	"errors"
-	"math/bits"
-)
+import "math/bits"
 
 // recycle frees the slot and item slice of a container the hooks
 // replaced: every later reference goes through the memo, which now holds
@@ -11,6 +8,7 @@ import (
 func (d *Decoder) recycle(idx uint32, c *container) {
 	items := c.items
 	c.items = nil
+	d.liveItems -= len(items)
 	c.gen++ // stale references to the slot now fail instead of aliasing
 	d.freeConts = append(d.freeConts, idx)
 	k := bits.Len(uint(cap(items)))
@@ -62,6 +60,7 @@ func (d *Decoder) newContainer(k Kind, items []Value) Value {
 	c := &d.conts[idx]
 	gen := c.gen + 1
 	*c = container{items: items, memo: -1, gen: gen}
+	d.liveItems += len(items)
 	return Value{Kind: k, N: int64(gen)<<32 | int64(idx)}
 }
 
@@ -73,7 +72,9 @@ func (d *Decoder) finish(v Value) (Value, error) {
 	}
 	c := d.cont(v)
 	if c == nil {
-		return Value{}, errors.New("reference to a container that no longer exists")
+		// Its slot was reused: it was released after its parent was
+		// converted, while this reference waited on the stack.
+		return Value{Kind: KindDropped}, nil
 	}
 	if c.done {
 		repl := c.repl
@@ -97,6 +98,7 @@ func (d *Decoder) finish(v Value) (Value, error) {
 	}
 	if nv != v {
 		c.replaced = true
+		d.release(c.items)
 		if c.refs <= 0 {
 			d.recycle(uint32(v.N), c)
 		}

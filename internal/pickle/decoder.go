@@ -56,6 +56,10 @@ type Decoder struct {
 	pool      [8][][]Value // item slices of replaced containers, by size class
 	conts     []container
 	freeConts []uint32
+	liveItems int     // items held by the containers in conts
+	released  []Value // release's work list, kept for reuse
+	ops       uint32  // opcodes run, for the periodic budget check
+	peakLive  int
 }
 
 // NewDecoder returns a decoder reading from r.
@@ -86,6 +90,12 @@ func NewDecoder(r io.Reader, opt Options) *Decoder {
 func (d *Decoder) Decode() (Value, error) {
 	in := &d.in
 	for {
+		if d.ops++; d.ops%budgetEvery == 0 {
+			if err := d.checkBudget(); err != nil {
+				d.opOff = in.offset()
+				return Value{}, d.fail(err)
+			}
+		}
 		if in.end-in.pos < 16 && !in.eof {
 			if err := in.fill(16); err != nil && err != io.ErrUnexpectedEOF {
 				return Value{}, d.fail(err)
@@ -227,6 +237,9 @@ func (d *Decoder) stop() (Value, error) {
 	}
 	v, err := d.finish(d.stack[0])
 	if err != nil {
+		return Value{}, d.fail(err)
+	}
+	if err := d.checkBudget(); err != nil {
 		return Value{}, d.fail(err)
 	}
 	// CPython reads a whole frame before decoding it: a frame longer than

@@ -272,6 +272,7 @@ func (d *Decoder) fill(op byte) error {
 		c.items = grown
 	}
 	c.items = append(c.items, items...)
+	d.liveItems += len(items)
 	return nil
 }
 

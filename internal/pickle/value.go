@@ -25,9 +25,13 @@ const (
 	// KindExt is a value a Hooks implementation put in place of a
 	// container; N is its own handle.
 	KindExt
+	// KindDropped stands for a container the decoder released because the
+	// hooks converted its parent and kept nothing of it (see Hooks): a later
+	// reference to it reads as this, not as a failure.
+	KindDropped
 )
 
-var kindNames = [...]string{"unset", "None", "bool", "int", "big int", "float", "str", "list", "tuple", "dict", "converted object"}
+var kindNames = [...]string{"unset", "None", "bool", "int", "big int", "float", "str", "list", "tuple", "dict", "converted object", "value dropped after its parent was converted"}
 
 // String names the kind as Python would.
 func (k Kind) String() string {
@@ -80,7 +84,11 @@ func (d *Decoder) Items(v Value) []Value {
 // as they are complete, so a large file never exists as a generic tree.
 // Finish is called once per list, tuple or dict, when it becomes an item of
 // another container or the result; the Value it returns takes the
-// container's place everywhere, the memo included.
+// container's place everywhere, the memo included. When it returns a value
+// other than v, the decoder releases v's items and every list, tuple or dict
+// below them that the hooks left unconverted (keys a typed model ignores),
+// so Finish must read all it needs from them before it returns; a later
+// reference to a released container reads as KindDropped.
 type Hooks interface {
 	Finish(d *Decoder, v Value) (Value, error)
 }
@@ -101,7 +109,7 @@ func (d *Decoder) ToAny(v Value, maxDepth int) (any, error) {
 		return nil, fmt.Errorf("nesting deeper than the limit")
 	}
 	switch v.Kind {
-	case KindNone:
+	case KindNone, KindDropped:
 		return nil, nil
 	case KindBool:
 		return v.N != 0, nil

@@ -34,25 +34,55 @@ func BenchmarkAppendFlush(b *testing.B) {
 	}
 }
 
-// BenchmarkSamplesDownsampled reads a 10 Hz hour as 1000 points.
+// BenchmarkSamplesDownsampled reads a 10 Hz hour (36,000 rows, two GPUs)
+// as 1000 points; extra: each row also holds the supervisor's Extra
+// (allocator counters); go: the row-by-row Go merge Samples used before
+// (samplesGoRef), for comparison.
 func BenchmarkSamplesDownsampled(b *testing.B) {
+	for _, extra := range []bool{false, true} {
+		db, id := benchStore(b, 36000, extra)
+		for _, path := range []string{"sql", "go"} {
+			name := path
+			if extra {
+				name += "/extra"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					var pts []Sample
+					var err error
+					if path == "sql" {
+						pts, err = db.Samples(id, time.Time{}, time.Time{}, 1000)
+					} else {
+						pts, err = samplesGoRef(db, id, time.Time{}, time.Time{}, 1000)
+					}
+					if err != nil || len(pts) > 1000 {
+						b.Fatal(len(pts), err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func benchStore(b *testing.B, n int, extra bool) (*DB, string) {
 	db, err := Open(filepath.Join(b.TempDir(), "b.db"), Options{FlushInterval: time.Hour, Tiers: []Tier{}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	b.Cleanup(func() { db.Close() })
 	r := &Run{Command: []string{"bench"}}
 	db.CreateRun(r)
 	t0 := time.Now()
-	for i := 0; i < 36000; i++ {
-		db.AppendSample(r.ID, benchSample(t0.Add(time.Duration(i)*100*time.Millisecond), int64(i)))
-	}
-	db.Flush()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		pts, err := db.Samples(r.ID, time.Time{}, time.Time{}, 1000)
-		if err != nil || len(pts) > 1000 {
-			b.Fatal(len(pts), err)
+	for i := 0; i < n; i++ {
+		s := benchSample(t0.Add(time.Duration(i)*100*time.Millisecond), int64(i))
+		if extra {
+			s.Extra = map[string]float64{ExtraAllocRetries: float64(i / 1000), ExtraAllocOOMs: float64(i / 9000)}
 		}
+		db.AppendSample(r.ID, s)
 	}
+	if err := db.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	return db, r.ID
 }

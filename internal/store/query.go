@@ -127,31 +127,25 @@ func (db *DB) Samples(id string, from, to time.Time, maxPoints int) ([]Sample, e
 	if err != nil {
 		return nil, fmt.Errorf("read samples of %s from %s: %w", id, db.path, err)
 	}
+	if maxPoints > 0 && n > int64(maxPoints) {
+		w := (maxT.Int64 - minT.Int64 + int64(maxPoints)) / int64(maxPoints)
+		out, err := db.samplesBucketed(rowid, lo, hi, minT.Int64, w)
+		if err != nil {
+			return nil, fmt.Errorf("read samples of %s from %s: %w", id, db.path, err)
+		}
+		return out, nil
+	}
 	rows, err := db.sql.Query(`SELECT `+sampleCols+` FROM samples WHERE run=? AND t_ms BETWEEN ? AND ? ORDER BY t_ms`, rowid, lo, hi)
 	if err != nil {
 		return nil, fmt.Errorf("read samples of %s from %s: %w", id, db.path, err)
 	}
 	defer rows.Close()
-	var w int64
-	if maxPoints > 0 && n > int64(maxPoints) {
-		w = (maxT.Int64 - minT.Int64 + int64(maxPoints)) / int64(maxPoints)
-	}
 	out := make([]Sample, 0, min(n, 1<<16))
 	for rows.Next() {
 		s, err := scanSample(rows)
 		if err != nil {
 			return nil, fmt.Errorf("read samples of %s from %s: %w", id, db.path, err)
 		}
-		if w == 0 {
-			out = append(out, s)
-			continue
-		}
-		b := minT.Int64 + (ms(s.Time)-minT.Int64)/w*w
-		if k := len(out) - 1; k >= 0 && ms(out[k].Time) == b {
-			mergeSample(&out[k], s)
-			continue
-		}
-		s.Time, s.Resolution = fromMS(b), max(w, s.Resolution)
 		out = append(out, s)
 	}
 	return out, rows.Err()

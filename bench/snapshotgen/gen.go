@@ -7,6 +7,10 @@ type gen struct {
 	s         *snapshot.Snapshot
 	copies    int
 	frameMemo map[snapshot.FrameID]int
+	// future adds to every trace entry a nested dict no torch writes
+	// today, {"future": {"kind": ..., "ids": [addr, size], "meta": {...}}},
+	// to measure what keys the reader ignores cost.
+	future bool
 }
 
 func (g *gen) top() {
@@ -139,9 +143,9 @@ func (g *gen) trace(t []snapshot.TraceEntry) {
 }
 
 func (g *gen) entry(e *snapshot.TraceEntry, shift int64) {
-	n := 8
-	if e.Action == snapshot.ActionOOM {
-		n = 8 // device_free replaces addr
+	n := 8 // device_free replaces addr on an OOM entry
+	if g.future {
+		n = 9
 	}
 	ctx := g.s.Texts[e.Compile]
 	if ctx == "" {
@@ -178,6 +182,25 @@ func (g *gen) entry(e *snapshot.TraceEntry, shift int64) {
 		case 7:
 			g.p.str("frames")
 			g.frames(e.Stack)
+		case 8:
+			g.p.str("future")
+			g.futureDict(e)
+		}
+	})
+}
+
+func (g *gen) futureDict(e *snapshot.TraceEntry) {
+	g.p.dict(3, func(k int) {
+		switch k {
+		case 0:
+			g.p.str("kind")
+			g.p.str(e.Action.String())
+		case 1:
+			g.p.str("ids")
+			g.p.list(2, func(i int) { g.p.int([]int64{int64(e.Addr), e.Size}[i]) })
+		case 2:
+			g.p.str("meta")
+			g.p.dict(1, func(int) { g.p.str("step"); g.p.int(e.TimeUS) })
 		}
 	})
 }

@@ -4,6 +4,7 @@
 // `torchmem snapshot` and `pickle.load` can be timed on the same file.
 //
 //	go run ./bench/snapshotgen -in train.pickle.gz -size 1G -o /tmp/big.pickle
+//	go run ./bench/snapshotgen -in train.pickle.gz -size 300M -future -o /tmp/future.pickle
 package main
 
 import (
@@ -20,14 +21,15 @@ func main() {
 	in := flag.String("in", "", "real snapshot to replicate")
 	out := flag.String("o", "", "output file")
 	size := flag.String("size", "100M", "approximate output size")
+	future := flag.Bool("future", false, "add an unknown nested dict to every trace entry")
 	flag.Parse()
-	if err := run(*in, *out, *size); err != nil {
+	if err := run(*in, *out, *size, *future); err != nil {
 		fmt.Fprintln(os.Stderr, "snapshotgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(in, out, size string) error {
+func run(in, out, size string, future bool) error {
 	want, err := units.ParseBytes(size)
 	if err != nil {
 		return err
@@ -52,7 +54,7 @@ func run(in, out, size string) error {
 	}
 	defer f.Close()
 	w := bufio.NewWriterSize(f, 1<<20)
-	g := &gen{p: newPickler(w), s: s, copies: copies, frameMemo: map[snapshot.FrameID]int{}}
+	g := &gen{p: newPickler(w), s: s, copies: copies, frameMemo: map[snapshot.FrameID]int{}, future: future}
 	g.top()
 	if err := g.p.finish(); err != nil {
 		return err

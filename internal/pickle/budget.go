@@ -10,16 +10,16 @@ import "fmt"
 // distinct strings, and one converted handle per trace entry, block and
 // segment (about one per 200 bytes); generic containers under keys the
 // typed model ignores are released as soon as their parent is converted
-// (see release): 1 value per 35-70 bytes on large real snapshots, the
-// batches CPython's pickler leaves pending (1,000 entries) well under
-// budgetFloor on small ones. So the decoder refuses to hold more than
+// (see release): 1 value per 35-70 bytes on large real snapshots; on the
+// small ones, the batches CPython's pickler leaves pending (1,000 entries)
+// peak at 98k values, well under budgetFloor. So the decoder refuses to hold more than
 // budgetFloor values plus one per budgetBytes bytes read so far: about ten
 // times the input's size in memory at worst (a file of nothing but tiny
 // containers kept alive), instead of a hundred. Legitimate data that dense
 // (megabytes of small ints under a key nothing converts) is refused too,
 // with an error that says why.
 const (
-	budgetFloor = 1 << 20
+	budgetFloor = 1 << 18
 	budgetBytes = 4
 	// budgetEvery is how many opcodes run between two checks; it bounds
 	// the overshoot to a few megabytes.

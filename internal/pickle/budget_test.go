@@ -92,13 +92,12 @@ func TestReleaseUnconverted(t *testing.T) {
 		t.Errorf("ToAny of a dropped value: %v, %v", x, err)
 	}
 
-	// Without hooks nothing is converted, so everything stays.
+	// Without hooks nothing is released: the decoder keeps every
+	// container, or, as here, stops at the live-value budget.
 	d = NewDecoder(bytes.NewReader(p.Bytes()), Options{Size: int64(p.Len())})
-	if _, err := d.Decode(); err != nil {
-		t.Fatal(err)
-	}
-	if st := d.Stats(); st.Conts < 3*n {
-		t.Errorf("without hooks: %d containers, want all %d", st.Conts, 4*n)
+	_, err = d.Decode()
+	if st := d.Stats(); err == nil && st.Conts < 3*n || err != nil && !strings.Contains(err.Error(), "decoded values") {
+		t.Errorf("without hooks: %v, %+v", err, st)
 	}
 }
 

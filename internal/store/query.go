@@ -129,7 +129,7 @@ func (db *DB) Samples(id string, from, to time.Time, maxPoints int) ([]Sample, e
 	}
 	if maxPoints > 0 && n > int64(maxPoints) {
 		w := (maxT.Int64 - minT.Int64 + int64(maxPoints)) / int64(maxPoints)
-		out, err := db.samplesBucketed(rowid, lo, hi, minT.Int64, w)
+		out, err := db.samplesBucketed(rowid, lo, hi, minT.Int64, maxT.Int64, w)
 		if err != nil {
 			return nil, fmt.Errorf("read samples of %s from %s: %w", id, db.path, err)
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -80,9 +81,40 @@ func benchStore(b *testing.B, n int, extra bool) (*DB, string) {
 			s.Extra = map[string]float64{ExtraAllocRetries: float64(i / 1000), ExtraAllocOOMs: float64(i / 9000)}
 		}
 		db.AppendSample(r.ID, s)
+		if i%50000 == 49999 { // the append buffer holds at most maxPending rows
+			if err := db.Flush(); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 	if err := db.Flush(); err != nil {
 		b.Fatal(err)
 	}
+	if got, err := db.Run(r.ID); err != nil || got.Samples != int64(n) {
+		b.Fatalf("store holds %v rows, want %d (%v)", got, n, err)
+	}
 	return db, r.ID
+}
+
+// BenchmarkSamplesDay is the case serve hit: a 24 h 10 Hz run (864,000
+// rows) read as 1000 points. Building the store takes a while, so it runs
+// only with TORCHMEM_BENCH_DAY=1.
+func BenchmarkSamplesDay(b *testing.B) {
+	if os.Getenv("TORCHMEM_BENCH_DAY") == "" {
+		b.Skip("set TORCHMEM_BENCH_DAY=1 to build an 864,000-row store")
+	}
+	db, id := benchStore(b, 864000, true)
+	for _, path := range []string{"sql", "go"} {
+		b.Run(path, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				read := db.Samples
+				if path == "go" {
+					read = func(id string, from, to time.Time, n int) ([]Sample, error) { return samplesGoRef(db, id, from, to, n) }
+				}
+				if pts, err := read(id, time.Time{}, time.Time{}, 1000); err != nil || len(pts) > 1000 {
+					b.Fatal(len(pts), err)
+				}
+			}
+		})
+	}
 }

@@ -142,48 +142,39 @@ func (s *Server) apiSamples(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
-	db, err := s.history()
-	var run *store.Run
-	if err == nil {
-		run, err = db.Run(r.PathValue("id"))
-	}
-	var evs []store.Event
-	if err == nil {
-		evs, err = db.Events(run.ID)
-	}
-	if err != nil {
-		apiError(w, err)
-		return
-	}
-	if evs == nil {
-		evs = []store.Event{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": run.ID, "events": evs})
+	apiRunList(s, w, r, "events", func(db *store.DB, id string) ([]store.Event, error) { return db.Events(id) })
 }
 
 // apiSteps returns the newest ?limit= (default 2000) optimizer steps.
 func (s *Server) apiSteps(w http.ResponseWriter, r *http.Request) {
 	limit, err := intParam(r.URL.Query().Get("limit"), 2000, 1, 100000, "limit")
-	var db *store.DB
-	if err == nil {
-		db, err = s.history()
+	if err != nil {
+		apiError(w, err)
+		return
 	}
+	apiRunList(s, w, r, "steps", func(db *store.DB, id string) ([]store.Step, error) { return db.Steps(id, limit) })
+}
+
+// apiRunList answers {"run": ID, key: list} with the list read of the run
+// named in the path ([] rather than null when there is none).
+func apiRunList[T any](s *Server, w http.ResponseWriter, r *http.Request, key string, read func(db *store.DB, id string) ([]T, error)) {
+	db, err := s.history()
 	var run *store.Run
 	if err == nil {
 		run, err = db.Run(r.PathValue("id"))
 	}
-	var steps []store.Step
+	var list []T
 	if err == nil {
-		steps, err = db.Steps(run.ID, limit)
+		list, err = read(db, run.ID)
 	}
 	if err != nil {
 		apiError(w, err)
 		return
 	}
-	if steps == nil {
-		steps = []store.Step{}
+	if list == nil {
+		list = []T{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": run.ID, "steps": steps})
+	writeJSON(w, http.StatusOK, map[string]any{"run": run.ID, key: list})
 }
 
 // pageReport is `torchmem report RUN --html` served: a self-contained page

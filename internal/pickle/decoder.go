@@ -46,7 +46,9 @@ type Decoder struct {
 	hooks     Hooks
 	stack     []Value
 	marks     []int
-	memo      []Value
+	memo      [][]Value // pages of memoPage entries: growing never copies
+	memoLen   int       // entries in memo
+	memoFirst int       // capacity of the first page: about what the file needs
 	sparse    map[uint64]Value
 	memoCount int
 	strs      []string
@@ -74,15 +76,15 @@ func NewDecoder(r io.Reader, opt Options) *Decoder {
 	} else if size < 0 {
 		initial = 64 << 10
 	}
-	var memo []Value
+	// CPython memoizes about one object per 70 bytes of a snapshot.
+	first := 64
 	if size > 0 {
-		// CPython memoizes about one object per 70 bytes of a snapshot.
-		memo = make([]Value, 0, min(size/64, 1<<24))
+		first = int(min(max(size/64, 64), memoPage))
 	}
 	return &Decoder{
-		memo:  memo,
-		in:    input{r: r, buf: make([]byte, initial), size: size, progress: opt.Progress},
-		hooks: opt.Hooks,
+		memoFirst: first,
+		in:        input{r: r, buf: make([]byte, initial), size: size, progress: opt.Progress},
+		hooks:     opt.Hooks,
 	}
 }
 
@@ -103,15 +105,15 @@ func (d *Decoder) Decode() (Value, error) {
 		}
 		if in.end-in.pos >= 16 {
 			// BINGET is four opcodes in ten of a snapshot: inline it here.
-			if b := in.buf[in.pos:]; b[0] == opBinGet && int(b[1]) < len(d.memo) {
-				if v := d.memo[b[1]]; v.Kind != kindUnset && !isContainer(v.Kind) {
+			if b := in.buf[in.pos:]; b[0] == opBinGet && int(b[1]) < d.memoLen {
+				if v := d.memoAt(uint64(b[1])); v.Kind != kindUnset && !isContainer(v.Kind) {
 					d.stack = append(d.stack, v)
 					in.pos += 2
 					continue
 				}
 			} else if b[0] == opLongBinGet {
-				if idx := le32(b[1:]); int(idx) < len(d.memo) {
-					if v := d.memo[idx]; v.Kind != kindUnset && !isContainer(v.Kind) {
+				if idx := le32(b[1:]); int(idx) < d.memoLen {
+					if v := d.memoAt(uint64(idx)); v.Kind != kindUnset && !isContainer(v.Kind) {
 						d.stack = append(d.stack, v)
 						in.pos += 5
 						continue
@@ -149,17 +151,17 @@ func (d *Decoder) fast() bool {
 		if b[0] == opLongBinGet {
 			idx, n = uint64(le32(b[1:])), 5
 		}
-		if idx >= uint64(len(d.memo)) {
+		if idx >= uint64(d.memoLen) {
 			return false
 		}
-		v := d.memo[idx]
+		v := d.memoAt(idx)
 		if v.Kind == kindUnset || isContainer(v.Kind) {
 			return false
 		}
 		d.stack = append(d.stack, v)
 		in.pos += n
 	case opMemoize:
-		if d.memoCount != len(d.memo) || len(d.stack) == 0 {
+		if d.memoCount != d.memoLen || len(d.stack) == 0 {
 			return false
 		}
 		v := d.stack[len(d.stack)-1]
@@ -168,9 +170,9 @@ func (d *Decoder) fast() bool {
 			if c == nil || c.done || c.memo >= 0 {
 				return false
 			}
-			c.memo = int64(len(d.memo))
+			c.memo = int64(d.memoLen)
 		}
-		d.memo = append(d.memo, v)
+		d.memoAppend(v)
 		d.memoCount++
 		in.pos++
 	case opMark, opEmptyDict, opEmptyList:

@@ -6,19 +6,45 @@ import (
 	"math"
 )
 
+// memoPage is the size of one memo page; a snapshot memoizes one object
+// per 20-70 bytes, so a gigabyte file has tens of millions of entries, and
+// a single slice would be copied at each growth with both copies alive.
+const (
+	memoPageBits = 16
+	memoPage     = 1 << memoPageBits
+)
+
+// memoAt returns entry i, which must be below d.memoLen.
+func (d *Decoder) memoAt(i uint64) Value { return d.memo[i>>memoPageBits][i&(memoPage-1)] }
+
+func (d *Decoder) memoAppend(v Value) {
+	n := len(d.memo)
+	if n == 0 || len(d.memo[n-1]) == memoPage {
+		c := memoPage
+		if n == 0 {
+			c = d.memoFirst // small files stay small
+		}
+		d.memo = append(d.memo, make([]Value, 0, c))
+		n++
+	}
+	d.memo[n-1] = append(d.memo[n-1], v)
+	d.memoLen++
+}
+
 func (d *Decoder) setMemo(idx uint64, v Value) {
-	n := uint64(len(d.memo))
+	n := uint64(d.memoLen)
 	switch {
 	case idx < n:
-		if d.memo[idx].Kind == kindUnset {
+		p := &d.memo[idx>>memoPageBits][idx&(memoPage-1)]
+		if p.Kind == kindUnset {
 			d.memoCount++
 		}
-		d.memo[idx] = v
+		*p = v
 	case idx-n < 4096:
-		for uint64(len(d.memo)) < idx {
-			d.memo = append(d.memo, Value{})
+		for uint64(d.memoLen) < idx {
+			d.memoAppend(Value{})
 		}
-		d.memo = append(d.memo, v)
+		d.memoAppend(v)
 		d.memoCount++
 	default:
 		if d.sparse == nil {
@@ -33,8 +59,8 @@ func (d *Decoder) setMemo(idx uint64, v Value) {
 
 func (d *Decoder) getMemo(idx uint64) (Value, error) {
 	var v Value
-	if idx < uint64(len(d.memo)) {
-		v = d.memo[idx]
+	if idx < uint64(d.memoLen) {
+		v = d.memoAt(idx)
 	} else {
 		v = d.sparse[idx]
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"modernc.org/sqlite"
 )
@@ -170,6 +171,9 @@ func extraFlat(s string, fn func(string, float64)) bool {
 				return false
 			}
 			key, rest := body[1:end], body[end+2:]
+			if !extraPlainKey(key) {
+				return false
+			}
 			n := strings.IndexByte(rest, ',')
 			num, next := rest, ""
 			if n >= 0 {
@@ -189,6 +193,17 @@ func extraFlat(s string, fn func(string, float64)) bool {
 				fn(key, v)
 			}
 			body = next
+		}
+	}
+	return true
+}
+
+// extraPlainKey: a key JSON reads as its bytes (valid UTF-8, no control
+// character; escapes were ruled out before).
+func extraPlainKey(k string) bool {
+	for _, c := range k {
+		if c < 0x20 || c == utf8.RuneError {
+			return false // RuneError: invalid UTF-8, or a literal U+FFFD, which is rare enough to leave to encoding/json
 		}
 	}
 	return true

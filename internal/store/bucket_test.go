@@ -161,3 +161,43 @@ func firstDiff(a, b string) (int, string, string) {
 	}
 	return -1, "", ""
 }
+
+// extraFlat reads a stored Extra exactly as encoding/json does, or says it
+// cannot (and merges nothing).
+func FuzzExtraFlat(f *testing.F) {
+	for _, s := range []string{`{"alloc_retries":3,"alloc_ooms":0}`, `{"a":-1.5e-300,"b":1e308}`, `{}`, `{"a":1,}`,
+		`{"a":01}`, `{"a":1.}`, `{"a":NaN}`, `{"a":1e999}`, `{"a" :1}`, `{"a\"b":1}`, `{"é":2}`, `{"a":1,"a":2}`, `{"a":"x"}`, `x`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := map[string]float64{}
+		dup := false
+		ok := extraFlat(s, func(k string, v float64) {
+			if _, seen := got[k]; seen {
+				dup = true
+			}
+			got[k] = v
+		})
+		if !ok {
+			if len(got) > 0 {
+				t.Fatalf("%q: rejected after merging %v", s, got)
+			}
+			return
+		}
+		var want map[string]float64
+		if err := json.Unmarshal([]byte(s), &want); err != nil {
+			t.Fatalf("%q: read as %v, encoding/json: %v", s, got, err)
+		}
+		if dup {
+			return // json keeps the last of equal keys; the writer never repeats one
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %v, encoding/json %v", s, got, want)
+		}
+		for k, v := range want {
+			if g, ok := got[k]; !ok || math.Float64bits(g) != math.Float64bits(v) {
+				t.Fatalf("%q: %v, encoding/json %v", s, got, want)
+			}
+		}
+	})
+}

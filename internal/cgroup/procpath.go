@@ -2,7 +2,7 @@ package cgroup
 
 // /proc/<pid>/cgroup: the v1 memory line, or the v2 line "0::/path".
 //
-//	4:memory:/process_api/8dfcf00b38dcf4c7
+//	4:memory:/user.slice/user-1000.slice/session-4.scope
 //	0::/user.slice/user-1000.slice/session-3.scope
 
 import (

@@ -7,11 +7,12 @@
 # PASS/FAILED per step with the key numbers.
 #
 # How to run it (from a session that has the device tool):
-#   1. here, at the repository root, build the binary the script carries:
+#   1. here, at the repository root, build what the script carries:
 #        CGO_ENABLED=0 go build -trimpath -o torchmem ./cmd/torchmem
-#      (/torchmem is git-ignored, so it must be carried explicitly)
+#        CGO_ENABLED=0 go test -c -o gpu.test ./internal/gpu
+#      (both are git-ignored, so they must be carried explicitly)
 #   2. device tool:  run(command="bash bench/device-check.sh",
-#                        carry=["torchmem"], timeout_s=420)
+#                        carry=["torchmem", "gpu.test"], timeout_s=420)
 #   3. read $OUT/summary.txt first (files_at/summary.txt), then the step
 #      outputs it names; record the numbers in bench/results/run.md.
 # Locally (any GPU host): OUT=/tmp/dc bash bench/device-check.sh
@@ -69,6 +70,17 @@ if [ -x scripts/check-glibc.sh ] && command -v readelf >/dev/null; then
 	step glibc 30 bash scripts/check-glibc.sh "$TM" || echo FAILED glibc
 else
 	step glibc 10 sh -c "file '$TM' 2>/dev/null; ! grep -q 'ld-linux' '$TM' && echo 'static: no ELF interpreter'" || echo FAILED glibc
+fi
+
+# 1b. The NVML binding against the real driver, when the session carried
+# the gpu package's test binary (built here: CGO_ENABLED=0 go test -c -o
+# gpu.test ./internal/gpu): NVML figures vs nvidia-smi, and the cost of one
+# processes + memory query pair (~22 us expected).
+if [ -x ./gpu.test ]; then
+	step nvml-test 60 ./gpu.test -test.run 'NVMLRealHost|OpenRealHost' -test.v || echo FAILED nvml-test
+	step nvml-bench 60 ./gpu.test -test.run '^$' -test.bench NVMLReal -test.benchtime 20000x || echo FAILED nvml-bench
+else
+	note "SKIP   nvml-test (gpu.test not carried)"
 fi
 
 # 2. top and doctor on the idle GPU host.

@@ -152,7 +152,7 @@ func parseIntList(k string, v []byte) ([]int, error) {
 	fields := bytes.Fields(v)
 	out := make([]int, 0, len(fields))
 	for _, fl := range fields {
-		n, err := atoiField("VmSwap", fl)
+		n, err := atoiField(k, fl)
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ package jobs
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -126,7 +127,7 @@ func walk(pid, depth int, byPID map[int]Proc, children map[int][]int, t *Tree) {
 // Role tells a worker from another child: a DataLoader worker is a fork of
 // its parent (same command line), or a multiprocessing spawn child.
 func Role(p, parent Proc) string {
-	if len(p.Cmdline) > 0 && equal(p.Cmdline, parent.Cmdline) {
+	if len(p.Cmdline) > 0 && slices.Equal(p.Cmdline, parent.Cmdline) {
 		return RoleWorker
 	}
 	joined := strings.Join(p.Cmdline, " ")
@@ -134,18 +135,6 @@ func Role(p, parent Proc) string {
 		return RoleWorker
 	}
 	return RoleChild
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // LooksLikePython reports whether a process may be a Python interpreter,

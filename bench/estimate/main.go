@@ -9,30 +9,13 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"sort"
 
 	"github.com/torchmem/torchmem/internal/estimate"
-	"github.com/torchmem/torchmem/internal/estimate/models"
 )
-
-type row struct {
-	ID              string         `json:"id"`
-	Batch           int            `json:"batch"`
-	Seq             int            `json:"seq"`
-	Precision       string         `json:"precision"`
-	Optim           *string        `json:"optim"`
-	Mode            string         `json:"mode"`
-	Params          int64          `json:"params"`
-	ModelStateBytes int64          `json:"model_state_bytes"`
-	PeakAllocated   int64          `json:"peak_allocated"`
-	NVMLProcessUsed int64          `json:"nvml_process_used"`
-	ModelConfig     map[string]any `json:"model_config"`
-}
 
 func main() {
 	if len(os.Args) != 2 {
@@ -46,35 +29,17 @@ func main() {
 }
 
 func run(path string) error {
-	f, err := os.Open(path)
+	rows, err := estimate.ReadCalibration(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	fmt.Println("| configuration | measured peak allocated | torchmem | accelerate rule | 16 B/param rule | measured nvidia-smi | torchmem process |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
 	var errs [3][]float64
-	for sc.Scan() {
-		var r row
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+	for _, r := range rows {
+		res, err := r.Estimate()
+		if err != nil {
 			return err
-		}
-		if r.ID == "_context" {
-			continue
-		}
-		md, err := models.FromConfigMap(r.ModelConfig)
-		if err != nil {
-			return fmt.Errorf("%s: %w", r.ID, err)
-		}
-		o := estimate.Options{Batch: r.Batch, Seq: r.Seq, Precision: r.Precision, Inference: r.Mode == "infer"}
-		if r.Optim != nil {
-			o.Optimizer = *r.Optim
-		}
-		res, err := estimate.Estimate(md, o)
-		if err != nil {
-			return fmt.Errorf("%s: %w", r.ID, err)
 		}
 		// accelerate: model size in the training dtype x4 with Adam, x1 for
 		// inference (it reports the largest layer on top; ignored here).
@@ -95,9 +60,6 @@ func run(path string) error {
 		pe := float64(res.ProcessBytes-r.NVMLProcessUsed) / float64(r.NVMLProcessUsed)
 		fmt.Printf("| %s | %.2f GB | %s | %s | %s | %.2f GB | %.2f GB (%+.1f%%) |\n", r.ID, float64(r.PeakAllocated)/1e9,
 			cells[0], cells[1], cells[2], float64(r.NVMLProcessUsed)/1e9, float64(res.ProcessBytes)/1e9, 100*pe)
-	}
-	if err := sc.Err(); err != nil {
-		return err
 	}
 	fmt.Printf("| **median abs. error** | | **%.1f%%** | %.1f%% | %.1f%% | | |\n", 100*median(errs[0]), 100*median(errs[1]), 100*median(errs[2]))
 	return nil

@@ -1,7 +1,6 @@
 package estimate
 
 import (
-	"bufio"
 	"encoding/json"
 	"math"
 	"os"
@@ -11,56 +10,21 @@ import (
 	"github.com/torchmem/torchmem/internal/estimate/models"
 )
 
-// calRow is one measured configuration of testdata/calibration.jsonl
-// (H200, torch 2.11, transformers 5.17, SDPA).
-type calRow struct {
-	ID              string         `json:"id"`
-	Batch           int            `json:"batch"`
-	Seq             int            `json:"seq"`
-	Precision       string         `json:"precision"`
-	Optim           *string        `json:"optim"`
-	Mode            string         `json:"mode"`
-	Params          int64          `json:"params"`
-	PeakAllocated   int64          `json:"peak_allocated"`
-	PeakReserved    int64          `json:"peak_reserved"`
-	NVMLProcessUsed int64          `json:"nvml_process_used"`
-	ModelConfig     map[string]any `json:"model_config"`
-}
-
-func loadCalibration(t testing.TB) []calRow {
-	f, err := os.Open("testdata/calibration.jsonl")
+// loadCalibration reads testdata/calibration.jsonl (H200, torch 2.11,
+// transformers 5.17, SDPA).
+func loadCalibration(t testing.TB) []Measured {
+	rows, err := ReadCalibration("testdata/calibration.jsonl")
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	var rows []calRow
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var r calRow
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.ID != "_context" {
-			rows = append(rows, r)
-		}
 	}
 	return rows
 }
 
 // estimateRow runs the estimator on a calibration row's own model config.
-func estimateRow(t testing.TB, r calRow) *Result {
-	md, err := models.FromConfigMap(r.ModelConfig)
+func estimateRow(t testing.TB, r Measured) *Result {
+	res, err := r.Estimate()
 	if err != nil {
-		t.Fatalf("%s: %v", r.ID, err)
-	}
-	o := Options{Batch: r.Batch, Seq: r.Seq, Precision: r.Precision, Inference: r.Mode == "infer"}
-	if r.Optim != nil {
-		o.Optimizer = *r.Optim
-	}
-	res, err := Estimate(md, o)
-	if err != nil {
-		t.Fatalf("%s: %v", r.ID, err)
+		t.Fatal(err)
 	}
 	return res
 }

@@ -1,0 +1,72 @@
+package estimate
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/torchmem/torchmem/internal/estimate/models"
+)
+
+// Measured is one measured configuration of a calibration file
+// (testdata/calibration.jsonl): the run's settings, its model config and
+// what torch and NVML reported for it.
+type Measured struct {
+	ID              string         `json:"id"`
+	Batch           int            `json:"batch"`
+	Seq             int            `json:"seq"`
+	Precision       string         `json:"precision"`
+	Optim           *string        `json:"optim"`
+	Mode            string         `json:"mode"`
+	Params          int64          `json:"params"`
+	ModelStateBytes int64          `json:"model_state_bytes"`
+	PeakAllocated   int64          `json:"peak_allocated"`
+	PeakReserved    int64          `json:"peak_reserved"`
+	NVMLProcessUsed int64          `json:"nvml_process_used"`
+	ModelConfig     map[string]any `json:"model_config"`
+}
+
+// ReadCalibration reads a calibration file, one JSON object a line, leaving
+// out its "_context" line (which describes the capture, not a run).
+func ReadCalibration(path string) ([]Measured, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rows []Measured
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var r Measured
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		if r.ID != "_context" {
+			rows = append(rows, r)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return rows, nil
+}
+
+// Estimate runs the estimator on the measured run's own model config and
+// settings.
+func (m Measured) Estimate() (*Result, error) {
+	md, err := models.FromConfigMap(m.ModelConfig)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.ID, err)
+	}
+	o := Options{Batch: m.Batch, Seq: m.Seq, Precision: m.Precision, Inference: m.Mode == "infer"}
+	if m.Optim != nil {
+		o.Optimizer = *m.Optim
+	}
+	res, err := Estimate(md, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.ID, err)
+	}
+	return res, nil
+}

@@ -26,6 +26,7 @@
 //	MemoryCgroup(lines []CgroupLine) (path string, v2 bool, ok bool)
 //	(FS) MapsContain(pid int, needle string) (bool, error)
 //	(FS) Sysctl(name string) (string, error)
+//	(FS) OOMKills() (*uint64, error)              // nil before kernel 4.13
 //	ReadTHP(sysRoot string) (THP, error)
 //	IsVanished(err error) bool
 //

@@ -80,7 +80,7 @@ func (s *Server) update(ctx context.Context) {
 		// A kernel without the counter is normal; an unreadable vmstat is
 		// reported once and leaves the counter out.
 		var verr error
-		if st.HostOOMKills, verr = readOOMKills(s.procRoot()); verr != nil {
+		if st.HostOOMKills, verr = s.procFS.OOMKills(); verr != nil {
 			s.logOnce(verr.Error())
 		}
 	}

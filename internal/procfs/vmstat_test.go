@@ -1,6 +1,16 @@
-package web
+package procfs
 
 import "testing"
+
+func TestOOMKillsFromTree(t *testing.T) {
+	n, err := testFS(t, "proc").OOMKills()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == nil || *n != 5 {
+		t.Fatalf("got %v, want 5", n)
+	}
+}
 
 func TestParseOOMKills(t *testing.T) {
 	for _, c := range []struct {

@@ -1,31 +1,28 @@
-package web
+package procfs
 
-// /proc/vmstat, of which only one line matters here:
+// /proc/vmstat, of which only one line is read here:
 //
 //	nr_free_pages 30977845
 //	...
 //	oom_kill 3
 //
 // (oom_kill exists from kernel 4.13; older kernels have no such line.)
-// A small reader lives here rather than in internal/procfs because serve is
-// its only user; it should move there if another command needs it.
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 )
 
-// readOOMKills returns the kernel's count of OOM kills since boot, nil
-// when the kernel does not keep it.
-func readOOMKills(procRoot string) (*uint64, error) {
-	path := filepath.Join(procRoot, "vmstat")
-	b, err := os.ReadFile(path)
+// OOMKills returns /proc/vmstat oom_kill, the kernel's count of OOM kills
+// since boot; nil (and no error) when the kernel does not keep it.
+func (f FS) OOMKills() (*uint64, error) {
+	path := filepath.Join(f.root, "vmstat")
+	b, err := readSmall(path)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
 	}
 	n, err := parseOOMKills(b)
 	if err != nil {

@@ -44,10 +44,13 @@ type Mount struct {
 
 // Hierarchy is the cgroup layout of a host. MemoryV1 is the v1 memory
 // controller's mount, Unified the cgroup2 mount; either may be nil.
+// FreezerV1 is the v1 freezer's mount, nil when absent (not in JSON: only
+// the job cgroup creator uses it).
 type Hierarchy struct {
-	Mode     Mode   `json:"mode"`
-	MemoryV1 *Mount `json:"memory_v1,omitempty"`
-	Unified  *Mount `json:"unified,omitempty"`
+	Mode      Mode   `json:"mode"`
+	MemoryV1  *Mount `json:"memory_v1,omitempty"`
+	Unified   *Mount `json:"unified,omitempty"`
+	FreezerV1 *Mount `json:"-"`
 }
 
 // Detect reads a mountinfo file (normally /proc/self/mountinfo).
@@ -92,6 +95,9 @@ func ParseMountinfo(r io.Reader) (Hierarchy, error) {
 			for _, o := range strings.Split(superOpts, ",") {
 				if o == "memory" && h.MemoryV1 == nil {
 					h.MemoryV1 = m
+				}
+				if o == "freezer" && h.FreezerV1 == nil {
+					h.FreezerV1 = m
 				}
 				if v1ControllerNames[o] {
 					v1Controllers = true

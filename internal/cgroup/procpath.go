@@ -34,6 +34,10 @@ func ProcessPath(procRoot string, pid int) (Path, error) {
 	return p, nil
 }
 
+// ParseProcessPath parses the text of a /proc/<pid>/cgroup file (for a
+// caller that reads /proc/self/cgroup itself).
+func ParseProcessPath(s string) (Path, error) { return parseProcCgroup(s) }
+
 // parseProcCgroup prefers the v1 memory line (where memory is charged on a
 // hybrid host) over the v2 line.
 func parseProcCgroup(s string) (Path, error) {

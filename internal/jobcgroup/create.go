@@ -1,7 +1,6 @@
 package jobcgroup
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/torchmem/torchmem/internal/cgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -191,75 +191,36 @@ func detect(procRoot string) (hierarchy, error) {
 }
 
 // parseMountinfo picks the v1 memory mount when there is one (v1 and
-// hybrid hosts), else the cgroup2 mount (v2 hosts).
-//
-//	36 25 0:31 / /sys/fs/cgroup/memory rw,relatime shared:13 - cgroup cgroup rw,memory
-//	30 24 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate
+// hybrid hosts), else the cgroup2 mount (v2 hosts). A freezer co-mounted
+// with memory is not used as a separate freezer.
 func parseMountinfo(r io.Reader) (hierarchy, error) {
-	var v1, v2 hierarchy
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		pre, post, found := strings.Cut(sc.Text(), " - ")
-		f, p := strings.Fields(pre), strings.Fields(post)
-		if !found || len(f) < 5 || len(p) < 3 {
-			continue
-		}
-		root, mnt := unescape(f[3]), unescape(f[4])
-		switch {
-		case p[0] == "cgroup2" && v2.mount == "":
-			v2 = hierarchy{version: 2, mount: mnt, mountRoot: root}
-		case p[0] == "cgroup" && hasOpt(p[2], "memory"):
-			v1.version, v1.mount, v1.mountRoot = 1, mnt, root
-		case p[0] == "cgroup" && hasOpt(p[2], "freezer"):
-			v1.freezer = mnt
-		}
+	ch, err := cgroup.ParseMountinfo(r)
+	if err != nil {
+		return hierarchy{}, fmt.Errorf("%w: mountinfo: %v", ErrNoCgroup, err)
 	}
-	if v1.mount != "" {
-		return v1, nil
-	}
-	if v2.mount != "" {
-		return v2, nil
+	switch {
+	case ch.MemoryV1 != nil:
+		h := hierarchy{version: 1, mount: ch.MemoryV1.Point, mountRoot: ch.MemoryV1.Root}
+		if ch.FreezerV1 != nil && ch.FreezerV1.Point != h.mount {
+			h.freezer = ch.FreezerV1.Point
+		}
+		return h, nil
+	case ch.Unified != nil:
+		return hierarchy{version: 2, mount: ch.Unified.Point, mountRoot: ch.Unified.Root}, nil
 	}
 	return hierarchy{}, fmt.Errorf("%w: no memory cgroup mount in mountinfo", ErrNoCgroup)
 }
 
-func hasOpt(opts, want string) bool {
-	for _, o := range strings.Split(opts, ",") {
-		if o == want {
-			return true
-		}
-	}
-	return false
-}
-
-func unescape(s string) string {
-	return strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(s)
-}
-
-// ownCgroup returns this process's cgroup relative to the mount:
-//
-//	4:memory:/process_api/fc3e    (v1)
-//	0::/user.slice/session-3.scope (v2)
+// ownCgroup returns this process's cgroup relative to the mount, "/" when
+// /proc/self/cgroup has no line for the hierarchy h uses.
 func ownCgroup(s string, h hierarchy) string {
-	for _, line := range strings.Split(s, "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		v1match := h.version == 1 && hasOpt(parts[1], "memory")
-		v2match := h.version == 2 && parts[0] == "0" && parts[1] == ""
-		if !v1match && !v2match {
-			continue
-		}
-		p := parts[2]
-		if h.mountRoot != "/" && strings.HasPrefix(p, h.mountRoot) {
-			p = strings.TrimPrefix(p, h.mountRoot)
-		}
-		if p == "" || !strings.HasPrefix(p, "/") {
-			p = "/" + p
-		}
-		return filepath.Clean(p)
+	p, err := cgroup.ParseProcessPath(s)
+	if err != nil || p.V2 != (h.version == 2) {
+		return "/"
 	}
-	return "/"
+	rel := p.Path
+	if h.mountRoot != "/" && strings.HasPrefix(rel, h.mountRoot) {
+		rel = strings.TrimPrefix(rel, h.mountRoot)
+	}
+	return filepath.Clean("/" + rel)
 }

@@ -81,6 +81,19 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	return v
 }
 
+// loadPage opens the page at path, waits until it says it is ready and
+// returns the script errors it recorded.
+func loadPage(t *testing.T, ctx context.Context, path string) []string {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.torchmemReady === true`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("%s: page never became ready: %v", path, err)
+	}
+	return eval[[]string](t, ctx, `window.torchmemErrors`)
+}
+
 // TestHTMLInChromium loads the page of the real training snapshot in
 // headless Chromium: it must draw without script errors, zoom to finer
 // data, and show a block's stack on hover.
@@ -90,13 +103,7 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	path, _ := writePage(t, loadReal(t, "train_gpt2_bf16.pickle.gz"))
 	ctx := browserContext(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.torchmemReady === true`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		t.Fatalf("page never became ready: %v", err)
-	}
-	if errs := eval[[]string](t, ctx, `window.torchmemErrors`); len(errs) > 0 {
+	if errs := loadPage(t, ctx, path); len(errs) > 0 {
 		t.Fatalf("script errors: %v", errs)
 	}
 	if n := eval[int](t, ctx, `document.querySelectorAll(".uplot canvas").length`); n < 1 {
@@ -162,13 +169,7 @@ func TestHTMLOldFormatInChromium(t *testing.T) {
 	}
 	path, _ := writePage(t, loadFormat(t, "torch-1.13"))
 	ctx := browserContext(t)
-	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.torchmemReady === true`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		t.Fatalf("page never became ready: %v", err)
-	}
-	if errs := eval[[]string](t, ctx, `window.torchmemErrors`); len(errs) > 0 {
+	if errs := loadPage(t, ctx, path); len(errs) > 0 {
 		t.Fatalf("script errors: %v", errs)
 	}
 	if txt := eval[string](t, ctx, `document.getElementById("timelines").textContent`); !strings.Contains(txt, "No trace") {
@@ -185,13 +186,7 @@ func TestHTMLRealPagesInChromium(t *testing.T) {
 	ctx := browserContext(t)
 	for _, name := range []string{"expandable_segments.pickle", "fragmented.pickle", "oom_huge.pickle", "leak_loss_history.pickle"} {
 		path, _ := writePage(t, loadReal(t, name))
-		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.torchmemReady === true`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-			t.Fatalf("%s: page never became ready: %v", name, err)
-		}
-		if errs := eval[[]string](t, ctx, `window.torchmemErrors`); len(errs) > 0 {
+		if errs := loadPage(t, ctx, path); len(errs) > 0 {
 			t.Errorf("%s: script errors: %v", name, errs)
 		}
 		if name == "leak_loss_history.pickle" {

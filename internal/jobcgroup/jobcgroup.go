@@ -45,9 +45,8 @@ type Limits struct {
 // Options says where and how to create the group.
 type Options struct {
 	// ProcRoot and the mount points found in ProcRoot/self/mountinfo locate
-	// the hierarchy; SysRoot is only used when mountinfo has no cgroup mount.
+	// the hierarchy.
 	ProcRoot string
-	SysRoot  string
 	// Name of the job's group, e.g. "run-20260101-120000-1234".
 	Name   string
 	Limits Limits

@@ -28,7 +28,7 @@ func (s *sup) setupCgroup() {
 		s.notice("monitor-only by request (--no-cgroup): no limits, no whole-job kill at the end")
 		return
 	}
-	cg, notes, err := jobcgroup.Create(jobcgroup.Options{ProcRoot: s.cfg.ProcRoot, SysRoot: s.cfg.SysRoot, Name: s.cfg.CgroupName, Limits: s.cfg.Limits})
+	cg, notes, err := jobcgroup.Create(jobcgroup.Options{ProcRoot: s.cfg.ProcRoot, Name: s.cfg.CgroupName, Limits: s.cfg.Limits})
 	if err != nil {
 		why := err.Error()
 		if os.Geteuid() != 0 {

@@ -46,8 +46,8 @@ func rlimitFinding(h *Host, id, name, shell string, fail, warn int64, why, fix, 
 	if !ok {
 		return []Finding{unreadable(id, "limits", l.shown, fmt.Errorf("no %q line", name))}
 	}
-	f := newFinding(id, "limits", OK, fmt.Sprintf("%s is %s (soft), %s (hard)", shell, r.softString(), hardString(r))).
-		ev(l.shown, fmt.Sprintf("%s: soft %s, hard %s", name, r.softString(), hardString(r)))
+	f := newFinding(id, "limits", OK, fmt.Sprintf("%s is %s (soft), %s (hard)", shell, FormatLimit(r.Soft), FormatLimit(r.Hard))).
+		ev(l.shown, fmt.Sprintf("%s: soft %s, hard %s", name, FormatLimit(r.Soft), FormatLimit(r.Hard)))
 	switch {
 	case r.Soft == Unlimited || r.Soft >= warn:
 		return []Finding{f}
@@ -59,25 +59,18 @@ func rlimitFinding(h *Host, id, name, shell string, fail, warn int64, why, fix, 
 	return []Finding{f.why(why).fix(fix).tune(tune)}
 }
 
-func hardString(r Rlimit) string {
-	if r.Hard == Unlimited {
-		return "unlimited"
-	}
-	return strconv.FormatInt(r.Hard, 10)
-}
-
 func checkMemlock(h *Host) []Finding {
 	l := h.limits()
 	if l.err != nil {
 		return []Finding{unreadable("ulimit.memlock", "limits", l.shown, l.err)}
 	}
 	r := l.m["Max locked memory"]
-	val := r.softString()
+	val := FormatLimit(r.Soft)
 	if r.Soft != Unlimited {
 		val = units.Bytes(r.Soft)
 	}
 	f := newFinding("ulimit.memlock", "limits", OK, "ulimit -l (locked memory) is "+val).
-		ev(l.shown, "Max locked memory: soft "+r.softString()+", hard "+hardString(r))
+		ev(l.shown, "Max locked memory: soft "+FormatLimit(r.Soft)+", hard "+FormatLimit(r.Hard))
 	if r.Soft == Unlimited {
 		return []Finding{f}
 	}

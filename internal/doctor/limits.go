@@ -60,17 +60,26 @@ func parseLimitValue(s string) (int64, error) {
 	return strconv.ParseInt(s, 10, 64)
 }
 
-func (r Rlimit) softString() string {
-	if r.Soft == Unlimited {
+// FormatLimit prints a limit value the way the limits file does: the
+// number, or "unlimited".
+func FormatLimit(n int64) string {
+	if n == Unlimited {
 		return "unlimited"
 	}
-	return strconv.FormatInt(r.Soft, 10)
+	return strconv.FormatInt(n, 10)
 }
 
 type limitsResult struct {
 	m     map[string]Rlimit
 	shown string
 	err   error
+}
+
+// ReadLimits reads <procRoot>/self/limits, keyed by the limit's name ("Max
+// open files"): the limits this process hands to what it starts.
+func ReadLimits(procRoot string) (map[string]Rlimit, error) {
+	l := (&Host{ProcRoot: procRoot}).limits()
+	return l.m, l.err
 }
 
 // limits reads <ProcRoot>/self/limits: the limits this shell hands to the

@@ -121,7 +121,7 @@ func plan1(o *Options, s Setting, multi bool) Change {
 	c := Change{Setting: s}
 	c.Current, c.Live = current(o, s)
 	if s.Kind == Limit {
-		c.Hard = limitField(o, strings.TrimPrefix(s.Key, "limits."), 1)
+		c.Current, c.Hard = currentLimit(o, strings.TrimPrefix(s.Key, "limits."))
 	}
 	switch {
 	case s.MultiNode && !multi:
@@ -184,8 +184,6 @@ func current(o *Options, s Setting) (string, string) {
 			return "", "/sys/" + rel
 		}
 		return v, "/sys/" + rel
-	case Limit:
-		return currentLimit(o, strings.TrimPrefix(s.Key, "limits.")), ""
 	case Advice:
 		return shmState(o), ""
 	}
@@ -194,29 +192,19 @@ func current(o *Options, s Setting) (string, string) {
 
 var limitNames = map[string]string{"nproc": "Max processes", "nofile": "Max open files", "memlock": "Max locked memory"}
 
-// currentLimit reads the soft limit this shell runs under, as doctor does.
-func currentLimit(o *Options, item string) string {
-	v := limitField(o, item, 0)
-	if item == "memlock" && v != "" && v != "unlimited" {
-		return v + " bytes"
+// currentLimit reads the soft and hard limit this shell runs under, with
+// doctor's reader; both are "" when /proc/self/limits has no such line.
+func currentLimit(o *Options, item string) (soft, hard string) {
+	m, err := doctor.ReadLimits(o.ProcRoot)
+	r, ok := m[limitNames[item]]
+	if err != nil || !ok {
+		return "", ""
 	}
-	return v
-}
-
-// limitField returns column col (0 soft, 1 hard) of a /proc/self/limits line.
-func limitField(o *Options, item string, col int) string {
-	b, err := os.ReadFile(filepath.Join(o.ProcRoot, "self", "limits"))
-	if err != nil {
-		return ""
+	soft, hard = doctor.FormatLimit(r.Soft), doctor.FormatLimit(r.Hard)
+	if item == "memlock" && r.Soft != doctor.Unlimited {
+		soft += " bytes"
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, limitNames[item]); ok {
-			if f := strings.Fields(rest); len(f) > col {
-				return f[col]
-			}
-		}
-	}
-	return ""
+	return soft, hard
 }
 
 // shmState asks the doctor's /dev/shm check: "ok" or its title.

@@ -64,6 +64,7 @@ func gpuByPID(procs []gpu.Process) map[int]gpuUse {
 // buildJobs turns trees into Jobs with figures, totals and cgroup state.
 func (s *Sampler) buildJobs(trees []jobs.Tree, gpuBy map[int]gpuUse, now time.Time, gpuSource string) []Job {
 	out := make([]Job, 0, len(trees))
+	cgs := map[string]*cgroup.Memory{} // jobs sharing a cgroup read its files once per Collect
 	for _, t := range trees {
 		j := jobs.Job{ID: "pid:" + strconv.Itoa(t.RootPID), RootPID: t.RootPID}
 		for _, m := range t.Members {
@@ -79,7 +80,7 @@ func (s *Sampler) buildJobs(trees []jobs.Tree, gpuBy map[int]gpuUse, now time.Ti
 		j.Command = jobs.CommandLine(j.Processes[0].Cmdline, j.Processes[0].Name)
 		j.Total(gpuSource)
 		job := Job{Job: j}
-		s.attachCgroup(&job)
+		s.attachCgroup(&job, cgs)
 		out = append(out, job)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].RootPID < out[b].RootPID })
@@ -111,8 +112,9 @@ func (s *Sampler) process(m jobs.Member, ps *procState, g gpuUse, now time.Time)
 }
 
 // attachCgroup reads the memory cgroup of the job: Options.CgroupPath when
-// given, else the root process's.
-func (s *Sampler) attachCgroup(j *Job) {
+// given, else the root process's. read holds the cgroups this Collect has
+// read already (nil: unreadable), keyed by path.
+func (s *Sampler) attachCgroup(j *Job, read map[string]*cgroup.Memory) {
 	if s.hierErr != nil || s.hier.Mode == cgroup.ModeNone {
 		return
 	}
@@ -131,16 +133,31 @@ func (s *Sampler) attachCgroup(j *Job) {
 		}
 		path = ps.cg.Path
 	}
-	m, err := s.hier.ReadMemory(path)
-	if err != nil {
-		if !s.cgErrNoted { // one notice, not one per job and tick
-			s.cgErrNoted = true
-			s.notice(fmt.Sprintf("cgroup: cannot read the memory cgroup of some jobs (%v)", err))
-		}
+	mp, done := read[path]
+	if !done {
+		mp = s.readCgroup(path)
+		read[path] = mp
+	}
+	if mp == nil {
 		return
 	}
+	m := *mp // each job its own copy
 	j.Cgroup = &m
 	if h, ok := m.Headroom(); ok {
 		j.CgroupHeadroomBytes = &h
 	}
+}
+
+// readCgroup reads the memory state of the cgroup at path; nil when it
+// cannot be read (one notice says so, not one per job and tick).
+func (s *Sampler) readCgroup(path string) *cgroup.Memory {
+	m, err := s.hier.ReadMemory(path)
+	if err != nil {
+		if !s.cgErrNoted {
+			s.cgErrNoted = true
+			s.notice(fmt.Sprintf("cgroup: cannot read the memory cgroup of some jobs (%v)", err))
+		}
+		return nil
+	}
+	return &m
 }

@@ -290,3 +290,26 @@ func TestTorchFoundAfterLateImport(t *testing.T) {
 		t.Fatalf("after import: %v, jobs %+v", err, smp.Jobs)
 	}
 }
+
+// Two jobs in one cgroup each get its state (read once per Collect), each
+// in its own copy.
+func TestJobsSharingACgroup(t *testing.T) {
+	s, tree, _ := newSampler(t, 1, nil)
+	path := filepath.Join(tree.ProcRoot, itoa(sampletest.MainPID+1), "status")
+	st, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = regexp.MustCompile(`(?m)^PPid:\t\d+$`).ReplaceAll(st, []byte("PPid:\t1"))
+	if err := os.WriteFile(path, st, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	smp, err := s.Collect(context.Background())
+	if err != nil || len(smp.Jobs) != 2 {
+		t.Fatalf("%v, %d jobs, want 2", err, len(smp.Jobs))
+	}
+	a, b := smp.Jobs[0].Cgroup, smp.Jobs[1].Cgroup
+	if a == nil || b == nil || a == b || a.Path != sampletest.CgroupPath || a.UsageBytes != b.UsageBytes {
+		t.Errorf("cgroups = %+v, %+v", a, b)
+	}
+}

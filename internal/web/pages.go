@@ -1,7 +1,9 @@
 package web
 
 import (
+	"bytes"
 	"embed"
+	"html/template"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -10,18 +12,23 @@ import (
 	"github.com/torchmem/torchmem/internal/webassets"
 )
 
-// static holds the dashboard: three pages and their script and style.
+// static holds the dashboard: three pages, the layout they share, and their
+// script and style.
 //
 //go:embed static
 var static embed.FS
+
+// dashboardPages names each page (static/<name>.html) and its script.
+var dashboardPages = map[string]string{"node": "node.js", "run": "run.js", "runs": "run.js"}
 
 // assetsModTime is the assets' modification time: the binary's start, so caches
 // revalidate after an upgrade.
 var assetsModTime = time.Now()
 
 func (s *Server) pages(mux *http.ServeMux) {
+	rendered := renderPages()
 	page := func(name string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) { serveStatic(w, r, "static/"+name) }
+		return func(w http.ResponseWriter, r *http.Request) { serveStatic(w, r, rendered, "static/"+name) }
 	}
 	mux.HandleFunc("GET /{$}", page("node.html"))
 	mux.HandleFunc("GET /runs", page("runs.html"))
@@ -35,15 +42,35 @@ func (s *Server) pages(mux *http.ServeMux) {
 		http.ServeContent(w, r, "", assetsModTime, strings.NewReader(webassets.UPlotCSS))
 	})
 	mux.HandleFunc("GET /static/{file}", func(w http.ResponseWriter, r *http.Request) {
-		serveStatic(w, r, "static/"+r.PathValue("file"))
+		serveStatic(w, r, rendered, "static/"+r.PathValue("file"))
 	})
 }
 
-func serveStatic(w http.ResponseWriter, r *http.Request, name string) {
-	b, err := fs.ReadFile(static, name)
-	if err != nil {
-		http.NotFound(w, r)
-		return
+// renderPages renders each dashboard page into its layout once, keyed by
+// its path in static.
+func renderPages() map[string][]byte {
+	out := make(map[string][]byte, len(dashboardPages))
+	for name, script := range dashboardPages {
+		file := name + ".html"
+		t := template.Must(template.ParseFS(static, "static/layout.tmpl", "static/"+file))
+		var b bytes.Buffer
+		if err := t.ExecuteTemplate(&b, file, struct{ Page, Script string }{name, script}); err != nil {
+			panic(err) // the pages are embedded: a failure is a build mistake, caught by the tests
+		}
+		out["static/"+file] = b.Bytes()
+	}
+	return out
+}
+
+// serveStatic serves a rendered page, or else the embedded file name.
+func serveStatic(w http.ResponseWriter, r *http.Request, rendered map[string][]byte, name string) {
+	b, ok := rendered[name]
+	if !ok {
+		var err error
+		if b, err = fs.ReadFile(static, name); err != nil {
+			http.NotFound(w, r)
+			return
+		}
 	}
 	switch {
 	case strings.HasSuffix(name, ".html"):
@@ -53,5 +80,5 @@ func serveStatic(w http.ResponseWriter, r *http.Request, name string) {
 	case strings.HasSuffix(name, ".css"):
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 	}
-	http.ServeContent(w, r, "", assetsModTime, strings.NewReader(string(b)))
+	http.ServeContent(w, r, "", assetsModTime, bytes.NewReader(b))
 }

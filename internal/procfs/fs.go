@@ -105,7 +105,8 @@ func (f FS) PIDs() ([]int, error) {
 	return pids, nil
 }
 
-// readSmall reads a small proc file in one read call into buf-sized memory.
+// readSmall reads a whole small file (sysctls, THP, vmstat): read rarely,
+// so os.ReadFile, not the pooled withFile of the per-tick readers.
 func readSmall(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

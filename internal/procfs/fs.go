@@ -105,8 +105,9 @@ func (f FS) PIDs() ([]int, error) {
 	return pids, nil
 }
 
-// readSmall reads a whole small file (sysctls, THP, vmstat): read rarely,
-// so os.ReadFile, not the pooled withFile of the per-tick readers.
+// readSmall reads a whole small file with os.ReadFile (reads until EOF):
+// for files that are not one single_open piece, such as vmstat, where
+// withFile's one short read would not be the whole file.
 func readSmall(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

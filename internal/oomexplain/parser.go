@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/torchmem/torchmem/internal/kmsg"
 )
@@ -241,5 +240,3 @@ func lessIncident(a, b *Incident) bool {
 	}
 	return a.Line < b.Line
 }
-
-func timePtr(t time.Time) *time.Time { return &t }

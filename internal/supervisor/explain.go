@@ -2,12 +2,12 @@ package supervisor
 
 import (
 	"fmt"
-	"github.com/torchmem/torchmem/internal/jobcgroup"
 	"io"
 	"sort"
 	"strings"
 	"syscall"
 
+	"github.com/torchmem/torchmem/internal/jobcgroup"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -127,7 +127,7 @@ func (s *Summary) Print(w io.Writer, runID string) {
 	}
 }
 
-func eventsText(ev *eventsAlias) string {
+func eventsText(ev *jobcgroup.Events) string {
 	var parts []string
 	for _, f := range []struct {
 		n string
@@ -159,8 +159,6 @@ func peaksText(p map[string]int64) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-type eventsAlias = jobcgroup.Events
 
 func (p *StepPeaks) text() string {
 	if p == nil {

@@ -148,10 +148,7 @@ func shmSize(opts string, memTotal uint64) (int64, string) {
 			pct, _ := strconv.ParseFloat(p, 64)
 			return int64(pct / 100 * float64(memTotal)), v + " of RAM"
 		}
-		if n, err := units.ParseBytes(strings.ToUpper(v)); err == nil {
-			return n, "size option"
-		}
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n, err := units.ParseBytes(v); err == nil {
 			return n, "size option"
 		}
 	}

@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 var _ Backend = (*nvmlBackend)(nil)
@@ -17,8 +18,11 @@ type nvmlBackend struct {
 	sysRoot string
 	pids    *pidMapper
 	handles []uintptr
-	uuids   []string // per handle, read once: Processes runs every tick
-	info    Info
+	// ids holds, per handle, what does not change while NVML holds it
+	// (index, name, UUID, PCI bus id, CPU affinity, NUMA node), read once
+	// at open: Devices and Processes run every tick.
+	ids  []Device
+	info Info
 }
 
 // openNVML loads libPath, initialises NVML and takes a handle per device.
@@ -43,7 +47,7 @@ func openNVML(libPath, sysRoot string, pids *pidMapper) (*nvmlBackend, error) {
 			return nil, fmt.Errorf("GPU %d: %w", i, err)
 		}
 		b.handles = append(b.handles, h)
-		b.uuids = append(b.uuids, lib.str(lib.getUUID, h, 96))
+		b.ids = append(b.ids, b.identity(int(i), h))
 	}
 	b.info = b.readInfo()
 	return b, nil
@@ -87,12 +91,19 @@ func (b *nvmlBackend) Devices() ([]Device, error) {
 	return devs, errors.Join(errs...)
 }
 
+// identity reads the facts of device i that do not change while it is open.
+func (b *nvmlBackend) identity(i int, h uintptr) Device {
+	l := b.lib
+	d := Device{Index: i, NUMANode: -1, Name: l.str(l.getName, h, 96), UUID: l.str(l.getUUID, h, 96),
+		PCIBusID: b.busID(h), CPUAffinity: b.affinity(h)}
+	fillFromSysfs(b.sysRoot, &d)
+	return d
+}
+
 func (b *nvmlBackend) device(i int, h uintptr) (Device, error) {
 	l := b.lib
-	d := Device{Index: i, NUMANode: -1}
-	d.Name = l.str(l.getName, h, 96)
-	d.UUID = b.uuids[i]
-	d.PCIBusID = b.busID(h)
+	d := b.ids[i]
+	d.CPUAffinity = slices.Clone(d.CPUAffinity) // each Device its own slice
 	m, err := b.memory(h)
 	if err == nil {
 		d.TotalBytes, d.FreeBytes, d.UsedBytes = int64(m.Total), int64(m.Free), int64(m.Used)
@@ -101,7 +112,6 @@ func (b *nvmlBackend) device(i int, h uintptr) (Device, error) {
 			d.ReservedBytes = &r
 		}
 	}
-	d.CPUAffinity = b.affinity(h)
 	d.PersistenceMode = l.enabled(l.getPersistence, h)
 	if l.getECC != nil {
 		var cur, pending int32
@@ -116,7 +126,6 @@ func (b *nvmlBackend) device(i int, h uintptr) (Device, error) {
 			d.ComputeMode = computeModeName(m)
 		}
 	}
-	fillFromSysfs(b.sysRoot, &d)
 	return d, err
 }
 
@@ -203,7 +212,7 @@ func (b *nvmlBackend) Processes() ([]Process, error) {
 			continue
 		}
 		for _, r := range raw {
-			out = append(out, Process{GPUIndex: i, GPUUUID: b.uuids[i], HostPID: int(r.PID), UsedBytes: usedPtr(r.Used)})
+			out = append(out, Process{GPUIndex: i, GPUUUID: b.ids[i].UUID, HostPID: int(r.PID), UsedBytes: usedPtr(r.Used)})
 		}
 	}
 	b.pids.Map(out)

@@ -1,6 +1,7 @@
 package kmsg
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -50,7 +51,7 @@ func openDevKmsg(ctx context.Context, cfg Config, popts ParseOptions) (*Reader, 
 				return Line{}, io.EOF
 			}
 			rec := buf[:n]
-			if i := indexByte(rec, '\n'); i >= 0 {
+			if i := bytes.IndexByte(rec, '\n'); i >= 0 {
 				rec = rec[:i] // drop the " KEY=value" dictionary lines
 			}
 			ln := ParseLine(rec, popts)
@@ -58,15 +59,6 @@ func openDevKmsg(ctx context.Context, cfg Config, popts ParseOptions) (*Reader, 
 		}
 	}
 	return &Reader{source: path, next: next, close: func() error { return unix.Close(fd) }, since: cfg.Since}, nil
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // waitReadable polls fd in short slices so a cancelled context ends a follow.

@@ -13,10 +13,23 @@ type gen struct {
 	future bool
 }
 
+// The keys of each dict, in the order PyTorch writes them.
+var (
+	topKeys     = []string{"segments", "device_traces", "allocator_settings", "external_annotations"}
+	frameKeys   = []string{"name", "filename", "line"}
+	segmentKeys = []string{"device", "address", "total_size", "allocated_size", "active_size", "requested_size",
+		"stream", "segment_type", "segment_pool_id", "is_expandable", "frames", "blocks"}
+	blockKeys = []string{"address", "size", "requested_size", "state", "frames"}
+	// entryKeys ends with the future dict's key, written only with -future;
+	// an OOM entry has device_free where the others have addr.
+	entryKeys      = []string{"action", "addr", "size", "stream", "time_us", "compile_context", "user_metadata", "frames", "future"}
+	oomEntryKeys   = []string{"action", "device_free", "size", "stream", "time_us", "compile_context", "user_metadata", "frames", "future"}
+	futureKeys     = []string{"kind", "ids", "meta"}
+	annotationKeys = []string{"stage", "name", "device", "time_us"}
+)
+
 func (g *gen) top() {
-	keys := []string{"segments", "device_traces", "allocator_settings", "external_annotations"}
-	g.p.dict(len(keys), func(i int) {
-		g.p.str(keys[i])
+	g.p.record(topKeys, func(i int) {
 		switch i {
 		case 0:
 			g.p.list(len(g.s.Segments), func(j int) { g.segment(&g.s.Segments[j]) })
@@ -48,16 +61,13 @@ func (g *gen) frames(id snapshot.StackID) {
 		}
 		f := g.s.Frames[fid]
 		memo := g.p.memo
-		g.p.dict(3, func(k int) {
+		g.p.record(frameKeys, func(k int) {
 			switch k {
 			case 0:
-				g.p.str("name")
 				g.p.str(f.Name)
 			case 1:
-				g.p.str("filename")
 				g.p.str(f.Filename)
 			case 2:
-				g.p.str("line")
 				g.p.int(f.Line)
 			}
 		})
@@ -70,10 +80,7 @@ func (g *gen) segment(seg *snapshot.Segment) {
 	if seg.RequestedSize != nil {
 		req = *seg.RequestedSize
 	}
-	g.p.dict(12, func(k int) {
-		key := []string{"device", "address", "total_size", "allocated_size", "active_size", "requested_size",
-			"stream", "segment_type", "segment_pool_id", "is_expandable", "frames", "blocks"}[k]
-		g.p.str(key)
+	g.p.record(segmentKeys, func(k int) {
 		switch k {
 		case 0:
 			g.p.int(seg.Device)
@@ -107,34 +114,34 @@ func (g *gen) segment(seg *snapshot.Segment) {
 }
 
 func (g *gen) block(b *snapshot.Block) {
-	g.p.dict(5, func(k int) {
+	g.p.record(blockKeys, func(k int) {
 		switch k {
 		case 0:
-			g.p.str("address")
 			g.p.int(int64(b.Address))
 		case 1:
-			g.p.str("size")
 			g.p.int(b.Size)
 		case 2:
-			g.p.str("requested_size")
 			g.p.int(b.Requested)
 		case 3:
-			g.p.str("state")
 			g.p.str(b.State.String())
 		case 4:
-			g.p.str("frames")
 			g.frames(b.Stack)
 		}
 	})
 }
 
+// copySpan is how far apart in time two copies of device trace t are laid.
+func copySpan(t []snapshot.TraceEntry) int64 {
+	if len(t) == 0 {
+		return 0
+	}
+	return t[len(t)-1].TimeUS - t[0].TimeUS + 1000
+}
+
 // trace writes the device's entries copies times, shifting times so the
 // copies follow each other.
 func (g *gen) trace(t []snapshot.TraceEntry) {
-	var span int64
-	if len(t) > 0 {
-		span = t[len(t)-1].TimeUS - t[0].TimeUS + 1000
-	}
+	span := copySpan(t)
 	g.p.list(len(t)*g.copies, func(i int) {
 		e := t[i%len(t)]
 		shift := int64(i/len(t)) * span
@@ -143,63 +150,53 @@ func (g *gen) trace(t []snapshot.TraceEntry) {
 }
 
 func (g *gen) entry(e *snapshot.TraceEntry, shift int64) {
-	n := 8 // device_free replaces addr on an OOM entry
-	if g.future {
-		n = 9
+	keys := entryKeys
+	if e.Action == snapshot.ActionOOM {
+		keys = oomEntryKeys
+	}
+	if !g.future {
+		keys = keys[:len(keys)-1]
 	}
 	ctx := g.s.Texts[e.Compile]
 	if ctx == "" {
 		ctx = "N/A"
 	}
-	g.p.dict(n, func(k int) {
+	g.p.record(keys, func(k int) {
 		switch k {
 		case 0:
-			g.p.str("action")
 			g.p.str(e.Action.String())
 		case 1:
 			if e.Action == snapshot.ActionOOM {
-				g.p.str("device_free")
 				g.p.int(e.DeviceFree)
 			} else {
-				g.p.str("addr")
 				g.p.int(int64(e.Addr))
 			}
 		case 2:
-			g.p.str("size")
 			g.p.int(e.Size)
 		case 3:
-			g.p.str("stream")
 			g.p.int(g.s.Streams[e.Stream])
 		case 4:
-			g.p.str("time_us")
 			g.p.int(e.TimeUS + shift)
 		case 5:
-			g.p.str("compile_context")
 			g.p.str(ctx)
 		case 6:
-			g.p.str("user_metadata")
 			g.p.str("")
 		case 7:
-			g.p.str("frames")
 			g.frames(e.Stack)
 		case 8:
-			g.p.str("future")
 			g.futureDict(e)
 		}
 	})
 }
 
 func (g *gen) futureDict(e *snapshot.TraceEntry) {
-	g.p.dict(3, func(k int) {
+	g.p.record(futureKeys, func(k int) {
 		switch k {
 		case 0:
-			g.p.str("kind")
 			g.p.str(e.Action.String())
 		case 1:
-			g.p.str("ids")
 			g.p.list(2, func(i int) { g.p.int([]int64{int64(e.Addr), e.Size}[i]) })
 		case 2:
-			g.p.str("meta")
 			g.p.dict(1, func(int) { g.p.str("step"); g.p.int(e.TimeUS) })
 		}
 	})
@@ -208,25 +205,20 @@ func (g *gen) futureDict(e *snapshot.TraceEntry) {
 func (g *gen) annotations() {
 	a := g.s.Annotations
 	var span int64
-	if len(g.s.Traces) > 0 && len(g.s.Traces[0]) > 0 {
-		t := g.s.Traces[0]
-		span = t[len(t)-1].TimeUS - t[0].TimeUS + 1000
+	if len(g.s.Traces) > 0 {
+		span = copySpan(g.s.Traces[0])
 	}
 	g.p.list(len(a)*g.copies, func(i int) {
 		x := a[i%len(a)]
-		g.p.dict(4, func(k int) {
+		g.p.record(annotationKeys, func(k int) {
 			switch k {
 			case 0:
-				g.p.str("stage")
 				g.p.str(x.Stage)
 			case 1:
-				g.p.str("name")
 				g.p.str(x.Name)
 			case 2:
-				g.p.str("device")
 				g.p.int(x.Device)
 			case 3:
-				g.p.str("time_us")
 				g.p.int(x.TimeUS + int64(i/len(a))*span)
 			}
 		})

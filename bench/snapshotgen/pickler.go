@@ -144,6 +144,11 @@ func (p *pickler) dict(n int, pair func(int)) {
 	p.batches(n, pair, 's', 'u')
 }
 
+// record writes a dict of keys; val writes the value of keys[k].
+func (p *pickler) record(keys []string, val func(k int)) {
+	p.dict(len(keys), func(k int) { p.str(keys[k]); val(k) })
+}
+
 func (p *pickler) batches(n int, item func(int), one, many byte) {
 	for lo := 0; lo < n; lo += 1000 {
 		hi := min(lo+1000, n)

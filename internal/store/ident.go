@@ -2,11 +2,9 @@ package store
 
 import (
 	"crypto/rand"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
+
+	"github.com/torchmem/torchmem/internal/procfs"
 )
 
 // idAlphabet avoids look-alikes (0/o, 1/l/i) so ids can be typed from a screen.
@@ -22,46 +20,28 @@ func newRunID() string {
 	return string(b)
 }
 
-// procStartTime returns field 22 (starttime, clock ticks since boot) of
-// PROCROOT/PID/stat:
-//
-//	4242 (python3) S 4200 4242 ... 22 fields in ... 8374612 ...
-//
-// The command name may contain spaces and parentheses, so fields are
-// counted after the last ')'.
+// procStartTime returns the start time (clock ticks after boot) of
+// PROCROOT/PID/stat.
 func procStartTime(procRoot string, pid int) (uint64, error) {
-	path := filepath.Join(procRoot, strconv.Itoa(pid), "stat")
-	b, err := os.ReadFile(path)
+	fs, err := procfs.NewFS(procRoot)
 	if err != nil {
 		return 0, err
 	}
-	return parseStatStartTime(string(b))
-}
-
-func parseStatStartTime(s string) (uint64, error) {
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("stat: no ')' after comm")
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); starttime is field 22.
-	if len(f) < 20 {
-		return 0, fmt.Errorf("stat: %d fields after comm, want at least 20", len(f))
-	}
-	v, err := strconv.ParseUint(f[19], 10, 64)
+	st, err := fs.Stat(pid)
 	if err != nil {
-		return 0, fmt.Errorf("stat: starttime %q: %w", f[19], err)
+		return 0, err
 	}
-	return v, nil
+	return st.StartTicks, nil
 }
 
 // bootID returns PROCROOT/sys/kernel/random/boot_id, "" when unreadable.
 func bootID(procRoot string) string {
-	b, err := os.ReadFile(filepath.Join(procRoot, "sys", "kernel", "random", "boot_id"))
+	fs, err := procfs.NewFS(procRoot)
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(b))
+	id, _ := fs.Sysctl("kernel.random.boot_id")
+	return id
 }
 
 // supervisorAlive says whether the process that wrote a running run is
@@ -77,13 +57,9 @@ func supervisorAlive(procRoot string, pid int, start uint64, boot string) bool {
 	}
 	st, err := procStartTime(procRoot, pid)
 	if err != nil {
-		return !os.IsNotExist(err) && !isNoSuchProcess(err)
+		return !procfs.IsVanished(err)
 	}
 	return start == 0 || st == start
-}
-
-func isNoSuchProcess(err error) bool {
-	return strings.Contains(err.Error(), "no such process")
 }
 
 // LabelsFromEnv picks the launcher ids that tie a run to a cluster job:

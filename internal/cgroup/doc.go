@@ -14,8 +14,10 @@
 //	(Hierarchy) Mode                                  // ModeV1, ModeHybrid, ModeV2 (ModeNone: no cgroups)
 //	(Hierarchy) MemoryDir(path string) (dir string, v2 bool, err error)
 //	ProcessPath(procRoot string, pid int) (Path, error) // the process's memory cgroup
+//	ParseProcessPath(s string) (Path, error)            // the same, from a /proc/<pid>/cgroup text
 //	(Hierarchy) ReadMemory(path string) (Memory, error) // limits, usage, peak, events, swap, PSI
 //	ReadMemoryDir(dir string, v2 bool) (Memory, error)
+//	ReadEvents(dir string, v2 bool) (Events, error)   // only the event counters
 //	(Memory) Headroom() (bytes uint64, limited bool)  // max - usage
 //	Limit{Bytes, Unlimited}                           // JSON: a number or "max"
 //

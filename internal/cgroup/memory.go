@@ -91,6 +91,15 @@ func ReadMemoryDir(dir string, v2 bool) (Memory, error) {
 	return readV1(dir)
 }
 
+// ReadEvents reads only the memory event counters in dir, a v2 or v1
+// cgroup directory.
+func ReadEvents(dir string, v2 bool) (Events, error) {
+	if v2 {
+		return readEventsV2(dir)
+	}
+	return readEventsV1(dir)
+}
+
 // readFile returns the trimmed content of dir/name; ok is false when the
 // file does not exist (a kernel without it), which is not an error.
 func readFile(dir, name string) (string, bool, error) {

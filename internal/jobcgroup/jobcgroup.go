@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/torchmem/torchmem/internal/cgroup"
 )
 
 // ErrNoCgroup means no writable memory cgroup hierarchy was found; the
@@ -156,12 +158,34 @@ func (g *Group) Peak() *int64 {
 	return &v
 }
 
-// Events reads the group's memory event counters.
+// Events reads the group's memory event counters (v2 memory.events, v1
+// memory.oom_control and memory.failcnt) with internal/cgroup's reader.
 func (g *Group) Events() (Events, error) {
-	if g.version == 2 {
-		return readEventsV2(g.file("memory.events"))
+	ce, err := cgroup.ReadEvents(g.Dir(), g.version == 2)
+	if err != nil {
+		return Events{}, err
 	}
-	return readEventsV1(g.Dir())
+	ev := Events{Max: signed(ce.Max), High: signed(ce.High), OOM: signed(ce.OOM), OOMKill: signed(ce.OOMKill)}
+	if ce.UnderOOM != nil {
+		n := int64(0)
+		if *ce.UnderOOM {
+			n = 1
+		}
+		ev.UnderOOM = &n
+	}
+	if ev == (Events{}) {
+		// No counter at all: the file is missing, not a group without events.
+		return Events{}, fmt.Errorf("read %s: no memory event counters", g.Dir())
+	}
+	return ev, nil
+}
+
+func signed(p *uint64) *int64 {
+	if p == nil {
+		return nil
+	}
+	n := int64(*p)
+	return &n
 }
 
 func parsePids(s string) []int {

@@ -1,13 +1,8 @@
 package jobcgroup
 
 import (
-	"bufio"
-	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 )
 
 // SetLimits writes the limits that are set. Notices explain settings the
@@ -82,71 +77,4 @@ func (g *Group) Limit() *int64 {
 		return nil
 	}
 	return &v
-}
-
-// readEventsV2 reads memory.events:
-//
-//	low 0
-//	high 12
-//	max 40
-//	oom 1
-//	oom_kill 1
-//	oom_group_kill 0
-func readEventsV2(path string) (Events, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Events{}, fmt.Errorf("open %s: %w", path, err)
-	}
-	defer f.Close()
-	kv, err := parseKV(f)
-	if err != nil {
-		return Events{}, fmt.Errorf("parse %s: %w", path, err)
-	}
-	return Events{Max: kv["max"], High: kv["high"], OOM: kv["oom"], OOMKill: kv["oom_kill"]}, nil
-}
-
-// readEventsV1 reads memory.oom_control and memory.failcnt:
-//
-//	oom_kill_disable 0
-//	under_oom 0
-//	oom_kill 1
-func readEventsV1(dir string) (Events, error) {
-	path := filepath.Join(dir, "memory.oom_control")
-	f, err := os.Open(path)
-	if err != nil {
-		return Events{}, fmt.Errorf("open %s: %w", path, err)
-	}
-	defer f.Close()
-	kv, err := parseKV(f)
-	if err != nil {
-		return Events{}, fmt.Errorf("parse %s: %w", path, err)
-	}
-	ev := Events{OOMKill: kv["oom_kill"], UnderOOM: kv["under_oom"]}
-	if n, err := readInt(filepath.Join(dir, "memory.failcnt")); err == nil {
-		ev.Max = &n
-	}
-	return ev, nil
-}
-
-// parseKV parses "key value" lines; a line that is not two fields with a
-// numeric value is an error naming the line.
-func parseKV(r io.Reader) (map[string]*int64, error) {
-	out := map[string]*int64{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			return nil, fmt.Errorf("bad line %q", line)
-		}
-		n, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("bad value in line %q", line)
-		}
-		out[f[0]] = &n
-	}
-	return out, sc.Err()
 }

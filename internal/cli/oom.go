@@ -89,7 +89,7 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 			errs = append(errs, err)
 		}
 	}
-	incs = oomFilter(incs, since, f.pids)
+	incs = oomexplain.Filter(incs, since, f.pids)
 	oomexplain.ExplainAll(incs, hostCtx)
 	if len(args) == 0 || len(read) > 0 || f.json {
 		if err := oomPrint(env.Stdout, incs, f.json, read); err != nil {
@@ -157,7 +157,7 @@ func oomFollow(ctx context.Context, env *Env, f *oomFlags, since time.Time) erro
 	hostCtx, n := oomHostContext(env), 0
 	var printErr error
 	p := oomexplain.NewParser(oomexplain.Options{Source: r.Source(), MaxIncidents: 1, OnIncident: func(inc *oomexplain.Incident) {
-		one := oomFilter([]oomexplain.Incident{*inc}, time.Time{}, f.pids)
+		one := oomexplain.Filter([]oomexplain.Incident{*inc}, time.Time{}, f.pids)
 		if len(one) == 0 {
 			return
 		}
@@ -201,11 +201,6 @@ func oomHostContext(env *Env) oomexplain.Context {
 		c.NoFileLimit = rl.Cur
 	}
 	return c
-}
-
-// oomFilter narrows to --since and --pid (oomexplain.Filter).
-func oomFilter(incs []oomexplain.Incident, since time.Time, pids []int) []oomexplain.Incident {
-	return oomexplain.Filter(incs, since, pids)
 }
 
 var oomTimeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"}

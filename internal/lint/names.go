@@ -62,14 +62,6 @@ func baseKey(n *Node) string {
 	return ""
 }
 
-// callFuncName is dotted(call.func), "" for non-calls.
-func callFuncName(call *Node) string {
-	if !call.Is("Call") {
-		return ""
-	}
-	return dotted(call.K("func"))
-}
-
 // methodCall returns the receiver and method name of call recv.meth(...).
 func methodCall(call *Node) (*Node, string) {
 	if !call.Is("Call") {

@@ -86,11 +86,8 @@ func newJournal(o *Options, p Plan) (*Journal, error) {
 func undoCommands(o *Options, p Plan) [][]string {
 	switch p.Persistence {
 	case "tuned":
-		prev := "off"
-		if b, err := os.ReadFile(o.path(tunedActive)); err == nil && strings.TrimSpace(string(b)) != "" {
-			prev = strings.Fields(string(b))[0]
-		}
-		if prev == "off" {
+		prev := activeTuned(o)
+		if prev == "" || prev == "off" {
 			return [][]string{{"tuned-adm", "off"}}
 		}
 		return [][]string{{"tuned-adm", "profile", prev}}

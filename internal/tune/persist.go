@@ -101,12 +101,21 @@ func chooseTuned(o *Options) (bool, error) {
 	return false, fmt.Errorf("--persist %q: want auto, tuned or systemd", o.Persist)
 }
 
+// activeTuned returns tuned's active profile, "" when none is recorded.
+func activeTuned(o *Options) string {
+	b, err := os.ReadFile(o.path(tunedActive))
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
 func (p *Plan) renderTuned(o *Options, thp, sysctls []Change) {
 	p.Persistence = "tuned"
 	name := "torchmem-" + p.Profile
 	base := defaultTuned
-	if b, err := os.ReadFile(o.path(tunedActive)); err == nil && strings.TrimSpace(string(b)) != "" && !strings.HasPrefix(strings.TrimSpace(string(b)), "torchmem-") {
-		base = strings.Fields(string(b))[0]
+	if a := activeTuned(o); a != "" && !strings.HasPrefix(a, "torchmem-") {
+		base = a
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, fileHeaderFmt, p.Profile)

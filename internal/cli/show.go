@@ -89,9 +89,14 @@ func showText(w io.Writer, d *report.Data, maxEvents int) error {
 }
 
 func showPeaks(p map[string]int64) string {
-	var parts []string
-	for k, v := range p {
-		parts = append(parts, k+" "+units.Bytes(v))
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // like the labels: the same order every time
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " " + units.Bytes(p[k])
 	}
 	return strings.Join(parts, ", ")
 }

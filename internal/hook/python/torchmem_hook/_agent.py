@@ -14,6 +14,7 @@ import threading
 import time
 
 from torchmem_hook import PROTOCOL_VERSION, _debug
+from torchmem_hook import _cuda
 from torchmem_hook import _torchstats as ts
 
 _agent = None  # the Agent of this process (replaced after fork)
@@ -209,7 +210,7 @@ class Agent(object):
             except Exception:
                 continue
             if isinstance(cmd, dict):
-                self.enqueue(ts.run_command(self, cmd))
+                self.enqueue(_cuda.run_command(self, cmd))
         if len(buf) > 1 << 20:
             buf = b""
         return buf

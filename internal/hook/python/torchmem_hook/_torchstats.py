@@ -277,9 +277,3 @@ def _install_atexit(torch):
             _debug()
 
     atexit.register(bye)
-
-
-def run_command(agent, cmd):
-    from torchmem_hook import _cuda
-
-    return _cuda.run_command(agent, cmd)

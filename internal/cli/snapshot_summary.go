@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -140,13 +142,8 @@ func snapshotRows(tw io.Writer, label string, items []string) {
 }
 
 func snapshotCounts(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return parts
@@ -155,13 +152,8 @@ func snapshotCounts(m map[string]int) []string {
 // snapshotSettings lists allocator settings compactly, one key=value each:
 // nested maps show only their non-zero entries.
 func snapshotSettings(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, k+"="+snapshotSettingValue(m[k]))
 	}
 	return parts

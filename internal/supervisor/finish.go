@@ -86,10 +86,7 @@ func (s *sup) seenPIDs() map[int]bool {
 	for p := range s.hk.hello {
 		out[p] = true
 	}
-	for _, p := range s.last.pids {
-		out[p] = true
-	}
-	for _, p := range s.everPIDs {
+	for p := range s.everPIDs { // s.last.pids are among them
 		out[p] = true
 	}
 	return out
@@ -124,7 +121,7 @@ func (s *sup) killOrphans() int {
 // that are still in that group count (a reused PID is elsewhere).
 func (s *sup) killLeftInOurGroup() int {
 	n, self, grp := 0, os.Getpid(), syscall.Getpgrp()
-	for _, p := range s.everPIDs {
+	for p := range s.everPIDs {
 		if g, err := syscall.Getpgid(p); p != self && p != s.job.pid && err == nil && g == grp {
 			if syscall.Kill(p, syscall.SIGKILL) == nil {
 				n++

@@ -29,8 +29,7 @@ type sup struct {
 	events []store.Event
 	last   reading
 	// everPIDs: every PID seen in the job (kernel lines name PIDs that are gone).
-	everPIDs []int
-	everSet  map[int]bool
+	everPIDs map[int]bool
 	status   statusLine
 
 	growth growthTrack
@@ -51,7 +50,7 @@ type Result struct {
 // for failing to start the job at all.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.defaults()
-	s := &sup{cfg: cfg, hk: newHookState(), peaks: map[string]int64{}, began: time.Now(), everSet: map[int]bool{}}
+	s := &sup{cfg: cfg, hk: newHookState(), peaks: map[string]int64{}, began: time.Now(), everPIDs: map[int]bool{}}
 	s.status = statusLine{w: cfg.Notices, on: cfg.StatusLine}
 	p, err := s.plan()
 	if err != nil {
@@ -192,10 +191,7 @@ func (s *sup) sampleNow(now time.Time, why string) {
 	s.trackGrowth(r)
 	s.last = r
 	for _, p := range r.pids {
-		if !s.everSet[p] {
-			s.everSet[p] = true
-			s.everPIDs = append(s.everPIDs, p)
-		}
+		s.everPIDs[p] = true
 	}
 	s.cfg.Rec.AppendSample(r.s)
 	s.cfg.Rec.UpdatePeaks(s.peaks)

@@ -69,7 +69,7 @@ func runDoctor(env *Env, f doctorFlags) error {
 	if !f.noPython {
 		h.Run = gpu.ExecRunner
 	}
-	rep := doctor.Run(h, doctor.Checks()).Filter(doctor.OK, f.only)
+	rep := doctor.Run(h, doctor.Checks()).Filter(f.only)
 	var err error
 	if f.asJSON {
 		err = writeJSON(env.Stdout, rep)

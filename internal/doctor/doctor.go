@@ -159,13 +159,13 @@ func selected(f Finding, only []string) bool {
 	return false
 }
 
-// Filter returns the findings at or above min that only selects (all when
-// only is empty): by finding id, check id or category.
-func (r Report) Filter(min Severity, only []string) Report {
+// Filter returns the findings that only selects (all when only is empty):
+// by finding id, check id or category.
+func (r Report) Filter(only []string) Report {
 	out := r
 	out.Findings, out.Worst, out.Counts = nil, OK, map[string]int{}
 	for _, f := range r.Findings {
-		if f.Severity >= min && selected(f, only) {
+		if selected(f, only) {
 			out.Findings = append(out.Findings, f)
 			out.Counts[f.Severity.String()]++
 			out.Worst = max(out.Worst, f.Severity)

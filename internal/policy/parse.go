@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,16 +112,16 @@ func yamlError(err error) error {
 
 func (fr fileRule) rule() (Rule, error) {
 	r := Rule{Name: fr.Name, Metric: fr.Metric, Action: fr.Action, Signal: fr.Signal}
-	if !contains(Metrics, r.Metric) {
+	if !slices.Contains(Metrics, r.Metric) {
 		return r, fmt.Errorf("unknown metric %q (one of %s)", r.Metric, strings.Join(Metrics, ", "))
 	}
-	if !contains([]string{Warn, Cleanup, Snapshot, Signal, Stop}, r.Action) {
+	if !slices.Contains([]string{Warn, Cleanup, Snapshot, Signal, Stop}, r.Action) {
 		return r, fmt.Errorf("unknown action %q (warn, cleanup, snapshot, signal, stop)", r.Action)
 	}
 	if r.Action == Signal && r.Signal == "" {
 		return r, fmt.Errorf("action signal needs signal: (e.g. SIGUSR1)")
 	}
-	if r.Signal != "" && !contains(Signals, NormalSignal(r.Signal)) {
+	if r.Signal != "" && !slices.Contains(Signals, NormalSignal(r.Signal)) {
 		return r, fmt.Errorf("unknown signal %q (one of %s)", r.Signal, strings.Join(Signals, ", "))
 	}
 	thr := fr.Above
@@ -203,13 +204,4 @@ func NormalSignal(s string) string {
 		s = "SIG" + s
 	}
 	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

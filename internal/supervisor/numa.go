@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,7 +41,7 @@ func resolveNUMA(mode, sysRoot string, devs []gpu.Device, visible string) (numaC
 	if err != nil || n < 0 {
 		return numaChoice{}, fmt.Errorf("--numa %q: want auto, off or a node number", mode)
 	}
-	if len(nodes) > 0 && !containsInt(nodes, n) {
+	if len(nodes) > 0 && !slices.Contains(nodes, n) {
 		return numaChoice{}, fmt.Errorf("--numa %d: no such NUMA node (have %v)", n, nodes)
 	}
 	return nodeChoice(sysRoot, n)
@@ -127,13 +128,4 @@ func parseCPUList(s string) ([]int, error) {
 		}
 	}
 	return out, nil
-}
-
-func containsInt(l []int, v int) bool {
-	for _, x := range l {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

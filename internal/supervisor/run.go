@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -132,7 +133,7 @@ func (s *sup) acceptPeer(p hook.Peer) bool {
 	if err != nil {
 		return false
 	}
-	return containsInt(pids, p.PID)
+	return slices.Contains(pids, p.PID)
 }
 
 func (s *sup) loop(ctx context.Context, sigs <-chan os.Signal) {

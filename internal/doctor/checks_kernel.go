@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 
 	"github.com/torchmem/torchmem/internal/procfs"
@@ -158,24 +159,29 @@ func psiArg(cmdline string) string {
 }
 
 func checkOOMHistory(h *Host) []Finding {
-	s, src, err := h.procFile("vmstat")
+	const src = "/proc/vmstat"
+	pfs, err := h.procFS()
+	var n *uint64
+	if err == nil {
+		n, err = pfs.OOMKills()
+	}
 	if err != nil {
 		return []Finding{unreadable("oom.history", "kernel", src, err)}
 	}
-	for _, line := range strings.Split(s, "\n") {
-		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
-			f := newFinding("oom.history", "kernel", OK, "no kernel OOM kill since boot").ev(src, line)
-			if v != "0" {
-				f.Severity = Warn
-				f.Title = "kernel OOM killer fired " + v + " time(s) since boot"
-				f = f.why("Something on this host ran out of memory (host RAM or a cgroup limit) and the kernel killed a process.").
-					fix("torchmem oom explains each kill from the kernel log (torchmem oom, or torchmem oom /var/log/messages).")
-			}
-			return []Finding{f}
-		}
+	if n == nil {
+		return []Finding{newFinding("oom.history", "kernel", Info, "OOM kill count unknown (kernel before 4.13 has no oom_kill in /proc/vmstat)").
+			ev(src, "no oom_kill line").fix("torchmem oom reads the kernel log instead.")}
 	}
-	return []Finding{newFinding("oom.history", "kernel", Info, "OOM kill count unknown (kernel before 4.13 has no oom_kill in /proc/vmstat)").
-		ev(src, "no oom_kill line").fix("torchmem oom reads the kernel log instead.")}
+	v := strconv.FormatUint(*n, 10)
+	f := newFinding("oom.history", "kernel", OK, "no kernel OOM kill since boot").ev(src, "oom_kill "+v)
+	if *n == 0 {
+		return []Finding{f}
+	}
+	f.Severity = Warn
+	f.Title = "kernel OOM killer fired " + v + " time(s) since boot"
+	return []Finding{f.
+		why("Something on this host ran out of memory (host RAM or a cgroup limit) and the kernel killed a process.").
+		fix("torchmem oom explains each kill from the kernel log (torchmem oom, or torchmem oom /var/log/messages).")}
 }
 
 // kernelBefore reports whether release ("3.10.0-1160.el7.x86_64") is older

@@ -117,9 +117,23 @@ type memResult struct {
 	err error
 }
 
+type fsResult struct {
+	fs  procfs.FS
+	err error
+}
+
+// procFS is the procfs reader of ProcRoot, for the files it parses.
+func (h *Host) procFS() (procfs.FS, error) {
+	r := memo(h, "procfs", func() fsResult {
+		fs, err := procfs.NewFS(h.ProcRoot)
+		return fsResult{fs, err}
+	})
+	return r.fs, r.err
+}
+
 func (h *Host) meminfo() (procfs.Meminfo, error) {
 	r := memo(h, "meminfo", func() memResult {
-		fs, err := procfs.NewFS(h.ProcRoot)
+		fs, err := h.procFS()
 		if err != nil {
 			return memResult{err: err}
 		}

@@ -54,3 +54,39 @@ func TestGPUThresholdCleanup(t *testing.T) {
 		t.Fatalf("peaks %v", o.res.Summary.Peaks)
 	}
 }
+
+// countingGPU counts Devices calls.
+type countingGPU struct {
+	gpu.Backend
+	calls int
+}
+
+func (c *countingGPU) Devices() ([]gpu.Device, error) {
+	c.calls++
+	return c.Backend.Devices()
+}
+
+// TestGPUTotalReadOnce: the allocator's reserved fraction needs each GPU's
+// size per hooked process and tick; the backend is asked once.
+func TestGPUTotalReadOnce(t *testing.T) {
+	b := &countingGPU{Backend: gpu.NewFake(gpu.Info{Backend: "fake"}, []gpu.Device{
+		{Index: 0, TotalBytes: 80 << 30, NUMANode: -1}, {Index: 1, TotalBytes: 141 << 30, NUMANode: -1}}, nil)}
+	s := &sup{cfg: Config{GPU: b}}
+	for i := 0; i < 3; i++ {
+		if got := s.gpuTotal(1); got != 141<<30 {
+			t.Fatalf("gpuTotal(1) = %d", got)
+		}
+		if got := s.gpuTotal(0); got != 80<<30 {
+			t.Fatalf("gpuTotal(0) = %d", got)
+		}
+	}
+	if got := s.gpuTotal(7); got != 0 {
+		t.Fatalf("gpuTotal(7) = %d, want 0 (no such GPU)", got)
+	}
+	if b.calls != 1 {
+		t.Fatalf("Devices called %d times, want 1", b.calls)
+	}
+	if got := (&sup{}).gpuTotal(0); got != 0 {
+		t.Fatalf("no backend: gpuTotal = %d", got)
+	}
+}

@@ -32,6 +32,8 @@ type sup struct {
 	// everPIDs: every PID seen in the job (kernel lines name PIDs that are gone).
 	everPIDs map[int]bool
 	status   statusLine
+	// gpuTotals: memory size by GPU index, read once (gpuTotal).
+	gpuTotals map[int]int64
 
 	growth growthTrack
 
@@ -203,13 +205,22 @@ func (s *sup) sampleNow(now time.Time, why string) {
 	}
 }
 
+// gpuTotal is device dev's memory size, for the allocator's reserved
+// fraction. Sizes do not change during a run, so they are read once: a
+// Devices call is several NVML queries per GPU (or a whole nvidia-smi
+// run), and this is asked per hooked process and device every tick.
 func (s *sup) gpuTotal(dev int) int64 {
-	for _, d := range devicesOf(s.cfg.GPU) {
-		if d.Index == dev {
-			return d.TotalBytes
+	if s.gpuTotals == nil {
+		devs := devicesOf(s.cfg.GPU)
+		if len(devs) == 0 {
+			return 0
+		}
+		s.gpuTotals = map[int]int64{}
+		for _, d := range devs {
+			s.gpuTotals[d.Index] = d.TotalBytes
 		}
 	}
-	return 0
+	return s.gpuTotals[dev]
 }
 
 func (s *sup) onCgroupEvent(ev jobcgroup.Event) {

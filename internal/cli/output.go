@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
+
+	"github.com/charmbracelet/x/term"
 )
 
 // writeJSON is the one way commands print --json output: indented, with a
@@ -22,4 +25,11 @@ func writeJSON(w io.Writer, v any) error {
 // newTable returns a tabwriter for aligned plain-text tables; call Flush.
 func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+}
+
+// isTerminal reports whether w is a terminal: live views, progress bars and
+// status lines are drawn only there, never into pipes, files or test buffers.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/snapshot"
-	"golang.org/x/sys/unix"
 )
 
 func init() { register("snapshot", newSnapshotCmd) }
@@ -54,7 +53,7 @@ func snapshotLoad(env *Env, name string) (*snapshot.Snapshot, error) {
 	}
 	snapshotTuneGC(snapshotDecodedSize(name, st.Size()))
 	var progress func(read, total int64)
-	if st.Size() >= snapshotProgressMin && snapshotIsTerminal(env.Stderr) {
+	if st.Size() >= snapshotProgressMin && isTerminal(env.Stderr) {
 		progress = snapshotProgressBar(env.Stderr)
 		defer fmt.Fprint(env.Stderr, "\r\033[K")
 	}
@@ -92,15 +91,6 @@ func snapshotDecodedSize(name string, size int64) int64 {
 	}
 	isize := int64(trailer[0]) | int64(trailer[1])<<8 | int64(trailer[2])<<16 | int64(trailer[3])<<24
 	return max(isize, 5*size)
-}
-
-func snapshotIsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // snapshotProgressBar draws at most ten times a second.

@@ -104,7 +104,7 @@ func runTop(ctx context.Context, env *Env, f topFlags) error {
 		ctx = context.Background()
 	}
 	view := tui.ViewOptions{Sort: f.sort, Filter: f.filter, Expand: f.expand, Width: topWidth(f.width)}
-	if f.json || f.once || !topIsTerminal(env.Stdout) {
+	if f.json || f.once || !isTerminal(env.Stdout) {
 		return topOnce(ctx, env.Stdout, s, f.json, view)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -161,11 +161,6 @@ func topKeys(in io.Reader) io.Reader {
 		return nil
 	}
 	return in
-}
-
-func topIsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(f.Fd())
 }
 
 // topAnyPID fails when no process of --pid exists: an empty "no jobs"

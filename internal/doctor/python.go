@@ -15,8 +15,8 @@ out = {"python": sys.version.split()[0]}
 try:
     import numpy
     out["numpy"] = numpy.__version__
-except Exception as e:
-    out["numpy_error"] = str(e)[:300]
+except Exception:
+    pass  # reported as "numpy absent"
 try:
     import torch
     out["torch"] = torch.__version__
@@ -30,7 +30,6 @@ print(json.dumps(out))
 type pyProbe struct {
 	Python     string `json:"python"`
 	Numpy      string `json:"numpy"`
-	NumpyError string `json:"numpy_error"`
 	Torch      string `json:"torch"`
 	TorchCUDA  string `json:"torch_cuda"` // "" for a CPU build
 	TorchError string `json:"torch_error"`
@@ -44,13 +43,9 @@ func (h *Host) python() pyProbe {
 		if h.Run == nil {
 			return pyProbe{err: "not run (--no-python)"}
 		}
-		py := h.Python
-		if py == "" {
-			py = "python3"
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 		defer cancel()
-		out, err := h.Run(ctx, py, "-c", probeScript)
+		out, err := h.Run(ctx, h.pythonName(), "-c", probeScript)
 		if err != nil {
 			return pyProbe{err: firstLine(err.Error())}
 		}

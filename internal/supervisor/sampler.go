@@ -46,6 +46,9 @@ type reading struct {
 	metrics map[string]float64
 	gpuProc map[int]int64
 	pids    []int
+	// limit is the job cgroup's limit read with its usage (nil: none or
+	// unlimited), for the status line and live view.
+	limit *int64
 }
 
 func newSampler(procRoot, sysRoot string, b gpu.Backend, cg *jobcgroup.Group, rootPID int) (*sampler, error) {
@@ -187,7 +190,8 @@ func (sm *sampler) cgroup(r *reading) {
 	}
 	r.s.CgroupUsage = &u
 	r.metrics[policy.CgroupUsageBytes] = float64(u)
-	if l := sm.cg.Limit(); l != nil && *l > 0 {
+	r.limit = sm.cg.Limit()
+	if l := r.limit; l != nil && *l > 0 {
 		r.metrics[policy.CgroupUsageFraction] = float64(u) / float64(*l)
 	}
 }

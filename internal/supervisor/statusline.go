@@ -114,10 +114,7 @@ type Live struct {
 }
 
 func (s *sup) live() Live {
-	l := Live{Parts: s.statusParts(), Usage: s.last.s.CgroupUsage}
-	if s.cg != nil {
-		l.Limit = s.cg.Limit()
-	}
+	l := Live{Parts: s.statusParts(), Usage: s.last.s.CgroupUsage, Limit: s.last.limit}
 	l.Events = append(l.Events, s.events[max(0, len(s.events)-10):]...)
 	return l
 }
@@ -127,7 +124,7 @@ func (s *sup) statusParts() []string {
 	var parts []string
 	if r.CgroupUsage != nil {
 		p := "cgroup " + units.Short(*r.CgroupUsage)
-		if l := s.cg.Limit(); l != nil {
+		if l := s.last.limit; l != nil {
 			p += fmt.Sprintf("/%s (%s free)", units.Short(*l), units.Short(*l-*r.CgroupUsage))
 		}
 		parts = append(parts, p)

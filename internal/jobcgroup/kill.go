@@ -20,10 +20,7 @@ func (g *Group) Kill() error {
 			return g.waitEmpty(5 * time.Second)
 		}
 	}
-	thaw, err := g.freeze()
-	if err != nil {
-		return err
-	}
+	thaw := g.freeze()
 	pids, err := g.Procs()
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -47,8 +44,9 @@ func (g *Group) Kill() error {
 }
 
 // freeze freezes the group when a freezer exists and returns the thaw
-// function; without a freezer both are no-ops.
-func (g *Group) freeze() (func(), error) {
+// function; without a freezer (or when freezing fails: it is an
+// optimisation, the kill goes on) both are no-ops.
+func (g *Group) freeze() func() {
 	state, self, frozen, thawed := "", "", "", ""
 	switch {
 	case g.version == 2:
@@ -58,10 +56,10 @@ func (g *Group) freeze() (func(), error) {
 		state, frozen, thawed = filepath.Join(g.freezer, "freezer.state"), "FROZEN", "THAWED"
 		self = state
 	default:
-		return func() {}, nil
+		return func() {}
 	}
 	if err := writeFile(state, frozen); err != nil {
-		return func() {}, nil // freezing is an optimisation; kill anyway
+		return func() {}
 	}
 	for i := 0; i < 100; i++ {
 		b, _ := os.ReadFile(self)
@@ -70,7 +68,7 @@ func (g *Group) freeze() (func(), error) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	return func() { _ = writeFile(state, thawed) }, nil
+	return func() { _ = writeFile(state, thawed) }
 }
 
 func (g *Group) waitEmpty(d time.Duration) error {

@@ -33,28 +33,6 @@ func (h *Host) hierarchy() (cgroup.Hierarchy, error) {
 	return r.h, r.err
 }
 
-// selfCgroup returns this process's memory cgroup path from
-// <ProcRoot>/self/cgroup: the v1 memory line, else the v2 "0::" line.
-func selfCgroup(s string) (string, bool) {
-	v2, found := "", false
-	for _, line := range strings.Split(s, "\n") {
-		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			v2, found = parts[2], true
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c == "memory" {
-				return parts[2], true
-			}
-		}
-	}
-	return v2, found
-}
-
 func checkCgroupVersion(h *Host) []Finding {
 	hi, err := h.hierarchy()
 	if err != nil {
@@ -104,10 +82,14 @@ func checkCgroupLimit(h *Host) []Finding {
 		return nil // reported by cgroup.version
 	}
 	s, src, err := h.procFile("self/cgroup")
-	path, ok := selfCgroup(s)
-	if err != nil || !ok {
+	if err != nil {
 		return []Finding{unreadable("cgroup.limit", "cgroup", src, err)}
 	}
+	self, err := cgroup.ParseProcessPath(s)
+	if err != nil {
+		return []Finding{unreadable("cgroup.limit", "cgroup", src, err)}
+	}
+	path := self.Path
 	m, err := hi.ReadMemory(path)
 	if err != nil {
 		return []Finding{newFinding("cgroup.limit", "cgroup", Info, "memory cgroup "+path+" could not be read").ev(src, path)}

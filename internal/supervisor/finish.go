@@ -14,7 +14,7 @@ func (s *sup) finish(ctx context.Context) *Result {
 	end := time.Now()
 	code, sig := exitStatus(s.job.cmd.ProcessState)
 	s.drainHook(150 * time.Millisecond)
-	s.sampleNow(end, "exit")
+	s.sampleNow(end)
 	if s.cg != nil {
 		// The kernel's own high-water mark catches peaks between samples.
 		if p := s.cg.Peak(); p != nil && *p > s.peaks["cgroup_usage"] {

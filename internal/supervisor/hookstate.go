@@ -85,7 +85,7 @@ func (s *sup) onHook(m hook.Message) {
 	case hook.TypeOOM:
 		h.ooms = append(h.ooms, *m.OOM)
 		s.event(m.Received, "cuda_oom", "hook", pid, fmt.Sprintf("CUDA out of memory on device %d: tried to allocate %d bytes with %d free", m.OOM.Device, m.OOM.Alloc, m.OOM.DeviceFree), m.OOM)
-		s.sampleNow(m.Received, "cuda_oom")
+		s.sampleNow(m.Received)
 	case hook.TypeException:
 		h.exceptions = append(h.exceptions, *m.Exception)
 		s.event(m.Received, "exception", "hook", pid, firstLine(m.Exception.ExcType+": "+lastLine(m.Exception.Text)), m.Exception)

@@ -155,7 +155,7 @@ func (s *sup) loop(ctx context.Context, sigs <-chan os.Signal) {
 	}
 	tick := time.NewTicker(s.cfg.Interval)
 	defer tick.Stop()
-	s.sampleNow(time.Now(), "start")
+	s.sampleNow(time.Now())
 	for {
 		select {
 		case <-s.job.done:
@@ -163,7 +163,7 @@ func (s *sup) loop(ctx context.Context, sigs <-chan os.Signal) {
 		case sig := <-sigs:
 			s.onSignal(sig.(syscall.Signal))
 		case now := <-tick.C:
-			s.sampleNow(now, "")
+			s.sampleNow(now)
 			s.maybeKill(now)
 		case ev, ok := <-cgEvents:
 			if !ok {
@@ -182,8 +182,9 @@ func (s *sup) loop(ctx context.Context, sigs <-chan os.Signal) {
 }
 
 // sampleNow takes a sample, records it, runs the policy and redraws the
-// status line. why is "" for ticks.
-func (s *sup) sampleNow(now time.Time, why string) {
+// status line: every tick, and at once on start, exit, a CUDA OOM and a
+// cgroup event.
+func (s *sup) sampleNow(now time.Time) {
 	tot := s.hk.totals(s.gpuTotal)
 	r := s.sm.collect(now, tot)
 	if tot.n > 0 {
@@ -241,7 +242,7 @@ func (s *sup) onCgroupEvent(ev jobcgroup.Event) {
 	s.sm.cgroup(&reading{s: store.Sample{}, metrics: quick})
 	s.applyPolicy(ev.Time, quick)
 	s.event(ev.Time, "cgroup_"+ev.Kind, "cgroup", 0, msg, nil)
-	s.sampleNow(ev.Time, ev.Kind)
+	s.sampleNow(ev.Time)
 }
 
 // thresholds are the v1 usage levels worth an eventfd: every rule on the

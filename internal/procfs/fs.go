@@ -3,11 +3,12 @@
 // so every reader runs against fixture trees in tests.
 //
 // It builds on github.com/prometheus/procfs where that library covers a file
-// (meminfo, stat, cmdline, cgroup) and hand-writes
+// (meminfo, stat, cmdline) and hand-writes
 // the rest (status with presence flags, smaps_rollup with its smaps fallback, oom_score,
 // PSI through the psi subpackage shared with internal/cgroup,
 // sysctls, THP, maps), where a field must be told missing from zero or the
-// cost must stay at the kernel's own.
+// cost must stay at the kernel's own. A process's cgroup path is read by
+// internal/cgroup (ProcessPath), which also reads that cgroup's files.
 //
 // Exported API:
 //
@@ -22,8 +23,6 @@
 //	(FS) SmapsRollup(pid int) (SmapsRollup, error) // falls back to summing smaps
 //	(FS) SmapsSum(pid int) (SmapsRollup, error)    // always sums smaps (as smem does)
 //	(FS) OOMScore(pid int) (OOMScore, error)
-//	(FS) Cgroups(pid int) ([]CgroupLine, error)
-//	MemoryCgroup(lines []CgroupLine) (path string, v2 bool, ok bool)
 //	(FS) MapsContain(pid int, needle string) (bool, error)
 //	(FS) Sysctl(name string) (string, error)
 //	(FS) OOMKills() (*uint64, error)              // nil before kernel 4.13

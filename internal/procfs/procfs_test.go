@@ -161,19 +161,11 @@ func TestSmapsFallback(t *testing.T) {
 	}
 }
 
-func TestOOMScoreCgroupsCmdline(t *testing.T) {
+func TestOOMScoreCmdlineStat(t *testing.T) {
 	fs := testFS(t, "proc")
 	o, err := fs.OOMScore(4242)
 	if err != nil || o != (OOMScore{Score: 666, Adj: 0}) {
 		t.Errorf("oom = %+v, %v", o, err)
-	}
-	lines, err := fs.Cgroups(4242)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, v2, ok := MemoryCgroup(lines)
-	if !ok || v2 || path != "/process_api/8dfcf00b38dcf4c7addddcb2e218480e" {
-		t.Errorf("memory cgroup = %q v2=%v ok=%v", path, v2, ok)
 	}
 	args, err := fs.Cmdline(4242)
 	if err != nil || !reflect.DeepEqual(args, []string{"sleep", "300"}) {
@@ -193,16 +185,6 @@ func TestOOMScoreCgroupsCmdline(t *testing.T) {
 	}
 	if ok, _ := fs.MapsContain(4242, "libtorch"); ok {
 		t.Error("sleep maps libtorch?")
-	}
-}
-
-func TestMemoryCgroupV2(t *testing.T) {
-	lines := []CgroupLine{{HierarchyID: 0, Path: "/user.slice/job.scope"}}
-	if p, v2, ok := MemoryCgroup(lines); !ok || !v2 || p != "/user.slice/job.scope" {
-		t.Errorf("v2 = %q %v %v", p, v2, ok)
-	}
-	if _, _, ok := MemoryCgroup(nil); ok {
-		t.Error("empty lines found a cgroup")
 	}
 }
 

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"github.com/torchmem/torchmem/internal/cpulist"
 	"os"
 	"path/filepath"
 	"sort"
@@ -133,21 +134,9 @@ func spansNodes(cpulist string, nodes []numaNode) bool {
 
 func cpuSet(list string) map[int]bool {
 	set := map[int]bool{}
-	for _, part := range strings.Split(strings.TrimSpace(list), ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 1<<16 {
-				continue
-			}
-		}
-		for c := a; c <= b; c++ {
-			set[c] = true
-		}
+	cpus, _ := cpulist.Parse(list) // malformed: no CPUs, so no overlap is claimed
+	for _, c := range cpus {
+		set[c] = true
 	}
 	return set
 }

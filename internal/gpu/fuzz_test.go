@@ -34,18 +34,6 @@ func FuzzParseNVMLCapture(f *testing.F) {
 	})
 }
 
-func FuzzParseCPUList(f *testing.F) {
-	for _, s := range []string{"0-15", "0-1,32-33", "7", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		cpus, err := parseCPUList(s)
-		if err == nil && len(cpus) > maxCPUListLen {
-			t.Fatalf("%d cpus", len(cpus))
-		}
-	})
-}
-
 func FuzzParseNSpid(f *testing.F) {
 	f.Add(readFixture(f, "proc-pid-status-during-train.txt"))
 	f.Fuzz(func(t *testing.T, s string) {

@@ -79,21 +79,6 @@ func TestOpenRealHost(t *testing.T) {
 	t.Logf("backend %s; notice %q", b.Info().Backend, notice)
 }
 
-func TestParseCPUList(t *testing.T) {
-	tests := map[string][]int{"0-15": seq(0, 15), "0-1,32-33": {0, 1, 32, 33}, "7": {7}, "": nil}
-	for in, want := range tests {
-		got, err := parseCPUList(in)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("parseCPUList(%q) = %v, %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"a", "3-1", "0-", "-1", "0-9223372036854775807"} {
-		if _, err := parseCPUList(bad); err == nil {
-			t.Errorf("parseCPUList(%q) accepted", bad)
-		}
-	}
-}
-
 // A failing command's error is its name, status and first line of output:
 // the arguments (a long --query list) would hide the driver's message.
 func TestExecRunnerError(t *testing.T) {

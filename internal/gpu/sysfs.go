@@ -8,7 +8,7 @@ package gpu
 //	/sys/bus/pci/devices/0000:00:06.0/local_cpulist  0-15
 
 import (
-	"fmt"
+	"github.com/torchmem/torchmem/internal/cpulist"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -62,43 +62,10 @@ func fillFromSysfs(sysRoot string, d *Device) {
 		return
 	}
 	if s, err := readTrim(filepath.Join(dev, "local_cpulist")); err == nil {
-		if cpus, err := parseCPUList(s); err == nil {
+		if cpus, err := cpulist.Parse(s); err == nil {
 			d.CPUAffinity = cpus
 		}
 	}
-}
-
-// maxCPUListLen bounds what a hostile or corrupt cpulist can make us
-// allocate.
-const maxCPUListLen = 1 << 16
-
-// parseCPUList parses the kernel's list format: "0-15,32-47", "3", "".
-func parseCPUList(s string) ([]int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, nil
-	}
-	var cpus []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("cpulist %q: bad cpu %q", s, lo)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("cpulist %q: bad range %q", s, part)
-			}
-		}
-		if b-a >= maxCPUListLen-len(cpus) {
-			return nil, fmt.Errorf("cpulist %q: more than %d cpus", s, maxCPUListLen)
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus, nil
 }
 
 func readTrim(path string) (string, error) {

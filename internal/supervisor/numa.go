@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"fmt"
+	"github.com/torchmem/torchmem/internal/cpulist"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,7 +54,7 @@ func nodeChoice(sysRoot string, node int) (numaChoice, error) {
 	if err != nil {
 		return numaChoice{Node: node}, nil // memory binding still works
 	}
-	cpus, err := parseCPUList(strings.TrimSpace(string(b)))
+	cpus, err := cpulist.Parse(string(b))
 	if err != nil {
 		return numaChoice{}, fmt.Errorf("parse %s: %w", path, err)
 	}
@@ -100,32 +101,4 @@ func listNodes(sysRoot string) []int {
 	}
 	sort.Ints(out)
 	return out
-}
-
-// parseCPUList parses the kernel's list format: "0-3,8,10-11".
-func parseCPUList(s string) ([]int, error) {
-	var out []int
-	if s == "" {
-		return nil, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return nil, fmt.Errorf("bad cpu list %q", s)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 1<<16 {
-				return nil, fmt.Errorf("bad cpu list %q", s)
-			}
-		}
-		if a < 0 || len(out)+b-a > 1<<16 { // no machine has more CPUs
-			return nil, fmt.Errorf("bad cpu list %q", s)
-		}
-		for c := a; c <= b; c++ {
-			out = append(out, c)
-		}
-	}
-	return out, nil
 }

@@ -115,7 +115,7 @@ func (s *Sampler) process(m jobs.Member, ps *procState, g gpuUse, now time.Time)
 // given, else the root process's. read holds the cgroups this Collect has
 // read already (nil: unreadable), keyed by path.
 func (s *Sampler) attachCgroup(j *Job, read map[string]*cgroup.Memory) {
-	if s.hierErr != nil || s.hier.Mode == cgroup.ModeNone {
+	if s.opts.NoCgroup || s.hierErr != nil || s.hier.Mode == cgroup.ModeNone {
 		return
 	}
 	path := s.opts.CgroupPath

@@ -313,3 +313,23 @@ func TestJobsSharingACgroup(t *testing.T) {
 		t.Errorf("cgroups = %+v, %+v", a, b)
 	}
 }
+
+// NoCgroup: the run supervisor reads its job's cgroup itself, so the
+// sample leaves it alone (it was read twice every tick).
+func TestNoCgroupSkipsTheRead(t *testing.T) {
+	tree, err := sampletest.WriteJobTreeV2(t.TempDir(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{ProcRoot: tree.ProcRoot, SysRoot: tree.SysRoot, Now: newClock().now, NoCgroup: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := s.Collect(context.Background())
+	if err != nil || len(smp.Jobs) != 1 {
+		t.Fatalf("%v %+v", err, smp)
+	}
+	if j := smp.Jobs[0]; j.Cgroup != nil || j.CgroupHeadroomBytes != nil {
+		t.Errorf("cgroup read despite NoCgroup: %+v", j.Cgroup)
+	}
+}

@@ -40,6 +40,10 @@ type Options struct {
 	// /proc/<pid>/cgroup): its state is the job's, and without PIDs its
 	// cgroup.procs lists the job's processes.
 	CgroupPath string
+	// NoCgroup skips reading the jobs' memory cgroups: for a caller that
+	// reads the job's cgroup itself (the run supervisor, through the group
+	// it made) and would otherwise have it read twice every tick.
+	NoCgroup bool
 	// PSSPeriod is the longest a PSS figure is reused (DefaultPSSPeriod
 	// unless set); negative turns the PSS tier off.
 	PSSPeriod time.Duration

@@ -63,8 +63,10 @@ func newSampler(procRoot, sysRoot string, b gpu.Backend, cg *jobcgroup.Group, ro
 	// being OOM-killed delays the release of its memory, and in tests the
 	// kernel then killed a second process of the job (the main one after
 	// a DataLoader worker). Monitoring must not harm the job.
+	// The job's cgroup is read through sm.cg (usage, limit, events), so the
+	// sample need not read it again.
 	sm.smp, err = sample.New(sample.Options{ProcRoot: procRoot, SysRoot: sysRoot, GPU: b, PIDs: sm.jobPIDs,
-		PSSPeriod: 24 * time.Hour, PSSRSSChange: 1e9})
+		NoCgroup: true, PSSPeriod: 24 * time.Hour, PSSRSSChange: 1e9})
 	return sm, err
 }
 

@@ -56,6 +56,10 @@ func (e *ctx) enterBlock(i int, x *tensor) *tensor {
 		return x
 	}
 	T, h, s := e.tokens(), int64(e.md.Hidden), int64(e.seq())
+	// The final norm saves the last encoder block's output: under
+	// checkpointing that block's no-grad pass made it, so it is released
+	// with the norm's backward, not with the block's.
+	e.rec = append(e.rec, x)
 	enc := e.dropout(e.rmsNorm(x, T), e.md.HiddenDropout)
 	e.m.drop(x)
 	e.encOut = enc

@@ -54,6 +54,15 @@ type Result struct {
 
 // Estimate predicts the memory of running md with o.
 func Estimate(md *models.Model, o Options) (*Result, error) {
+	e, err := walk(md, o)
+	if err != nil {
+		return nil, err
+	}
+	return e.result(), nil
+}
+
+// walk checks the options against the model and replays the job.
+func walk(md *models.Model, o Options) (*ctx, error) {
 	if err := o.Defaults(); err != nil {
 		return nil, err
 	}
@@ -105,7 +114,7 @@ func Estimate(md *models.Model, o Options) (*Result, error) {
 	} else {
 		e.train()
 	}
-	return e.result(), nil
+	return e, nil
 }
 
 func (e *ctx) result() *Result {

@@ -33,7 +33,10 @@ type tensor struct {
 	dt          int64 // bytes per element
 	cat         Category
 	live, saved bool
-	blk         *block
+	// holds counts the autograd nodes that keep t when more than one may:
+	// a tensor goes when the last of them has run.
+	holds int
+	blk   *block
 }
 
 type machine struct {
@@ -61,7 +64,7 @@ func (m *machine) new(elems, dt int64, c Category) *tensor {
 }
 
 func (m *machine) maybeFree(t *tensor) {
-	if t == nil || t.live || t.saved || t.blk == nil {
+	if t == nil || t.live || t.saved || t.holds > 0 || t.blk == nil {
 		return
 	}
 	m.cur[t.cat] -= t.blk.size
@@ -99,5 +102,21 @@ func (m *machine) unsave(ts ...*tensor) {
 			t.saved = false
 			m.maybeFree(t)
 		}
+	}
+}
+
+// hold adds one autograd node keeping t for the backward pass (no-op
+// without grad), counted so that t lives until the last of them has run.
+func (m *machine) hold(t *tensor) {
+	if m.grad && t != nil {
+		t.holds++
+	}
+}
+
+// release is one of t's holders having run its backward.
+func (m *machine) release(t *tensor) {
+	if t != nil && t.holds > 0 {
+		t.holds--
+		m.maybeFree(t)
 	}
 }

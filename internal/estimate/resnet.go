@@ -1,43 +1,124 @@
 package estimate
 
-// torchvision ResNet: conv (saves its input) -> BatchNorm (saves its input:
-// the conv output) -> ReLU(inplace=True) (saves its result, which is the
-// BN output and the next conv's input). The stem's max-pool also saves
-// int64 indices.
+import "github.com/torchmem/torchmem/internal/estimate/models"
+
+// torchvision ResNet, op by op as eager PyTorch runs it. A unit is
+// conv -> BatchNorm -> optional ReLU(inplace=True):
+//   - the convolution saves its input (for the weight's gradient);
+//   - BatchNorm (cudnn_batch_norm) makes a new output and saves its input,
+//     the conv output, with per-channel statistics (small pool);
+//   - the in-place ReLU saves its result, which is also the next conv's input.
+// A block ends with out += identity and relu_(out), both in place.
+//
+// The backward pass allocates what autograd's kernels allocate, in the order
+// its engine runs them: threshold_backward, cudnn_batch_norm_backward and
+// cudnn_convolution_backward each make a new gradient the size of their
+// input, and the one they consumed goes. The residual gradient is handed to
+// both branches; the downsample branch, created last, runs first; the
+// second gradient reaching a block's input is added in place into the first
+// (autograd's InputBuffer reuses a buffer it holds the only reference to).
+//
+// cuDNN's convolution workspaces are not modelled: their size depends on the
+// engine cuDNN's heuristics pick for each shape on each GPU.
 
 func convOut(h, k, s, p int) int { return (h+2*p-k)/s + 1 }
 
-// conv is a convolution: a GEMM as far as saving goes. The cuDNN workspace
-// it asks the caching allocator for while it runs is transient and depends
-// on the algorithm cuDNN's heuristics pick; it is not modelled (it shows in
-// the reserved memory of convolutional nets, not in their allocated peak).
-func (e *ctx) conv(x *tensor, outElems int64) *tensor {
-	return e.linear(x, outElems)
+// unit is one conv -> bn (-> relu) with what autograd keeps of it.
+type unit struct {
+	in, c, b *tensor // conv input, conv output, bn output
+	relu     bool
+	params   []models.Param
 }
 
+// resBlock is what one block's forward leaves for its backward.
+type resBlock struct {
+	units []*unit
+	ds    *unit
+	out   *tensor
+}
+
+// convUnit runs conv -> bn (-> relu) on x. The caller still holds x; the
+// convolution holds its input (x, or x's autocast copy) for its backward.
+func (e *ctx) convUnit(x *tensor, outElems int64, relu bool, ps []models.Param) *unit {
+	in := e.castIn(x)
+	u := &unit{in: in, relu: relu, params: ps}
+	u.c = e.act(outElems, e.dt.compute)
+	e.m.hold(in)
+	if in != x {
+		e.m.drop(in)
+	}
+	u.b = e.act(outElems, u.c.dt)
+	e.m.save(u.c)
+	e.m.drop(u.c)
+	if relu {
+		e.m.save(u.b)
+	}
+	return u
+}
+
+// unitBackward runs the unit's backward on g, the gradient of its output
+// (let go of when consume says the unit holds its only reference), and
+// returns the gradient of its input, nil where none is needed (the image).
+func (e *ctx) unitBackward(u *unit, g *tensor, consume, inputGrad bool, micro int) *tensor {
+	if u.relu {
+		gr := e.m.new(u.b.elems, u.b.dt, CatActivations) // threshold_backward
+		if consume {
+			e.m.drop(g)
+		}
+		e.m.unsave(u.b)
+		g, consume = gr, true
+	}
+	gc := e.m.new(u.c.elems, u.c.dt, CatActivations) // cudnn_batch_norm_backward
+	if consume {
+		e.m.drop(g)
+	}
+	e.m.unsave(u.c)
+	var gin *tensor
+	if inputGrad {
+		gin = e.m.new(u.in.elems, u.c.dt, CatActivations)
+	}
+	e.paramGrads(u.params, micro)
+	e.m.drop(gc)
+	e.m.release(u.in)
+	return gin
+}
+
+// unitParams splits a block's parameters by the module they belong to.
+func unitParams(ps []models.Param, prefix string) []models.Param {
+	var out []models.Param
+	for _, p := range ps {
+		if len(p.Name) >= len(prefix) && p.Name[:len(prefix)] == prefix {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// resnetStem: conv1 -> bn1 -> relu -> maxpool, which saves its input and
+// int64 indices of its output's size.
 func (e *ctx) resnetStem(img *tensor) *tensor {
 	b := int64(e.o.Batch)
 	h := convOut(e.imageSize(), 7, 2, 3)
-	c := e.conv(img, b*64*int64(h*h))
-	x := e.bnRelu(c, true)
+	e.stem = e.convUnit(img, b*64*int64(h*h), true, e.stemParams)
+	x := e.stem.b
 	h2 := convOut(h, 3, 2, 1)
 	mp := e.act(b*64*int64(h2*h2), x.dt)
-	idx := e.act(mp.elems, 8)
-	e.m.save(x, idx)
-	e.m.drop(idx, x)
+	e.poolIdx = e.act(mp.elems, 8)
+	e.m.save(x, e.poolIdx)
+	e.m.drop(e.poolIdx, x)
 	return mp
 }
 
-// bnRelu is BatchNorm (cuDNN keeps the input and small statistics), then
-// an optional in-place ReLU whose result is saved.
-func (e *ctx) bnRelu(c *tensor, relu bool) *tensor {
-	out := e.act(c.elems, c.dt)
-	e.m.save(c)
-	e.m.drop(c)
-	if relu {
-		e.m.save(out)
-	}
-	return out
+// resnetStemBackward: max_pool2d_with_indices_backward makes a zeroed
+// gradient of the pool's input, then the stem unit runs; the image needs
+// no gradient.
+func (e *ctx) resnetStemBackward(micro int) {
+	gp := e.m.new(e.stem.b.elems, e.stem.b.dt, CatActivations)
+	e.m.drop(e.dx)
+	e.dx = nil
+	e.m.unsave(e.poolIdx)
+	e.unitBackward(e.stem, gp, true, false, micro)
+	e.stem, e.poolIdx = nil, nil
 }
 
 // blockShape returns stage, in-stage index, input and output resolution.
@@ -72,26 +153,56 @@ func (e *ctx) resnetBlock(i int, x *tensor) *tensor {
 	w := int64(e.md.Stages()[stage].Width)
 	out := w * int64(e.md.Expansion())
 	hw, hwo := int64(hin*hin), int64(hout*hout)
+	ps := e.blockParams[i]
+	r := &resBlock{}
+	unit := func(in *tensor, elems int64, relu bool, name string) *tensor {
+		u := e.convUnit(in, elems, relu, unitParams(ps, name+"."))
+		r.units = append(r.units, u)
+		return u.b
+	}
 	var y *tensor
 	if e.md.Bottleneck {
-		a := e.bnRelu(e.conv(x, b*w*hw), true)
-		c := e.conv(a, b*w*hwo)
-		e.m.drop(a)
-		a = e.bnRelu(c, true)
-		c = e.conv(a, b*out*hwo)
-		e.m.drop(a)
-		y = e.bnRelu(c, false)
+		a := unit(x, b*w*hw, true, "conv1")
+		a = unit(a, b*w*hwo, true, "conv2")
+		y = unit(a, b*out*hwo, false, "conv3")
 	} else {
-		a := e.bnRelu(e.conv(x, b*w*hwo), true)
-		c := e.conv(a, b*w*hwo)
-		e.m.drop(a)
-		y = e.bnRelu(c, false)
+		a := unit(x, b*w*hwo, true, "conv1")
+		y = unit(a, b*w*hwo, false, "conv2")
+	}
+	for _, u := range r.units[:len(r.units)-1] {
+		e.m.drop(u.b) // the module's local variable is rebound
 	}
 	if j == 0 && (hin != hout || int64(cin) != out) {
-		d := e.bnRelu(e.conv(x, b*out*hwo), false)
-		e.m.drop(d) // added in place into y
+		r.ds = e.convUnit(x, b*out*hwo, false, unitParams(ps, "downsample."))
+		e.m.drop(r.ds.b) // added in place into y
 	}
 	e.m.drop(x)
 	e.m.save(y) // out += identity; relu_(out) saves the result
+	r.out = y
+	e.res[i] = r
 	return y
+}
+
+// resnetBlockBackward runs block i's backward on e.dx, the gradient of its
+// output, and leaves the gradient of its input there.
+func (e *ctx) resnetBlockBackward(i, micro int) {
+	r := e.res[i]
+	g := e.m.new(r.out.elems, r.out.dt, CatActivations) // relu_'s threshold_backward
+	e.m.drop(e.dx)
+	e.m.unsave(r.out)
+	// AddBackward hands g to both branches. With a downsample branch, that
+	// branch (made last in the forward) runs first and its gradient is the
+	// first to reach the block's input; without one, g itself is.
+	first := g
+	if r.ds != nil {
+		first = e.unitBackward(r.ds, g, false, true, micro)
+	}
+	gm, consume := g, r.ds != nil
+	for k := len(r.units) - 1; k >= 0; k-- {
+		gm = e.unitBackward(r.units[k], gm, consume, true, micro)
+		consume = true
+	}
+	e.m.drop(gm) // added in place into first
+	e.dx = first
+	e.res[i] = nil
 }

@@ -50,13 +50,24 @@ func (e *ctx) trainMicro(step, micro int) {
 	m.phase = fmt.Sprintf("start of backward (loss gradients), step %d", step)
 	e.workspace()
 	e.headBackward(micro)
+	if e.o.Checkpointing {
+		// The last block's output came from its no-grad pass and only the
+		// head kept it; the block's recompute makes its own.
+		m.unsave(x)
+	}
 	e.backwardBlocks(step, micro)
 	e.tiedEmbeddingGrad()
-	e.paramGrads(e.stemParams, micro)
+	if e.md.Family == models.ResNet {
+		e.resnetStemBackward(micro)
+	} else {
+		e.paramGrads(e.stemParams, micro)
+	}
 	m.unsave(stem...)
 	m.drop(stem...)
+	e.releaseBridge()
 	m.unsave(e.casts[0]...)
 	e.casts[0] = nil
+	m.unsave(data) // a ViT's patch convolution saved the images
 	m.drop(e.dx, data)
 	e.dx = nil
 }
@@ -144,6 +155,7 @@ func (e *ctx) infer() {
 	e.loadWeights()
 	for step := 1; step <= 2; step++ {
 		e.m.grad = false
+		e.bridge = nil
 		e.m.phase = fmt.Sprintf("forward, pass %d", step)
 		data := e.inputData()
 		e.forwardWorkspace()

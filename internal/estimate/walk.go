@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/torchmem/torchmem/internal/estimate/models"
 )
@@ -19,20 +20,26 @@ type ctx struct {
 	stemParams  []models.Param // other block -1 tensors: grads at the end of backward
 	weightBytes int64          // per element, after sharding and precision
 
-	rec      []*tensor   // tensors made by the block being walked
-	blocks   [][]*tensor // per block, what its forward made (released by its backward)
-	ckptIn   []*tensor   // per block input kept by activation checkpointing
-	casts    [][]*tensor // per block autocast weight copies
-	headRec  []*tensor
-	grads    []*tensor
-	states   []*tensor
-	kv       []*tensor
-	encOut   *tensor
-	posBias  []*tensor
-	dx       *tensor
-	ws       *tensor
-	fwdWS    *tensor
-	perBlock int64 // activation bytes block 0 keeps for backward
+	rec     []*tensor   // tensors made by the block being walked
+	blocks  [][]*tensor // per block, what its forward made (released by its backward)
+	ckptIn  []*tensor   // per block input kept by activation checkpointing
+	casts   [][]*tensor // per block autocast weight copies
+	headRec []*tensor
+	grads   []*tensor
+	states  []*tensor
+	kv      []*tensor
+	bridge  []*tensor // made between stacks (a T5's final encoder norm): released with the stem
+	encOut  *tensor
+	posBias []*tensor
+	dx      *tensor
+	ws      *tensor
+	// gradBucket is DeepSpeed's reduce bucket, kept for the process's life.
+	gradBucket *tensor
+	res        []*resBlock // ResNet: per block, what its forward left for backward
+	stem       *unit
+	poolIdx    *tensor
+	fwdWS      *tensor
+	perBlock   int64 // activation bytes block 0 keeps for backward
 }
 
 func (e *ctx) seq() int {
@@ -59,7 +66,8 @@ func newCtx(md *models.Model, o Options) *ctx {
 		switch {
 		case p.Block >= 0 && p.Block < len(e.blockParams):
 			e.blockParams[p.Block] = append(e.blockParams[p.Block], p)
-		case p.Matmul && md.Family != models.ResNet && md.Family != models.ViT:
+		case p.Matmul && md.Family != models.ResNet && md.Family != models.ViT,
+			strings.HasPrefix(p.Name, "fc.") || strings.HasPrefix(p.Name, "heads."):
 			e.headParams = append(e.headParams, p)
 		default:
 			e.stemParams = append(e.stemParams, p)
@@ -87,6 +95,7 @@ func newCtx(md *models.Model, o Options) *ctx {
 		}
 	}
 	e.blocks = make([][]*tensor, len(e.blockParams))
+	e.res = make([]*resBlock, len(e.blockParams))
 	e.ckptIn = make([]*tensor, len(e.blockParams))
 	e.casts = make([][]*tensor, len(e.blockParams)+1)
 	return e
@@ -170,7 +179,9 @@ func (e *ctx) kvKeep(elems, dt int64) {
 func (e *ctx) forwardBlocks(x *tensor, phase string) *tensor {
 	for i := range e.blockParams {
 		e.m.phase = fmt.Sprintf("%s, block %d of %d", phase, i+1, len(e.blockParams))
+		e.rec = nil
 		x = e.enterBlock(i, x)
+		e.bridge = append(e.bridge, e.rec...)
 		g := e.gather(e.blockParams[i])
 		before := e.m.cur[CatActivations]
 		e.rec = nil
@@ -202,6 +213,9 @@ func (e *ctx) forwardBlocks(x *tensor, phase string) *tensor {
 func (e *ctx) backwardBlocks(step, micro int) {
 	for i := len(e.blockParams) - 1; i >= 0; i-- {
 		e.m.phase = fmt.Sprintf("backward, step %d, block %d of %d", step, i+1, len(e.blockParams))
+		if e.md.Family == models.T5 && i == e.md.Layers-1 {
+			e.releaseBridge() // the encoder's final norm, between the stacks
+		}
 		g := e.gather(e.blockParams[i])
 		if e.o.Checkpointing {
 			e.castWeights(i, e.blockParams[i])
@@ -212,7 +226,11 @@ func (e *ctx) backwardBlocks(step, micro int) {
 			e.m.drop(y)
 			e.blocks[i] = e.rec
 		}
-		e.blockBackward(e.blocks[i], e.blockParams[i], micro)
+		if e.md.Family == models.ResNet {
+			e.resnetBlockBackward(i, micro)
+		} else {
+			e.blockBackward(e.blocks[i], e.blockParams[i], micro)
+		}
 		e.m.unsave(e.casts[i+1]...)
 		e.m.drop(e.casts[i+1]...)
 		e.casts[i+1] = nil
@@ -264,6 +282,13 @@ func (e *ctx) blockBackward(rec []*tensor, ps []models.Param, micro int) {
 	e.m.drop(rec...)
 }
 
+// releaseBridge lets go of what the ops between two stacks saved.
+func (e *ctx) releaseBridge() {
+	e.m.unsave(e.bridge...)
+	e.m.drop(e.bridge...)
+	e.bridge = nil
+}
+
 // paramGrads: the first micro-step allocates each .grad (set_to_none
 // zero_grad left none); later micro-steps compute a fresh gradient and add
 // it in place. ZeRO-2/3 keep only this rank's shard after reduce-scatter.
@@ -288,7 +313,7 @@ func (e *ctx) workspace() {
 	if e.deepSpeed() && e.o.ZeroStage >= 2 && e.o.WorldSize > 1 {
 		// DeepSpeed's contiguous gradient bucket: reduce_bucket_size,
 		// 5e8 elements by default, in the gradients' dtype.
-		e.m.new(min(500_000_000, e.md.ParamCount()), e.dt.grad, CatGrads)
+		e.gradBucket = e.m.new(min(500_000_000, e.md.ParamCount()), e.dt.grad, CatGrads)
 	}
 	// The autograd thread gets its own cuBLAS handle, hence a second workspace.
 	e.ws = e.m.new(e.cublasWorkspaceBytes(), 1, CatWorkspace)

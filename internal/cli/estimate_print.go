@@ -81,11 +81,17 @@ func estimateSetup(o estimate.Options, family string) string {
 
 func printFit(w interface{ Write([]byte) (int, error) }, r *estimate.Result, f *estimate.Fit) {
 	verdict := fmt.Sprintf("fits, %s to spare", units.Bytes(f.HeadroomBytes))
-	if !f.Fits {
+	switch {
+	case r.OOM:
+		verdict = "DOES NOT FIT: out of memory even after the allocator freed its cache"
+	case !f.Fits:
 		verdict = fmt.Sprintf("DOES NOT FIT: %s over", units.Bytes(-f.HeadroomBytes))
 	}
 	fmt.Fprintf(w, "\nGPU %s: %s, budget %s with a %.0f%% margin\n%s\n", f.GPU, units.Bytes(f.GPUMemoryBytes),
 		units.Bytes(f.BudgetBytes), 100*f.Margin, verdict)
+	for _, n := range f.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	if f.MaxBatchAtLimit {
 		fmt.Fprintf(w, "largest batch that fits: %d or more (the search stops there)\n", f.MaxBatch)
 	} else if f.MaxBatch > 0 {
@@ -109,5 +115,4 @@ func printFit(w interface{ Write([]byte) (int, error) }, r *estimate.Result, f *
 		fmt.Fprintf(tw, "  %s\t-%s\t-> %s\t%s\t%s\n", l.Lever, units.Bytes(l.SavedBytes), units.Bytes(l.ProcessBytes), fits, flags)
 	}
 	_ = tw.Flush()
-	_ = r
 }

@@ -13,11 +13,18 @@ import "sort"
 //   - a request takes the smallest free block that fits (best fit), split
 //     when the rest is at least 512 B (small pool) or over 1 MiB (large);
 //   - freed blocks merge with free neighbours of the same segment, and
-//     segments are never returned to the driver (no empty_cache, no OOM).
+//     segments go back to the driver only when a new one would not fit in
+//     the device (limit): then, as when cudaMalloc fails, every cached
+//     segment that is wholly free is released and the request retried;
+//     a request that still does not fit is a CUDA out-of-memory error.
 type allocator struct {
 	free     [2][]*block // per pool, kept sorted by (size, segment, offset)
 	reserved int64
+	peak     int64 // torch.cuda.max_memory_reserved()
 	segments int
+	limit    int64 // what the allocator may reserve, 0 for no limit
+	releases int   // times the cache was released to make room
+	oom      bool
 }
 
 type block struct {
@@ -96,10 +103,7 @@ func (a *allocator) malloc(n int64) *block {
 		b = l[i]
 		a.remove(b)
 	} else {
-		seg := segmentSize(size)
-		a.reserved += seg
-		a.segments++
-		b = &block{seg: a.segments, size: seg, pool: pool}
+		b = a.newSegment(segmentSize(size), pool)
 	}
 	rest := b.size - size
 	if (pool == 0 && rest >= minBlock) || (pool == 1 && rest > smallSize) {
@@ -112,6 +116,51 @@ func (a *allocator) malloc(n int64) *block {
 	}
 	b.free = false
 	return b
+}
+
+// newSegment reserves seg bytes from the driver, first releasing the cache
+// when the limit is in the way (release_cached_blocks in PyTorch).
+func (a *allocator) newSegment(seg int64, pool int) *block {
+	if a.limit > 0 && a.reserved+seg > a.limit {
+		a.releaseCached()
+		if a.reserved+seg > a.limit {
+			a.oom = true // the walk goes on so the rest of the job is still reported
+		}
+	}
+	a.reserved += seg
+	a.peak = max(a.peak, a.reserved)
+	a.segments++
+	return &block{seg: a.segments, size: seg, pool: pool}
+}
+
+// cachedFree is what torch.cuda.empty_cache() would give back now: the
+// segments no tensor uses any part of.
+func (a *allocator) cachedFree() int64 {
+	var n int64
+	for _, l := range a.free {
+		for _, b := range l {
+			if b.prev == nil && b.next == nil {
+				n += b.size
+			}
+		}
+	}
+	return n
+}
+
+// releaseCached gives every wholly free segment back to the driver.
+func (a *allocator) releaseCached() {
+	for p := range a.free {
+		kept := a.free[p][:0]
+		for _, b := range a.free[p] {
+			if b.prev == nil && b.next == nil {
+				a.reserved -= b.size
+				continue
+			}
+			kept = append(kept, b)
+		}
+		a.free[p] = kept
+	}
+	a.releases++
 }
 
 // release frees b and merges it with free neighbours.

@@ -50,6 +50,14 @@ type Result struct {
 	// ActivationBytesPerBlock is what one transformer block (or ResNet
 	// block 0) keeps for backward, 0 in inference or with checkpointing.
 	ActivationBytesPerBlock int64 `json:"activation_bytes_per_block"`
+	// CacheReleases counts the times the allocator, at the GPU's limit,
+	// freed its cached segments to go on (a long generation's growing KV
+	// cache does this); OOM is true when even that was not enough.
+	CacheReleases int  `json:"allocator_cache_releases"`
+	OOM           bool `json:"oom"`
+	// CachedFreeBytes is the reserved memory no tensor uses at the end of
+	// the job: what torch.cuda.empty_cache() would give back.
+	CachedFreeBytes int64 `json:"cached_free_bytes_at_end"`
 }
 
 // Estimate predicts the memory of running md with o.
@@ -120,7 +128,8 @@ func walk(md *models.Model, o Options) (*ctx, error) {
 func (e *ctx) result() *Result {
 	m := e.m
 	r := &Result{Model: e.md.Name, Family: string(e.md.Family), Params: e.md.ParamCount(), Opts: e.o,
-		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.reserved,
+		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
+		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase,
 		ActivationBytesPerBlock: e.perBlock}
 	if e.o.Checkpointing {

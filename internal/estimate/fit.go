@@ -43,18 +43,35 @@ func Plan(md *models.Model, o Options, gpu GPU, margin float64) (*Result, *Fit, 
 	if gpu.ComputeCapability > 0 && o.ComputeCapability == 0 {
 		o.ComputeCapability = gpu.ComputeCapability
 	}
+	budget := int64(float64(gpu.MemoryBytes) * (1 - margin))
+	o.AllocatorLimit = allocatorLimit(budget)
 	r, err := Estimate(md, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	f := &Fit{GPU: gpu.Name, GPUMemoryBytes: gpu.MemoryBytes, Margin: margin,
-		BudgetBytes: int64(float64(gpu.MemoryBytes) * (1 - margin))}
-	f.Fits = r.ProcessBytes <= f.BudgetBytes
+	f := &Fit{GPU: gpu.Name, GPUMemoryBytes: gpu.MemoryBytes, Margin: margin, BudgetBytes: budget}
+	f.Fits = fitsIn(r, f.BudgetBytes)
+	if r.CacheReleases > 0 && !r.OOM {
+		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches the budget and frees its cache to go on "+
+			"(%d times): reserved memory grows with the job (a generation's KV cache re-made by torch.cat each token) "+
+			"until the GPU is full, then PyTorch releases the unused segments and retries", r.CacheReleases))
+	}
 	f.HeadroomBytes = f.BudgetBytes - r.ProcessBytes
 	f.MaxBatch = MaxBatch(md, r.Opts, f.BudgetBytes)
 	f.MaxBatchAtLimit = f.MaxBatch == MaxBatchLimit
 	f.Levers = levers(md, r, f.BudgetBytes)
 	return r, f, nil
+}
+
+// allocatorLimit is what the caching allocator may reserve within a
+// budget for the whole process: the CUDA context and libraries take theirs.
+func allocatorLimit(budget int64) int64 {
+	return max(1, budget-CUDAContextBytes-LibraryBytes)
+}
+
+// fitsIn: the job ran within budget without an out-of-memory error.
+func fitsIn(r *Result, budget int64) bool {
+	return !r.OOM && r.ProcessBytes <= budget
 }
 
 // MaxBatchLimit is where MaxBatch stops searching: a batch this large that
@@ -65,11 +82,12 @@ const MaxBatchLimit = 1 << 16
 // (0 when not even batch 1 fits, MaxBatchLimit when that still fits). Memory grows with the batch, so an
 // exponential probe and a bisection find it in about 2·log2(n) estimates.
 func MaxBatch(md *models.Model, o Options, budget int64) int {
+	o.AllocatorLimit = allocatorLimit(budget)
 	fits := func(b int) bool {
 		o2 := o
 		o2.Batch = b
 		r, err := Estimate(md, o2)
-		return err == nil && r.ProcessBytes <= budget
+		return err == nil && fitsIn(r, budget)
 	}
 	if !fits(1) {
 		return 0
@@ -169,7 +187,7 @@ func levers(md *models.Model, base *Result, budget int64) []Lever {
 			continue
 		}
 		out = append(out, Lever{Lever: a.lever, Change: a.change, ProcessBytes: r.ProcessBytes,
-			SavedBytes: base.ProcessBytes - r.ProcessBytes, Fits: r.ProcessBytes <= budget})
+			SavedBytes: base.ProcessBytes - r.ProcessBytes, Fits: fitsIn(r, budget)})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].SavedBytes > out[j].SavedBytes })
 	return out

@@ -36,6 +36,11 @@ type Options struct {
 	Steps int `json:"-"`
 	// ComputeCapability of the GPU (major*10+minor) sizes the cuBLAS workspace; 90 if unset.
 	ComputeCapability int `json:"-"`
+	// AllocatorLimit is what the caching allocator may reserve (the GPU's
+	// memory less the CUDA context and libraries); 0 for no limit. At the
+	// limit it frees its cache and retries, as PyTorch does when cudaMalloc
+	// fails, and reports an out-of-memory error when that is not enough.
+	AllocatorLimit int64 `json:"-"`
 }
 
 var (

@@ -193,24 +193,33 @@ func (e *ctx) inferHead(x *tensor) *tensor {
 	return f
 }
 
-// decode jumps to the last generated token: each layer's cache is
-// reallocated one position longer (torch.cat) while the old one is alive.
+// decode replays generate()'s loop after the prefill: every new token runs
+// one forward in which each layer's DynamicCache keys and values are
+// re-made one position longer by torch.cat while the old tensor is still
+// alive, then freed. The caching allocator rarely fits a tensor into the
+// slightly smaller block just freed, so long generations fragment the
+// reserved memory; replaying every step is what shows it. Each step also
+// takes the last position's logits and copies them to fp32. The cache ends
+// one short of prompt + generated tokens: the last token is never fed back.
 func (e *ctx) decode(step int) *tensor {
 	e.m.phase = fmt.Sprintf("generation, pass %d", step)
-	s, total := int64(e.o.Seq), int64(e.o.Seq+e.o.GenLen)
-	for _, grow := range []int64{total - 1, total} {
+	b, V := int64(e.o.Batch), int64(e.md.Vocab)
+	var f *tensor
+	for n := int64(e.o.Seq) + 1; n < int64(e.o.Seq+e.o.GenLen); n++ {
 		for i, t := range e.kv {
-			n := e.m.new(t.elems/s*grow, t.dt, CatKVCache)
-			n.saved, n.live = true, false // held by the cache object only
+			nt := e.m.new(t.elems/(n-1)*n, t.dt, CatKVCache)
+			nt.saved, nt.live = true, false // held by the cache object only
 			e.m.unsave(t)
 			e.m.drop(t)
-			e.kv[i] = n
+			e.kv[i] = nt
 		}
-		s = grow
+		l := e.m.new(b*V, e.dt.compute, CatLoss)
+		e.m.drop(f)
+		f = e.m.new(b*V, 4, CatLoss)
+		e.m.drop(l)
 	}
-	b, V := int64(e.o.Batch), int64(e.md.Vocab)
-	l := e.m.new(b*V, e.dt.compute, CatLoss)
-	f := e.m.new(b*V, 4, CatLoss)
-	e.m.drop(l)
+	if f == nil { // one new token: the prefill made it
+		f = e.m.new(b*V, 4, CatLoss)
+	}
 	return f
 }

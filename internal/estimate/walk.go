@@ -59,7 +59,7 @@ func (e *ctx) imageSize() int {
 func (e *ctx) tokens() int64 { return int64(e.o.Batch) * int64(e.seq()) }
 
 func newCtx(md *models.Model, o Options) *ctx {
-	e := &ctx{m: &machine{cat: CatActivations}, md: md, o: o, dt: dtypesFor(o.Precision)}
+	e := &ctx{m: &machine{cat: CatActivations, alloc: allocator{limit: o.AllocatorLimit}}, md: md, o: o, dt: dtypesFor(o.Precision)}
 	e.params = md.Params()
 	e.blockParams = make([][]models.Param, md.BlockCount())
 	for _, p := range e.params {

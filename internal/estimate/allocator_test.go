@@ -1,0 +1,94 @@
+package estimate
+
+import "testing"
+
+func TestAllocatorRounding(t *testing.T) {
+	var a allocator
+	small := a.malloc(100) // small pool: 512 B blocks out of a 2 MiB segment
+	if small.size != 512 || a.reserved != 2<<20 {
+		t.Fatalf("100 B: block %d, reserved %d", small.size, a.reserved)
+	}
+	mid := a.malloc(3 << 20) // large pool, under 10 MiB: a 20 MiB segment, split
+	if mid.size != 3<<20 || a.reserved != 22<<20 {
+		t.Fatalf("3 MiB: block %d, reserved %d", mid.size, a.reserved)
+	}
+	var b allocator
+	big := b.malloc(11<<20 + 1) // 10 MiB and over: rounded up to 2 MiB
+	// 12 MiB - (11 MiB + 512) is under 1 MiB: not split, the block is the segment.
+	if b.reserved != 12<<20 || big.size != 12<<20 {
+		t.Fatalf("11 MiB+1: block %d, reserved %d, want the whole 12 MiB segment", big.size, b.reserved)
+	}
+	a.release(mid)
+	again := a.malloc(5 << 20) // best fit: the 20 MiB segment's free space
+	if again.seg != mid.seg || a.reserved != 22<<20 {
+		t.Fatalf("5 MiB after free: segment %d (want %d), reserved %d", again.seg, mid.seg, a.reserved)
+	}
+}
+
+// A tensor re-made one step longer while the old one lives (torch.cat on a
+// KV cache) strands the old segment whenever the size crosses a 2 MiB
+// boundary: without a limit the reserve grows; at a limit the wholly free
+// segments are released and the job goes on.
+func TestAllocatorLimitReleasesCache(t *testing.T) {
+	grow := func(limit int64) allocator {
+		a := allocator{limit: limit}
+		cur := a.malloc(40 << 20)
+		for n := int64(40 << 20); n < 80<<20; n += 64 << 10 {
+			next := a.malloc(n)
+			a.release(cur)
+			cur = next
+		}
+		return a
+	}
+	free := grow(0)
+	if free.peak < 10*(80<<20) || free.releases != 0 || free.oom {
+		t.Fatalf("unbounded: peak %d, releases %d, oom %v", free.peak, free.releases, free.oom)
+	}
+	limited := grow(300 << 20)
+	if limited.peak > 300<<20 || limited.releases == 0 || limited.oom {
+		t.Fatalf("limited to 300 MiB: peak %d, releases %d, oom %v", limited.peak, limited.releases, limited.oom)
+	}
+}
+
+func TestAllocatorOOM(t *testing.T) {
+	a := allocator{limit: 100 << 20}
+	a.malloc(60 << 20)
+	if a.oom {
+		t.Fatal("60 MiB of 100 should fit")
+	}
+	a.malloc(60 << 20)
+	if !a.oom {
+		t.Fatal("120 MiB live in a 100 MiB limit is an out-of-memory error")
+	}
+}
+
+// A long generation on a GPU: the estimate stays within the GPU, says the
+// cache was released, and a job too big for it is an OOM, not a fit.
+func TestGenerationWithinGPU(t *testing.T) {
+	md := preset(t, "meta-llama/Llama-3.2-1B")
+	o := Options{Batch: 16, Seq: 256, GenLen: 2048, Inference: true, Precision: "bf16", NoLoadFP32: true}
+	free, err := Estimate(md, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free.PeakReservedBytes < 2*free.PeakAllocatedBytes || free.CachedFreeBytes == 0 {
+		t.Errorf("unbounded generation: reserved %d for %d allocated, cached free %d: the stranded cache segments are missing",
+			free.PeakReservedBytes, free.PeakAllocatedBytes, free.CachedFreeBytes)
+	}
+	gpu := GPU{Name: "8GiB", MemoryBytes: 8 << 30}
+	r, fit, err := Plan(md, o, gpu, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fit.Fits || r.OOM || r.CacheReleases == 0 || r.ProcessBytes > gpu.MemoryBytes || len(fit.Notes) == 0 {
+		t.Errorf("on 8 GiB: fits %v oom %v releases %d process %d notes %q", fit.Fits, r.OOM, r.CacheReleases, r.ProcessBytes, fit.Notes)
+	}
+	small := GPU{Name: "3GiB", MemoryBytes: 3 << 30}
+	r, fit, err = Plan(md, o, small, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit.Fits || !r.OOM {
+		t.Errorf("3.8 GB of live tensors on 3 GiB: fits %v oom %v", fit.Fits, r.OOM)
+	}
+}

@@ -34,3 +34,16 @@ func BenchmarkPlanGPT2(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPlanGeneration8B: a long generation replays every token for
+// each of the bisection's estimates.
+func BenchmarkPlanGeneration8B(b *testing.B) {
+	md := benchModel(b, "meta-llama/Llama-3.1-8B")
+	g, _ := LookupGPU("H200")
+	o := Options{Batch: 8, Seq: 4096, GenLen: 2048, Inference: true, Precision: "bf16"}
+	for b.Loop() {
+		if _, _, err := Plan(md, o, g, 0.05); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

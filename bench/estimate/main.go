@@ -43,11 +43,15 @@ func run(path string) error {
 		}
 		// accelerate: model size in the training dtype x4 with Adam, x1 for
 		// inference (it reports the largest layer on top; ignored here).
+		o, err := r.Options()
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.ID, err)
+		}
 		acc := r.ModelStateBytes * 4
 		rule := 16 * r.Params
-		if r.Mode == "infer" {
+		if o.Inference {
 			acc, rule = r.ModelStateBytes, 2*r.Params
-		} else if r.Optim != nil && *r.Optim == "sgd-momentum" {
+		} else if o.Optimizer == "sgd-momentum" {
 			rule = 12 * r.Params // weights, grads, momentum
 		}
 		vals := [3]int64{res.PeakAllocatedBytes, acc, rule}
@@ -57,9 +61,13 @@ func run(path string) error {
 			errs[i] = append(errs[i], math.Abs(e))
 			cells[i] = fmt.Sprintf("%.2f GB (%+.0f%%)", float64(v)/1e9, 100*e)
 		}
-		pe := float64(res.ProcessBytes-r.NVMLProcessUsed) / float64(r.NVMLProcessUsed)
-		fmt.Printf("| %s | %.2f GB | %s | %s | %s | %.2f GB | %.2f GB (%+.1f%%) |\n", r.ID, float64(r.PeakAllocated)/1e9,
-			cells[0], cells[1], cells[2], float64(r.NVMLProcessUsed)/1e9, float64(res.ProcessBytes)/1e9, 100*pe)
+		smi, proc := "n/a", fmt.Sprintf("%.2f GB", float64(res.ProcessBytes)/1e9)
+		if r.NVMLProcessUsed > 0 { // a row measured without NVML has no nvidia-smi figure
+			pe := float64(res.ProcessBytes-r.NVMLProcessUsed) / float64(r.NVMLProcessUsed)
+			smi, proc = fmt.Sprintf("%.2f GB", float64(r.NVMLProcessUsed)/1e9), fmt.Sprintf("%s (%+.1f%%)", proc, 100*pe)
+		}
+		fmt.Printf("| %s | %.2f GB | %s | %s | %s | %s | %s |\n", r.ID, float64(r.PeakAllocated)/1e9,
+			cells[0], cells[1], cells[2], smi, proc)
 	}
 	fmt.Printf("| **median abs. error** | | **%.1f%%** | %.1f%% | %.1f%% | | |\n", 100*median(errs[0]), 100*median(errs[1]), 100*median(errs[2]))
 	return nil

@@ -25,6 +25,9 @@ type Measured struct {
 	PeakReserved    int64          `json:"peak_reserved"`
 	NVMLProcessUsed int64          `json:"nvml_process_used"`
 	ModelConfig     map[string]any `json:"model_config"`
+	// raw is the whole line: the optional knobs a row may carry
+	// (accumulation, checkpointing, generation, attention, sharding, ...).
+	raw map[string]any
 }
 
 // ReadCalibration reads a calibration file, one JSON object a line, leaving
@@ -41,6 +44,9 @@ func ReadCalibration(path string) ([]Measured, error) {
 	for sc.Scan() {
 		var r Measured
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r.raw); err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
 		if r.ID != "_context" {
@@ -60,9 +66,9 @@ func (m Measured) Estimate() (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.ID, err)
 	}
-	o := Options{Batch: m.Batch, Seq: m.Seq, Precision: m.Precision, Inference: m.Mode == "infer"}
-	if m.Optim != nil {
-		o.Optimizer = *m.Optim
+	o, err := m.Options()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.ID, err)
 	}
 	res, err := Estimate(md, o)
 	if err != nil {

@@ -54,7 +54,7 @@ func TestMeasuredOptions(t *testing.T) {
 
 func TestMeasuredOptionsRefuseWhatTheyCannotTake(t *testing.T) {
 	for row, field := range map[string]string{
-		`{"id":"x","batch":1,"seq":8,"precision":"fp8","mode":"train"}`:                        "field precision",
+		`{"id":"x","batch":1,"seq":8,"precision":"fp8","mode":"train"}`:                         "field precision",
 		`{"id":"x","batch":1,"seq":8,"precision":"fp32","optim":"lion","mode":"train"}`:         "field optim",
 		`{"id":"x","batch":1,"seq":8,"precision":"fp32","mode":"serve"}`:                        "field mode",
 		`{"id":"x","batch":1,"seq":8,"precision":"fp32","mode":"train","accum":1.5}`:            "field accum",

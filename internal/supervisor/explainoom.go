@@ -19,22 +19,11 @@ type Explained struct {
 // explained with what the supervisor knows (PIDs, cgroup, limit,
 // allocator stats).
 func explainIncidents(e evidence, allocPeaks map[string]int64) []Explained {
-	p := oomexplain.NewParser(oomexplain.Options{Source: "run"})
-	for _, l := range e.kernel {
-		p.FeedBytes([]byte(l))
-	}
+	var texts []string
 	for _, x := range e.excs {
-		for _, l := range strings.Split(x.Text, "\n") {
-			p.FeedBytes([]byte(l))
-		}
+		texts = append(texts, strings.Split(x.Text, "\n")...)
 	}
-	incs := p.Close()
-	var mine []oomexplain.Incident
-	for _, inc := range incs {
-		if e.about(inc) {
-			mine = append(mine, inc)
-		}
-	}
+	mine := e.incidents(append(append([]string(nil), e.kernel...), texts...))
 	if len(mine) == 0 {
 		return nil
 	}
@@ -56,6 +45,32 @@ func explainIncidents(e evidence, allocPeaks map[string]int64) []Explained {
 	for _, inc := range mine {
 		if inc.Explanation != nil {
 			out = append(out, Explained{Kind: inc.Kind, PIDs: inc.PIDs, Explanation: *inc.Explanation})
+		}
+	}
+	return out
+}
+
+// incidents parses lines with oomexplain and keeps those about this job.
+func (e evidence) incidents(lines []string) []oomexplain.Incident {
+	p := oomexplain.NewParser(oomexplain.Options{Source: "run"})
+	for _, l := range lines {
+		p.FeedBytes([]byte(l))
+	}
+	var mine []oomexplain.Incident
+	for _, inc := range p.Close() {
+		if e.about(inc) {
+			mine = append(mine, inc)
+		}
+	}
+	return mine
+}
+
+// kernelIncidents are the kernel OOM reports about this job.
+func (e evidence) kernelIncidents() []oomexplain.Incident {
+	var out []oomexplain.Incident
+	for _, inc := range e.incidents(e.kernel) {
+		if inc.Kind == oomexplain.KindKernelOOM {
+			out = append(out, inc)
 		}
 	}
 	return out

@@ -1,13 +1,12 @@
 package supervisor
 
 import (
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/torchmem/torchmem/internal/hook"
 	"github.com/torchmem/torchmem/internal/jobcgroup"
+	"github.com/torchmem/torchmem/internal/oomexplain"
 )
 
 // Causes of a run's end, most specific first.
@@ -82,39 +81,55 @@ type evidence struct {
 	cgroupRel string
 }
 
-// killedRe matches the OOM killer's report:
-//
-//	Memory cgroup out of memory: Killed process 4242 (python3) total-vm:1234kB, anon-rss:204800kB, ...
-//	Out of memory: Killed process 4242 (python3) total-vm:...
-var killedRe = regexp.MustCompile(`(Memory cgroup out of memory|Out of memory)[^:]*: Kill(?:ed)? process (\d+) \(([^)]*)\)(?:.*anon-rss:(\d+)kB)?`)
-
-// victims reads the kernel lines about the job's PIDs (or naming its cgroup).
+// victims are the processes of this job the kernel's OOM killer killed, as
+// internal/oomexplain (the parser behind `torchmem oom`) reads the kernel
+// lines: an incident about the job (naming one of its PIDs or its cgroup)
+// with a "Killed process" victim. memcg says whether a cgroup's limit, not
+// the host, ran out; lines are the kill lines themselves, for the report.
 func (e evidence) victims() (out []Victim, memcg bool, lines []string) {
-	for _, l := range e.kernel {
-		m := killedRe.FindStringSubmatch(l)
-		mentions := e.cgroupRel != "" && strings.Contains(l, e.cgroupRel)
-		if m == nil {
-			if mentions && strings.Contains(l, "oom-kill:") {
-				lines = append(lines, l)
+	for _, inc := range e.kernelIncidents() {
+		for _, r := range inc.Raw {
+			if strings.Contains(r, "Killed process") || strings.Contains(r, "oom-kill:") {
+				lines = append(lines, r)
 			}
+		}
+		k := inc.Kernel
+		if k == nil || k.Victim == nil || !e.victimIsOurs(inc) {
 			continue
 		}
-		pid, _ := strconv.Atoi(m[2])
-		if !e.jobPIDs[pid] && !mentions {
-			continue
-		}
-		lines = append(lines, l)
-		v := Victim{PID: pid, Comm: m[3], Main: pid == e.mainPID}
-		if h := e.hello[pid]; h != nil {
+		v := Victim{PID: k.Victim.PID, Comm: k.Victim.Comm, Main: k.Victim.PID == e.mainPID}
+		if h := e.hello[v.PID]; h != nil {
 			v.Worker = h.Worker
 		}
-		if kb, err := strconv.ParseInt(m[4], 10, 64); err == nil {
-			v.AnonRSS = kb << 10
+		if k.Victim.AnonRSSBytes != nil {
+			v.AnonRSS = *k.Victim.AnonRSSBytes
 		}
-		memcg = memcg || strings.HasPrefix(m[1], "Memory cgroup")
+		memcg = memcg || k.Constraint == "CONSTRAINT_MEMCG"
 		out = append(out, v)
 	}
 	return out, memcg, lines
+}
+
+// victimIsOurs: the killed process is one of the job's, or sat in the
+// job's cgroup (a process the supervisor had not seen yet). An incident the
+// job only triggered, whose victim was someone else's, does not count.
+func (e evidence) victimIsOurs(inc oomexplain.Incident) bool {
+	k := inc.Kernel
+	if e.jobPIDs[k.Victim.PID] {
+		return true
+	}
+	if e.cgroupRel == "" {
+		return false
+	}
+	if k.TaskMemcg != "" {
+		return strings.Contains(k.TaskMemcg, e.cgroupRel)
+	}
+	for _, r := range inc.Raw {
+		if strings.Contains(r, e.cgroupRel) {
+			return true
+		}
+	}
+	return false
 }
 
 // classify decides the cause; recommendations are added by explain.

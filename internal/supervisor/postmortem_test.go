@@ -59,3 +59,29 @@ func TestClassify(t *testing.T) {
 }
 
 func intp(n int) *int { return &n }
+
+// TestVictimsAreTheJobs: a kill counts when the victim is one of the job's
+// processes or sat in its cgroup, not when the job only triggered a host
+// OOM whose victim was someone else's.
+func TestVictimsAreTheJobs(t *testing.T) {
+	hostOOM := []string{
+		"python3 invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO), order=0, oom_score_adj=0",
+		"CPU: 1 PID: 500 Comm: python3 Not tainted 6.1.0 #1",
+		"oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/system.slice/db.service,task=postgres,pid=777,uid=0",
+		"Out of memory: Killed process 777 (postgres) total-vm:9000000kB, anon-rss:8000000kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:9000kB oom_score_adj:0",
+	}
+	e := evidence{mainPID: 500, kernel: hostOOM, jobPIDs: map[int]bool{500: true}, cgroupRel: "/torchmem/run-abc"}
+	if v, _, _ := e.victims(); len(v) != 0 {
+		t.Errorf("someone else's process counted as the job's victim: %+v", v)
+	}
+	unseen := []string{
+		"python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0",
+		"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/torchmem/run-abc,task_memcg=/torchmem/run-abc,task=python3,pid=612,uid=0",
+		"Memory cgroup out of memory: Killed process 612 (python3) total-vm:229608kB, anon-rss:204160kB, file-rss:6516kB, shmem-rss:0kB, UID:0 pgtables:456kB oom_score_adj:0",
+	}
+	e = evidence{mainPID: 500, kernel: unseen, jobPIDs: map[int]bool{500: true}, cgroupRel: "/torchmem/run-abc"}
+	v, memcg, lines := e.victims()
+	if len(v) != 1 || v[0].PID != 612 || v[0].Main || !memcg || v[0].AnonRSS != 204160<<10 || len(lines) != 2 {
+		t.Errorf("a process of the job's cgroup: victims %+v memcg %v lines %q", v, memcg, lines)
+	}
+}

@@ -68,6 +68,8 @@ allocator. Exit status: 0, or 2 when a GPU was given and the job does not fit.`,
 	fl.IntVar(&f.opts.ZeroStage, "zero", 0, "ZeRO stage 1, 2 or 3 (DeepSpeed)")
 	fl.IntVar(&f.opts.WorldSize, "world-size", 1, "GPUs the ZeRO/FSDP shards are spread over")
 	fl.BoolVar(&f.fsdp, "fsdp", false, "FSDP full sharding (same memory as ZeRO-3)")
+	fl.BoolVar(&f.opts.DDP, "ddp", false, "DistributedDataParallel: full replicas, plus the reducer's all-reduce buckets (one more copy of the gradients)")
+	fl.BoolVar(&f.opts.DDPBucketView, "ddp-bucket-view", false, "with --ddp: gradient_as_bucket_view=True (the gradients are views into the buckets)")
 	fl.BoolVar(&f.opts.Inference, "inference", false, "inference (no_grad forward) instead of training")
 	fl.BoolVar(&f.opts.KVCache, "kv-cache", false, "inference keeps a KV cache (use_cache=True)")
 	fl.IntVar(&f.opts.GenLen, "gen-len", 0, "tokens generated after the prompt (implies --kv-cache)")

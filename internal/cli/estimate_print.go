@@ -72,6 +72,13 @@ func estimateSetup(o estimate.Options, family string) string {
 		if o.ZeroStage > 0 {
 			parts = append(parts, fmt.Sprintf("ZeRO-%d over %d GPUs", o.ZeroStage, o.WorldSize))
 		}
+		if o.DDP {
+			ddp := "DDP"
+			if o.DDPBucketView {
+				ddp += " (gradients as bucket views)"
+			}
+			parts = append(parts, ddp)
+		}
 	}
 	if family != "resnet" { // a ConvNet has no attention to name
 		parts = append(parts, o.Attention+" attention")

@@ -143,14 +143,19 @@ func alternatives(md *models.Model, o Options) []alt {
 			o.Optimizer = "adamw-8bit"
 			return ok
 		}},
+		{"ddp-bucket-view", "--ddp-bucket-view (DDP gradient_as_bucket_view=True: no second copy of the gradients)", func(o *Options) bool {
+			ok := o.DDP && !o.DDPBucketView
+			o.DDPBucketView = true
+			return ok
+		}},
 		{"zero2", fmt.Sprintf("--zero 2 --world-size %d (DeepSpeed: shard optimizer states and gradients)", max(o.WorldSize, 8)), func(o *Options) bool {
 			ok := o.ZeroStage < 2 && !o.Inference
-			o.ZeroStage, o.WorldSize, o.FSDP = 2, max(o.WorldSize, 8), false
+			o.ZeroStage, o.WorldSize, o.FSDP, o.DDP, o.DDPBucketView = 2, max(o.WorldSize, 8), false, false, false
 			return ok
 		}},
 		{"fsdp", fmt.Sprintf("--fsdp --world-size %d (shard parameters, gradients and states)", max(o.WorldSize, 8)), func(o *Options) bool {
 			ok := o.ZeroStage < 3 && !o.Inference
-			o.ZeroStage, o.WorldSize, o.FSDP = 3, max(o.WorldSize, 8), true
+			o.ZeroStage, o.WorldSize, o.FSDP, o.DDP, o.DDPBucketView = 3, max(o.WorldSize, 8), true, false, false
 			return ok
 		}},
 		{"half-batch-accum", fmt.Sprintf("--batch %d --accum %d (same effective batch)", max(1, o.Batch/2), o.Accum*2), func(o *Options) bool {

@@ -185,3 +185,28 @@ func TestHugeConfigurationsRefused(t *testing.T) {
 		t.Fatalf("8B training on 40GB reported at the search limit: %+v", f)
 	}
 }
+
+// TestDDPBuckets: DistributedDataParallel's reducer adds one copy of the
+// gradients (its flat all-reduce buckets) to the step's peak, and
+// gradient_as_bucket_view takes it away again.
+func TestDDPBuckets(t *testing.T) {
+	md := preset(t, "meta-llama/Llama-3.2-1B")
+	base := Options{Batch: 1, Seq: 512, Precision: "bf16", Checkpointing: true}
+	est := func(ddp, view bool) *Result {
+		o := base
+		o.DDP, o.DDPBucketView, o.WorldSize = ddp, view, 8
+		r, err := Estimate(md, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	plain, ddp, view := est(false, false), est(true, false), est(true, true)
+	grads := 2 * md.ParamCount() // bf16
+	if d := ddp.PeakAllocatedBytes - plain.PeakAllocatedBytes; d < grads*95/100 || d > grads*105/100 {
+		t.Errorf("DDP adds %d bytes to the peak, want about the gradients' %d", d, grads)
+	}
+	if d := view.PeakAllocatedBytes - plain.PeakAllocatedBytes; d < -grads/50 || d > grads/50 {
+		t.Errorf("with gradient_as_bucket_view the peak moves by %d, want about 0 (gradients %d)", d, grads)
+	}
+}

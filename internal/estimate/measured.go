@@ -11,7 +11,8 @@ import (
 // use: accum (grad_accum, gradient_accumulation_steps), checkpointing
 // (gradient_checkpointing), gen_len (max_new_tokens, new_tokens), kv_cache
 // (use_cache), attn_impl, image_size, optim_impl (fused), zero (zero_stage),
-// world_size, fsdp, load_fp32 and gpu. A value the estimator cannot take is
+// world_size, fsdp, ddp, ddp_bucket_view (gradient_as_bucket_view),
+// load_fp32 and gpu. A value the estimator cannot take is
 // an error naming the field, never a silent default.
 func (m Measured) Options() (Options, error) {
 	o := Options{Batch: m.Batch, Seq: m.Seq}
@@ -49,13 +50,15 @@ func (m Measured) Options() (Options, error) {
 			return o, err
 		}
 	}
-	var fsdp, loadFP32 *bool
+	var fsdp, loadFP32, ddp, bucketView *bool
 	bools := []struct {
 		dst   **bool
 		names []string
 	}{
 		{&fsdp, []string{"fsdp"}},
 		{&loadFP32, []string{"load_fp32"}},
+		{&ddp, []string{"ddp"}},
+		{&bucketView, []string{"ddp_bucket_view", "gradient_as_bucket_view"}},
 	}
 	for _, f := range bools {
 		if err := r.bool(f.dst, f.names...); err != nil {
@@ -68,6 +71,8 @@ func (m Measured) Options() (Options, error) {
 	if loadFP32 != nil {
 		o.NoLoadFP32 = !*loadFP32
 	}
+	o.DDP = ddp != nil && *ddp
+	o.DDPBucketView = o.DDP && bucketView != nil && *bucketView
 	if err := r.checkpointing(&o); err != nil {
 		return o, err
 	}

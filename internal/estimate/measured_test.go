@@ -35,6 +35,8 @@ func TestMeasuredOptions(t *testing.T) {
 			Options{Batch: 64, Precision: "fp32", Optimizer: "sgd-momentum", ImageSize: 160}},
 		{`{"id":"f","batch":8,"seq":1024,"precision":"bf16","optim":null,"mode":"infer","use_cache":true}`,
 			Options{Batch: 8, Seq: 1024, Precision: "bf16", Inference: true, KVCache: true}},
+		{`{"id":"g","batch":8,"seq":1024,"precision":"amp-bf16","optim":"adamw","mode":"train","ddp":true,"gradient_as_bucket_view":true,"world_size":4}`,
+			Options{Batch: 8, Seq: 1024, Precision: "amp-bf16", Optimizer: "adamw", DDP: true, DDPBucketView: true, WorldSize: 4}},
 	}
 	for _, c := range cases {
 		rows, err := readRows(t, c.row)

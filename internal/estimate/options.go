@@ -21,8 +21,14 @@ type Options struct {
 	ZeroStage     int    `json:"zero_stage,omitempty"`
 	// FSDP: PyTorch FSDP full sharding (ZeroStage 3) rather than DeepSpeed:
 	// no fp32 master copy, no gradient bucket.
-	FSDP      bool `json:"fsdp,omitempty"`
-	WorldSize int  `json:"world_size,omitempty"`
+	FSDP bool `json:"fsdp,omitempty"`
+	// DDP: DistributedDataParallel, every rank a full replica. Its reducer
+	// allocates flat all-reduce buckets the size of all gradients once, at
+	// construction; DDPBucketView (gradient_as_bucket_view=True) makes the
+	// .grad tensors views into them instead of a second copy.
+	DDP           bool `json:"ddp,omitempty"`
+	DDPBucketView bool `json:"ddp_bucket_view,omitempty"`
+	WorldSize     int  `json:"world_size,omitempty"`
 	Inference bool `json:"inference"`
 	KVCache   bool `json:"kv_cache,omitempty"`
 	GenLen    int  `json:"gen_len,omitempty"`
@@ -100,6 +106,12 @@ func (o *Options) check() error {
 		return fmt.Errorf("--zero %d: want 1, 2 or 3", o.ZeroStage)
 	case o.FSDP && o.ZeroStage != 3:
 		return fmt.Errorf("FSDP full sharding is ZeRO stage 3")
+	case o.DDP && o.ZeroStage > 0:
+		return fmt.Errorf("--ddp replicates the model; --zero and --fsdp shard it: give one of them")
+	case o.DDP && o.Inference:
+		return fmt.Errorf("--ddp is for training (inference has no gradients to all-reduce)")
+	case o.DDPBucketView && !o.DDP:
+		return fmt.Errorf("--ddp-bucket-view needs --ddp")
 	case o.WorldSize < 1 || o.WorldSize > 1<<16:
 		return fmt.Errorf("--world-size %d out of range", o.WorldSize)
 	case o.GenLen < 0 || o.GenLen > 1<<22:

@@ -19,6 +19,7 @@ func (e *ctx) inputData() *tensor {
 // train replays Steps optimizer steps of Accum micro-batches each.
 func (e *ctx) train() {
 	e.loadWeights()
+	e.ddpReducer()
 	for step := 1; step <= e.o.Steps; step++ {
 		for micro := 1; micro <= e.o.Accum; micro++ {
 			e.trainMicro(step, micro)

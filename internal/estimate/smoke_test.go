@@ -62,6 +62,9 @@ func TestNothingOutlivesTheJob(t *testing.T) {
 			if e.gradBucket != nil {
 				left[CatGrads] -= e.gradBucket.blk.size
 			}
+			for _, b := range e.ddpBuckets {
+				left[CatGrads] -= b.blk.size
+			}
 			for c := Category(0); c < numCats; c++ {
 				if !kept[c] && left[c] != 0 {
 					t.Errorf("%s %+v: %d bytes of %s still allocated at the end", name, o, left[c], c)
@@ -77,6 +80,8 @@ var everyMode = []Options{
 	{Batch: 2, Seq: 128, Precision: "bf16", Attention: "eager", Optimizer: "sgd-momentum"},
 	{Batch: 2, Seq: 128, Precision: "amp-bf16", ZeroStage: 3, WorldSize: 4, Optimizer: "adamw-8bit"},
 	{Batch: 2, Seq: 128, Precision: "bf16", ZeroStage: 2, WorldSize: 2, Optimizer: "adafactor"},
+	{Batch: 2, Seq: 128, Precision: "amp-bf16", DDP: true, WorldSize: 8, Accum: 2},
+	{Batch: 2, Seq: 128, Precision: "bf16", DDP: true, DDPBucketView: true},
 	{Batch: 2, Seq: 128, Precision: "bf16", Inference: true},
 	{Batch: 2, Seq: 128, Precision: "amp-bf16", Inference: true, GenLen: 16},
 }

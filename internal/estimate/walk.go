@@ -35,6 +35,8 @@ type ctx struct {
 	ws      *tensor
 	// gradBucket is DeepSpeed's reduce bucket, kept for the process's life.
 	gradBucket *tensor
+	// ddpBuckets are DistributedDataParallel's flat all-reduce buckets.
+	ddpBuckets []*tensor
 	res        []*resBlock // ResNet: per block, what its forward left for backward
 	stem       *unit
 	poolIdx    *tensor
@@ -289,6 +291,32 @@ func (e *ctx) releaseBridge() {
 	e.bridge = nil
 }
 
+// ddpReducer is DistributedDataParallel's constructor: the Reducer packs
+// the parameters, in reverse order, into buckets (1 MiB for the first,
+// bucket_cap_mb = 25 MiB after) and allocates one flat gradient tensor per
+// bucket, kept for the model's life. Backward copies each .grad into its
+// bucket for the all-reduce, so without gradient_as_bucket_view the
+// gradients exist twice.
+func (e *ctx) ddpReducer() {
+	if !e.o.DDP {
+		return
+	}
+	capBytes, fill := int64(1<<20), int64(0)
+	flush := func() {
+		if fill > 0 {
+			e.ddpBuckets = append(e.ddpBuckets, e.m.new(fill/e.dt.grad, e.dt.grad, CatGrads))
+			fill, capBytes = 0, 25<<20
+		}
+	}
+	for i := len(e.params) - 1; i >= 0; i-- {
+		fill += e.params[i].Elems * e.dt.grad
+		if fill >= capBytes {
+			flush()
+		}
+	}
+	flush()
+}
+
 // paramGrads: the first micro-step allocates each .grad (set_to_none
 // zero_grad left none); later micro-steps compute a fresh gradient and add
 // it in place. ZeRO-2/3 keep only this rank's shard after reduce-scatter.
@@ -299,7 +327,7 @@ func (e *ctx) paramGrads(ps []models.Param, micro int) {
 		if micro > 1 || sh != p.Elems {
 			full = append(full, e.m.new(p.Elems, e.dt.grad, CatGrads))
 		}
-		if micro == 1 {
+		if micro == 1 && !e.o.DDPBucketView { // bucket views: the grads are the buckets
 			e.grads = append(e.grads, e.m.new(sh, e.dt.grad, CatGrads))
 		}
 	}

@@ -29,9 +29,9 @@ type Options struct {
 	DDP           bool `json:"ddp,omitempty"`
 	DDPBucketView bool `json:"ddp_bucket_view,omitempty"`
 	WorldSize     int  `json:"world_size,omitempty"`
-	Inference bool `json:"inference"`
-	KVCache   bool `json:"kv_cache,omitempty"`
-	GenLen    int  `json:"gen_len,omitempty"`
+	Inference     bool `json:"inference"`
+	KVCache       bool `json:"kv_cache,omitempty"`
+	GenLen        int  `json:"gen_len,omitempty"`
 	// NoLoadFP32: half-precision weights are loaded straight in half
 	// (from_pretrained(torch_dtype=...)). By default they are taken to be
 	// made in fp32 on the GPU and cast there (model.cuda().bfloat16()),

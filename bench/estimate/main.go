@@ -37,6 +37,10 @@ func run(path string) error {
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
 	var errs [3][]float64
 	for _, r := range rows {
+		if r.PeakAllocated <= 0 {
+			fmt.Fprintf(os.Stderr, "estimate: %s: no measured peak (a dry run?), left out\n", r.ID)
+			continue
+		}
 		res, err := r.Estimate()
 		if err != nil {
 			return err

@@ -16,6 +16,10 @@
 #   3. read $OUT/summary.txt first (files_at/summary.txt), then the step
 #      outputs it names; record the numbers in bench/results/run.md.
 # Locally (any GPU host): OUT=/tmp/dc bash bench/device-check.sh
+# The estimator's own check is a separate run (about 2 minutes), so that
+# both fit one session's device time:
+#   run(command="python3 bench/device/estimate_measure.py $OUT/measured.jsonl",
+#       timeout_s=420), then here: go run ./bench/estimate FILES_AT/measured.jsonl
 #
 # Steps: version; glibc; top --once/--json; doctor (+--json); a ~20 s CUDA
 # training loop (bench/device/cuda_train.py) under `torchmem run

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/torchmem/torchmem/internal/estimate"
+	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -90,14 +91,15 @@ func printFit(w interface{ Write([]byte) (int, error) }, r *estimate.Result, f *
 	verdict := fmt.Sprintf("fits, %s to spare", units.Bytes(f.HeadroomBytes))
 	switch {
 	case r.OOM:
-		verdict = "DOES NOT FIT: out of memory even after the allocator freed its cache"
+		verdict = fmt.Sprintf("DOES NOT FIT: %s over; CUDA out of memory\n"+
+			"even after the allocator frees its cache", units.Bytes(-f.HeadroomBytes))
 	case !f.Fits:
 		verdict = fmt.Sprintf("DOES NOT FIT: %s over", units.Bytes(-f.HeadroomBytes))
 	}
 	fmt.Fprintf(w, "\nGPU %s: %s, budget %s with a %.0f%% margin\n%s\n", f.GPU, units.Bytes(f.GPUMemoryBytes),
 		units.Bytes(f.BudgetBytes), 100*f.Margin, verdict)
 	for _, n := range f.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintln(w, textwrap.Wrap("note: ", n, textwrap.Width))
 	}
 	if f.MaxBatchAtLimit {
 		fmt.Fprintf(w, "largest batch that fits: %d or more (the search stops there)\n", f.MaxBatch)

@@ -216,11 +216,3 @@ func readTestdata(t *testing.T, rel string) string {
 	}
 	return string(b)
 }
-
-func TestWrapText(t *testing.T) {
-	got := wrapText("  why: ", "aaaa bbbb — cccc dddddddddddddddddddd e", 20)
-	want := "  why: aaaa bbbb —\n       cccc\n       dddddddddddddddddddd\n       e"
-	if got != want {
-		t.Errorf("wrapText =\n%s\nwant\n%s", got, want)
-	}
-}

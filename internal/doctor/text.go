@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/torchmem/torchmem/internal/textwrap"
 )
 
 var marks = [...]string{"ok", "info", "WARN", "FAIL"}
@@ -32,10 +33,10 @@ func WriteText(w io.Writer, r Report, verbose bool) error {
 			ew.printf("         %s: %s\n", e.Source, e.Value)
 		}
 		if f.Why != "" {
-			ew.printf("%s\n", wrapText("         why: ", f.Why, textWidth))
+			ew.printf("%s\n", textwrap.Wrap("         why: ", f.Why, textWidth))
 		}
 		if f.Fix != "" {
-			ew.printf("%s\n", wrapText("         fix: ", f.Fix, textWidth))
+			ew.printf("%s\n", textwrap.Wrap("         fix: ", f.Fix, textWidth))
 		}
 	}
 	ew.printf("\n%d ok, %d info, %d warn, %d fail", r.Counts["ok"], r.Counts["info"], r.Counts["warn"], r.Counts["fail"])
@@ -68,30 +69,6 @@ func (r Report) tunable() bool {
 	return false
 }
 
-// textWidth is where why and fix wrap: they are prose, read over SSH in
-// 80-column terminals. Titles and evidence stay on one line (a value or
-// a path is copied, not read).
-const textWidth = 80
-
-// wrapText breaks text at spaces so each line fits width, the first after
-// prefix and the rest indented as far; a word longer than a line stays
-// whole.
-func wrapText(prefix, text string, width int) string {
-	indent := strings.Repeat(" ", len(prefix))
-	var b strings.Builder
-	b.WriteString(prefix)
-	col := len(prefix)
-	for i, w := range strings.Fields(text) {
-		n := utf8.RuneCountInString(w) // columns, not bytes ("—")
-		if i > 0 && col+1+n > width {
-			b.WriteString("\n" + indent)
-			col = len(indent)
-		} else if i > 0 {
-			b.WriteByte(' ')
-			col++
-		}
-		b.WriteString(w)
-		col += n
-	}
-	return b.String()
-}
+// textWidth is where why and fix wrap: they are prose. Titles and evidence
+// stay on one line (a value or a path is copied, not read).
+const textWidth = textwrap.Width

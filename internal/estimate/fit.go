@@ -49,6 +49,15 @@ func Plan(md *models.Model, o Options, gpu GPU, margin float64) (*Result, *Fit, 
 	if err != nil {
 		return nil, nil, err
 	}
+	if r.OOM {
+		// Past the point of failure the limited replay means little: show
+		// what the job would need on a GPU without a limit.
+		o.AllocatorLimit = 0
+		if r, err = Estimate(md, o); err != nil {
+			return nil, nil, err
+		}
+		r.OOM = true
+	}
 	f := &Fit{GPU: gpu.Name, GPUMemoryBytes: gpu.MemoryBytes, Margin: margin, BudgetBytes: budget}
 	f.Fits = fitsIn(r, f.BudgetBytes)
 	if r.CacheReleases > 0 && !r.OOM {

@@ -110,17 +110,17 @@ def build(torch, c, dry):
     if dry:
         cfg.update(num_hidden_layers=1, n_layer=1)
     conf = transformers.AutoConfig.for_model(kind, **cfg)
-    conf._attn_implementation = "sdpa"
-    if kind == "bert":
-        m = transformers.AutoModelForMaskedLM.from_config(conf)
-    else:
-        m = transformers.AutoModelForCausalLM.from_config(conf)
+    auto = transformers.AutoModelForMaskedLM if kind == "bert" else transformers.AutoModelForCausalLM
+    m = auto.from_config(conf, attn_implementation="sdpa")
     b, s = (2, 16) if dry else (c["batch"], c["seq"])
     vocab = conf.vocab_size
 
     def batch():
         ids = torch.randint(0, vocab, (b, s), device=dev)
-        return dict(input_ids=ids, labels=ids)
+        d = dict(input_ids=ids, labels=ids)
+        if kind != "bert":
+            d["use_cache"] = False  # the cache would live with the output: the harness drops it
+        return d
     return m, m.config.to_dict(), batch
 
 
@@ -131,7 +131,7 @@ def train_step(torch, m, c, opt, scaler, batch, autocast):
             if "x" in data:
                 loss = torch.nn.functional.cross_entropy(m(data["x"]), data["y"])
             else:
-                loss = m(**data, use_cache=False).loss
+                loss = m(**data).loss
         loss = loss / c.get("accum", 1)
         (scaler.scale(loss) if scaler else loss).backward()
         del loss, data
@@ -154,7 +154,7 @@ def infer_step(torch, m, c, batch, dry):
         elif "x" in data:
             m(data["x"])
         else:
-            m(input_ids=data["input_ids"], use_cache=False)
+            m(**{k: v for k, v in data.items() if k != "labels"})
 
 
 def nvml_used(pid):
@@ -194,7 +194,7 @@ def one(c, dry):
         else:
             opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
         if c["precision"].startswith("amp-"):
-            dt = torch.bfloat16 if c["precision"] == "amp-bf16" else torch.float16
+            dt = torch.bfloat16 if c["precision"] == "amp-bf16" or dry else torch.float16  # CPU autocast: bf16 only
             autocast = lambda: torch.autocast("cpu" if dry else "cuda", dtype=dt)  # noqa: E731
             if dt == torch.float16 and not dry:
                 scaler = torch.amp.GradScaler("cuda")
@@ -243,7 +243,12 @@ def main():
                 continue
             t = time.time()
             cmd = [sys.executable, __file__, "--one", json.dumps(c)] + (["--dry-run"] if dry else [])
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            except subprocess.TimeoutExpired:
+                failed += 1
+                print("FAILED %s: over 600 s" % c["id"], flush=True)
+                continue
             line = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
             if p.returncode != 0 or not line.startswith("{"):
                 failed += 1

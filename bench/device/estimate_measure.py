@@ -125,6 +125,8 @@ def build(torch, c, dry):
 
 
 def train_step(torch, m, c, opt, scaler, batch, autocast):
+    """One optimizer step; True when a GradScaler skipped it (inf/NaN
+    gradients: no optimizer state is made until a step is taken)."""
     for _ in range(c.get("accum", 1)):
         data = batch()
         with autocast():
@@ -135,12 +137,16 @@ def train_step(torch, m, c, opt, scaler, batch, autocast):
         loss = loss / c.get("accum", 1)
         (scaler.scale(loss) if scaler else loss).backward()
         del loss, data
+    skipped = False
     if scaler:
+        before = scaler.get_scale()
         scaler.step(opt)
         scaler.update()
+        skipped = scaler.get_scale() < before
     else:
         opt.step()
     opt.zero_grad(set_to_none=True)
+    return skipped
 
 
 def infer_step(torch, m, c, batch, dry):
@@ -204,15 +210,16 @@ def one(c, dry):
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
         t = time.time()
+        skipped = False
         if training:
-            train_step(torch, m, c, opt, scaler, batch, autocast)
+            skipped = train_step(torch, m, c, opt, scaler, batch, autocast)
         else:
             infer_step(torch, m, c, batch, dry)
         if not dry:
             torch.cuda.synchronize()
         steps.append(dict(peak_allocated=0 if dry else torch.cuda.max_memory_allocated(),
                           peak_reserved=0 if dry else torch.cuda.max_memory_reserved(),
-                          secs=round(time.time() - t, 3)))
+                          secs=round(time.time() - t, 3), scaler_skipped=skipped))
     row = {k: v for k, v in c.items() if k != "model"}
     row.update(model=c["model"] if isinstance(c["model"], str) else c["id"].split("-")[0],
                mode=c.get("mode", "train"), optim=c.get("optim") if training else None,

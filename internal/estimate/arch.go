@@ -124,11 +124,12 @@ func (e *ctx) head(x *tensor) *tensor {
 	// ForCausalLMLoss: logits.float(), then cross_entropy = log_softmax
 	// (saves its output) + nll_loss. The model output, and with it the
 	// half-precision logits, is dropped once .loss is taken.
+	ldt := e.lossDT()
 	f := logits
-	if logits.dt != 4 {
-		f = e.act(T*V, 4)
+	if logits.dt != ldt {
+		f = e.act(T*V, ldt)
 	}
-	lsm := e.act(T*V, 4)
+	lsm := e.act(T*V, ldt)
 	e.m.save(lsm)
 	e.m.drop(f, logits, lsm)
 	return nil
@@ -199,20 +200,31 @@ func (e *ctx) featWidth() int {
 	return e.md.Hidden
 }
 
+// lossDT is the dtype of the language-model loss's tensors: fp32, from
+// ForCausalLMLoss's logits.float() or from autocast running log_softmax in
+// fp32; except a T5 trained in pure half precision, whose own
+// CrossEntropyLoss call keeps the logits' dtype.
+func (e *ctx) lossDT() int64 {
+	if e.md.Family == models.T5 && !e.dt.autocast {
+		return e.dt.compute
+	}
+	return 4
+}
+
 // headBackward: nll_loss's gradient and log_softmax's are both the size of
 // the logits (fp32) while the saved log-probabilities are still held; a
 // half-precision model then casts the gradient back.
 func (e *ctx) headBackward(micro int) {
-	T, V := e.tokens(), int64(e.md.Vocab)
+	T, V, ldt := e.tokens(), int64(e.md.Vocab), e.lossDT()
 	if e.md.Family == models.ViT || e.md.Family == models.ResNet || e.md.SeqClassification {
-		T, V = int64(e.o.Batch), int64(e.md.Classes)
+		T, V, ldt = int64(e.o.Batch), int64(e.md.Classes), 4
 	}
-	g1 := e.m.new(T*V, 4, CatLoss)
-	g2 := e.m.new(T*V, 4, CatLoss)
+	g1 := e.m.new(T*V, ldt, CatLoss)
+	g2 := e.m.new(T*V, ldt, CatLoss)
 	e.m.drop(g1)
 	var lossRec, rest []*tensor
 	for _, t := range e.headRec {
-		if t.cat == CatLoss && t.dt == 4 {
+		if t.cat == CatLoss && t.dt == ldt {
 			lossRec = append(lossRec, t)
 		} else {
 			rest = append(rest, t)
@@ -220,7 +232,7 @@ func (e *ctx) headBackward(micro int) {
 	}
 	e.m.unsave(lossRec...)
 	gl := g2
-	if e.dt.compute != 4 {
+	if e.dt.compute != ldt {
 		gl = e.m.new(T*V, e.dt.compute, CatLoss)
 		e.m.drop(g2)
 	}

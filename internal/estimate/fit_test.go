@@ -210,3 +210,30 @@ func TestDDPBuckets(t *testing.T) {
 		t.Errorf("with gradient_as_bucket_view the peak moves by %d, want about 0 (gradients %d)", d, grads)
 	}
 }
+
+// TestT5LossDtype: T5ForConditionalGeneration calls CrossEntropyLoss on its
+// logits as they are, so pure bf16 keeps the loss tensors in bf16, while
+// autocast runs log_softmax in fp32 (the same as ForCausalLMLoss's float()).
+func TestT5LossDtype(t *testing.T) {
+	md := preset(t, "t5-small")
+	loss := func(precision string) int64 {
+		r, err := Estimate(md, Options{Batch: 8, Seq: 512, Precision: precision})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range r.Breakdown {
+			if it.Name == "logits_and_loss" {
+				return it.Bytes
+			}
+		}
+		t.Fatalf("%s: no logits_and_loss at the peak (%s)", precision, r.PeakPhase)
+		return 0
+	}
+	bsv := int64(8 * 512 * md.Vocab)
+	if got := loss("bf16"); got > 3*bsv*2+bsv/2 {
+		t.Errorf("pure bf16: %d bytes of logits and loss at the peak, more than three bf16 b·s·V tensors (%d)", got, 3*bsv*2)
+	}
+	if got := loss("amp-bf16"); got < 2*bsv*4 {
+		t.Errorf("autocast: %d bytes of logits and loss at the peak, want the fp32 log-probabilities and gradients (%d)", got, 2*bsv*4)
+	}
+}

@@ -63,6 +63,20 @@ func (e *ctx) tokens() int64 { return int64(e.o.Batch) * int64(e.seq()) }
 func newCtx(md *models.Model, o Options) *ctx {
 	e := &ctx{m: &machine{cat: CatActivations, alloc: allocator{limit: o.AllocatorLimit}}, md: md, o: o, dt: dtypesFor(o.Precision)}
 	e.params = md.Params()
+	// A safetensors header's count replaces the shape-derived one: scale
+	// every tensor so that weights, grads and states add up to it.
+	if md.HeaderParams > 0 {
+		var n int64
+		for _, p := range e.params {
+			n += p.Elems
+		}
+		if n > 0 && n != md.HeaderParams {
+			scale := float64(md.HeaderParams) / float64(n)
+			for i := range e.params {
+				e.params[i].Elems = int64(float64(e.params[i].Elems) * scale)
+			}
+		}
+	}
 	e.blockParams = make([][]models.Param, md.BlockCount())
 	for _, p := range e.params {
 		switch {
@@ -73,27 +87,6 @@ func newCtx(md *models.Model, o Options) *ctx {
 			e.headParams = append(e.headParams, p)
 		default:
 			e.stemParams = append(e.stemParams, p)
-		}
-	}
-	// A safetensors header's count replaces the shape-derived one: scale
-	// every tensor so that weights, grads and states add up to it.
-	if md.HeaderParams > 0 {
-		var n int64
-		for _, p := range e.params {
-			n += p.Elems
-		}
-		if n > 0 && n != md.HeaderParams {
-			scale := float64(md.HeaderParams) / float64(n)
-			for _, l := range [][]models.Param{e.params, e.headParams, e.stemParams} {
-				for i := range l {
-					l[i].Elems = int64(float64(l[i].Elems) * scale)
-				}
-			}
-			for _, l := range e.blockParams {
-				for i := range l {
-					l[i].Elems = int64(float64(l[i].Elems) * scale)
-				}
-			}
 		}
 	}
 	e.blocks = make([][]*tensor, len(e.blockParams))

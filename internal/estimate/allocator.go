@@ -133,13 +133,17 @@ func (a *allocator) newSegment(seg int64, pool int) *block {
 	return &block{seg: a.segments, size: seg, pool: pool}
 }
 
+// wholeSegment: b has no neighbours, so it spans its segment (a free one
+// is a segment no tensor uses any part of).
+func (b *block) wholeSegment() bool { return b.prev == nil && b.next == nil }
+
 // cachedFree is what torch.cuda.empty_cache() would give back now: the
 // segments no tensor uses any part of.
 func (a *allocator) cachedFree() int64 {
 	var n int64
 	for _, l := range a.free {
 		for _, b := range l {
-			if b.prev == nil && b.next == nil {
+			if b.wholeSegment() {
 				n += b.size
 			}
 		}
@@ -152,7 +156,7 @@ func (a *allocator) releaseCached() {
 	for p := range a.free {
 		kept := a.free[p][:0]
 		for _, b := range a.free[p] {
-			if b.prev == nil && b.next == nil {
+			if b.wholeSegment() {
 				a.reserved -= b.size
 				continue
 			}

@@ -1,6 +1,10 @@
 package estimate
 
-import "github.com/torchmem/torchmem/internal/estimate/models"
+import (
+	"strings"
+
+	"github.com/torchmem/torchmem/internal/estimate/models"
+)
 
 // torchvision ResNet, op by op as eager PyTorch runs it. A unit is
 // conv -> BatchNorm -> optional ReLU(inplace=True):
@@ -87,7 +91,7 @@ func (e *ctx) unitBackward(u *unit, g *tensor, consume, inputGrad bool, micro in
 func unitParams(ps []models.Param, prefix string) []models.Param {
 	var out []models.Param
 	for _, p := range ps {
-		if len(p.Name) >= len(prefix) && p.Name[:len(prefix)] == prefix {
+		if strings.HasPrefix(p.Name, prefix) {
 			out = append(out, p)
 		}
 	}

@@ -40,17 +40,9 @@ func (g *gpuMax) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
 	if len(b) == 0 {
 		return nil // NULL: merging nothing, as mergeSample does
 	}
-	if b[0] != gpuFormat {
-		return errGPUBlob
-	}
-	b = b[1:]
-	var n [2]uint64
-	for i := range n {
-		v, k := binary.Uvarint(b)
-		if k <= 0 || v > 1024 {
-			return errGPUBlob
-		}
-		n[i], b = v, b[k:]
+	n, b, err := gpuHeader(b)
+	if err != nil {
+		return err
 	}
 	g.seen = true
 	for i := range g.vals {

@@ -40,17 +40,9 @@ func decodeGPU(b []byte) (used, job []*int64, err error) {
 	if len(b) == 0 {
 		return nil, nil, nil
 	}
-	if b[0] != gpuFormat {
-		return nil, nil, errGPUBlob
-	}
-	b = b[1:]
-	var n [2]uint64
-	for i := range n {
-		v, k := binary.Uvarint(b)
-		if k <= 0 || v > 1024 {
-			return nil, nil, errGPUBlob
-		}
-		n[i], b = v, b[k:]
+	n, b, err := gpuHeader(b)
+	if err != nil {
+		return nil, nil, err
 	}
 	out := [2][]*int64{make([]*int64, n[0]), make([]*int64, n[1])}
 	for i := range out {
@@ -67,4 +59,21 @@ func decodeGPU(b []byte) (used, job []*int64, err error) {
 		}
 	}
 	return out[0], out[1], nil
+}
+
+// gpuHeader checks the format byte of a non-empty column and reads the two
+// list lengths (at most 1024 devices each), returning the values after them.
+func gpuHeader(b []byte) (n [2]uint64, rest []byte, err error) {
+	if b[0] != gpuFormat {
+		return n, nil, errGPUBlob
+	}
+	b = b[1:]
+	for i := range n {
+		v, k := binary.Uvarint(b)
+		if k <= 0 || v > 1024 {
+			return n, nil, errGPUBlob
+		}
+		n[i], b = v, b[k:]
+	}
+	return n, b, nil
 }

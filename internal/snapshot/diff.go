@@ -23,7 +23,7 @@ type Diff struct {
 // Compare groups the active blocks of a and b by site and returns what
 // grew (and shrank).
 func Compare(a, b *Snapshot, depth int) *Diff {
-	d := &Diff{Before: Summarize(a).Devices, After: Summarize(b).Devices}
+	d := &Diff{Before: deviceSummaries(a), After: deviceSummaries(b)}
 	idx := map[string]int{}
 	add := func(s *Snapshot, after bool) {
 		ss := NewSites(s, depth)

@@ -143,7 +143,7 @@ type pageSegment struct {
 
 func buildPageData(s *Snapshot, opt HTMLOptions) *pageData {
 	top := TopSites(s, 1)
-	d := &pageData{Format: s.Format, Devices: Summarize(s).Devices, Timelines: []pageTimeline{},
+	d := &pageData{Format: s.Format, Devices: deviceSummaries(s), Timelines: []pageTimeline{},
 		Segments: []pageSegment{}, Stacks: [][]string{}, Top: top.AtSnapshot, TopPeak: top.AtPeak,
 		Leaks: FindLeaks(s, LeakOptions{})}
 	for dev := range s.Traces {

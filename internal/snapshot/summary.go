@@ -63,8 +63,20 @@ type Summary struct {
 
 // Summarize computes the summary of s.
 func Summarize(s *Snapshot) *Summary {
-	sum := &Summary{Format: s.Format, AllocatorSettings: s.AllocatorSettings,
+	sum := &Summary{Format: s.Format, Devices: deviceSummaries(s), AllocatorSettings: s.AllocatorSettings,
 		Annotations: len(s.Annotations), MemoryVizStats: MemoryVizStats(s)}
+	for dev := range s.Traces {
+		if len(s.Traces[dev]) > 0 {
+			sum.Traces = append(sum.Traces, s.traceSummary(dev))
+		}
+	}
+	return sum
+}
+
+// deviceSummaries returns the figures of each device with segments, by
+// device number: the part of Summarize that needs no trace replay, for
+// callers that show only it (diff, the HTML page).
+func deviceSummaries(s *Snapshot) []DeviceSummary {
 	byDev := map[int64]*DeviceSummary{}
 	for i := range s.Segments {
 		seg := &s.Segments[i]
@@ -75,16 +87,12 @@ func Summarize(s *Snapshot) *Summary {
 		}
 		d.addSegment(seg)
 	}
+	var out []DeviceSummary
 	for _, d := range byDev {
-		sum.Devices = append(sum.Devices, *d)
+		out = append(out, *d)
 	}
-	sort.Slice(sum.Devices, func(i, j int) bool { return sum.Devices[i].Device < sum.Devices[j].Device })
-	for dev := range s.Traces {
-		if len(s.Traces[dev]) > 0 {
-			sum.Traces = append(sum.Traces, s.traceSummary(dev))
-		}
-	}
-	return sum
+	sort.Slice(out, func(i, j int) bool { return out[i].Device < out[j].Device })
+	return out
 }
 
 func (d *DeviceSummary) addSegment(seg *Segment) {

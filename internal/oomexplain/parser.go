@@ -1,7 +1,6 @@
 package oomexplain
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -142,7 +141,7 @@ func (p *Parser) Feed(l kmsg.Line) {
 }
 
 func (p *Parser) feed(kl kmsg.Line) {
-	if bytes.IndexByte([]byte(kl.Text), 0x1b) >= 0 {
+	if strings.IndexByte(kl.Text, 0x1b) >= 0 {
 		kl.Text = stripANSI(kl.Text)
 	}
 	l := line{Line: kl, no: p.lineNo, text: kl.Text, raw: p.rawLen}

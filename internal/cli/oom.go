@@ -54,9 +54,6 @@ what happened, when, to whom, the numbers, and what to do.`,
 }
 
 func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	since, err := oomParseSince(f.since, time.Now())
 	if err != nil {
 		return err

@@ -101,9 +101,6 @@ func runServe(ctx context.Context, env *Env, f serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", f.listen, err)
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(env.Stderr, "torchmem: serving http://%s/ (metrics at /metrics)\n", ln.Addr())

@@ -100,9 +100,6 @@ func runTop(ctx context.Context, env *Env, f topFlags) error {
 	if err != nil {
 		return err
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	view := tui.ViewOptions{Sort: f.sort, Filter: f.filter, Expand: f.expand, Width: topWidth(f.width)}
 	if f.json || f.once || !isTerminal(env.Stdout) {
 		return topOnce(ctx, env.Stdout, s, f.json, view)

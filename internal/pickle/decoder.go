@@ -141,25 +141,12 @@ func (d *Decoder) Decode() (Value, error) {
 
 // fast runs the commonest opcodes straight from the buffer (at least 16
 // bytes are there) and reports whether it did; anything unusual, errors
-// included, is left to step, which reports it properly.
+// included, is left to step, which reports it properly. BINGET and
+// LONG_BINGET are Decode's own: what it leaves is for step.
 func (d *Decoder) fast() bool {
 	in := &d.in
 	b := in.buf[in.pos:in.end]
 	switch b[0] {
-	case opBinGet, opLongBinGet:
-		idx, n := uint64(b[1]), 2
-		if b[0] == opLongBinGet {
-			idx, n = uint64(le32(b[1:])), 5
-		}
-		if idx >= uint64(d.memoLen) {
-			return false
-		}
-		v := d.memoAt(idx)
-		if v.Kind == kindUnset || isContainer(v.Kind) {
-			return false
-		}
-		d.stack = append(d.stack, v)
-		in.pos += n
 	case opMemoize:
 		if d.memoCount != d.memoLen || len(d.stack) == 0 {
 			return false

@@ -65,7 +65,7 @@ func (k *kernelParser) feed(l *line) {
 		k.prevText, k.prevRaw = joined, l.raw
 		k.conts++
 		k.lines++
-		k.p.appendRaw(k.prevInc, "\t"+text)
+		k.p.addRaw(k.prevInc, "\t"+text)
 		k.handle(k.prevInc, joined, l, true)
 		return
 	}
@@ -257,13 +257,6 @@ func (k *kernelParser) handleModeLine(ko *KernelOOM, t string, rejoin bool) {
 		if strings.HasPrefix(t, "[") {
 			addTaskRow(ko, k.cols, t, k.p.opts.MaxTasks, rejoin)
 		}
-	}
-}
-
-// appendRaw adds a wrapped continuation to the raw lines of inc.
-func (p *Parser) appendRaw(inc *Incident, s string) {
-	if inc != nil {
-		p.addRaw(inc, s)
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package textwrap breaks prose for 80-column terminals (read over SSH):
-// the explanations doctor and estimate print.
+// the explanations doctor and estimate print, and the live view's notices.
 package textwrap
 
 import (

@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/torchmem/torchmem/internal/sample"
+	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -91,27 +92,15 @@ func (r *renderer) line(st lipgloss.Style, text string) {
 	r.lines = append(r.lines, st.Render(text))
 }
 
-// wrapped breaks text at spaces into lines of the width, the first after
-// prefix and the rest indented as far: a notice says why something is
-// missing, and its end is the part a cut would lose. At most three lines;
-// a word longer than a line is cut by line.
+// wrapped breaks text at spaces into lines of the width (textwrap.Wrap),
+// the first after prefix and the rest indented as far: a notice says why
+// something is missing, and its end is the part a cut would lose. At most
+// three lines; a word longer than a line is cut by line.
 func (r *renderer) wrapped(st lipgloss.Style, prefix, text string) {
-	indent := strings.Repeat(" ", len([]rune(prefix)))
-	cur, n := prefix, 0
-	for _, w := range strings.Fields(text) {
-		if cur != prefix && cur != indent && len([]rune(cur))+1+len([]rune(w)) > r.o.Width {
-			if n == 2 {
-				break
-			}
-			r.line(st, cur)
-			cur, n = indent, n+1
-		}
-		if cur != prefix && cur != indent {
-			cur += " "
-		}
-		cur += w
+	lines := strings.Split(textwrap.Wrap(prefix, text, r.o.Width), "\n")
+	for _, l := range lines[:min(3, len(lines))] {
+		r.line(st, l)
 	}
-	r.line(st, cur)
 }
 
 func size(p *uint64) string {

@@ -180,3 +180,19 @@ func TestRenderWrapsNotices(t *testing.T) {
 		t.Errorf("notice not wrapped:\n%s", text)
 	}
 }
+
+// A notice longer than three lines keeps its first three: the view has
+// jobs to show below it.
+func TestRenderNoticeAtMostThreeLines(t *testing.T) {
+	smp := fixtureSample(t, 1)
+	smp.Notices = []string{strings.Repeat("word ", 80)}
+	var got []string
+	for _, l := range Render(smp, ViewOptions{}) {
+		if strings.Contains(l, "word") {
+			got = append(got, l)
+		}
+	}
+	if len(got) != 3 || !strings.HasPrefix(got[0], "! word") || !strings.HasPrefix(got[1], "  word") {
+		t.Errorf("notice lines = %q, want three, the first after \"! \"", got)
+	}
+}

@@ -88,7 +88,7 @@ func Lint(ctx context.Context, paths []string, opts Options) (*Result, error) {
 			}
 		}
 	}()
-	total := &Result{Files: 0}
+	total := &Result{Notes: hostNotes(opts)}
 	for b := range batches {
 		if b.err != nil {
 			return nil, b.err
@@ -99,10 +99,9 @@ func Lint(ctx context.Context, paths []string, opts Options) (*Result, error) {
 		}
 		total.Files += res.Files
 		total.Findings = append(total.Findings, res.Findings...)
-		total.Notes = res.Notes // the same notes for every batch
 	}
 	if len(files) == 0 {
-		total.Notes = append(hostNotes(opts), "no *.py files under "+strings.Join(paths, ", "))
+		total.Notes = append(total.Notes, "no *.py files under "+strings.Join(paths, ", "))
 	}
 	total.Findings = sortFindings(total.Findings)
 	return total, nil
@@ -120,7 +119,7 @@ func hostNotes(opts Options) []string {
 }
 
 func lintParsed(parsed []Parsed, opts Options) (*Result, error) {
-	res := &Result{Files: len(parsed), Notes: hostNotes(opts)}
+	res := &Result{Files: len(parsed)}
 	host := Host{}
 	if opts.Host != nil {
 		host = *opts.Host

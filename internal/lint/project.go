@@ -13,7 +13,6 @@ type project struct {
 	workerClasses map[string]bool // Dataset / collate classes used with num_workers != 0
 	workerFuncs   map[string]bool // collate_fn / worker functions by name
 	workerLambdas map[*Node]bool
-	notes         []string
 }
 
 func newProject(host Host) *project {

@@ -139,10 +139,7 @@ func runConfig(env *Env, f *runFlags, argv []string) (supervisor.Config, error) 
 	if cfg.Self, err = os.Executable(); err != nil {
 		return cfg, fmt.Errorf("find torchmem's own binary for the job trampoline: %w", err)
 	}
-	if fd, ok := env.Stderr.(*os.File); ok {
-		_, terr := unix.IoctlGetTermios(int(fd.Fd()), unix.TCGETS)
-		cfg.StatusLine = terr == nil
-	}
+	cfg.StatusLine = isTerminal(env.Stderr)
 	if pg, err := unix.IoctlGetInt(int(os.Stdin.Fd()), unix.TIOCGPGRP); err == nil && pg == unix.Getpgrp() {
 		cfg.Interactive = true
 	}

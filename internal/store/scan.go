@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"encoding/json"
+	"time"
 )
 
 // Row scanners shared by the queries and the downsampler.
@@ -10,7 +11,8 @@ import (
 func scanRun(rows *sql.Rows) (Run, error) {
 	var r Run
 	var rowid, start, sst int64
-	var end, code, sig, last sql.NullInt64
+	var end, last sql.Null[int64]
+	var code, sig sql.Null[int]
 	var cmd string
 	var labels, limits, peaks, summary sql.NullString
 	var status string
@@ -21,22 +23,8 @@ func scanRun(rows *sql.Rows) (Run, error) {
 	}
 	r.Status, r.Start, r.SupervisorStart = Status(status), fromMS(start), uint64(sst)
 	_ = json.Unmarshal([]byte(cmd), &r.Command)
-	if end.Valid {
-		t := fromMS(end.Int64)
-		r.End = &t
-	}
-	if last.Valid {
-		t := fromMS(last.Int64)
-		r.LastSample = &t
-	}
-	if code.Valid {
-		v := int(code.Int64)
-		r.ExitCode = &v
-	}
-	if sig.Valid {
-		v := int(sig.Int64)
-		r.Signal = &v
-	}
+	r.End, r.LastSample = timeOrNil(end), timeOrNil(last)
+	r.ExitCode, r.Signal = ptrOrNil(code), ptrOrNil(sig)
 	if labels.Valid {
 		_ = json.Unmarshal([]byte(labels.String), &r.Labels)
 	}
@@ -52,10 +40,28 @@ func scanRun(rows *sql.Rows) (Run, error) {
 	return r, nil
 }
 
+// ptrOrNil is a nullable column as an optional field: nil for NULL.
+func ptrOrNil[T any](n sql.Null[T]) *T {
+	if !n.Valid {
+		return nil
+	}
+	v := n.V // a copy: taking &n.V would move n to the heap even for NULL
+	return &v
+}
+
+// timeOrNil is a nullable millisecond column as an optional time.
+func timeOrNil(n sql.Null[int64]) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromMS(n.V)
+	return &t
+}
+
 func scanSample(rows *sql.Rows) (Sample, error) {
 	var s Sample
 	var t int64
-	var cols [8]sql.NullInt64
+	var cols [8]sql.Null[int64]
 	var gpu []byte
 	var extra sql.NullString
 	err := rows.Scan(&t, &s.Resolution, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6], &cols[7], &gpu, &extra)
@@ -65,10 +71,7 @@ func scanSample(rows *sql.Rows) (Sample, error) {
 	s.Time = fromMS(t)
 	dst := []**int64{&s.CgroupUsage, &s.HostAvailable, &s.PSSTotal, &s.RSSTotal, &s.SwapTotal, &s.AllocAllocated, &s.AllocReserved, &s.Step}
 	for i, c := range cols {
-		if c.Valid {
-			v := c.Int64
-			*dst[i] = &v
-		}
+		*dst[i] = ptrOrNil(c)
 	}
 	if len(gpu) > 0 {
 		if s.GPUUsed, s.GPUJobUsed, err = decodeGPU(gpu); err != nil {
@@ -84,27 +87,16 @@ func scanSample(rows *sql.Rows) (Sample, error) {
 func scanStep(rows *sql.Rows) (Step, error) {
 	var s Step
 	var t int64
-	var rank sql.NullInt64
-	var secs sql.NullFloat64
-	var cols [4]sql.NullInt64
+	var rank sql.Null[int]
+	var secs sql.Null[float64]
+	var cols [4]sql.Null[int64]
 	if err := rows.Scan(&t, &s.Step, &s.PID, &rank, &s.Steps, &secs, &cols[0], &cols[1], &cols[2], &cols[3]); err != nil {
 		return s, err
 	}
-	s.Time = fromMS(t)
-	if rank.Valid {
-		v := int(rank.Int64)
-		s.Rank = &v
-	}
-	if secs.Valid {
-		v := secs.Float64
-		s.StepSeconds = &v
-	}
+	s.Time, s.Rank, s.StepSeconds = fromMS(t), ptrOrNil(rank), ptrOrNil(secs)
 	dst := []**int64{&s.Allocated, &s.Reserved, &s.PeakAllocated, &s.PeakReserved}
 	for i, c := range cols {
-		if c.Valid {
-			v := c.Int64
-			*dst[i] = &v
-		}
+		*dst[i] = ptrOrNil(c)
 	}
 	return s, nil
 }

@@ -1,14 +1,13 @@
 package pickle
 
 // Opcode bytes of the pickle protocol (CPython Lib/pickletools.py). Only the
-// ones in allowed are decoded; every other known opcode is named in the
-// refusal error so a user sees what the file tried to do.
+// ones step (ops.go) handles are decoded; every other known opcode is named
+// in the refusal error so a user sees what the file tried to do.
 const (
 	opMark           = '('
 	opStop           = '.'
 	opPop            = '0'
 	opPopMark        = '1'
-	opDup            = '2'
 	opBinInt         = 'J'
 	opBinInt1        = 'K'
 	opBinInt2        = 'M'

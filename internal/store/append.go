@@ -141,9 +141,9 @@ func insertSamples(tx *sql.Tx, rows []rowSample) error {
 	defer st.Close()
 	for _, r := range rows {
 		s := r.s
-		if _, err := st.Exec(r.run, ms(s.Time), s.Resolution, i64OrNil(s.CgroupUsage), i64OrNil(s.HostAvailable),
-			i64OrNil(s.PSSTotal), i64OrNil(s.RSSTotal), i64OrNil(s.SwapTotal), i64OrNil(s.AllocAllocated),
-			i64OrNil(s.AllocReserved), i64OrNil(s.Step), gpuCol(s), jsonOrNil(s.Extra)); err != nil {
+		if _, err := st.Exec(r.run, ms(s.Time), s.Resolution, orNil(s.CgroupUsage), orNil(s.HostAvailable),
+			orNil(s.PSSTotal), orNil(s.RSSTotal), orNil(s.SwapTotal), orNil(s.AllocAllocated),
+			orNil(s.AllocReserved), orNil(s.Step), gpuCol(s), jsonOrNil(s.Extra)); err != nil {
 			return err
 		}
 	}
@@ -165,8 +165,8 @@ func insertSteps(tx *sql.Tx, rows []rowStep) error {
 		if n <= 0 {
 			n = 1
 		}
-		if _, err := st.Exec(r.run, ms(s.Time), s.Step, s.PID, intOrNil(s.Rank), n, floatOrNil(s.StepSeconds),
-			i64OrNil(s.Allocated), i64OrNil(s.Reserved), i64OrNil(s.PeakAllocated), i64OrNil(s.PeakReserved)); err != nil {
+		if _, err := st.Exec(r.run, ms(s.Time), s.Step, s.PID, orNil(s.Rank), n, orNil(s.StepSeconds),
+			orNil(s.Allocated), orNil(s.Reserved), orNil(s.PeakAllocated), orNil(s.PeakReserved)); err != nil {
 			return err
 		}
 	}
@@ -225,14 +225,8 @@ func (db *DB) takeErr() error {
 // the supervisor can report a failing disk once without stopping the job.
 func (db *DB) Err() error { return db.takeErr() }
 
-func i64OrNil(p *int64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-func floatOrNil(p *float64) any {
+// orNil is an optional field as a column value: NULL for nil.
+func orNil[T any](p *T) any {
 	if p == nil {
 		return nil
 	}

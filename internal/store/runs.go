@@ -114,7 +114,7 @@ func (db *DB) FinishRun(id string, f Finish) error {
 			return err
 		}
 		q := `UPDATE runs SET end_ms=?, status=?, exit_code=?, signal=? WHERE rowid=?`
-		if _, err := tx.Exec(q, ms(f.End), string(f.Status), intOrNil(f.ExitCode), intOrNil(f.Signal), rowid); err != nil {
+		if _, err := tx.Exec(q, ms(f.End), string(f.Status), orNil(f.ExitCode), orNil(f.Signal), rowid); err != nil {
 			return err
 		}
 		if f.Summary != nil {
@@ -276,13 +276,6 @@ func rawOrNil(r json.RawMessage) any {
 		return nil
 	}
 	return string(r)
-}
-
-func intOrNil(p *int) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }
 
 // Prune deletes finished runs (not running) that started before before,

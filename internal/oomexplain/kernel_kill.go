@@ -15,9 +15,19 @@ func parseVictim(ko *KernelOOM, text string) bool {
 	if strings.HasPrefix(text, "Memory cgroup out of memory") && ko.Constraint == "" {
 		ko.Constraint = "CONSTRAINT_MEMCG"
 	}
-	pid, comm, rest, ok := pidComm(text[i+len("Killed process "):])
+	v, ok := killedProcess(text[i+len("Killed process "):])
+	if ok {
+		ko.Victim = v
+	}
+	return ok
+}
+
+// killedProcess parses "19335 (python3) total-vm:321156kB, anon-rss:...":
+// the kill line and the oom_reaper's line print the same fields.
+func killedProcess(s string) (*Victim, bool) {
+	pid, comm, rest, ok := pidComm(s)
 	if !ok {
-		return false
+		return nil, false
 	}
 	v := &Victim{PID: pid, Comm: comm}
 	for _, f := range strings.FieldsFunc(rest, func(r rune) bool { return r == ',' || r == ' ' }) {
@@ -42,8 +52,7 @@ func parseVictim(ko *KernelOOM, text string) bool {
 			v.OOMScoreAdj = atoiPtr(val)
 		}
 	}
-	ko.Victim = v
-	return true
+	return v, true
 }
 
 // pidComm parses "19335 (python3) rest" (also "1234, UID 0, (python) rest").
@@ -107,21 +116,9 @@ func parseSelected(ko *KernelOOM, text string) {
 // anon-rss:0kB, file-rss:0kB, shmem-rss:0kB".
 func parseReaped(text string) *Reaped {
 	i := strings.Index(text, "reaped process ")
-	pid, comm, rest, ok := pidComm(text[i+len("reaped process "):])
+	v, ok := killedProcess(text[i+len("reaped process "):])
 	if !ok {
 		return nil
 	}
-	r := &Reaped{PID: pid, Comm: comm}
-	for _, f := range strings.FieldsFunc(rest, func(r rune) bool { return r == ',' || r == ' ' }) {
-		key, val, _ := strings.Cut(f, ":")
-		switch key {
-		case "anon-rss":
-			r.AnonRSSBytes = kbPtr(val)
-		case "file-rss":
-			r.FileRSSBytes = kbPtr(val)
-		case "shmem-rss":
-			r.ShmemRSSBytes = kbPtr(val)
-		}
-	}
-	return r
+	return &Reaped{PID: v.PID, Comm: v.Comm, AnonRSSBytes: v.AnonRSSBytes, FileRSSBytes: v.FileRSSBytes, ShmemRSSBytes: v.ShmemRSSBytes}
 }

@@ -91,3 +91,24 @@ func TestExecRunnerError(t *testing.T) {
 		t.Errorf("missing command: err = %v", err)
 	}
 }
+
+// The smi backend reads a device's sysfs placement once, not every tick,
+// and hands each Device its own affinity slice.
+func TestSMIPlacementReadOnce(t *testing.T) {
+	sys := sysTree(t, true)
+	b, _ := Open(Options{SysRoot: sys, ProcRoot: t.TempDir(), Library: filepath.Join(t.TempDir(), "missing.so"), Run: fakeSMI(t, false)})
+	defer b.Close()
+	first, err := b.Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first[0].CPUAffinity[0] = 99
+	writeFile(t, filepath.Join(sys, "bus/pci/devices/0000:00:06.0/local_cpulist"), "0-3\n")
+	again, err := b.Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again[0].CPUAffinity, seq(0, 15)) {
+		t.Errorf("affinity %v: sysfs re-read or slice shared", again[0].CPUAffinity)
+	}
+}

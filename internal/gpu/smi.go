@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -49,12 +50,17 @@ type smiBackend struct {
 	driver    string
 	cuda      *string        // read once from -q -x, on first Info
 	index     map[string]int // GPU UUID -> index, from the last Devices
+	// placed holds, per PCI bus id, the NUMA node and CPU affinity read
+	// from sysfs the first time the device was listed: they do not change
+	// while it is present, and Devices runs every tick.
+	placed map[string]Device
 }
 
 // openSMI checks that nvidia-smi answers, dropping memory.reserved from the
 // query when this nvidia-smi predates it.
 func openSMI(run Runner, path, sysRoot string, pids *pidMapper) (*smiBackend, error) {
-	b := &smiBackend{run: run, path: path, sysRoot: sysRoot, pids: pids, gpuFields: queryGPUFields}
+	b := &smiBackend{run: run, path: path, sysRoot: sysRoot, pids: pids, gpuFields: queryGPUFields,
+		placed: map[string]Device{}}
 	devs, err := b.Devices()
 	if err != nil {
 		b.gpuFields = without(queryGPUFields, "memory.reserved")
@@ -101,10 +107,21 @@ func (b *smiBackend) Devices() ([]Device, error) {
 	b.driver = driver
 	b.index = map[string]int{}
 	for i := range devs {
-		fillFromSysfs(b.sysRoot, &devs[i])
+		b.place(&devs[i])
 		b.index[devs[i].UUID] = devs[i].Index
 	}
 	return devs, nil
+}
+
+// place sets d's NUMA node and CPU affinity from sysfs, read once per bus id.
+func (b *smiBackend) place(d *Device) {
+	p, ok := b.placed[d.PCIBusID]
+	if !ok {
+		p = Device{PCIBusID: d.PCIBusID, NUMANode: d.NUMANode, CPUAffinity: d.CPUAffinity}
+		fillFromSysfs(b.sysRoot, &p)
+		b.placed[d.PCIBusID] = p
+	}
+	d.NUMANode, d.CPUAffinity = p.NUMANode, slices.Clone(p.CPUAffinity) // each Device its own slice
 }
 
 // Processes runs nvidia-smi --query-compute-apps (one process start per

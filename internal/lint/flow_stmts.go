@@ -57,9 +57,9 @@ func (fl *flow) assign(s *Node, targets []*Node, value *Node) {
 		if k := dotted(tg); k != "" && value.Is("BinOp") && value.K("op").Is("Add") {
 			l, r := value.K("left"), value.K("right")
 			if dotted(l) == k {
-				fl.onAccum(s, k, r, fl.expr(r), false)
+				fl.onAccum(s, k, fl.expr(r), false)
 			} else if dotted(r) == k {
-				fl.onAccum(s, k, l, fl.expr(l), false)
+				fl.onAccum(s, k, fl.expr(l), false)
 			}
 		}
 		if tg.Is("Tuple", "List") && fl.f.isLossCall(value) && len(tg.L("elts")) > 1 {
@@ -120,7 +120,7 @@ func (fl *flow) augAssign(s *Node) {
 	t := fl.expr(value)
 	if s.K("op").Is("Add", "Sub") {
 		if k := baseKey(tg); k != "" {
-			fl.onAccum(s, k, value, t, value.Is("List"))
+			fl.onAccum(s, k, t, value.Is("List"))
 		}
 	}
 	if k := dotted(tg); k != "" && tg.Is("Name", "Attribute") {
@@ -140,5 +140,5 @@ func (fl *flow) exprStmt(s *Node) {
 		return
 	}
 	arg := call.L("args")[0]
-	fl.onAccum(s, k, arg, fl.expr(arg), true)
+	fl.onAccum(s, k, fl.expr(arg), true)
 }

@@ -14,10 +14,8 @@ func checkTM002TM010(f *file) {
 		if sc != f.mod && f.inModuleClass(sc) {
 			continue // forward() internals: a list of per-layer outputs is the model's business
 		}
-		fl := &flow{f: f, state: map[string]taint{}, backward: backwardKeys(sc), anyBackward: scopeHasBackward(sc)}
-		fl.onAccum = func(stmt *Node, target string, value *Node, t taint, appendLike bool) {
-			f.onAccum(fl, stmt, target, t, appendLike)
-		}
+		backward, anyBackward := backwardKeys(sc)
+		fl := &flow{f: f, state: map[string]taint{}, backward: backward, anyBackward: anyBackward}
 		fl.stmts(sc.L("body"))
 	}
 }
@@ -27,7 +25,9 @@ func (f *file) inModuleClass(fn *Node) bool {
 	return cls != nil && f.proj.moduleClasses[cls.S("name")]
 }
 
-func (f *file) onAccum(fl *flow, stmt *Node, target string, t taint, appendLike bool) {
+// onAccum judges one accumulation of a value with taint t into target.
+func (fl *flow) onAccum(stmt *Node, target string, t taint, appendLike bool) {
+	f := fl.f
 	if !t.any() || fl.backward[target] {
 		return // the accumulator is itself differentiated: a summed loss, on purpose
 	}
@@ -60,29 +60,20 @@ func (f *file) onAccum(fl *flow, stmt *Node, target string, t taint, appendLike 
 	}
 }
 
-// backwardKeys lists the names .backward() is called on in a scope.
-func backwardKeys(sc *Node) map[string]bool {
-	out := map[string]bool{}
+// backwardKeys lists the names .backward() is called on in a scope, and
+// reports any backward call there, whatever it differentiates
+// (torch.stack(losses).mean().backward() included).
+func backwardKeys(sc *Node) (keys map[string]bool, anyBackward bool) {
+	keys = map[string]bool{}
 	walkScope(sc, func(n *Node) {
 		if t, ok := backwardOf(n); ok {
+			anyBackward = true
 			if k := dotted(t); k != "" {
-				out[k] = true
+				keys[k] = true
 			}
 		}
 	})
-	return out
-}
-
-// scopeHasBackward reports any backward call in the scope, whatever it
-// differentiates (torch.stack(losses).mean().backward() included).
-func scopeHasBackward(sc *Node) bool {
-	found := false
-	walkScope(sc, func(n *Node) {
-		if _, ok := backwardOf(n); ok {
-			found = true
-		}
-	})
-	return found
+	return keys, anyBackward
 }
 
 // assignedIn reports a plain (re)binding of key inside loop: key = ...,

@@ -48,7 +48,6 @@ type flow struct {
 	// anyBackward: the scope backpropagates something, so accumulated
 	// history may be meant for it.
 	anyBackward bool
-	onAccum     func(stmt *Node, target string, value *Node, t taint, appendLike bool)
 }
 
 // expr returns the taint of e under the current state.

@@ -264,12 +264,9 @@ func (k *kernelParser) handleModeLine(ko *KernelOOM, t string, rejoin bool) {
 func fillKernelPIDs(inc *Incident) {
 	ko := inc.Kernel
 	add := func(pid int) {
-		for _, p := range inc.PIDs {
-			if p == pid {
-				return
-			}
+		if !hasInt(inc.PIDs, pid) {
+			inc.PIDs = append(inc.PIDs, pid)
 		}
-		inc.PIDs = append(inc.PIDs, pid)
 	}
 	if ko.Victim != nil {
 		add(ko.Victim.PID)

@@ -24,12 +24,11 @@ const bucketQuery = `WITH RECURSIVE k(b) AS (SELECT 0 UNION ALL SELECT b+1 FROM 
 		hex(` + gpuMaxFunc + `(gpu)), json(` + extraMaxFunc + `(extra)))
 	FROM samples WHERE run=?3 AND t_ms >= ?1+k.b*?2 AND t_ms < ?1+(k.b+1)*?2 AND t_ms BETWEEN ?4 AND ?5) FROM k`
 
-// samplesBucketed returns the rows of run with lo <= t_ms <= hi (t0 the
-// first one's time, t1 the last one's) merged into buckets of w ms from t0:
-// maxima, minimum of host_available, Resolution the larger of w and the
-// coarsest row's.
-func (db *DB) samplesBucketed(run, lo, hi, t0, t1, w int64) ([]Sample, error) {
-	rows, err := db.sql.Query(bucketQuery, t0, w, run, lo, hi, (t1-t0)/w)
+// samplesBucketed returns the rows of sp merged into buckets of w ms from
+// its first row: maxima, minimum of host_available, Resolution the larger
+// of w and the coarsest row's.
+func (db *DB) samplesBucketed(sp sampleSpan, w int64) ([]Sample, error) {
+	rows, err := db.sql.Query(bucketQuery, sp.t0, w, sp.run, sp.lo, sp.hi, (sp.t1-sp.t0)/w)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +47,7 @@ func (db *DB) samplesBucketed(run, lo, hi, t0, t1, w int64) ([]Sample, error) {
 		if !ok {
 			continue // no row in this bucket
 		}
-		s.Time, s.Resolution = fromMS(t0+b*w), max(w, s.Resolution)
+		s.Time, s.Resolution = fromMS(sp.t0+b*w), max(w, s.Resolution)
 		out = append(out, s)
 	}
 	return out, rows.Err()

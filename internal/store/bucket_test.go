@@ -1,7 +1,6 @@
 package store
 
 import (
-	"database/sql"
 	"encoding/json"
 	"math"
 	"math/rand"
@@ -13,32 +12,16 @@ import (
 // every row scanned into a Sample and merged in Go. It is the reference
 // the SQL path must match.
 func samplesGoRef(db *DB, id string, from, to time.Time, maxPoints int) ([]Sample, error) {
-	rowid, err := db.rowID(id)
+	sp, err := db.sampleSpan(id, from, to)
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := int64(-1<<62), int64(1<<62)
-	if !from.IsZero() {
-		lo = ms(from)
-	}
-	if !to.IsZero() {
-		hi = ms(to)
-	}
-	var n int64
-	var minT, maxT sql.NullInt64
-	err = db.sql.QueryRow(`SELECT COUNT(*), MIN(t_ms), MAX(t_ms) FROM samples WHERE run=? AND t_ms BETWEEN ? AND ?`, rowid, lo, hi).Scan(&n, &minT, &maxT)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := db.sql.Query(`SELECT `+sampleCols+` FROM samples WHERE run=? AND t_ms BETWEEN ? AND ? ORDER BY t_ms`, rowid, lo, hi)
+	rows, err := db.sql.Query(`SELECT `+sampleCols+` FROM samples WHERE run=? AND t_ms BETWEEN ? AND ? ORDER BY t_ms`, sp.run, sp.lo, sp.hi)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var w int64
-	if maxPoints > 0 && n > int64(maxPoints) {
-		w = (maxT.Int64 - minT.Int64 + int64(maxPoints)) / int64(maxPoints)
-	}
+	w := sp.width(maxPoints)
 	var out []Sample
 	for rows.Next() {
 		s, err := scanSample(rows)
@@ -49,7 +32,7 @@ func samplesGoRef(db *DB, id string, from, to time.Time, maxPoints int) ([]Sampl
 			out = append(out, s)
 			continue
 		}
-		b := minT.Int64 + (ms(s.Time)-minT.Int64)/w*w
+		b := sp.t0 + (ms(s.Time)-sp.t0)/w*w
 		if k := len(out) - 1; k >= 0 && ms(out[k].Time) == b {
 			mergeSample(&out[k], s)
 			continue

@@ -110,37 +110,23 @@ const sampleCols = `t_ms, res_ms, cgroup_usage, host_available, pss_total, rss_t
 // peaks that matter for memory survive any zoom level; Resolution says the
 // bucket width.
 func (db *DB) Samples(id string, from, to time.Time, maxPoints int) ([]Sample, error) {
-	rowid, err := db.rowID(id)
+	sp, err := db.sampleSpan(id, from, to)
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := int64(-1<<62), int64(1<<62)
-	if !from.IsZero() {
-		lo = ms(from)
-	}
-	if !to.IsZero() {
-		hi = ms(to)
-	}
-	var n int64
-	var minT, maxT sql.NullInt64
-	err = db.sql.QueryRow(`SELECT COUNT(*), MIN(t_ms), MAX(t_ms) FROM samples WHERE run=? AND t_ms BETWEEN ? AND ?`, rowid, lo, hi).Scan(&n, &minT, &maxT)
-	if err != nil {
-		return nil, fmt.Errorf("read samples of %s from %s: %w", id, db.path, err)
-	}
-	if maxPoints > 0 && n > int64(maxPoints) {
-		w := (maxT.Int64 - minT.Int64 + int64(maxPoints)) / int64(maxPoints)
-		out, err := db.samplesBucketed(rowid, lo, hi, minT.Int64, maxT.Int64, w)
+	if w := sp.width(maxPoints); w > 0 {
+		out, err := db.samplesBucketed(sp, w)
 		if err != nil {
 			return nil, fmt.Errorf("read samples of %s from %s: %w", id, db.path, err)
 		}
 		return out, nil
 	}
-	rows, err := db.sql.Query(`SELECT `+sampleCols+` FROM samples WHERE run=? AND t_ms BETWEEN ? AND ? ORDER BY t_ms`, rowid, lo, hi)
+	rows, err := db.sql.Query(`SELECT `+sampleCols+` FROM samples WHERE run=? AND t_ms BETWEEN ? AND ? ORDER BY t_ms`, sp.run, sp.lo, sp.hi)
 	if err != nil {
 		return nil, fmt.Errorf("read samples of %s from %s: %w", id, db.path, err)
 	}
 	defer rows.Close()
-	out := make([]Sample, 0, min(n, 1<<16))
+	out := make([]Sample, 0, min(sp.n, 1<<16))
 	for rows.Next() {
 		s, err := scanSample(rows)
 		if err != nil {
@@ -149,6 +135,41 @@ func (db *DB) Samples(id string, from, to time.Time, maxPoints int) ([]Sample, e
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// sampleSpan is what Samples reads of a run: its rowid, the range
+// lo <= t_ms <= hi, the n rows in it and the times of the first (t0) and
+// last (t1).
+type sampleSpan struct{ run, lo, hi, n, t0, t1 int64 }
+
+func (db *DB) sampleSpan(id string, from, to time.Time) (sampleSpan, error) {
+	rowid, err := db.rowID(id)
+	if err != nil {
+		return sampleSpan{}, err
+	}
+	sp := sampleSpan{run: rowid, lo: -1 << 62, hi: 1 << 62}
+	if !from.IsZero() {
+		sp.lo = ms(from)
+	}
+	if !to.IsZero() {
+		sp.hi = ms(to)
+	}
+	var t0, t1 sql.NullInt64
+	err = db.sql.QueryRow(`SELECT COUNT(*), MIN(t_ms), MAX(t_ms) FROM samples WHERE run=? AND t_ms BETWEEN ? AND ?`, rowid, sp.lo, sp.hi).Scan(&sp.n, &t0, &t1)
+	if err != nil {
+		return sp, fmt.Errorf("read samples of %s from %s: %w", id, db.path, err)
+	}
+	sp.t0, sp.t1 = t0.Int64, t1.Int64
+	return sp, nil
+}
+
+// width is the bucket width in ms that merges the span into at most
+// maxPoints buckets from t0; 0 when it fits as it is.
+func (sp sampleSpan) width(maxPoints int) int64 {
+	if maxPoints <= 0 || sp.n <= int64(maxPoints) {
+		return 0
+	}
+	return (sp.t1 - sp.t0 + int64(maxPoints)) / int64(maxPoints)
 }
 
 // Events returns the events of run id, oldest first.

@@ -3,6 +3,7 @@ package doctor
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -152,7 +153,7 @@ func checkAccounting(h *Host) []Finding {
 		return []Finding{f.ev("/sys/"+afterSys(hi.MemoryV1.Point), "memory controller mounted")}
 	case hi.Unified != nil:
 		s, src, err := h.sysFile(afterSys(hi.Unified.Point) + "/cgroup.controllers")
-		if err == nil && !contains(strings.Fields(s), "memory") {
+		if err == nil && !slices.Contains(strings.Fields(s), "memory") {
 			f.Severity, f.Title = Warn, "the memory controller is not available on cgroup v2"
 			return []Finding{f.ev(src, s).why(noMemcgWhy).fix("Add cgroup_enable=memory to the kernel command line and reboot.")}
 		}
@@ -193,7 +194,7 @@ func checkDelegation(h *Host) []Finding {
 	rel := fmt.Sprintf("%s/user.slice/user-%d.slice/user@%d.service/cgroup.subtree_control", afterSys(hi.Unified.Point), uid, uid)
 	s, src, err := h.sysFile(rel)
 	f := newFinding(id, "cgroup", OK, "user "+strconv.Itoa(uid)+" has a delegated cgroup subtree with the memory controller").ev(src, s)
-	if err == nil && contains(strings.Fields(s), "memory") {
+	if err == nil && slices.Contains(strings.Fields(s), "memory") {
 		return []Finding{f}
 	}
 	f.Severity = Info

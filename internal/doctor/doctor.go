@@ -15,6 +15,7 @@ package doctor
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -130,7 +131,7 @@ var Categories = []string{"kernel", "limits", "cgroup", "numa", "gpu", "pytorch"
 // `doctor --only thpp` must not print an empty, passing report.
 func CheckOnly(checks []Check, only []string) error {
 	for _, o := range only {
-		if contains(Categories, o) {
+		if slices.Contains(Categories, o) {
 			continue
 		}
 		known := false
@@ -148,7 +149,7 @@ func CheckOnly(checks []Check, only []string) error {
 // of its id (check "thp" makes thp.enabled and thp.defrag; "vm" picks every
 // vm.* setting).
 func selected(f Finding, only []string) bool {
-	if len(only) == 0 || contains(only, f.ID) || contains(only, f.Category) {
+	if len(only) == 0 || slices.Contains(only, f.ID) || slices.Contains(only, f.Category) {
 		return true
 	}
 	for _, o := range only {
@@ -172,15 +173,6 @@ func (r Report) Filter(only []string) Report {
 		}
 	}
 	return out
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // IDs lists the ids of the checks, sorted (for `doctor --list`).

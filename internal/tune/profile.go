@@ -18,7 +18,10 @@
 //	tune.DropCaches(opts)                       // one-shot, explicit, never in a profile
 package tune
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // Kind says how a setting is applied and persisted.
 type Kind string
@@ -65,14 +68,7 @@ func atLeast(n int64) func(string) bool {
 func not(bad string) func(string) bool { return func(cur string) bool { return cur != bad } }
 
 func oneOf(ok ...string) func(string) bool {
-	return func(cur string) bool {
-		for _, o := range ok {
-			if cur == o {
-				return true
-			}
-		}
-		return false
-	}
+	return func(cur string) bool { return slices.Contains(ok, cur) }
 }
 
 var common = []Setting{

@@ -55,9 +55,10 @@ func explainKilled(incs []Incident, i int, ctx Context) Explanation {
 	}
 	for _, j := range inc.Related {
 		if k := &incs[j]; k.Kind == KindKernelOOM {
+			ke := explainKernel(k, ctx)
 			e := Explanation{Verdict: VerdictKilledByKernel,
-				Summary: fmt.Sprintf("%s was killed by the kernel's OOM killer (%s)", who, kernelWhy(k))}
-			e.Recommendations = append([]string{adviceWorkers}, explainKernel(k, ctx).Recommendations...)
+				Summary: fmt.Sprintf("%s was killed by the kernel's OOM killer (%s)", who, kernelWhy(k, ke.Verdict))}
+			e.Recommendations = append([]string{adviceWorkers}, ke.Recommendations...)
 			return dedupStrings(e)
 		}
 	}
@@ -71,11 +72,9 @@ func explainKilled(incs []Incident, i int, ctx Context) Explanation {
 	return e
 }
 
-func kernelWhy(k *Incident) string {
-	if k.Kernel == nil {
-		return "see the kernel report"
-	}
-	switch explainKernel(k, Context{}).Verdict {
+// kernelWhy words the kernel report's verdict v for the killed process.
+func kernelWhy(k *Incident, v Verdict) string {
+	switch v {
 	case VerdictCgroupLimit:
 		return "memory cgroup " + orUnknown(k.Kernel.OOMMemcg) + " hit its limit"
 	case VerdictCpusetExhausted:

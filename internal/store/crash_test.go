@@ -121,7 +121,7 @@ func TestSupervisorIdentity(t *testing.T) {
 		{"not recorded", 0, 0, "", true},
 	}
 	for _, c := range cases {
-		if got := supervisorAlive(dir, c.pid, c.start, c.boot); got != c.alive {
+		if got := supervisorAlive(dir, bootID(dir), c.pid, c.start, c.boot); got != c.alive {
 			t.Errorf("%s: alive=%v, want %v", c.name, got, c.alive)
 		}
 	}

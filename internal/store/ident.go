@@ -45,14 +45,15 @@ func bootID(procRoot string) string {
 }
 
 // supervisorAlive says whether the process that wrote a running run is
-// still the same process: same boot, pid present with the same start time.
-// Unknown identities (0) count as alive only on the same boot with the pid
-// present, so a store written without /proc is not wrongly marked lost.
-func supervisorAlive(procRoot string, pid int, start uint64, boot string) bool {
+// still the same process: same boot (curBoot is this boot's id, "" when
+// unknown), pid present with the same start time. Unknown identities (0)
+// count as alive only on the same boot with the pid present, so a store
+// written without /proc is not wrongly marked lost.
+func supervisorAlive(procRoot, curBoot string, pid int, start uint64, boot string) bool {
 	if pid <= 0 {
 		return true // not recorded: nothing to judge by
 	}
-	if cur := bootID(procRoot); boot != "" && cur != "" && cur != boot {
+	if boot != "" && curBoot != "" && curBoot != boot {
 		return false
 	}
 	st, err := procStartTime(procRoot, pid)

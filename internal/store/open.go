@@ -50,6 +50,7 @@ type DB struct {
 	path string
 	opts Options
 	host string // os.Hostname(), to judge only this machine's running runs
+	boot string // this boot's id, read once: it cannot change while we run
 
 	flushMu     sync.Mutex // serialises flushes: Flush returning means "written"
 	mu          sync.Mutex
@@ -107,7 +108,7 @@ func Open(path string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	host, _ := os.Hostname()
-	db := &DB{sql: sdb, path: path, opts: o, host: host, runIDs: map[string]int64{}, active: map[int64]bool{},
+	db := &DB{sql: sdb, path: path, opts: o, host: host, boot: bootID(o.ProcRoot), runIDs: map[string]int64{}, active: map[int64]bool{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := db.init(); err != nil {
 		sdb.Close()

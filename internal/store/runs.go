@@ -36,7 +36,7 @@ func (db *DB) CreateRun(r *Run) error {
 	if r.SupervisorPID == 0 {
 		r.SupervisorPID = os.Getpid()
 		r.SupervisorStart, _ = procStartTime(db.opts.ProcRoot, r.SupervisorPID)
-		r.BootID = bootID(db.opts.ProcRoot)
+		r.BootID = db.boot
 	}
 	r.Status = StatusRunning
 	cmd, _ := json.Marshal(r.Command)
@@ -256,7 +256,7 @@ func (db *DB) runAlive(host string, pid int, start uint64, boot string) bool {
 	if host != "" && db.host != "" && host != db.host {
 		return true
 	}
-	return supervisorAlive(db.opts.ProcRoot, pid, start, boot)
+	return supervisorAlive(db.opts.ProcRoot, db.boot, pid, start, boot)
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }

@@ -62,7 +62,6 @@ class Agent(object):
         """From any thread: queue a message for the agent thread."""
         if self.closed:
             return
-        msg["v"] = PROTOCOL_VERSION
         self.queue.append(msg)
         try:
             os.write(self.wake_w, b"x")
@@ -73,14 +72,16 @@ class Agent(object):
         """From a dying thread: send the queue and msg before returning."""
         if self.closed or self.sock is None:
             return
-        msg["v"] = PROTOCOL_VERSION
         self.queue.append(msg)
         self._flush()
 
     def _flush(self):
         with self.send_lock:
             while self.queue and not self.closed:
+                # Every line carries the protocol version; stamped here, where
+                # all messages pass, rather than by each producer.
                 msg = self.queue.popleft()
+                msg["v"] = PROTOCOL_VERSION
                 try:
                     line = json.dumps(msg, separators=(",", ":"), default=str) + "\n"
                     self.sock.sendall(line.encode("utf-8", "replace"))
@@ -133,7 +134,7 @@ class Agent(object):
             if self.sock is None:
                 self.connect()
             self.hello_sent = True
-            self.queue.appendleft(dict(ts.hello(self), v=PROTOCOL_VERSION))
+            self.queue.appendleft(ts.hello(self))
             for n in ts.pending_notices():
                 self.enqueue(n)
         self._flush()
@@ -192,14 +193,11 @@ class Agent(object):
                     buf = self._commands(buf + data)
             msg = self.pending_steps_message()
             if msg is not None:
-                msg["v"] = PROTOCOL_VERSION
                 self.queue.append(msg)
             if self.interval and time.monotonic() >= next_tick:
                 next_tick = time.monotonic() + self.interval
                 if not self.worker:
-                    msg = ts.stats_message(self, "stats")
-                    msg["v"] = PROTOCOL_VERSION
-                    self.queue.append(msg)
+                    self.queue.append(ts.stats_message(self, "stats"))
             self._flush()
 
     def _commands(self, buf):

@@ -267,8 +267,8 @@ def _install_atexit(torch):
             if not a.worker:
                 steps = a.flush_steps()
                 if steps is not None:
-                    a.queue.append(dict(steps, v=1))
-                a.queue.append(dict(stats_message(a, "stats"), v=1))
+                    a.queue.append(steps)
+                a.queue.append(stats_message(a, "stats"))
             msg = {"type": "bye", "t": time.time()}
             if a.step is not None:
                 msg["step"] = a.step

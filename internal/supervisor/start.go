@@ -17,8 +17,7 @@ import (
 type job struct {
 	cmd  *exec.Cmd
 	pid  int
-	cg   *jobcgroup.Group // nil when monitor-only
-	done chan struct{}    // closed when the main process was reaped
+	done chan struct{} // closed when the main process was reaped
 }
 
 // setupCgroup makes the job's group, or says in one line why the run is
@@ -69,7 +68,7 @@ func (s *sup) start(env []string, p plan) (*job, error) {
 		w.Close()
 		return nil, fmt.Errorf("start %s: %w", s.cfg.Self, err)
 	}
-	j := &job{cmd: cmd, pid: cmd.Process.Pid, cg: s.cg, done: make(chan struct{})}
+	j := &job{cmd: cmd, pid: cmd.Process.Pid, done: make(chan struct{})}
 	abort := func(err error) (*job, error) {
 		w.Close() // the trampoline sees no plan and exits 126
 		_ = cmd.Process.Kill()

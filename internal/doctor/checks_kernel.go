@@ -133,8 +133,8 @@ func checkSwap(h *Host) []Finding {
 }
 
 func checkPSI(h *Host) []Finding {
-	_, src, err := h.procFile("pressure/memory")
-	if err == nil {
+	const src = "/proc/pressure/memory"
+	if psiPresent(h) {
 		return []Finding{newFinding("psi", "kernel", OK, "memory pressure (PSI) is available").ev(src, "present")}
 	}
 	kernel, _, _ := h.procFile("sys/kernel/osrelease")
@@ -147,6 +147,17 @@ func checkPSI(h *Host) []Finding {
 	return []Finding{f.
 		why("PSI shows how much time tasks stall waiting for memory — the early warning before an OOM kill. RHEL 8 builds it in but switches it off by default.").
 		fix("grubby --update-kernel=ALL --args=psi=1 (RHEL/CentOS) or add psi=1 to GRUB_CMDLINE_LINUX, then reboot.")}
+}
+
+// psiPresent asks procfs, which tells PSI switched off from PSI there:
+// RHEL 8 without psi=1 has the file, but reading it fails (EOPNOTSUPP).
+func psiPresent(h *Host) bool {
+	pfs, err := h.procFS()
+	if err != nil {
+		return false
+	}
+	_, err = pfs.MemoryPressure()
+	return !errors.Is(err, procfs.ErrNotPresent)
 }
 
 func psiArg(cmdline string) string {

@@ -117,13 +117,10 @@ func assignedIn(loop *Node, key string) bool {
 // trainsIn reports a backward call inside loop on something other than the
 // accumulator: the loop is a training loop and the accumulator bookkeeping.
 func trainsIn(loop *Node, acc string) bool {
-	found := false
-	walkScope(loop, func(n *Node) {
-		if t, ok := backwardOf(n); ok && dotted(t) != acc {
-			found = true
-		}
-	})
-	return found
+	return findInScope(loop, func(n *Node) bool {
+		t, ok := backwardOf(n)
+		return ok && dotted(t) != acc
+	}) != nil
 }
 
 var batchWords = []string{"loader", "dataloader", "batch", "batches", "data", "dataset", "iterator",

@@ -104,24 +104,18 @@ func firstArg(call *Node) *Node {
 // scopeNeedsGrad reports backward, autograd.grad or requires_grad_ in a
 // scope (a function, the module, or one loop).
 func scopeNeedsGrad(scope *Node) bool {
-	found := false
-	walkScope(scope, func(n *Node) {
-		if found {
-			return
-		}
+	return findInScope(scope, func(n *Node) bool {
 		if _, ok := backwardOf(n); ok {
-			found = true
-			return
+			return true
 		}
 		switch lastName(n.K("func")) {
 		case "grad", "requires_grad_", "enable_grad", "vjp", "jvp", "jacobian", "hessian":
-			found = n.Is("Call")
+			if n.Is("Call") {
+				return true
+			}
 		}
-		if n.Is("Attribute") && n.S("attr") == "requires_grad" && n.Field == "targets" {
-			found = true
-		}
-	})
-	return found
+		return n.Is("Attribute") && n.S("attr") == "requires_grad" && n.Field == "targets"
+	}) != nil
 }
 
 // frozen lists models whose parameters are all switched off:

@@ -33,7 +33,7 @@ func checkTM003(f *file) {
 			if !named && !(isConst && n >= 2) {
 				continue
 			}
-			if f.hasOptimStep(ifn.L("body")) && !hasBackward(ifn.L("body")) && !zeroesOutside(loops[0], ifn) {
+			if bodyHas(ifn.L("body"), f.isOptimStep) && !hasBackward(ifn.L("body")) && !zeroesOutside(loops[0], ifn) {
 				f.checkLossScaled(ifn, loops[0], v)
 			}
 			if named {
@@ -43,14 +43,14 @@ func checkTM003(f *file) {
 	}
 }
 
-func (f *file) hasOptimStep(body []*Node) bool {
+// bodyHas reports a node for which pred holds in the statements of body,
+// outside nested functions.
+func bodyHas(body []*Node, pred func(*Node) bool) bool {
 	found := false
 	for _, s := range body {
 		s.Walk(func(n *Node) bool {
-			if f.isOptimStep(n) {
-				found = true
-			}
-			return !isFunc(n)
+			found = found || pred(n)
+			return !found && !isFunc(n)
 		})
 	}
 	return found
@@ -59,28 +59,19 @@ func (f *file) hasOptimStep(body []*Node) bool {
 // hasBackward: the body backpropagates itself (alternating GAN updates,
 // not accumulation).
 func hasBackward(body []*Node) bool {
-	found := false
-	for _, s := range body {
-		s.Walk(func(n *Node) bool {
-			if _, ok := backwardOf(n); ok {
-				found = true
-			}
-			return !isFunc(n)
-		})
-	}
-	return found
+	return bodyHas(body, func(n *Node) bool {
+		_, ok := backwardOf(n)
+		return ok
+	})
 }
 
 // zeroesOutside: gradients are zeroed every iteration outside the
 // condition, so nothing accumulates.
 func zeroesOutside(loop, ifn *Node) bool {
-	found := false
-	walkScope(loop, func(n *Node) {
-		if _, m := methodCall(n); m == "zero_grad" && !under(n, ifn) {
-			found = true
-		}
-	})
-	return found
+	return findInScope(loop, func(n *Node) bool {
+		_, m := methodCall(n)
+		return m == "zero_grad" && !under(n, ifn)
+	}) != nil
 }
 
 // checkLossScaled: the loop backpropagates, but the accumulation count is
@@ -136,9 +127,7 @@ func accumulateContext(loop *Node) bool {
 			return true
 		}
 	}
-	found := false
-	walkScope(loop, func(n *Node) { found = found || withAccumulate(n) })
-	return found
+	return findInScope(loop, withAccumulate) != nil
 }
 
 func withAccumulate(n *Node) bool {

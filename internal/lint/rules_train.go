@@ -124,15 +124,13 @@ func (f *file) hotLoop(loop *Node) bool {
 	if loop.Is("For", "AsyncFor") && anyToken(nameTokens(loop.K("iter")), "loader", "dataloader", "batch", "batches") {
 		return true
 	}
-	hot := false
-	walkScope(loop, func(n *Node) {
-		if hot || !n.Is("Call") || innermostLoop(n) != loop {
-			return
+	return findInScope(loop, func(n *Node) bool {
+		if !n.Is("Call") || innermostLoop(n) != loop {
+			return false
 		}
 		_, isBackward := backwardOf(n)
-		hot = isBackward || f.isModelCall(n) || f.isLossCall(n) || f.isOptimStep(n)
-	})
-	return hot
+		return isBackward || f.isModelCall(n) || f.isLossCall(n) || f.isOptimStep(n)
+	}) != nil
 }
 
 func checkTM012(f *file) {
@@ -158,17 +156,13 @@ func checkTM012(f *file) {
 // laterPlainBackward finds a backward after call in the same loop body that
 // does not retain the graph, which frees it (the documented two-loss use).
 func laterPlainBackward(loop, call *Node) bool {
-	found := false
-	walkScope(loop, func(n *Node) {
+	return findInScope(loop, func(n *Node) bool {
 		if _, ok := backwardOf(n); !ok || n == call || n.Line < call.Line {
-			return
+			return false
 		}
-		if v, ok := constBool(kwarg(n, "retain_graph")); ok && v {
-			return
-		}
-		found = true
-	})
-	return found
+		v, ok := constBool(kwarg(n, "retain_graph"))
+		return !(ok && v)
+	}) != nil
 }
 
 // graphFromOutside: the differentiated tensor is a name bound before the

@@ -34,12 +34,7 @@ func checkTM007(f *file) {
 
 // cudaWork reports the first CUDA operation in fn's own body.
 func (f *file) cudaWork(fn *Node, where string) {
-	var hit *Node
-	walkScope(fn, func(n *Node) {
-		if hit == nil && n.Is("Call") && f.isCUDACall(n) {
-			hit = n
-		}
-	})
+	hit := findInScope(fn, func(n *Node) bool { return n.Is("Call") && f.isCUDACall(n) })
 	if hit != nil {
 		f.report(hit, "TM007", fmt.Sprintf(
 			"%s runs in DataLoader worker processes and does CUDA work: each worker creates its own CUDA context", where))

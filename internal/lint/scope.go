@@ -67,6 +67,27 @@ func walkScope(n *Node, fn func(*Node)) {
 	}
 }
 
+// findInScope returns the first node under n, in walkScope's order, for
+// which pred holds (nil when none does); the walk stops there.
+func findInScope(n *Node, pred func(*Node) bool) *Node {
+	var hit *Node
+	for _, c := range n.kids {
+		c.Walk(func(x *Node) bool {
+			if hit != nil || isFunc(x) || x.Is("ClassDef") {
+				return false
+			}
+			if pred(x) {
+				hit = x
+			}
+			return hit == nil
+		})
+		if hit != nil {
+			break
+		}
+	}
+	return hit
+}
+
 // gradOffExpr reports a context manager or decorator that turns autograd
 // off: no_grad / inference_mode (with or without the call parentheses, any
 // alias spelling) and set_grad_enabled(x) for anything but a literal True,

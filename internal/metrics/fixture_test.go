@@ -63,7 +63,7 @@ func fixtureState(t testing.TB, workers, gpus int) *State {
 	run := store.Run{ID: "k3m9tq", Status: store.StatusRunning, SupervisorPID: 1, Start: fixtureTime.Add(-time.Hour),
 		Peaks: map[string]int64{"alloc_peak_allocated": 6 << 30, "alloc_peak_reserved": 7 << 30}}
 	latest := &store.Sample{Time: fixtureTime.Add(-time.Second), AllocAllocated: p64(5 << 30), AllocReserved: p64(6 << 30),
-		Step: p64(1200), Extra: map[string]float64{ExtraAllocRetries: 3}}
+		Step: p64(1200), Extra: map[string]float64{store.ExtraAllocRetries: 3}}
 	kills := uint64(2)
 	st := &State{Sample: smp, HostOOMKills: &kills, Store: true, Runs: []RunState{{Run: run, Latest: latest, CUDAOOMs: 1}}}
 	MatchRuns(smp, st.Runs, nil)

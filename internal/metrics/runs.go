@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/torchmem/torchmem/internal/sample"
+	"github.com/torchmem/torchmem/internal/store"
 )
 
 // storeSource exports the PyTorch allocator figures of running `torchmem
@@ -60,16 +61,12 @@ func (storeSource) collect(st *State, ch chan<- prometheus.Metric) error {
 		if s.Step != nil && *s.Step >= 0 {
 			gauge(ch, allocStep, float64(*s.Step), l...)
 		}
-		if v, ok := s.Extra[ExtraAllocRetries]; ok {
+		if v, ok := s.Extra[store.ExtraAllocRetries]; ok {
 			counter(ch, allocRetries, v, l...)
 		}
 	}
 	return nil
 }
-
-// ExtraAllocRetries is the store.Sample.Extra key holding the run's
-// allocator retries (num_alloc_retries summed over hooked processes).
-const ExtraAllocRetries = "alloc_retries" // = store.ExtraAllocRetries (checked in internal/web)
 
 // MatchRuns sets each run's Job to the sampled job it supervises: the job
 // whose root process descends from the run's supervisor. parent returns a

@@ -216,7 +216,7 @@ func liveRuns(rs []metrics.RunState) []LiveRun {
 		}
 		if s := r.Latest; s != nil {
 			l.AllocatedBytes, l.ReservedBytes, l.Step, l.CgroupUsageBytes = s.AllocAllocated, s.AllocReserved, s.Step, s.CgroupUsage
-			if v, ok := s.Extra[metrics.ExtraAllocRetries]; ok {
+			if v, ok := s.Extra[store.ExtraAllocRetries]; ok {
 				l.AllocRetries = &v
 			}
 		}

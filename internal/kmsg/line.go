@@ -199,7 +199,7 @@ func parseBracket(b []byte, ln *Line, o *ParseOptions) ([]byte, bool) {
 		ln.Wall = t
 		return rest, true
 	}
-	if t, ok := parseBracketISO(inner, o.loc()); ok { // Python logging: "[2024-03-26 16:50:50,221]"
+	if t, ok := parseDateTime(inner, o.loc()); ok { // Python logging: "[2024-03-26 16:50:50,221]"
 		ln.Wall = t
 		return rest, true
 	}

@@ -94,11 +94,7 @@ func parseISOHeader(b []byte, ln *Line, o *ParseOptions) ([]byte, bool) {
 	if end < 0 {
 		end = len(b) - 11
 	}
-	stamp := string(b[:11+end])
-	if b[10] == ' ' { // "2026-11-29 22:31:42 ..." (some log shippers)
-		stamp = string(b[:10]) + "T" + string(b[11:11+end])
-	}
-	t, ok := parseISOStamp(strings.Replace(stamp, ",", ".", 1), o.loc())
+	t, ok := parseDateTime(b[:11+end], o.loc())
 	if !ok {
 		return b, false
 	}
@@ -208,9 +204,11 @@ func parseSyslogTail(b []byte, ln *Line, o *ParseOptions) ([]byte, bool) {
 	return msg, true
 }
 
-// parseBracketISO reads "2024-03-26 16:50:50,221" (Python logging, torchrun)
-// inside brackets.
-func parseBracketISO(b []byte, loc *time.Location) (time.Time, bool) {
+// parseDateTime reads an ISO 8601 date and time whose 'T' may be a space
+// and whose decimal point may be a comma: "2026-11-29T22:31:42,123456+00:00"
+// (dmesg --time-format iso), "2026-11-29 22:31:42" (some log shippers,
+// journalctl short-full), "2024-03-26 16:50:50,221" (Python logging, torchrun).
+func parseDateTime(b []byte, loc *time.Location) (time.Time, bool) {
 	if len(b) < 19 || b[4] != '-' || b[7] != '-' || (b[10] != ' ' && b[10] != 'T') {
 		return time.Time{}, false
 	}
@@ -232,7 +230,7 @@ func parseShortFull(b []byte, ln *Line, o *ParseOptions) ([]byte, bool) {
 	if end < 0 {
 		return b, false
 	}
-	t, ok := parseISOStamp(string(rest[:10])+"T"+string(rest[11:11+end]), o.loc())
+	t, ok := parseDateTime(rest[:11+end], o.loc())
 	if !ok {
 		return b, false
 	}

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -195,24 +194,6 @@ func TestOomRealCgroupKill(t *testing.T) {
 	}
 }
 
-// oomSyncBuffer is a bytes.Buffer safe to read while --follow writes.
-type oomSyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *oomSyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *oomSyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // oomKillInCgroup runs a 300 MB allocation in a fresh 100 MB v1 memory
 // cgroup and returns the killed pid and the cgroup's name.
 func oomKillInCgroup(t *testing.T) (int, string) {
@@ -257,7 +238,7 @@ func TestOomFollowRealKill(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	out := &oomSyncBuffer{}
+	out := &syncBuffer{}
 	env := DefaultEnv()
 	env.Stdout, env.Stderr = out, io.Discard
 	done := make(chan error, 1)

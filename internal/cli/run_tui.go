@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -22,7 +20,7 @@ import (
 type runTUI struct {
 	p       *tea.Program
 	done    chan struct{}
-	notices *runSyncBuffer
+	notices *syncBuffer
 	logPath string
 }
 
@@ -52,37 +50,19 @@ func runSetupTUI(env *Env, cfg *supervisor.Config, id string, argv []string) (*r
 	return t, nil
 }
 
-// runSyncBuffer collects torchmem's own lines while the view is up.
-type runSyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *runSyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *runSyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 type runLiveMsg supervisor.Live
 type runTickMsg struct{}
 
 type runTUIModel struct {
 	title, logPath string
-	notices        *runSyncBuffer
+	notices        *syncBuffer
 	live           supervisor.Live
 	tail           []string
 	width, height  int
 }
 
 func runStartTUI(env *Env, title, logPath string) *runTUI {
-	t := &runTUI{done: make(chan struct{}), notices: &runSyncBuffer{}}
+	t := &runTUI{done: make(chan struct{}), notices: &syncBuffer{}}
 	m := &runTUIModel{title: title, logPath: logPath, notices: t.notices}
 	t.p = tea.NewProgram(m, tea.WithInput(os.Stdin), tea.WithOutput(env.Stderr))
 	go func() {

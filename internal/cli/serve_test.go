@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,19 +30,6 @@ func TestServeRefusesOpenAddressWithoutToken(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for the serve goroutine and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
 // TestServeEndToEnd runs `torchmem serve` over a fixture job with an open
 // address, --insecure and a fake GPU, and reads its API and metrics.
 func TestServeEndToEnd(t *testing.T) {
@@ -55,7 +40,7 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	fake := filepath.Join(dir, "gpu.json")
 	os.WriteFile(fake, []byte(`{"info":{"backend":"fake"},"devices":[{"index":0,"uuid":"GPU-0","name":"NVIDIA H200","total_bytes":150754820096,"used_bytes":4294967296,"free_bytes":146459852800,"numa_node":-1}],"processes":[]}`), 0o644)
-	var errb lockedBuffer
+	var errb syncBuffer
 	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errb, ProcRoot: tree.ProcRoot, SysRoot: tree.SysRoot, Root: dir}
 	root := NewRoot(env)
 	root.SetArgs([]string{"serve", "--listen", "0.0.0.0:0", "--insecure", "--gpu-fake", fake, "--interval", "200ms", "--db", filepath.Join(dir, "none.db")})

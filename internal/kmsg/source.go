@@ -186,13 +186,9 @@ func openCommand(ctx context.Context, cfg Config, popts ParseOptions, name strin
 	stop := func() error { cancel(); _ = cmd.Wait(); return nil }
 	first := true
 	next := func() (Line, error) {
-		for sc.Scan() {
+		if sc.Scan() {
 			first = false
-			ln := ParseLine(sc.Bytes(), popts)
-			if len(sc.Bytes()) > 0 && sc.Bytes()[0] == ' ' && ln.Text == "" {
-				continue
-			}
-			return ln, nil
+			return ParseLine(sc.Bytes(), popts), nil
 		}
 		if err := sc.Err(); err != nil {
 			return Line{}, fmt.Errorf("read %s output: %w", name, err)

@@ -131,8 +131,7 @@ func (s *sup) statusParts() []string {
 	} else if r.RSSTotal != nil {
 		parts = append(parts, "rss "+units.Short(*r.RSSTotal))
 	}
-	if r.PSSTotal != nil || s.sm.lastPSS != nil {
-		v := s.sm.lastPSS
+	if v := s.sm.lastPSS; v != nil { // set with every PSSTotal, kept between full reads
 		parts = append(parts, "pss "+units.Short(*v))
 	}
 	if r.HostAvailable != nil {

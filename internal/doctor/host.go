@@ -77,8 +77,8 @@ func readShown(root, shownRoot, rel string) (string, string, error) {
 		return "", shown, err
 	}
 	defer f.Close()
-	// A failing read keeps what it read, with no error: checks take an
-	// openable path (a directory such as /sys/class/infiniband) as there.
+	// A failing read keeps what it read, with no error: the checks take an
+	// openable file as there.
 	b, _ := io.ReadAll(io.LimitReader(f, maxFileBytes))
 	return strings.TrimSpace(string(b)), shown, nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,16 +28,18 @@ func runBuild(t *testing.T, dir string) string {
 	return bin
 }
 
-// runTorchPython finds an interpreter that imports torch (Debian's
-// /usr/bin/python3 with python3-torch), or "".
-func runTorchPython() string {
-	for _, py := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(py, "-c", "import torch").Run() == nil {
+// runTorchPython finds an interpreter that imports torch, or "":
+// $TORCHMEM_TEST_PYTHON, else Debian's /usr/bin/python3 with python3-torch
+// (python3 on PATH may be another one). Importing torch takes seconds, so
+// the answer is found once for all the tests of the package.
+var runTorchPython = sync.OnceValue(func() string {
+	for _, py := range []string{os.Getenv("TORCHMEM_TEST_PYTHON"), "/usr/bin/python3", "python3"} {
+		if py != "" && exec.Command(py, "-c", "import torch").Run() == nil {
 			return py
 		}
 	}
 	return ""
-}
+})
 
 func runExec(bin string, args ...string) (stdout, stderr string, code int) {
 	cmd := exec.Command(bin, args...)

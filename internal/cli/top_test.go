@@ -136,21 +136,10 @@ func TestTopJSONHonoursFilter(t *testing.T) {
 	}
 }
 
-// topTorchPython finds an interpreter with torch (Debian's python3-torch
-// lives under /usr/bin/python3; python3 on PATH may be another one).
-func topTorchPython() string {
-	for _, py := range []string{os.Getenv("TORCHMEM_TEST_PYTHON"), "/usr/bin/python3", "python3"} {
-		if py != "" && exec.Command(py, "-c", "import torch").Run() == nil {
-			return py
-		}
-	}
-	return ""
-}
-
 // TestTopRealTorchJob runs a real training process with a 4-worker
 // DataLoader and checks what `top --json` says about it against /proc.
 func TestTopRealTorchJob(t *testing.T) {
-	py := topTorchPython()
+	py := runTorchPython()
 	if py == "" {
 		t.Skip("no Python with torch (apt-get install python3-torch, or set TORCHMEM_TEST_PYTHON)")
 	}

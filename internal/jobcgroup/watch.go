@@ -2,7 +2,6 @@ package jobcgroup
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -97,7 +96,6 @@ func readEventfd(ctx context.Context, efd, target *os.File, out chan<- Event, ev
 		if _, err := efd.Read(buf); err != nil {
 			return
 		}
-		_ = binary.LittleEndian.Uint64(buf)
 		e := ev
 		e.Time = time.Now()
 		select {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -155,19 +156,10 @@ func (g *Group) makeV2(base string) error {
 
 func (g *Group) enableMemory(dir string) error {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-	if err == nil && hasWord(string(b), "memory") {
+	if err == nil && slices.Contains(strings.Fields(string(b)), "memory") {
 		return nil
 	}
 	return g.wr(filepath.Join(dir, "cgroup.subtree_control"), "+memory")
-}
-
-func hasWord(s, w string) bool {
-	for _, f := range strings.Fields(s) {
-		if f == w {
-			return true
-		}
-	}
-	return false
 }
 
 // detect finds the memory hierarchy from ProcRoot/self/mountinfo and this

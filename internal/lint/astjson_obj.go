@@ -60,9 +60,6 @@ func (d *astDecoder) object(parent *Node, field string, depth int) (any, error) 
 			return nil, err
 		}
 		if n == nil {
-			if m == nil {
-				m = map[string]any{}
-			}
 			m[key] = v
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"text/tabwriter"
 
@@ -34,6 +35,14 @@ func newTable(w io.Writer) *tabwriter.Writer {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
+}
+
+// textBar draws v of limit as [####......], width characters inside the
+// brackets: run --tui's cgroup usage, snapshot's reading progress.
+func textBar(v, limit int64, width int) string {
+	n := int(float64(width) * float64(v) / float64(limit))
+	n = min(max(n, 0), width)
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
 }
 
 // syncBuffer is a bytes.Buffer that one goroutine may write while another

@@ -118,7 +118,7 @@ func (m *runTUIModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *runTUIModel) View() tea.View {
 	lines := []string{m.title, ""}
 	if l := m.live; l.Usage != nil && l.Limit != nil && *l.Limit > 0 {
-		lines = append(lines, "cgroup "+runBar(*l.Usage, *l.Limit, 40)+" "+units.Short(*l.Usage)+" / "+units.Short(*l.Limit))
+		lines = append(lines, "cgroup "+textBar(*l.Usage, *l.Limit, 40)+" "+units.Short(*l.Usage)+" / "+units.Short(*l.Limit))
 	}
 	for _, p := range m.live.Parts {
 		lines = append(lines, "  "+p)
@@ -152,12 +152,6 @@ func (m *runTUIModel) View() tea.View {
 	v := tea.NewView(strings.Join(lines, "\n"))
 	v.AltScreen = true
 	return v
-}
-
-func runBar(v, limit int64, width int) string {
-	n := int(float64(width) * float64(v) / float64(limit))
-	n = min(max(n, 0), width)
-	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
 }
 
 // runTail returns the last lines of at most max bytes at the end of path.

@@ -103,16 +103,7 @@ func snapshotProgressBar(w io.Writer) func(read, total int64) {
 		}
 		last = time.Now()
 		frac := min(float64(read)/float64(total), 1)
-		const width = 30
-		n := int(frac * width)
-		bar := make([]byte, width)
-		for i := range bar {
-			bar[i] = '.'
-			if i < n {
-				bar[i] = '#'
-			}
-		}
-		fmt.Fprintf(w, "\rreading snapshot [%s] %3.0f%% %.1fs", bar, frac*100, time.Since(start).Seconds())
+		fmt.Fprintf(w, "\rreading snapshot %s %3.0f%% %.1fs", textBar(read, total, 30), frac*100, time.Since(start).Seconds())
 	}
 }
 

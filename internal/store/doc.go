@@ -28,6 +28,7 @@
 //	run, err := db.Run("k3m")             // exact id, unique prefix, or "last"
 //	pts, err := db.Samples(run.ID, from, to, 2000) // ≤ 2000 points, max per time bucket
 //	evs, err := db.Events(run.ID)
+//	n, err := db.CountEvents(run.ID, "cuda_oom")
 //	steps, err := db.Steps(run.ID, 0)     // 0: all stored steps
 //
 // A run still "running" whose supervisor is gone (pid dead, pid reused

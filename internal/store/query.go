@@ -200,6 +200,20 @@ func (db *DB) Events(id string) ([]Event, error) {
 	return out, rows.Err()
 }
 
+// CountEvents returns how many events of kind run id has, without reading
+// them (torchmem serve counts each running run's CUDA OOMs every second).
+func (db *DB) CountEvents(id, kind string) (int, error) {
+	rowid, err := db.rowID(id)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if err := db.sql.QueryRow(`SELECT COUNT(*) FROM events WHERE run=? AND kind=?`, rowid, kind).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count events of %s in %s: %w", id, db.path, err)
+	}
+	return n, nil
+}
+
 const stepCols = `t_ms, step, pid, rank, steps, step_seconds, allocated, reserved, peak_allocated, peak_reserved`
 
 // Steps returns the step rows of run id, oldest first; limit > 0 keeps

@@ -67,6 +67,12 @@ func TestRunLifecycle(t *testing.T) {
 	if len(evs) != 1 || evs[0].Kind != "cleanup" || string(evs[0].Data) != `{"freed":123}` {
 		t.Fatalf("events %+v", evs)
 	}
+	if n, err := db.CountEvents(r.ID, "cleanup"); n != 1 || err != nil {
+		t.Fatalf("CountEvents(cleanup) = %d, %v", n, err)
+	}
+	if n, err := db.CountEvents(r.ID, "cuda_oom"); n != 0 || err != nil {
+		t.Fatalf("CountEvents(cuda_oom) = %d, %v", n, err)
+	}
 	steps, _ := db.Steps(r.ID, 0)
 	if len(steps) != 1 || steps[0].Step != 10 || *steps[0].Allocated != 99 {
 		t.Fatalf("steps %+v", steps)

@@ -190,14 +190,9 @@ func (s *Server) readRuns() (bool, []metrics.RunState, error) {
 				rs.Latest = &smp[len(smp)-1]
 			}
 		}
-		evs, err := db.Events(r.ID)
-		if err != nil {
+		var err error
+		if rs.CUDAOOMs, err = db.CountEvents(r.ID, "cuda_oom"); err != nil {
 			return true, out, err
-		}
-		for _, e := range evs {
-			if e.Kind == "cuda_oom" {
-				rs.CUDAOOMs++
-			}
 		}
 		out = append(out, rs)
 	}

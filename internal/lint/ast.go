@@ -1,7 +1,5 @@
 package lint
 
-import "fmt"
-
 // Node is one node of a Python ast, as printed by the embedded helper
 // (helper.py): {"_": "Call", "l": 12, "c": 4, "func": {...}, "args": [...]}.
 // Fields holds the child values: *Node, []*Node (nil entries allowed, as in
@@ -43,20 +41,6 @@ func (n *Node) Get(name string) any {
 // maxDepth bounds the nesting accepted from the helper; Python's own parser
 // stops far below it.
 const maxDepth = 5000
-
-// decodeAST turns the helper's JSON for one module into a tree with parent
-// links. Malformed input is an error naming the offset, never a panic.
-func decodeAST(raw []byte) (*Node, error) {
-	v, err := newASTDecoder(raw).decodeTop()
-	if err != nil {
-		return nil, err
-	}
-	n, ok := v.(*Node)
-	if !ok {
-		return nil, fmt.Errorf("decode ast json: top level is %T, not a node", v)
-	}
-	return n, nil
-}
 
 // collectKids lists the child nodes in the helper's field order (Python's
 // _fields order, so deterministic), list entries in order.

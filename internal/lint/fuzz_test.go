@@ -2,6 +2,7 @@ package lint
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,6 +30,21 @@ func FuzzDecodeAST(f *testing.F) {
 		}
 		_, _ = decodeHelperLine(data)
 	})
+}
+
+// decodeAST turns the helper's JSON for one module into a tree with parent
+// links (decodeHelperLine does this for the tool; tests decode bare
+// nodes). Malformed input is an error naming the offset, never a panic.
+func decodeAST(raw []byte) (*Node, error) {
+	v, err := newASTDecoder(raw).decodeTop()
+	if err != nil {
+		return nil, err
+	}
+	n, ok := v.(*Node)
+	if !ok {
+		return nil, fmt.Errorf("decode ast json: top level is %T, not a node", v)
+	}
+	return n, nil
 }
 
 func TestDecodeASTErrors(t *testing.T) {

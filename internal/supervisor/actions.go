@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/torchmem/torchmem/internal/gpu"
 	"github.com/torchmem/torchmem/internal/hook"
 	"github.com/torchmem/torchmem/internal/policy"
@@ -157,11 +159,17 @@ func (s *sup) snapshot(now time.Time) string {
 	return fmt.Sprintf("; snapshot requested from %d process(es) into %s", n, s.snapshotDir())
 }
 
-var signalNames = map[string]syscall.Signal{
-	"SIGHUP": syscall.SIGHUP, "SIGINT": syscall.SIGINT, "SIGQUIT": syscall.SIGQUIT,
-	"SIGKILL": syscall.SIGKILL, "SIGUSR1": syscall.SIGUSR1, "SIGUSR2": syscall.SIGUSR2,
-	"SIGTERM": syscall.SIGTERM, "SIGSTOP": syscall.SIGSTOP, "SIGCONT": syscall.SIGCONT,
-}
+// signalNames numbers the names a rule may use: the list lives in
+// policy.Signals alone, the numbers come from the kernel's table.
+var signalNames = func() map[string]syscall.Signal {
+	m := make(map[string]syscall.Signal, len(policy.Signals))
+	for _, n := range policy.Signals {
+		if sig := unix.SignalNum(n); sig != 0 { // 0: not a signal of this OS
+			m[n] = sig
+		}
+	}
+	return m
+}()
 
 func parseSignal(s string) (syscall.Signal, bool) {
 	sig, ok := signalNames[policy.NormalSignal(s)]

@@ -185,16 +185,11 @@ func expandPaths(paths []string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("lint %s: %w", p, err)
 		}
-		if !st.IsDir() {
-			if !seen[p] {
-				seen[p] = true
-				out = append(out, p)
+		found := []string{p}
+		if st.IsDir() {
+			if found, err = walkPython(p); err != nil {
+				return nil, err
 			}
-			continue
-		}
-		found, err := walkPython(p)
-		if err != nil {
-			return nil, err
 		}
 		for _, f := range found {
 			if !seen[f] {

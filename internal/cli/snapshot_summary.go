@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/snapshot"
+	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -60,7 +61,8 @@ func printSnapshotSummary(w io.Writer, sum *snapshot.Summary) error {
 		fmt.Fprintln(w, "\ntrace: none recorded (enable torch.cuda.memory._record_memory_history before the run)")
 	}
 	if len(sum.AllocatorSettings) > 0 {
-		fmt.Fprintf(w, "\nallocator settings:\n%s", snapshotWrap(snapshotSettings(sum.AllocatorSettings), "  ", 80))
+		settings := strings.Join(snapshotSettings(sum.AllocatorSettings), " ")
+		fmt.Fprintf(w, "\nallocator settings:\n%s\n", textwrap.Wrap("  ", settings, textwrap.Width))
 	}
 	fmt.Fprintf(w, "external annotations: %d\n", sum.Annotations)
 	return nil
@@ -157,27 +159,6 @@ func snapshotSettings(m map[string]any) []string {
 		parts = append(parts, k+"="+snapshotSettingValue(m[k]))
 	}
 	return parts
-}
-
-// snapshotWrap joins words with spaces into lines of at most width
-// columns (a longer word gets a line of its own), each line indented.
-func snapshotWrap(words []string, indent string, width int) string {
-	var sb strings.Builder
-	line := indent
-	for _, wd := range words {
-		if line != indent && len([]rune(line))+1+len([]rune(wd)) > width {
-			sb.WriteString(line + "\n")
-			line = indent
-		}
-		if line != indent {
-			line += " "
-		}
-		line += wd
-	}
-	if line != indent {
-		sb.WriteString(line + "\n")
-	}
-	return sb.String()
 }
 
 func snapshotSettingValue(v any) string {

@@ -96,7 +96,7 @@ func (d Decision) Reason() string {
 }
 
 // Evaluate returns the actions due at now given the metric values, and the
-// new state. A caller that could not carry an action out (no process to
+// new state; prev is left as it was. A caller that could not carry an action out (no process to
 // send it to yet) restores State.Last[d.Index] so the rate limit does not
 // swallow the next chance. A metric missing from values makes its rule's condition false
 // (a source that went away never triggers an action).

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,8 +53,13 @@ func TestEvaluate(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var st State
 			for _, s := range c.steps {
-				var got []Decision
-				st, got = Evaluate(c.rules, st, at(s.t), s.v)
+				prev := State{Since: append([]time.Time(nil), st.Since...), Last: append([]time.Time(nil), st.Last...)}
+				next, got := Evaluate(c.rules, st, at(s.t), s.v)
+				// The supervisor restores Last from the state it passed in.
+				if !slices.Equal(st.Since, prev.Since) || !slices.Equal(st.Last, prev.Last) {
+					t.Fatalf("t=%v: Evaluate modified the state passed in", s.t)
+				}
+				st = next
 				var names []string
 				for _, d := range got {
 					names = append(names, d.Rule.Name)

@@ -85,14 +85,14 @@ func (s *sup) killJob() {
 }
 
 func (s *sup) applyPolicy(now time.Time, metrics map[string]float64) {
-	prev := append([]time.Time(nil), s.pst.Last...)
+	prev := s.pst // Evaluate returns a new State and leaves prev as it was
 	var ds []policy.Decision
-	s.pst, ds = policy.Evaluate(s.cfg.Rules, s.pst, now, metrics)
+	s.pst, ds = policy.Evaluate(s.cfg.Rules, prev, now, metrics)
 	for _, d := range ds {
 		if !s.act(now, d) {
 			s.pst.Last[d.Index] = time.Time{}
-			if d.Index < len(prev) {
-				s.pst.Last[d.Index] = prev[d.Index]
+			if d.Index < len(prev.Last) {
+				s.pst.Last[d.Index] = prev.Last[d.Index]
 			}
 		}
 	}

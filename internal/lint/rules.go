@@ -78,25 +78,21 @@ var ruleByID = func() map[string]*Rule {
 	return m
 }()
 
-// checks maps rule ids to their implementations; set in init because the
-// checks report through ruleByID (TM010 runs inside checkTM002TM010).
-var checks map[string]func(*file)
-
-func init() {
-	checks = map[string]func(*file){
-		"TM001": checkTM001,
-		"TM002": checkTM002TM010,
-		"TM003": checkTM003,
-		"TM004": checkTM004,
-		"TM005": checkTM005,
-		"TM006": checkTM006,
-		"TM007": checkTM007,
-		"TM008": checkTM008,
-		"TM009": checkTM009,
-		"TM011": checkTM011,
-		"TM012": checkTM012,
-		"TM013": checkTM013,
-		"TM014": checkTM014,
-		"TM015": checkTM015,
-	}
+// checks maps rule ids to their implementations (TM010 runs inside
+// checkTM002TM010).
+var checks = map[string]func(*file){
+	"TM001": checkTM001,
+	"TM002": checkTM002TM010,
+	"TM003": checkTM003,
+	"TM004": checkTM004,
+	"TM005": checkTM005,
+	"TM006": checkTM006,
+	"TM007": checkTM007,
+	"TM008": checkTM008,
+	"TM009": checkTM009,
+	"TM011": checkTM011,
+	"TM012": checkTM012,
+	"TM013": checkTM013,
+	"TM014": checkTM014,
+	"TM015": checkTM015,
 }

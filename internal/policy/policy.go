@@ -7,6 +7,7 @@ package policy
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -141,5 +142,5 @@ func formatThreshold(metric string, v float64) string {
 }
 
 func isFraction(metric string) bool {
-	return len(metric) > 9 && metric[len(metric)-9:] == "_fraction"
+	return strings.HasSuffix(metric, "_fraction")
 }

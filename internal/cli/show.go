@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,12 +57,7 @@ func showText(w io.Writer, d *report.Data, maxEvents int) error {
 	if len(r.Limits) > 0 {
 		fmt.Fprintf(w, "settings %s\n", showSettings(r.Limits))
 	}
-	labels := make([]string, 0, len(r.Labels))
-	for k := range r.Labels {
-		labels = append(labels, k)
-	}
-	sort.Strings(labels) // a stable order, run after run
-	for _, k := range labels {
+	for _, k := range slices.Sorted(maps.Keys(r.Labels)) { // a stable order, run after run
 		fmt.Fprintf(w, "label    %s=%s\n", k, r.Labels[k])
 	}
 	if len(r.Summary) > 0 {
@@ -89,11 +85,7 @@ func showText(w io.Writer, d *report.Data, maxEvents int) error {
 }
 
 func showPeaks(p map[string]int64) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // like the labels: the same order every time
+	keys := slices.Sorted(maps.Keys(p)) // like the labels: the same order every time
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + " " + units.Bytes(p[k])
@@ -109,11 +101,7 @@ func showSettings(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &m) != nil {
 		return string(raw)
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("--%s %v", strings.ReplaceAll(k, "_", "-"), m[k])

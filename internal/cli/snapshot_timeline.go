@@ -4,7 +4,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -180,10 +181,6 @@ func snapshotMarkerLine(tl *snapshot.Timeline, bs []snapshot.Bucket) (string, st
 			}
 		}
 	}
-	ns := make([]string, 0, len(names))
-	for n := range names {
-		ns = append(ns, n)
-	}
-	sort.Strings(ns) // map order is random: the output must not be
-	return strings.TrimRight(string(line), " "), strings.Join(ns, ", ")
+	// map order is random: the output must not be
+	return strings.TrimRight(string(line), " "), strings.Join(slices.Sorted(maps.Keys(names)), ", ")
 }

@@ -59,8 +59,8 @@ func writeTree(dir string, workers int, v2 bool) (Tree, error) {
 		"proc/meminfo":         "capture/meminfo",
 		"proc/pressure/memory": "capture/pressure-memory",
 	}
-	for src, dst := range files {
-		if err := copyFile(filepath.Join(dir, src), dst); err != nil {
+	for dst, src := range files {
+		if err := copyFile(filepath.Join(dir, dst), src); err != nil {
 			return t, err
 		}
 	}

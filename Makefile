@@ -8,7 +8,7 @@ PYTHON  ?= /usr/bin/python3
 # Where the demo keeps its history and report (override: make run DEMO_DIR=...).
 DEMO_DIR ?= $(CURDIR)/build/demo
 
-.PHONY: build run deps test test-race bench glibc-check packages clean
+.PHONY: build run deps test test-race bench glibc-check clean
 
 ## build: the release binary (no cgo: runs on glibc 2.17 / CentOS 7 and later)
 build:

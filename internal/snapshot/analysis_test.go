@@ -126,3 +126,20 @@ func TestTimelineMarkersAndBuckets(t *testing.T) {
 		t.Errorf("%d buckets, peak %d want %d", len(bs), peak, tr.Peak.Allocated)
 	}
 }
+
+// TestOnePeakRule: when nothing in the trace goes above the memory held
+// before it (a ring buffer that starts at the top), top, summary and the
+// timeline all name the start level as the peak.
+func TestOnePeakRule(t *testing.T) {
+	s := &Snapshot{
+		Segments: []Segment{{Device: 0, TotalSize: 4 << 20, Blocks: []Block{{Requested: 1 << 20, State: StateActiveAllocated}}}},
+		Traces: [][]TraceEntry{{
+			{Action: ActionFreeCompleted, Size: 1 << 20},
+			{Action: ActionAlloc, Size: 1 << 20},
+		}},
+	}
+	top, sum, tl := s.Peak(0), s.traceSummary(0).PeakAlloc, BuildTimeline(s, 0).Peak
+	if top.Index != -1 || sum.Index != -1 || tl.Index != -1 || top.Allocated != 1<<20 {
+		t.Errorf("peaks: top %+v, summary %+v, timeline %+v; want the start level (index -1, 1 MiB) for all", top, sum, tl)
+	}
+}

@@ -78,7 +78,8 @@ func (s *Snapshot) Replay(dev int, visit func(Level, *TraceEntry)) Level {
 }
 
 // Peak returns the level with the most allocated bytes over device dev's
-// trace (the first such entry), or the start level for an empty trace.
+// trace (the first such entry), or the start level when no entry exceeds
+// it: the rule the summary and the timeline use too.
 func (s *Snapshot) Peak(dev int) Level {
 	var peak Level
 	found := false
@@ -87,7 +88,7 @@ func (s *Snapshot) Peak(dev int) Level {
 			peak, found = l, true
 		}
 	})
-	if !found || start.Allocated > peak.Allocated {
+	if !found || start.Allocated >= peak.Allocated {
 		return start
 	}
 	return peak

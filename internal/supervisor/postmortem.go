@@ -11,14 +11,13 @@ import (
 
 // Causes of a run's end, most specific first.
 const (
-	CauseOK             = "ok"
-	CauseExitCode       = "exit-code"
-	CauseSignal         = "signal"
-	CauseCgroupOOMKill  = "cgroup-oom-kill"
-	CauseHostOOMKill    = "host-oom-kill"
-	CauseCUDAOOM        = "cuda-oom"
-	CauseWorkerKilled   = "dataloader-worker-killed"
-	CauseSupervisorLost = "supervisor-lost"
+	CauseOK            = "ok"
+	CauseExitCode      = "exit-code"
+	CauseSignal        = "signal"
+	CauseCgroupOOMKill = "cgroup-oom-kill"
+	CauseHostOOMKill   = "host-oom-kill"
+	CauseCUDAOOM       = "cuda-oom"
+	CauseWorkerKilled  = "dataloader-worker-killed"
 )
 
 // Summary is the post-mortem, printed at the end and stored with the run.

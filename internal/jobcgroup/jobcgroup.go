@@ -101,9 +101,6 @@ func (g *Group) wr(path, v string) error {
 	return writeFile(path, v)
 }
 
-// Version returns 1 or 2.
-func (g *Group) Version() int { return g.version }
-
 // Dir returns the group's directory (the memory controller's on v1).
 func (g *Group) Dir() string { return filepath.Join(g.mount, g.rel) }
 

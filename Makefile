@@ -26,12 +26,12 @@ run: deps build
 	$(BIN) report last --db $(DEMO_DIR)/torchmem.db --html $(DEMO_DIR)/report.html
 	@echo "HTML report of the run: $(DEMO_DIR)/report.html"
 
-## test: the whole suite (needs root for the cgroup and OOM tests; skips them otherwise)
+## test: the whole suite (needs root for the cgroup and OOM tests; skips them otherwise);
+## internal/buildcheck runs scripts/check-glibc.sh on ./cmd/torchmem within it
 test: deps
 	CGO_ENABLED=0 $(GO) build ./...
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
-	bash scripts/check-glibc.sh
 
 ## test-race: the race detector (needs cgo) over the concurrent packages
 test-race:

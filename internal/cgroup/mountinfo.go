@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -77,7 +78,7 @@ func ParseMountinfo(r io.Reader) (Hierarchy, error) {
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		sep := indexOf(fields, "-")
+		sep := slices.Index(fields, "-")
 		if sep < 5 || sep+3 > len(fields) {
 			continue // not a well-formed line; mountinfo has no comments
 		}
@@ -125,15 +126,6 @@ var v1ControllerNames = map[string]bool{
 	"cpu": true, "cpuacct": true, "cpuset": true, "memory": true, "devices": true,
 	"freezer": true, "net_cls": true, "net_prio": true, "blkio": true, "perf_event": true,
 	"hugetlb": true, "pids": true, "rdma": true, "misc": true,
-}
-
-func indexOf(fields []string, s string) int {
-	for i, f := range fields {
-		if f == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // unescape undoes mountinfo's octal escapes (\040 for space).

@@ -178,3 +178,15 @@ func TestParseProcCgroup(t *testing.T) {
 		}
 	}
 }
+
+// Rebase moves the mounts under /sys onto a fixture's SysRoot and leaves
+// a mount elsewhere where it is.
+func TestRebase(t *testing.T) {
+	h := Hierarchy{MemoryV1: &Mount{Point: "/sys/fs/cgroup/memory", Root: "/"}, Unified: &Mount{Point: "/run/cgroup2", Root: "/"}}
+	h.Rebase("fixture/sys")
+	if h.MemoryV1.Point != "fixture/sys/fs/cgroup/memory" || h.Unified.Point != "/run/cgroup2" {
+		t.Errorf("rebased to %q and %q", h.MemoryV1.Point, h.Unified.Point)
+	}
+	var none Hierarchy
+	none.Rebase("fixture/sys") // no mounts: nothing to move, no panic
+}

@@ -13,6 +13,7 @@
 //	ParseMountinfo(r io.Reader) (Hierarchy, error)
 //	(Hierarchy) Mode                                  // ModeV1, ModeHybrid, ModeV2 (ModeNone: no cgroups)
 //	(Hierarchy) MemoryDir(path string) (dir string, v2 bool, err error)
+//	(*Hierarchy) Rebase(sysRoot string)               // mount points under /sys onto an injected SysRoot
 //	ProcessPath(procRoot string, pid int) (Path, error) // the process's memory cgroup
 //	ParseProcessPath(s string) (Path, error)            // the same, from a /proc/<pid>/cgroup text
 //	(Hierarchy) ReadMemory(path string) (Memory, error) // limits, usage, peak, events, swap, PSI

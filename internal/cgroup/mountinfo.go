@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -66,6 +67,17 @@ func Detect(mountinfoPath string) (Hierarchy, error) {
 		return Hierarchy{}, fmt.Errorf("parse %s: %w", mountinfoPath, err)
 	}
 	return h, nil
+}
+
+// Rebase moves the memory and cgroup2 mount points under /sys onto sysRoot:
+// mountinfo names the real mount points, a fixture tree under an injected
+// SysRoot does not.
+func (h *Hierarchy) Rebase(sysRoot string) {
+	for _, m := range []*Mount{h.MemoryV1, h.Unified} {
+		if m != nil && strings.HasPrefix(m.Point, "/sys/") {
+			m.Point = filepath.Join(sysRoot, strings.TrimPrefix(m.Point, "/sys/"))
+		}
+	}
 }
 
 // ParseMountinfo finds the cgroup mounts in mountinfo text and decides the

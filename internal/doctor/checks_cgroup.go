@@ -24,11 +24,7 @@ func (h *Host) hierarchy() (cgroup.Hierarchy, error) {
 		if err != nil {
 			return hierResult{err: err}
 		}
-		for _, m := range []*cgroup.Mount{hi.MemoryV1, hi.Unified} {
-			if m != nil && strings.HasPrefix(m.Point, "/sys/") {
-				m.Point = filepath.Join(h.SysRoot, strings.TrimPrefix(m.Point, "/sys/"))
-			}
-		}
+		hi.Rebase(h.SysRoot)
 		return hierResult{hi, nil}
 	})
 	return r.h, r.err

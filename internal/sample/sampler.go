@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/torchmem/torchmem/internal/cgroup"
@@ -109,7 +108,7 @@ func New(opts Options) (*Sampler, error) {
 	}
 	s := &Sampler{opts: opts, fs: fs, procs: map[int]*procState{}, noted: map[string]bool{}}
 	s.hier, s.hierErr = cgroup.Detect(opts.Mountinfo)
-	rebase(&s.hier, opts.SysRoot)
+	s.hier.Rebase(opts.SysRoot)
 	if s.hierErr != nil {
 		s.notice(fmt.Sprintf("cgroups: %v", s.hierErr))
 	} else if s.hier.Mode == cgroup.ModeNone {
@@ -183,17 +182,4 @@ func (s *Sampler) readHost(h *Host) error {
 		s.notice(fmt.Sprintf("PSI: %v", err))
 	}
 	return nil
-}
-
-// rebase moves cgroup mount points under /sys onto an injected SysRoot:
-// mountinfo always names the real mount points, a fixture tree does not.
-func rebase(h *cgroup.Hierarchy, sysRoot string) {
-	if filepath.Clean(sysRoot) == "/sys" {
-		return
-	}
-	for _, m := range []*cgroup.Mount{h.MemoryV1, h.Unified} {
-		if m != nil && strings.HasPrefix(m.Point, "/sys/") {
-			m.Point = filepath.Join(sysRoot, strings.TrimPrefix(m.Point, "/sys/"))
-		}
-	}
 }

@@ -146,21 +146,12 @@ func (s *sup) snapshot(now time.Time) string {
 	if s.srv == nil {
 		return "; no hook, no snapshot"
 	}
-	n := 0
-	for pid, h := range s.hk.hello {
-		if h.Worker || s.hk.gone[pid] {
-			continue
-		}
-		path := filepath.Join(s.snapshotDir(), fmt.Sprintf("policy-%d-%d.pickle", pid, now.Unix()))
-		if _, err := s.srv.Send(pid, hook.Command{Type: hook.CmdSnapshot, Path: path}); err == nil {
-			n++
-		}
-	}
+	// The hook puts its own pid for {pid}; Broadcast skips DataLoader workers.
+	path := filepath.Join(s.snapshotDir(), fmt.Sprintf("policy-{pid}-%d.pickle", now.Unix()))
+	n := len(s.srv.Broadcast(hook.Command{Type: hook.CmdSnapshot, Path: path}))
 	return fmt.Sprintf("; snapshot requested from %d process(es) into %s", n, s.snapshotDir())
 }
 
-// signalNames numbers the names a rule may use: the list lives in
-// policy.Signals alone, the numbers come from the kernel's table.
 var signalNames = func() map[string]syscall.Signal {
 	m := make(map[string]syscall.Signal, len(policy.Signals))
 	for _, n := range policy.Signals {

@@ -17,7 +17,6 @@ type hookState struct {
 	ooms       []hook.OOM
 	exceptions []hook.Exception
 	notices    map[string]bool
-	gone       map[int]bool // peers whose connection ended
 	perStep    StepPeaks
 	stepTimes  []float64 // mean step seconds per step message (bounded)
 }
@@ -34,7 +33,7 @@ type StepPeaks struct {
 
 func newHookState() *hookState {
 	return &hookState{hello: map[int]*hook.Hello{}, last: map[int]*hook.Stats{}, step: -1,
-		notices: map[string]bool{}, gone: map[int]bool{}}
+		notices: map[string]bool{}}
 }
 
 // allocTotals sums the latest allocator stats over hooked processes.
@@ -97,7 +96,6 @@ func (s *sup) onHook(m hook.Message) {
 	case hook.TypeAck:
 		s.event(m.Received, "ack", "hook", pid, fmt.Sprintf("%s ok=%v %s", m.Ack.Cmd, m.Ack.OK, m.Ack.Error), m.Ack)
 	case hook.TypeDisconnect:
-		h.gone[pid] = true
 		delete(h.last, pid)
 	}
 }

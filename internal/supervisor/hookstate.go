@@ -141,6 +141,9 @@ func (s *sup) event(t time.Time, kind, source string, pid int, msg string, data 
 		e.Data = mustJSON(data)
 	}
 	s.events = append(s.events, e)
+	if len(s.events) > 2*liveEvents { // trimmed in batches, not on every event
+		s.events = append(s.events[:0], s.events[len(s.events)-liveEvents:]...)
+	}
 	s.cfg.Rec.AppendEvent(e)
 }
 

@@ -27,7 +27,7 @@ type sup struct {
 	began  time.Time
 	peaks  map[string]int64
 	pst    policy.State
-	events []store.Event
+	events []store.Event // the latest, for the live view (liveEvents; the store keeps all)
 	last   reading
 	// everPIDs: every PID seen in the job (kernel lines name PIDs that are gone).
 	everPIDs map[int]bool

@@ -113,9 +113,12 @@ type Live struct {
 	Events []store.Event
 }
 
+// liveEvents is how many of the run's last events Live carries.
+const liveEvents = 10
+
 func (s *sup) live() Live {
 	l := Live{Parts: s.statusParts(), Usage: s.last.s.CgroupUsage, Limit: s.last.limit}
-	l.Events = append(l.Events, s.events[max(0, len(s.events)-10):]...)
+	l.Events = append(l.Events, s.events[max(0, len(s.events)-liveEvents):]...)
 	return l
 }
 

@@ -52,3 +52,16 @@ func TestStatusLineFallback(t *testing.T) {
 		t.Errorf("off: wrote %q", b.String())
 	}
 }
+
+// The live view gets the run's last events, oldest first, however many
+// the run had.
+func TestLiveKeepsLastEvents(t *testing.T) {
+	s := &sup{cfg: Config{Rec: nopRecorder{}}, sm: &sampler{}}
+	for i := 0; i < 3*liveEvents+3; i++ {
+		s.event(time.Unix(int64(i), 0), "warn", "policy", 0, "x", nil)
+	}
+	ev := s.live().Events
+	if len(ev) != liveEvents || ev[0].Time.Unix() != 2*liveEvents+3 || ev[liveEvents-1].Time.Unix() != 3*liveEvents+2 {
+		t.Fatalf("live events %v", ev)
+	}
+}

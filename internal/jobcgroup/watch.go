@@ -15,7 +15,8 @@ import (
 // memory.oom_control and one per usage threshold (bytes) on
 // memory.usage_in_bytes, registered through cgroup.event_control. v2: inotify
 // on memory.events (v2 has no usage thresholds; memory.high is the v2 way to
-// be told early). The channel closes when ctx is done.
+// be told early). When ctx is done the watches are closed and no more events
+// come; the channel itself is left open.
 func (g *Group) Watch(ctx context.Context, thresholds []int64) (<-chan Event, error) {
 	out := make(chan Event, 16)
 	var files []*os.File

@@ -14,16 +14,20 @@ type Explained struct {
 	Explanation oomexplain.Explanation `json:"explanation"`
 }
 
-// explainIncidents runs the kernel lines and the hook's exception texts
-// through oomexplain, keeps the incidents about this job, and returns them
-// explained with what the supervisor knows (PIDs, cgroup, limit,
-// allocator stats).
-func explainIncidents(e evidence, allocPeaks map[string]int64) []Explained {
-	var texts []string
+// jobIncidents runs the kernel lines and the hook's exception texts
+// through oomexplain once and keeps the incidents about this job: the
+// victims and the explanations both come from them.
+func (e evidence) jobIncidents() []oomexplain.Incident {
+	lines := append([]string(nil), e.kernel...)
 	for _, x := range e.excs {
-		texts = append(texts, strings.Split(x.Text, "\n")...)
+		lines = append(lines, strings.Split(x.Text, "\n")...)
 	}
-	mine := e.incidents(append(append([]string(nil), e.kernel...), texts...))
+	return e.incidents(lines)
+}
+
+// explainIncidents explains the job's incidents with what the supervisor
+// knows (PIDs, cgroup, limit, allocator stats).
+func explainIncidents(e evidence, mine []oomexplain.Incident) []Explained {
 	if len(mine) == 0 {
 		return nil
 	}
@@ -34,10 +38,10 @@ func explainIncidents(e evidence, allocPeaks map[string]int64) []Explained {
 	if e.limit != nil {
 		ctx.CgroupLimitBytes = *e.limit
 	}
-	if v, ok := allocPeaks["alloc_peak_allocated"]; ok {
+	if v, ok := e.allocPeaks["alloc_peak_allocated"]; ok {
 		ctx.MemoryStats["allocated_bytes.all.peak"] = v
 	}
-	if v, ok := allocPeaks["alloc_peak_reserved"]; ok {
+	if v, ok := e.allocPeaks["alloc_peak_reserved"]; ok {
 		ctx.MemoryStats["reserved_bytes.all.peak"] = v
 	}
 	oomexplain.ExplainAll(mine, ctx)
@@ -63,17 +67,6 @@ func (e evidence) incidents(lines []string) []oomexplain.Incident {
 		}
 	}
 	return mine
-}
-
-// kernelIncidents are the kernel OOM reports about this job.
-func (e evidence) kernelIncidents() []oomexplain.Incident {
-	var out []oomexplain.Incident
-	for _, inc := range e.incidents(e.kernel) {
-		if inc.Kind == oomexplain.KindKernelOOM {
-			out = append(out, inc)
-		}
-	}
-	return out
 }
 
 // about: a kernel incident must name one of the job's PIDs or its cgroup;

@@ -24,7 +24,7 @@ func (s *sup) finish(ctx context.Context) *Result {
 	jobPIDs := s.seenPIDs()
 	orphans := s.killOrphans()
 	e := evidence{code: code, sig: sig, mainPID: s.job.pid, dur: end.Sub(s.began), ooms: s.hk.ooms,
-		excs: s.hk.exceptions, hello: s.hk.hello, jobPIDs: jobPIDs}
+		excs: s.hk.exceptions, hello: s.hk.hello, jobPIDs: jobPIDs, allocPeaks: s.peaks}
 	if s.cg != nil {
 		if ev, err := s.cg.Events(); err == nil {
 			e.events = &ev
@@ -39,7 +39,6 @@ func (s *sup) finish(ctx context.Context) *Result {
 		st := s.hk.step
 		sum.LastStep, sum.Steps = &st, st
 	}
-	sum.Incidents = explainIncidents(e, s.peaks)
 	explain(&sum)
 	if s.interrupts > 0 && sum.Cause == CauseSignal {
 		// Not a crash: the user stopped it.

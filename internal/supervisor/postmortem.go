@@ -66,18 +66,21 @@ type Victim struct {
 
 // evidence is everything the post-mortem looks at.
 type evidence struct {
-	code      int
-	sig       *int
-	mainPID   int
-	dur       time.Duration
-	events    *jobcgroup.Events
-	limit     *int64
-	kernel    []string
-	ooms      []hook.OOM
-	excs      []hook.Exception
-	hello     map[int]*hook.Hello
-	jobPIDs   map[int]bool
-	cgroupRel string
+	code    int
+	sig     *int
+	mainPID int
+	dur     time.Duration
+	events  *jobcgroup.Events
+	limit   *int64
+	kernel  []string
+	// allocPeaks are the supervisor's peaks (the hook's allocator peaks
+	// among them), for the explanations.
+	allocPeaks map[string]int64
+	ooms       []hook.OOM
+	excs       []hook.Exception
+	hello      map[int]*hook.Hello
+	jobPIDs    map[int]bool
+	cgroupRel  string
 }
 
 // victims are the processes of this job the kernel's OOM killer killed, as
@@ -85,8 +88,11 @@ type evidence struct {
 // lines: an incident about the job (naming one of its PIDs or its cgroup)
 // with a "Killed process" victim. memcg says whether a cgroup's limit, not
 // the host, ran out; lines are the kill lines themselves, for the report.
-func (e evidence) victims() (out []Victim, memcg bool, lines []string) {
-	for _, inc := range e.kernelIncidents() {
+func (e evidence) victims(incs []oomexplain.Incident) (out []Victim, memcg bool, lines []string) {
+	for _, inc := range incs {
+		if inc.Kind != oomexplain.KindKernelOOM {
+			continue
+		}
 		for _, r := range inc.Raw {
 			if strings.Contains(r, "Killed process") || strings.Contains(r, "oom-kill:") {
 				lines = append(lines, r)
@@ -135,7 +141,9 @@ func (e evidence) victimIsOurs(inc oomexplain.Incident) bool {
 func classify(e evidence) Summary {
 	s := Summary{ExitCode: e.code, Signal: e.sig, Duration: e.dur.Seconds(), CgroupEvents: e.events, CgroupLimit: e.limit, Cgroup: e.cgroupRel}
 	var memcg bool
-	s.Victims, memcg, s.KernelLines = e.victims()
+	incs := e.jobIncidents()
+	s.Victims, memcg, s.KernelLines = e.victims(incs)
+	s.Incidents = explainIncidents(e, incs)
 	oomKills := e.events != nil && e.events.OOMKill != nil && *e.events.OOMKill > 0
 	if len(s.Victims) == 0 && oomKills && e.sig != nil && *e.sig == 9 {
 		// No kernel log to read (not root, or rotated): the cgroup's

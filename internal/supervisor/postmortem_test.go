@@ -71,7 +71,7 @@ func TestVictimsAreTheJobs(t *testing.T) {
 		"Out of memory: Killed process 777 (postgres) total-vm:9000000kB, anon-rss:8000000kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:9000kB oom_score_adj:0",
 	}
 	e := evidence{mainPID: 500, kernel: hostOOM, jobPIDs: map[int]bool{500: true}, cgroupRel: "/torchmem/run-abc"}
-	if v, _, _ := e.victims(); len(v) != 0 {
+	if v, _, _ := e.victims(e.jobIncidents()); len(v) != 0 {
 		t.Errorf("someone else's process counted as the job's victim: %+v", v)
 	}
 	unseen := []string{
@@ -80,7 +80,7 @@ func TestVictimsAreTheJobs(t *testing.T) {
 		"Memory cgroup out of memory: Killed process 612 (python3) total-vm:229608kB, anon-rss:204160kB, file-rss:6516kB, shmem-rss:0kB, UID:0 pgtables:456kB oom_score_adj:0",
 	}
 	e = evidence{mainPID: 500, kernel: unseen, jobPIDs: map[int]bool{500: true}, cgroupRel: "/torchmem/run-abc"}
-	v, memcg, lines := e.victims()
+	v, memcg, lines := e.victims(e.jobIncidents())
 	if len(v) != 1 || v[0].PID != 612 || v[0].Main || !memcg || v[0].AnonRSS != 204160<<10 || len(lines) != 2 {
 		t.Errorf("a process of the job's cgroup: victims %+v memcg %v lines %q", v, memcg, lines)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/store"
+	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -193,9 +194,5 @@ func runsGPUKeys(p map[string]int64) []string {
 // runsCommand is the command line cut to n characters with an ellipsis
 // (n <= 0: whole).
 func runsCommand(argv []string, n int) string {
-	r := []rune(strings.Join(argv, " ")) // cut between characters, not inside one
-	if n > 0 && len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return string(r)
+	return textwrap.Cut(strings.Join(argv, " "), n)
 }

@@ -1,6 +1,10 @@
 package jobs
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/torchmem/torchmem/internal/textwrap"
+)
 
 // Sources of the numbers, as shown beside them.
 const (
@@ -113,9 +117,5 @@ func CommandLine(args []string, name string) string {
 	if len(args) == 0 {
 		return "[" + name + "]"
 	}
-	s := strings.Join(args, " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
+	return textwrap.Cut(strings.Join(args, " "), 201) // 200 characters and the ellipsis
 }

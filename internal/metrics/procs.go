@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/torchmem/torchmem/internal/jobs"
+	"github.com/torchmem/torchmem/internal/textwrap"
 )
 
 // procSource exports the PyTorch jobs found by the sampler: one info and
@@ -50,7 +51,7 @@ func (s procSource) collect(st *State, ch chan<- prometheus.Metric) error {
 	n := 0
 	for _, j := range st.Sample.Jobs {
 		t := j.Totals
-		gauge(ch, jobInfo, 1, j.ID, cut(j.Command, 80), runOf[j.ID])
+		gauge(ch, jobInfo, 1, j.ID, textwrap.Cut(j.Command, 80), runOf[j.ID])
 		gauge(ch, jobProcs, float64(t.Processes), j.ID)
 		gauge(ch, jobRSS, float64(t.RSSBytes), j.ID)
 		if t.PSSComplete {
@@ -125,13 +126,4 @@ func u64(p *uint64) uint64 {
 		return 0
 	}
 	return *p
-}
-
-// cut bounds a label value in runes.
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -1,4 +1,4 @@
-// Package textwrap breaks prose for 80-column terminals (read over SSH):
+// Package textwrap fits text to terminals (read over SSH, 80 columns):
 // the explanations doctor and estimate print, and the live view's notices.
 package textwrap
 
@@ -31,4 +31,14 @@ func Wrap(prefix, text string, width int) string {
 		col += n
 	}
 	return b.String()
+}
+
+// Cut bounds s to n characters (runes, never inside one), its last one an
+// ellipsis when it was longer; n <= 0 leaves s whole.
+func Cut(s string, n int) string {
+	if n <= 0 || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }

@@ -38,3 +38,20 @@ func TestWrapExact(t *testing.T) {
 		t.Errorf("Wrap =\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestCut(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"python3 train.py", 0, "python3 train.py"},
+		{"python3 train.py", 16, "python3 train.py"},
+		{"python3 train.py", 8, "python3…"},
+		{"ünïcödé", 4, "ünï…"},
+	} {
+		if got := Cut(c.in, c.n); got != c.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

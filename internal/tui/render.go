@@ -86,10 +86,7 @@ type renderer struct {
 
 // line cuts text to the width before styling, so escapes never get cut.
 func (r *renderer) line(st lipgloss.Style, text string) {
-	if rs := []rune(text); len(rs) > r.o.Width {
-		text = string(rs[:r.o.Width-1]) + "…"
-	}
-	r.lines = append(r.lines, st.Render(text))
+	r.lines = append(r.lines, st.Render(textwrap.Cut(text, r.o.Width)))
 }
 
 // wrapped breaks text at spaces into lines of the width (textwrap.Wrap),

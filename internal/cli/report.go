@@ -30,7 +30,7 @@ charting code (uPlot) and data: it opens offline and can be mailed as is.`,
 				return err
 			}
 			defer db.Close()
-			d, err := report.Load(db, args[0], points)
+			d, err := report.Load(db, args[0], max(points, 0)) // 0 and below: every sample
 			if err != nil {
 				return err
 			}

@@ -31,12 +31,11 @@ func newShowCmd(env *Env) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			d, err := report.Load(db, args[0], 1)
+			d, err := report.Load(db, args[0], -1) // show prints no samples
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				d.Samples = nil
 				return writeJSON(env.Stdout, d)
 			}
 			return showText(env.Stdout, d, events)

@@ -30,16 +30,18 @@ type Reader interface {
 }
 
 // Load reads run ref (id, unique prefix or "last") with at most maxPoints
-// samples (bucket maxima beyond that, so peaks survive) and the newest
-// 20000 steps.
+// samples (bucket maxima beyond that, so peaks survive; maxPoints < 0: no
+// samples, for callers that show none) and the newest 20000 steps.
 func Load(db Reader, ref string, maxPoints int) (*Data, error) {
 	r, err := db.Run(ref)
 	if err != nil {
 		return nil, err
 	}
 	d := &Data{Run: *r}
-	if d.Samples, err = db.Samples(r.ID, time.Time{}, time.Time{}, maxPoints); err != nil {
-		return nil, err
+	if maxPoints >= 0 {
+		if d.Samples, err = db.Samples(r.ID, time.Time{}, time.Time{}, maxPoints); err != nil {
+			return nil, err
+		}
 	}
 	if d.Events, err = db.Events(r.ID); err != nil {
 		return nil, err

@@ -102,17 +102,6 @@ func (s *Server) Dropped() int64 { return s.dropped.Load() }
 // Rejected returns how many connections Accept refused.
 func (s *Server) Rejected() int64 { return s.rejects.Load() }
 
-// Peers returns the processes connected now.
-func (s *Server) Peers() []Peer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Peer, 0, len(s.conns))
-	for _, c := range s.conns {
-		out = append(out, c.peer)
-	}
-	return out
-}
-
 // ErrNoPeer is returned by Send for a pid that is not connected.
 var ErrNoPeer = errors.New("process is not connected to the hook")
 

@@ -35,6 +35,17 @@ func (f FS) Stat(pid int) (Stat, error) {
 	}, nil
 }
 
+// Exited reports whether the process has ended and only its entry is
+// left: state Z (a zombie its parent has not reaped yet) or X/x (dead, being
+// removed). Such a PID still has a /proc directory but runs no code.
+func (s Stat) Exited() bool {
+	switch s.State {
+	case "Z", "X", "x":
+		return true
+	}
+	return false
+}
+
 // Cmdline reads <root>/<pid>/cmdline as its NUL-separated arguments; kernel
 // threads and zombies have none.
 func (f FS) Cmdline(pid int) ([]string, error) {

@@ -23,15 +23,17 @@ func newRunID() string {
 // procStartTime returns the start time (clock ticks after boot) of
 // PROCROOT/PID/stat.
 func procStartTime(procRoot string, pid int) (uint64, error) {
+	st, err := procStat(procRoot, pid)
+	return st.StartTicks, err
+}
+
+// procStat reads PROCROOT/PID/stat through the procfs leaf reader.
+func procStat(procRoot string, pid int) (procfs.Stat, error) {
 	fs, err := procfs.NewFS(procRoot)
 	if err != nil {
-		return 0, err
+		return procfs.Stat{}, err
 	}
-	st, err := fs.Stat(pid)
-	if err != nil {
-		return 0, err
-	}
-	return st.StartTicks, nil
+	return fs.Stat(pid)
 }
 
 // bootID returns PROCROOT/sys/kernel/random/boot_id, "" when unreadable.
@@ -46,7 +48,8 @@ func bootID(procRoot string) string {
 
 // supervisorAlive says whether the process that wrote a running run is
 // still the same process: same boot (curBoot is this boot's id, "" when
-// unknown), pid present with the same start time. Unknown identities (0)
+// unknown), pid present with the same start time and not exited (a zombie
+// waiting to be reaped is dead: it will never finish the run). Unknown identities (0)
 // count as alive only on the same boot with the pid present, so a store
 // written without /proc is not wrongly marked lost.
 func supervisorAlive(procRoot, curBoot string, pid int, start uint64, boot string) bool {
@@ -56,11 +59,11 @@ func supervisorAlive(procRoot, curBoot string, pid int, start uint64, boot strin
 	if boot != "" && curBoot != "" && curBoot != boot {
 		return false
 	}
-	st, err := procStartTime(procRoot, pid)
+	st, err := procStat(procRoot, pid)
 	if err != nil {
 		return !procfs.IsVanished(err)
 	}
-	return start == 0 || st == start
+	return !st.Exited() && (start == 0 || st.StartTicks == start)
 }
 
 // LabelsFromEnv picks the launcher ids that tie a run to a cluster job:

@@ -52,6 +52,8 @@ func ReadTHP(sysRoot string) (THP, error) {
 }
 
 // parseBracketed returns the word in [brackets] of a sysfs choice file.
+// The kernel's words never hold a bracket, so one inside ("[0[]") means
+// the file is not a choice file and is refused rather than half-parsed.
 func parseBracketed(s string) (string, error) {
 	i := strings.IndexByte(s, '[')
 	if i < 0 {
@@ -61,5 +63,9 @@ func parseBracketed(s string) (string, error) {
 	if j < 0 {
 		return "", fmt.Errorf("unclosed [ in %q", strings.TrimSpace(s))
 	}
-	return s[i+1 : i+j], nil
+	v := s[i+1 : i+j]
+	if strings.IndexByte(v, '[') >= 0 {
+		return "", fmt.Errorf("nested [ in %q", strings.TrimSpace(s))
+	}
+	return v, nil
 }

@@ -71,13 +71,28 @@ type KernelOOM struct {
 	// cgroup limit), CONSTRAINT_CPUSET, CONSTRAINT_MEMORY_POLICY; inferred
 	// as CONSTRAINT_MEMCG from "Memory cgroup out of memory" on kernels
 	// that do not print it (< 4.19).
-	Constraint  string `json:"constraint,omitempty"`
+	Constraint string `json:"constraint,omitempty"`
+	// ConstraintInferred names the evidence when Constraint was not
+	// printed ("oom-kill:constraint=") but inferred: "Memory cgroup out of
+	// memory", "Task in ... limit of /b", "call trace: try_charge".
+	ConstraintInferred string `json:"constraint_inferred,omitempty"`
+	// TraceMemcg: the call trace shows a memory cgroup charge
+	// (try_charge, mem_cgroup_out_of_memory, ...).
+	TraceMemcg bool `json:"trace_memcg,omitempty"`
+	// LimitOfHost: "Task in /x killed as a result of limit of host"
+	// (Alibaba Cloud Linux and other vendor kernels): the whole host (or
+	// its allowed NUMA nodes) ran out; no memory cgroup limit was hit.
+	LimitOfHost bool   `json:"limit_of_host,omitempty"`
 	Nodemask    string `json:"nodemask,omitempty"`
 	Cpuset      string `json:"cpuset,omitempty"`
 	MemsAllowed string `json:"mems_allowed,omitempty"`
 	// OOMMemcg is the cgroup whose limit was hit; TaskMemcg the victim's.
 	OOMMemcg  string `json:"oom_memcg,omitempty"`
 	TaskMemcg string `json:"task_memcg,omitempty"`
+	// OOMMemcgTruncated: the line holding OOMMemcg was evidently cut (the
+	// keys the kernel prints after it are missing): the name may be a
+	// prefix of the real one.
+	OOMMemcgTruncated bool `json:"oom_memcg_truncated,omitempty"`
 	// Memcg: "memory: usage 102400kB, limit 102400kB, failcnt 1473" and the
 	// swap / memory+swap / kmem lines.
 	Memcg *MemcgCounters `json:"memcg,omitempty"`
@@ -90,6 +105,9 @@ type KernelOOM struct {
 	MemcgStats     map[string]int64 `json:"memcg_stats,omitempty"`
 	// MemInfo is the global "Mem-Info:" summary (whole-host OOMs).
 	MemInfo *MemInfo `json:"mem_info,omitempty"`
+	// Nodes are the per-NUMA-node lines of Mem-Info ("Node 0 Normal
+	// free:..kB min:..kB ...", "Node 0 active_anon:..kB ..."), in order.
+	Nodes []NodeMem `json:"nodes,omitempty"`
 	// Tasks are the biggest rows of the task table by RSS (at most
 	// Options.MaxTasks); TasksTotal counts all rows.
 	Tasks      []Task `json:"tasks,omitempty"`
@@ -136,6 +154,42 @@ type MemInfo struct {
 	SwapTotalBytes *int64 `json:"swap_total_bytes,omitempty"` // "Total swap = NkB"
 	SwapFreeBytes  *int64 `json:"swap_free_bytes,omitempty"`  // "Free swap  = NkB"
 	HugePagesBytes *int64 `json:"hugepages_bytes,omitempty"`  // hugepages_total * size
+}
+
+// NodeMem is one NUMA node's memory as show_mem prints it, in bytes. The
+// page allocator fails in a zone whose free memory is below its min
+// watermark: one node can be there while others have room (a cpuset or
+// mempolicy binds the task to it). Free/Min/Low/High/Present/Managed sum
+// the node's zones; each is absent when no zone line gave it.
+type NodeMem struct {
+	Node         int       `json:"node"`
+	FreeBytes    *int64    `json:"free_bytes,omitempty"`
+	MinBytes     *int64    `json:"min_bytes,omitempty"`
+	LowBytes     *int64    `json:"low_bytes,omitempty"`
+	HighBytes    *int64    `json:"high_bytes,omitempty"`
+	PresentBytes *int64    `json:"present_bytes,omitempty"`
+	ManagedBytes *int64    `json:"managed_bytes,omitempty"`
+	AnonBytes    *int64    `json:"anon_bytes,omitempty"`  // "Node N active_anon:" + inactive_anon
+	FileBytes    *int64    `json:"file_bytes,omitempty"`  // active_file + inactive_file
+	ShmemBytes   *int64    `json:"shmem_bytes,omitempty"` // "shmem:"
+	Zones        []ZoneMem `json:"zones,omitempty"`
+}
+
+// ZoneMem is one zone line: "Node 0 Normal free:65140kB min:65180kB
+// low:128456kB high:191732kB ... present:64487424kB managed:63287848kB".
+type ZoneMem struct {
+	Zone         string `json:"zone"`
+	FreeBytes    *int64 `json:"free_bytes,omitempty"`
+	MinBytes     *int64 `json:"min_bytes,omitempty"`
+	LowBytes     *int64 `json:"low_bytes,omitempty"`
+	HighBytes    *int64 `json:"high_bytes,omitempty"`
+	PresentBytes *int64 `json:"present_bytes,omitempty"`
+	ManagedBytes *int64 `json:"managed_bytes,omitempty"`
+}
+
+// BelowMin reports a zone whose free memory was under its min watermark.
+func (z ZoneMem) BelowMin() bool {
+	return z.FreeBytes != nil && z.MinBytes != nil && *z.FreeBytes < *z.MinBytes
 }
 
 // Task is one row of the kernel's task table ("Tasks state (memory values

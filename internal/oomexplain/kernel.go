@@ -242,6 +242,12 @@ func (k *kernelParser) handleBody(ko *KernelOOM, text string, rejoin bool) {
 		k.mode = modeTasks
 	case strings.Contains(t, " cpuset=") && strings.Contains(t, " mems_allowed="):
 		parseCpusetLine(ko, t)
+	case strings.Contains(t, "+0x"):
+		if !parseTraceFrame(ko, t) {
+			k.handleModeLine(ko, t, rejoin)
+		}
+	case nodeLine(t):
+		parseNodeLine(ko, t)
 	default:
 		k.handleModeLine(ko, t, rejoin)
 	}

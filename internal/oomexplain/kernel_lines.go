@@ -59,9 +59,22 @@ func parseTaskIn(ko *KernelOOM, t string) {
 	if !ok {
 		return
 	}
-	ko.TaskMemcg, ko.OOMMemcg = task, strings.TrimSpace(limit)
+	ko.TaskMemcg, limit = task, strings.TrimSpace(limit)
+	if limit == "host" {
+		// Vendor kernels (Alibaba Cloud Linux 4.19) name no cgroup: the
+		// host, or the NUMA nodes the task may use, ran out.
+		ko.LimitOfHost = true
+		return
+	}
+	ko.OOMMemcg = limit
+	inferConstraint(ko, "CONSTRAINT_MEMCG", "Task in ... killed as a result of limit of "+limit)
+}
+
+// inferConstraint sets a constraint the report did not print, naming the
+// evidence; the "oom-kill:constraint=" line, when it comes, overrides it.
+func inferConstraint(ko *KernelOOM, c, evidence string) {
 	if ko.Constraint == "" {
-		ko.Constraint = "CONSTRAINT_MEMCG"
+		ko.Constraint, ko.ConstraintInferred = c, evidence
 	}
 }
 
@@ -86,7 +99,7 @@ func parseOOMKillKV(ko *KernelOOM, s string) {
 		v := vals[i]
 		switch k {
 		case "constraint":
-			ko.Constraint = v
+			ko.Constraint, ko.ConstraintInferred = v, ""
 		case "nodemask":
 			ko.Nodemask = v
 		case "cpuset":

@@ -111,18 +111,7 @@ func parseMemInfoLine(kv map[string]int64, t string) {
 			kv["pages_ram"] = n
 		}
 	case strings.HasPrefix(t, "Node ") && strings.Contains(t, "hugepages_total="):
-		node := strings.Fields(t)[1]
-		for _, f := range strings.Fields(t) {
-			k, v, _ := strings.Cut(f, "=")
-			switch k {
-			case "hugepages_total":
-				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-					kv["hp_total_"+node] = n
-				}
-			case "hugepages_size":
-				setKB(kv, "hp_size_"+node, v)
-			}
-		}
+		parseHugePages(kv, t)
 	case !strings.HasPrefix(t, "Node "):
 		for _, f := range strings.Fields(t) {
 			k, v, ok := strings.Cut(f, ":")
@@ -130,6 +119,27 @@ func parseMemInfoLine(kv map[string]int64, t string) {
 				kv[k] = n
 			}
 		}
+	}
+}
+
+// parseHugePages: "Node 0 hugepages_total=360 hugepages_free=360
+// hugepages_surp=0 hugepages_size=1048576kB", one line per node and page
+// size: keyed by both, so that the 2 MiB line does not replace the 1 GiB one.
+func parseHugePages(kv map[string]int64, t string) {
+	var total, size *int64
+	for _, f := range strings.Fields(t) {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "hugepages_total":
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				total = &n
+			}
+		case "hugepages_size":
+			size = kbPtr(v)
+		}
+	}
+	if total != nil && size != nil {
+		kv["hp_"+strings.Fields(t)[1]+"_"+strconv.FormatInt(*size, 10)] = *total * *size
 	}
 }
 
@@ -150,16 +160,16 @@ func memInfoFrom(kv map[string]int64, page int64) *MemInfo {
 		return nil
 	}
 	mi := &MemInfo{}
+	// A sum needs all its terms: one cut off by a wrapped or truncated
+	// line is absent, not understated.
 	pages := func(keys ...string) *int64 {
 		var sum int64
-		found := false
 		for _, k := range keys {
-			if v, ok := kv[k]; ok {
-				sum, found = sum+v*page, true
+			v, ok := kv[k]
+			if !ok {
+				return nil
 			}
-		}
-		if !found {
-			return nil
+			sum += v * page
 		}
 		return i64Ptr(sum)
 	}
@@ -177,8 +187,8 @@ func memInfoFrom(kv map[string]int64, page int64) *MemInfo {
 	}
 	var huge int64
 	for k, v := range kv {
-		if node, ok := strings.CutPrefix(k, "hp_total_"); ok {
-			huge += v * kv["hp_size_"+node]
+		if strings.HasPrefix(k, "hp_") {
+			huge += v
 		}
 	}
 	if huge > 0 {

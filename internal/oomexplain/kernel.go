@@ -33,8 +33,8 @@ const (
 
 type kernelParser struct {
 	p        *Parser
-	cur      *Incident // open report
-	last     *Incident // last complete report (for the oom_reaper line)
+	cur      *Incident   // open report
+	recent   []*Incident // last complete reports (for late oom_reaper lines)
 	lines    int
 	mode     int // what indented/following lines belong to
 	cols     []string
@@ -72,15 +72,20 @@ func (k *kernelParser) feed(l *line) {
 	if k.cur != nil && l.no-k.useful > maxIdleLines {
 		k.finish(true)
 	}
-	if starts(text) {
+	if starts(text) || k.cur != nil && nextEvent(k.cur.Kernel, text) {
 		k.begin(l, text)
+		k.cur.Truncated = !starts(text) // the next event, its head missing
+	}
+	if strings.Contains(text, "oom_reaper: reaped process") {
+		if owner := k.reaperOwner(text); owner != nil && owner != k.cur {
+			k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = text, owner, l.Prefixed, l.raw, 0
+			k.handle(owner, text, l, false)
+			return
+		}
 	}
 	inc := k.cur
 	if inc == nil {
 		switch {
-		case k.last != nil && strings.Contains(text, "oom_reaper: reaped process") && reapsVictim(k.last, text):
-			k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = text, k.last, l.Prefixed, l.raw, 0
-			k.handle(k.last, text, l, false)
 		case midReport(text):
 			k.handle(nil, text, l, false)
 		default:
@@ -163,7 +168,10 @@ func (k *kernelParser) finish(truncated bool) {
 		return // a Mem-Info dump without a kill: not an OOM kill (page allocation failure, sysrq)
 	}
 	fillKernelPIDs(inc)
-	k.last = inc
+	k.recent = append(k.recent, inc)
+	if len(k.recent) > 8 {
+		k.recent = k.recent[1:]
+	}
 	k.p.emit(inc)
 }
 
@@ -254,6 +262,9 @@ func (k *kernelParser) handleBody(ko *KernelOOM, text string, rejoin bool) {
 }
 
 func (k *kernelParser) handleModeLine(ko *KernelOOM, t string, rejoin bool) {
+	if k.mode != modeTasks && headerlessRow(t) {
+		k.mode, k.cols = modeTasks, nil // a table pasted without its header
+	}
 	switch k.mode {
 	case modeMemcgStats:
 		parseMemcgStatLine(ko, t)
@@ -261,7 +272,7 @@ func (k *kernelParser) handleModeLine(ko *KernelOOM, t string, rejoin bool) {
 		parseMemInfoLine(k.memKV, t)
 	case modeTasks:
 		if strings.HasPrefix(t, "[") {
-			addTaskRow(ko, k.cols, t, k.p.opts.MaxTasks, rejoin)
+			addTaskRow(ko, rowColumns(k.cols, t), t, k.p.opts.MaxTasks, rejoin)
 		}
 	}
 }
@@ -284,10 +295,51 @@ func fillKernelPIDs(inc *Incident) {
 	}
 }
 
-// reapsVictim: the oom_reaper line is about the last report's victim (a
-// reaper line whose report is not in the log belongs to no incident).
-func reapsVictim(inc *Incident, text string) bool {
+// reaperOwner returns the report whose victim the oom_reaper line names:
+// the open one or a recent one (the reaper runs asynchronously, and its
+// line may come after the next report's first lines). A line naming no
+// victim in the log goes to the open report, or to the last one when its
+// kill line is missing; otherwise to none.
+func (k *kernelParser) reaperOwner(text string) *Incident {
 	r := parseReaped(text)
-	v := inc.Kernel.Victim
-	return r == nil || v == nil || r.PID == v.PID
+	if r == nil {
+		return k.cur
+	}
+	if k.cur != nil && k.cur.Kernel.Victim != nil && k.cur.Kernel.Victim.PID == r.PID {
+		return k.cur
+	}
+	for i := len(k.recent) - 1; i >= 0; i-- {
+		if v := k.recent[i].Kernel.Victim; v != nil && v.PID == r.PID {
+			return k.recent[i]
+		}
+	}
+	if k.cur != nil {
+		return k.cur
+	}
+	if n := len(k.recent); n > 0 && k.recent[n-1].Kernel.Victim == nil {
+		return k.recent[n-1]
+	}
+	return nil
+}
+
+// nextEvent: a line that a report prints once, seen again after the
+// point where the open report printed it, starts the next report (whose
+// first lines are missing: "dmesg | grep", a lost record).
+func nextEvent(ko *KernelOOM, text string) bool {
+	printed := ko.Constraint != "" && ko.ConstraintInferred == "" // its oom-kill: line was seen
+	late := printed || ko.Selected != nil
+	t := strings.TrimSpace(text)
+	switch {
+	case strings.HasPrefix(t, "oom-kill:"):
+		return printed
+	case strings.Contains(t, " or sacrifice child"):
+		return ko.Selected != nil
+	case strings.Contains(t, " killed as a result of limit of "):
+		return late || ko.TaskMemcg != "" || ko.LimitOfHost
+	case strings.HasPrefix(t, "memory: usage "):
+		return late || ko.Memcg != nil
+	case t == "Mem-Info:" || strings.HasPrefix(t, "Tasks state"):
+		return late
+	}
+	return false
 }

@@ -144,3 +144,48 @@ func TestSacrificeChildKeepsBoth(t *testing.T) {
 		t.Errorf("constraint %q (%s)", ko.Constraint, ko.ConstraintInferred)
 	}
 }
+
+func TestHeaderlessRowsTwoKillsLateReaper(t *testing.T) {
+	incs := parseString(t, harmonyTwoKills)
+	if len(incs) != 2 {
+		t.Fatalf("%d incidents, want 2", len(incs))
+	}
+	a, b := incs[0].Kernel, incs[1].Kernel
+	if a.TasksTotal != 1 || a.Tasks[0].PID != 32209 || a.Tasks[0].RSSBytes != 909707*4096 || a.Tasks[0].Name != "harmony" || a.Tasks[0].UID != 1000 {
+		t.Errorf("headerless row: %d %+v", a.TasksTotal, a.Tasks)
+	}
+	if a.Victim.PID != 32209 || a.Reaped == nil || a.Reaped.PID != 32209 || b.Reaped != nil {
+		t.Errorf("first %+v reaped %+v, second reaped %+v", a.Victim, a.Reaped, b.Reaped)
+	}
+	if b.Victim == nil || b.Victim.PID != 68640 || !incs[1].Truncated || b.Trigger != nil {
+		t.Errorf("second %+v truncated %v", b.Victim, incs[1].Truncated)
+	}
+}
+
+func TestReaperAfterNextReportStarts(t *testing.T) {
+	// The same harmony report (issue #3709), with the reaper line moved
+	// after the next report's trigger as it lands on busy hosts.
+	lines := strings.Split(strings.TrimSpace(harmonyTwoKills), "\n")
+	second := "[2090066.261300] harmony invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0"
+	s := strings.Join(append(lines[:5:5], second, lines[5]), "\n") + "\n" + strings.Join(lines[6:], "\n") + "\n"
+	incs := parseString(t, s)
+	if len(incs) != 2 || incs[0].Kernel.Reaped == nil || incs[1].Kernel.Reaped != nil || incs[1].Kernel.Victim.PID != 68640 {
+		t.Fatalf("%d incidents: %+v", len(incs), incs)
+	}
+}
+
+func TestSecondConstraintLineIsSecondEvent(t *testing.T) {
+	// 5.x memcg kills with the "Killed process" line of the first lost
+	// (from the two kills of testdata/kernel/cgroup-v1-6.18.dmesg's shape).
+	s := "python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n" +
+		"memory: usage 102400kB, limit 102400kB, failcnt 1473\n" +
+		"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/a,task_memcg=/a,task=python3,pid=1,uid=0\n" +
+		"memory: usage 204800kB, limit 204800kB, failcnt 26\n" +
+		"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/b,task_memcg=/b,task=python3,pid=2,uid=0\n" +
+		"Memory cgroup out of memory: Killed process 2 (python3) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB\n"
+	incs := parseString(t, s)
+	if len(incs) != 2 || incs[0].Kernel.OOMMemcg != "/a" || incs[1].Kernel.OOMMemcg != "/b" ||
+		incs[0].Kernel.Memcg.LimitBytes != 102400*kib || incs[1].Kernel.Memcg.LimitBytes != 204800*kib {
+		t.Fatalf("%d incidents", len(incs))
+	}
+}

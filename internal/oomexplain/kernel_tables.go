@@ -19,6 +19,43 @@ func taskColumns(t string) []string {
 	return strings.Fields(t[end+1:])
 }
 
+// Columns of a task table whose header was not pasted, by the number of
+// numbers before the name: 3.10 "uid tgid total_vm rss nr_ptes swapents
+// oom_score_adj" and 4.15+ "... rss pgtables_bytes swapents ..." have 7,
+// 4.x "... nr_ptes nr_pmds ..." 8, and 6.x "... rss rss_anon rss_file
+// rss_shmem pgtables_bytes ..." 10.
+var headerlessColumns = map[int][]string{
+	7:  {"uid", "tgid", "total_vm", "rss", "pgtables_bytes", "swapents", "oom_score_adj", "name"},
+	8:  {"uid", "tgid", "total_vm", "rss", "nr_ptes", "nr_pmds", "swapents", "oom_score_adj", "name"},
+	10: {"uid", "tgid", "total_vm", "rss", "rss_anon", "rss_file", "rss_shmem", "pgtables_bytes", "swapents", "oom_score_adj", "name"},
+}
+
+// headerlessRow: "[  32209]  1000 32209  1395312   909707  7720960        0             0 harmony"
+// (harmony-one/harmony issue #3709, `dmesg | grep harmony`, 5.4).
+func headerlessRow(t string) bool {
+	return len(t) > 3 && t[0] == '[' && rowColumns(nil, t) != nil
+}
+
+// rowColumns returns cols, or when the header is missing the columns
+// guessed from the row's shape (nil when it is no task row).
+func rowColumns(cols []string, t string) []string {
+	if cols != nil {
+		return cols
+	}
+	end := strings.IndexByte(t, ']')
+	if end < 2 || strings.Trim(t[1:end], " 0123456789") != "" || strings.TrimSpace(t[1:end]) == "" {
+		return nil
+	}
+	f := strings.Fields(t[end+1:])
+	n := 0
+	for n < len(f)-1 && isInt(f[n]) {
+		n++
+	}
+	return headerlessColumns[n]
+}
+
+func isInt(s string) bool { return isDigits(strings.TrimPrefix(s, "-")) }
+
 // addTaskRow parses "[  19335]     0 19335    80289    26152 ... python3"
 // and keeps the max biggest rows by RSS. rejoin replaces the last row (the
 // same row, completed by a wrapped continuation line).

@@ -17,6 +17,7 @@ import "testing"
 //   dmesg-T-en-3.x.txt             a blog's dmesg -T output
 //   dmesg-T-zh-4.x.txt             a Chinese blog's dmesg -T output (zh_CN locale: "四 3月")
 
+// dmesg-T-zh-4.x.txt has three "Task in" lines: three events, one incident each.
 func TestKernelOOM(t *testing.T) {
 	tests := []struct {
 		file        string
@@ -48,7 +49,7 @@ func TestKernelOOM(t *testing.T) {
 		{"kernel/syslog-4.x-global.log", 1, 27438, "R", "", "", 0, 1041924 * kib, 0, VerdictHostExhausted, true, true},
 		{"kernel/syslog-kernel-stamp.log", 1, 17909, "procon", "", "", 0, 4543100 * kib, 0, VerdictHostExhausted, true, true},
 		{"kernel/dmesg-T-en-3.x.txt", 1, 83446, "machine", "", "", 0, 1177488 * kib, 0, VerdictHostExhausted, true, true},
-		{"kernel/dmesg-T-zh-4.x.txt", 1, 0, "", "CONSTRAINT_MEMCG", "/kubepods/pod3759885e-2d2e-45f6-a100-a1230831cbac", 0, 0, 0, VerdictCgroupLimit, true, true},
+		{"kernel/dmesg-T-zh-4.x.txt", 3, 0, "", "CONSTRAINT_MEMCG", "/kubepods/pod3759885e-2d2e-45f6-a100-a1230831cbac", 0, 0, 0, VerdictCgroupLimit, true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {

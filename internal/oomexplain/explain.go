@@ -1,5 +1,7 @@
 package oomexplain
 
+import "golang.org/x/text/language"
+
 // Verdict identifies the explanation's conclusion. Values are part of the
 // JSON schema.
 type Verdict string
@@ -9,8 +11,9 @@ const (
 	VerdictCgroupLimit     Verdict = "cgroup_limit"         // a memory cgroup's limit was hit
 	VerdictHostExhausted   Verdict = "host_exhausted"       // the whole host ran out of RAM (+swap)
 	VerdictCpusetExhausted Verdict = "cpuset_exhausted"     // the allowed NUMA nodes ran out
-	VerdictFragmentation   Verdict = "fragmentation"        // reserved-but-unallocated would have fit the request
+	VerdictFragmentation   Verdict = "fragmentation"        // the cache had the bytes but not in one block
 	VerdictOtherProcesses  Verdict = "other_processes"      // other processes held the GPU memory needed
+	VerdictOutsidePyTorch  Verdict = "outside_pytorch"      // this process held it outside PyTorch's cache
 	VerdictMemoryFraction  Verdict = "memory_fraction"      // a per-process fraction limit was hit
 	VerdictDoesNotFit      Verdict = "does_not_fit"         // the job itself needs more than the GPU has
 	VerdictRequestTooLarge Verdict = "request_too_large"    // one request exceeds the whole GPU
@@ -26,22 +29,44 @@ const (
 )
 
 // Explanation is the verdict on one incident with the arithmetic behind it
-// and what to do about it.
+// and what to do about it, rendered in Context.Lang. Messages keeps the
+// same content as message ids with arguments.
 type Explanation struct {
 	Verdict Verdict `json:"verdict"`
+	// Alternatives are verdicts the evidence cannot rule out; the summary
+	// names them too. Empty when the evidence is clear.
+	Alternatives []Verdict `json:"alternatives,omitempty"`
 	// Summary is one sentence for people.
 	Summary string `json:"summary"`
 	// Arithmetic shows the computation, one step per entry, sizes printed
 	// the way PyTorch prints them.
 	Arithmetic []string `json:"arithmetic,omitempty"`
-	// Recommendations are concrete actions, most useful first.
+	// Recommendations are concrete actions, most useful first; Advice has
+	// the same with the evidence that called for each.
 	Recommendations []string `json:"recommendations,omitempty"`
+	Advice          []Advice `json:"advice,omitempty"`
+	// Messages is the explanation before rendering.
+	Messages *Messages `json:"messages,omitempty"`
+}
+
+// Advice is one recommendation and the evidence that triggered it.
+type Advice struct {
+	ID      string `json:"id"`
+	Text    string `json:"text"`
+	Because string `json:"because,omitempty"`
+}
+
+// Messages is an explanation as message ids with arguments.
+type Messages struct {
+	Summary    Msg   `json:"summary"`
+	Arithmetic []Msg `json:"arithmetic,omitempty"`
+	Advice     []Msg `json:"advice,omitempty"`
 }
 
 // Context is what the caller knows beyond the log: `torchmem run` passes
 // its job's pids, cgroup, allocator stats from the hook, GPU processes
-// from NVML; `torchmem oom` passes the host's /dev/shm size and fd limit.
-// Zero values mean unknown.
+// from NVML; `torchmem oom` passes the host's /dev/shm size and fd limit
+// when it reads this host's own kernel log. Zero values mean unknown.
 type Context struct {
 	// JobPIDs are the supervised job's processes (incl. DataLoader workers).
 	JobPIDs []int
@@ -54,12 +79,19 @@ type Context struct {
 	MemoryStats map[string]int64
 	// GPUProcesses are the processes NVML saw on the GPU (with names).
 	GPUProcesses []GPUProcess
+	// SameHost says the log is this host's (its live kernel log, this
+	// boot, or a run supervised here): only then are ShmSizeBytes and
+	// NoFileLimit facts about it.
+	SameHost bool
 	// ShmSizeBytes is the size of /dev/shm; NoFileLimit the soft
 	// RLIMIT_NOFILE (of the job, or of the host reading the log).
 	ShmSizeBytes int64
 	NoFileLimit  uint64
 	// HostRAMBytes is MemTotal, for sizing advice.
 	HostRAMBytes int64
+	// Lang is the language of the rendered text (English when unset or
+	// without a catalog).
+	Lang language.Tag
 }
 
 // ExplainAll correlates incs and sets each one's Explanation.
@@ -77,4 +109,48 @@ func Explain(inc *Incident, ctx Context) Explanation {
 	one := []Incident{*inc}
 	one[0].Related = nil
 	return explainWith(one, 0, ctx)
+}
+
+// finding is what a rule set concludes, before rendering.
+type finding struct {
+	verdict Verdict
+	alts    []Verdict
+	summary Msg
+	arith   []Msg
+	advice  []advice
+}
+
+// advice is a recommendation with the evidence for it (may be unset).
+type advice struct{ what, because Msg }
+
+func (f *finding) note(ms ...Msg)       { f.arith = append(f.arith, ms...) }
+func (f *finding) do(what, because Msg) { f.advice = append(f.advice, advice{what, because}) }
+func (f *finding) doAll(because Msg, what ...Msg) {
+	for _, w := range what {
+		f.do(w, because)
+	}
+}
+
+// render turns a finding into the Explanation in lang, dropping repeated
+// advice (a related incident's rules may give the same).
+func (f finding) render(lang language.Tag) Explanation {
+	e := Explanation{Verdict: f.verdict, Alternatives: f.alts, Summary: render(lang, f.summary),
+		Arithmetic: renderAll(lang, f.arith),
+		Messages:   &Messages{Summary: f.summary, Arithmetic: f.arith}}
+	seen := map[string]bool{}
+	for _, a := range f.advice {
+		text := render(lang, a.what)
+		if seen[text] {
+			continue
+		}
+		seen[text] = true
+		ad := Advice{ID: a.what.ID, Text: text}
+		if !a.because.zero() {
+			ad.Because = render(lang, a.because)
+		}
+		e.Advice = append(e.Advice, ad)
+		e.Recommendations = append(e.Recommendations, text)
+		e.Messages.Advice = append(e.Messages.Advice, a.what)
+	}
+	return e
 }

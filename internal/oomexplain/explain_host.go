@@ -2,13 +2,10 @@ package oomexplain
 
 import "fmt"
 
-const (
-	adviceWorkers = "reduce DataLoader memory: fewer num_workers, a smaller prefetch_factor, and datasets as numpy arrays or memory-mapped files instead of Python lists/dicts (workers copy Python objects they touch)"
-	adviceShmSize = "enlarge /dev/shm: `mount -o remount,size=32G /dev/shm`; in Docker `--shm-size=16g` (or `--ipc=host`); in Kubernetes an emptyDir with medium: Memory mounted at /dev/shm"
-	adviceNoFile  = "raise the open-file limit: `ulimit -n 65536` before starting (LimitNOFILE= in a systemd unit, `torchmem run --nofile 65536`), or call torch.multiprocessing.set_sharing_strategy('file_system')"
-)
-
-func explainHost(incs []Incident, i int, ctx Context) Explanation {
+// explainHost explains the training-side failures: shared memory, the fd
+// limit, Slurm and systemd-oomd kills, and processes killed by someone
+// (kernelWhy says who when the kernel's report is in the logs given).
+func explainHost(incs []Incident, i int, ctx Context) finding {
 	inc := &incs[i]
 	f := inc.Failure
 	if f == nil {
@@ -22,118 +19,157 @@ func explainHost(incs []Incident, i int, ctx Context) Explanation {
 	case KindSlurmOOM:
 		return explainSlurm(f)
 	case KindSystemdOOMD:
-		return Explanation{Verdict: VerdictSystemdOOMD,
-			Summary:         fmt.Sprintf("systemd-oomd (the userspace OOM killer) killed cgroup %s: %s", orUnknown(f.Cgroup), orUnknown(f.Reason)),
-			Recommendations: []string{"run the job in its own slice or scope with ManagedOOMPreference=avoid, or relax ManagedOOMMemoryPressureLimit= / ManagedOOMSwap= (see `oomctl`)", adviceWorkers}}
+		fd := finding{verdict: VerdictSystemdOOMD, summary: msg("host.summary.oomd", orUnknown(f.Cgroup), orUnknown(f.Reason))}
+		fd.do(adviceMsg("oomd_avoid"), msg("because.oomd", orUnknown(f.Reason)))
+		return fd
 	}
 	return explainKilled(incs, i, ctx)
 }
 
-// explainKilled: a DataLoader worker or torchrun child died of SIGKILL.
-func explainKilled(incs []Incident, i int, ctx Context) Explanation {
-	inc := &incs[i]
-	who := "the process"
-	if inc.Kind == KindTorchrunSIGKILL {
-		who = "the training process"
-		if inc.Rank != nil {
-			who = fmt.Sprintf("rank %d", *inc.Rank)
-		}
-	} else if len(inc.PIDs) > 0 {
-		who = "DataLoader worker pid " + joinInts(inc.PIDs)
+// who names the process a host-side incident is about.
+func who(inc *Incident) string {
+	switch {
+	case inc.Kind == KindTorchrunSIGKILL && inc.Rank != nil:
+		return fmt.Sprintf("rank %d", *inc.Rank)
+	case inc.Kind == KindTorchrunSIGKILL:
+		return "the training process"
+	case inc.Kind == kindShellKilled && inc.Failure != nil && inc.Failure.Program != "":
+		return inc.Failure.Program
+	case inc.Kind == kindShellKilled:
+		return "the command"
+	case len(inc.PIDs) > 0:
+		return "DataLoader worker pid " + joinInts(inc.PIDs)
 	}
+	return "the process"
+}
+
+// explainKilled: a worker, a torchrun child or a shell's command died of
+// SIGKILL (or exited). DataLoader advice is given only when a DataLoader
+// is in the evidence.
+func explainKilled(incs []Incident, i int, ctx Context) finding {
+	inc := &incs[i]
+	w := who(inc)
 	if f := inc.Failure; inc.Kind == KindDataLoaderExited && f != nil && f.ExitCode != nil && *f.ExitCode > 0 {
-		return Explanation{Verdict: VerdictWorkerExited,
-			Summary:         fmt.Sprintf("%s exited with code %d: an error inside the worker, not a kill", who, *f.ExitCode),
-			Recommendations: []string{"rerun with num_workers=0 to see the worker's own traceback"}}
+		fd := finding{verdict: VerdictWorkerExited, summary: msg("host.summary.worker_exited", w, itoa(*f.ExitCode))}
+		fd.do(adviceMsg("workers_zero"), msg("because.exit_code", itoa(*f.ExitCode)))
+		return fd
 	}
 	for _, j := range inc.Related {
 		if k := &incs[j]; k.Kind == KindSlurmOOM {
-			e := explainSlurm(k.Failure)
-			e.Summary = who + " was killed when the Slurm job hit its memory limit (the job's cgroup OOM handler)"
-			return e
+			fd := explainSlurm(k.Failure)
+			fd.summary = msg("host.summary.killed_slurm", w)
+			return fd
 		}
 	}
 	for _, j := range inc.Related {
 		if k := &incs[j]; k.Kind == KindKernelOOM {
-			ke := explainKernel(k, ctx)
-			e := Explanation{Verdict: VerdictKilledByKernel,
-				Summary: fmt.Sprintf("%s was killed by the kernel's OOM killer (%s)", who, kernelWhy(k, ke.Verdict))}
-			e.Recommendations = append([]string{adviceWorkers}, ke.Recommendations...)
-			return dedupStrings(e)
+			return killedByKernel(inc, k, w, ctx)
 		}
 	}
-	e := Explanation{Verdict: VerdictKilledSIGKILL,
-		Summary: who + " was killed with SIGKILL; no kernel OOM report for it is in the logs given. The usual sender is the kernel's OOM killer (a cgroup limit or the whole host)"}
-	if inc.Kind == KindDataLoaderExited {
-		e.Summary = who + " exited unexpectedly; when the kernel log shows an OOM kill of that pid, memory is the cause"
+	return killedUnknown(inc, w)
+}
+
+func killedByKernel(inc, k *Incident, w string, ctx Context) finding {
+	kf := explainKernel(k, ctx)
+	fd := finding{verdict: VerdictKilledByKernel, summary: msg("host.summary.killed_kernel", w, render(ctx.Lang, kernelWhy(k, kf.verdict)))}
+	if dataLoaderEvidence(inc) {
+		fd.do(adviceMsg("workers"), msg("because.dataloader_killed"))
 	}
-	e.Recommendations = []string{"look for the kill in the kernel log of that host and time: `torchmem oom` (or `dmesg -T | grep -i oom`)", adviceWorkers,
-		"run under `torchmem run --memory-max SIZE` to get the kill reported with the job"}
-	return e
+	fd.advice = append(fd.advice, kf.advice...)
+	return fd
+}
+
+func killedUnknown(inc *Incident, w string) finding {
+	fd := finding{verdict: VerdictKilledSIGKILL, summary: msg("host.summary.sigkill", w)}
+	if inc.Kind == KindDataLoaderExited {
+		fd.summary = msg("host.summary.worker_gone", w)
+	}
+	why := msg("because.no_kernel_report")
+	fd.do(adviceMsg("find_kill"), why)
+	if dataLoaderEvidence(inc) {
+		fd.do(adviceMsg("workers"), msg("because.dataloader_killed"))
+	} else {
+		fd.do(adviceMsg("host_memory"), why)
+	}
+	fd.do(adviceMsg("run_under_torchmem"), why)
+	return fd
+}
+
+// dataLoaderEvidence: the incident itself is a DataLoader's.
+func dataLoaderEvidence(inc *Incident) bool {
+	return inc.Kind == KindDataLoaderKilled || inc.Kind == KindDataLoaderExited
 }
 
 // kernelWhy words the kernel report's verdict v for the killed process.
-func kernelWhy(k *Incident, v Verdict) string {
+func kernelWhy(k *Incident, v Verdict) Msg {
 	switch v {
 	case VerdictCgroupLimit:
-		return "memory cgroup " + orUnknown(k.Kernel.OOMMemcg) + " hit its limit"
+		return msg("host.why.memcg", orUnknown(k.Kernel.OOMMemcg))
 	case VerdictCpusetExhausted:
-		return "its NUMA nodes ran out"
+		return msg("host.why.cpuset")
+	case VerdictIncomplete:
+		return msg("host.why.unknown")
 	}
-	return "the host ran out of memory"
+	return msg("host.why.host")
 }
 
-func explainShm(f *HostFailure, ctx Context) Explanation {
-	e := Explanation{Verdict: VerdictSharedMemory,
-		Summary: "DataLoader workers pass batches through shared memory (/dev/shm) and it ran out"}
-	if ctx.ShmSizeBytes > 0 {
-		e.Arithmetic = append(e.Arithmetic, "/dev/shm on this host: "+b(ctx.ShmSizeBytes)+" (Docker's default is 64.00 MiB)")
+// explainShm: /dev/shm is shown only when the log is this host's: the
+// size here says nothing about the machine that wrote a pasted log.
+func explainShm(f *HostFailure, ctx Context) finding {
+	fd := finding{verdict: VerdictSharedMemory, summary: msg("host.summary.shm")}
+	if ctx.ShmSizeBytes > 0 && ctx.SameHost {
+		fd.note(msg("host.arith.shm_here", b(ctx.ShmSizeBytes)))
+	} else {
+		fd.note(msg("host.arith.shm_there"))
 	}
-	e.Arithmetic = append(e.Arithmetic, "needed at once: about batch size × bytes per sample × num_workers × prefetch_factor (default 2)")
+	fd.note(msg("host.arith.shm_need"))
 	if f.Errno != "" {
-		e.Arithmetic = append(e.Arithmetic, "error: "+f.Errno)
+		fd.note(msg("host.arith.errno", f.Errno))
 	}
-	e.Recommendations = []string{adviceShmSize, "or lower num_workers / prefetch_factor / batch size"}
-	return e
+	why := msg("evidence.text", firstNonEmpty(f.Errno, f.Signal, f.ShmObject, "shared memory"))
+	fd.do(adviceMsg("shm_size"), why)
+	fd.do(adviceMsg("shm_lower"), why)
+	return fd
 }
 
-func explainNoFile(ctx Context) Explanation {
-	e := Explanation{Verdict: VerdictFDLimit,
-		Summary: "with the file_descriptor sharing strategy every tensor sent between processes holds an open file; the open-file limit was reached"}
-	if ctx.NoFileLimit > 0 {
-		e.Arithmetic = []string{fmt.Sprintf("open-file limit here (ulimit -n): %d", ctx.NoFileLimit)}
+func explainNoFile(ctx Context) finding {
+	fd := finding{verdict: VerdictFDLimit, summary: msg("host.summary.nofile")}
+	if ctx.NoFileLimit > 0 && ctx.SameHost {
+		fd.note(msg("host.arith.nofile_here", fmt.Sprint(ctx.NoFileLimit)))
+	} else {
+		fd.note(msg("host.arith.nofile_there"))
 	}
-	e.Recommendations = []string{adviceNoFile}
-	return e
+	fd.do(adviceMsg("nofile"), msg("evidence.text", "Too many open files"))
+	return fd
 }
 
-func explainSlurm(f *HostFailure) Explanation {
-	e := Explanation{Verdict: VerdictSlurmLimit,
-		Summary: "the Slurm job hit the memory limit of its cgroup and processes in it were OOM-killed"}
+func explainSlurm(f *HostFailure) finding {
+	fd := finding{verdict: VerdictSlurmLimit, summary: msg("host.summary.slurm")}
+	if f == nil {
+		f = &HostFailure{}
+	}
 	if f.OOMEvents != nil {
-		e.Arithmetic = []string{fmt.Sprintf("%d oom-kill event(s) in step %s", *f.OOMEvents, orUnknown(f.StepID))}
+		fd.note(msg("host.arith.slurm_events", itoa(*f.OOMEvents), orUnknown(f.StepID)))
 	}
 	job := f.JobID
 	if job == "" {
 		job = "JOBID"
 	}
-	e.Recommendations = []string{
-		"request more memory: --mem, --mem-per-cpu or --mem-per-gpu",
-		fmt.Sprintf("compare the peak with the request: `sacct -j %s --format=JobID,MaxRSS,ReqMem,State`", job),
-		adviceWorkers,
-	}
-	return e
+	why := msg("evidence.text", firstNonEmpty(f.Message, "slurmstepd oom-kill"))
+	fd.do(adviceMsg("slurm_mem"), why)
+	fd.do(adviceMsg("slurm_sacct", job), why)
+	return fd
 }
 
-func dedupStrings(e Explanation) Explanation {
-	seen := map[string]bool{}
-	out := e.Recommendations[:0]
-	for _, r := range e.Recommendations {
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
 		}
 	}
-	e.Recommendations = out
-	return e
+	return ""
 }
+
+// kindShellKilled is the parser's shell job-control kill ("943 Killed
+// python train.py").
+const kindShellKilled Kind = "shell_killed"

@@ -8,91 +8,151 @@ import (
 
 const time60 = 60 * time.Second
 
-func explainKernel(inc *Incident, ctx Context) Explanation {
+// explainKernel explains one kernel OOM report: which limit ran out
+// (kernelScope), the numbers of that limit, who was chosen and killed,
+// and what to change.
+func explainKernel(inc *Incident, ctx Context) finding {
 	ko := inc.Kernel
-	var e Explanation
-	switch {
-	case ko.Constraint == "" && ko.OOMMemcg == "" && ko.Memcg == nil && ko.MemInfo == nil && len(ko.Tasks) == 0 && ko.Victim == nil:
-		e = Explanation{Verdict: VerdictIncomplete,
-			Summary:         "the kernel's OOM killer ran, but this log holds too little of its report to tell whether a cgroup limit or the whole host ran out",
-			Recommendations: []string{"read the full report: `torchmem oom` on that host, or `dmesg -T` around this time"}}
-	case ko.Constraint == "CONSTRAINT_MEMCG" || ko.Constraint == "" && ko.OOMMemcg != "" && ko.MemInfo == nil:
-		e = explainMemcg(ko, ctx)
-	case ko.Constraint == "CONSTRAINT_CPUSET" || ko.Constraint == "CONSTRAINT_MEMORY_POLICY":
-		e = explainCpuset(ko)
+	v, alts, sv := kernelScope(ko, globalWording(inc.Raw))
+	var fd finding
+	switch v {
+	case VerdictIncomplete:
+		fd = finding{verdict: v, summary: msg("kernel.summary.incomplete")}
+		fd.do(adviceMsg("read_full_report"), msg("because.incomplete"))
+	case VerdictCgroupLimit:
+		fd = explainMemcg(ko, ctx, sv)
+	case VerdictCpusetExhausted:
+		fd = explainCpuset(ko, sv)
 	default:
-		e = explainHostRAM(ko, ctx)
+		fd = explainHostRAM(ko, ctx, sv)
 	}
-	e.Arithmetic = append(e.Arithmetic, victimLines(ko, ctx)...)
-	if t := ko.Trigger; t != nil && t.Order != nil && *t.Order >= 4 {
-		e.Arithmetic = append(e.Arithmetic, fmt.Sprintf("the failing request was order %d (%s of physically contiguous memory): fragmentation of RAM can cause this even with memory free", *t.Order, b(int64(4096)<<*t.Order)))
+	fd.alts = alts
+	if len(alts) > 0 {
+		fd.summary = msg("kernel.summary.ambiguous", render(ctx.Lang, fd.summary), verdictList(alts), evidenceOf(ctx, sv, alts))
+		fd.note(msg("alternatives", verdictList(alts)))
 	}
+	fd.note(victimLines(ko, ctx)...)
+	fd.note(orderLine(ko)...)
 	if inc.Truncated {
-		e.Arithmetic = append(e.Arithmetic, "the report is incomplete in this log: numbers not shown were not logged")
+		fd.note(msg("kernel.arith.truncated"))
 	}
-	return e
+	return fd
 }
 
-func explainMemcg(ko *KernelOOM, ctx Context) Explanation {
+// evidenceOf renders the signals that speak for the alternatives.
+func evidenceOf(ctx Context, sv scopeVotes, alts []Verdict) string {
+	var ms []Msg
+	for _, a := range alts {
+		switch a {
+		case VerdictCgroupLimit:
+			ms = append(ms, sv.memcg...)
+		case VerdictHostExhausted:
+			ms = append(ms, sv.host...)
+		case VerdictCpusetExhausted:
+			ms = append(ms, sv.cpuset...)
+		}
+	}
+	return joinMsgs(ctx.Lang, ms, "; ")
+}
+
+func orderLine(ko *KernelOOM) []Msg {
+	if t := ko.Trigger; t != nil && t.Order != nil && *t.Order >= 4 {
+		return []Msg{msg("kernel.arith.high_order", itoa(*t.Order), b(int64(4096)<<*t.Order))}
+	}
+	return nil
+}
+
+func explainMemcg(ko *KernelOOM, ctx Context, sv scopeVotes) finding {
 	cg := ko.OOMMemcg
 	if cg == "" {
 		cg = ko.MemcgStatsPath
 	}
-	e := Explanation{Verdict: VerdictCgroupLimit,
-		Summary: fmt.Sprintf("the memory cgroup %s hit its limit; the kernel killed a process inside it (the host itself was not out of memory)", orUnknown(cg))}
+	if ko.OOMMemcgTruncated && cg != "" {
+		cg += "…"
+	}
+	fd := finding{verdict: VerdictCgroupLimit, summary: msg("kernel.summary.memcg", orUnknown(cg))}
+	if memswHit(ko) {
+		fd.summary = msg("kernel.summary.memsw", orUnknown(cg))
+	}
+	fd.note(memcgLines(ko, cg)...)
+	fd.note(jobCgroupLine(cg, ctx)...)
+	why := firstOr(sv.memcg, msg("evidence.text", "memory cgroup"))
+	limit := "?"
+	if ko.Memcg != nil && !ko.Memcg.Unlimited {
+		limit = b(ko.Memcg.LimitBytes)
+	}
+	fd.do(adviceMsg("limit_owner."+limitOwner(cg), limit), why)
+	memcgUsageAdvice(&fd, ko)
+	return fd
+}
+
+// memcgLines: the cgroup's counters.
+func memcgLines(ko *KernelOOM, cg string) []Msg {
+	var out []Msg
 	if m := ko.Memcg; m != nil {
-		e.Arithmetic = append(e.Arithmetic, fmt.Sprintf("cgroup %s: usage %s of limit %s (%s), limit hit %d times (failcnt)",
-			orUnknown(cg), b(m.UsageBytes), b(m.LimitBytes), pct(m.UsageBytes, m.LimitBytes), m.Failcnt))
+		out = append(out, msg("kernel.arith.memcg", orUnknown(cg), b(m.UsageBytes), limitText(m), pct(m.UsageBytes, m.LimitBytes), fmt.Sprint(m.Failcnt)))
 	}
 	if m := ko.Memsw; m != nil && !m.Unlimited {
-		e.Arithmetic = append(e.Arithmetic, fmt.Sprintf("memory+swap: usage %s of limit %s (%s), limit hit %d times",
-			b(m.UsageBytes), b(m.LimitBytes), pct(m.UsageBytes, m.LimitBytes), m.Failcnt))
-		if m.UsageBytes >= m.LimitBytes && (ko.Memcg == nil || ko.Memcg.UsageBytes < ko.Memcg.LimitBytes) {
-			e.Summary = fmt.Sprintf("the memory cgroup %s hit its memory+swap limit (memory.memsw.limit_in_bytes): RAM was below its limit but swap was exhausted", orUnknown(cg))
-		}
+		out = append(out, msg("kernel.arith.memsw", b(m.UsageBytes), b(m.LimitBytes), pct(m.UsageBytes, m.LimitBytes), fmt.Sprint(m.Failcnt)))
 	}
 	if s := ko.Swap; s != nil && !s.Unlimited {
-		e.Arithmetic = append(e.Arithmetic, fmt.Sprintf("swap allowed to the cgroup: %s, used %s", b(s.LimitBytes), b(s.UsageBytes)))
+		out = append(out, msg("kernel.arith.swap", b(s.LimitBytes), b(s.UsageBytes)))
 	}
-	e.Arithmetic = append(e.Arithmetic, memcgStatLine(ko)...)
-	if ctx.CgroupPath != "" && strings.HasSuffix(cg, ctx.CgroupPath) {
-		s := "this is the job's own cgroup"
-		if ctx.CgroupLimitBytes > 0 {
-			s += ", limited to " + b(ctx.CgroupLimitBytes)
-		}
-		e.Arithmetic = append(e.Arithmetic, s)
-	} else if ctx.CgroupPath != "" && cg != "" && strings.HasPrefix(ctx.CgroupPath, cg) {
-		e.Arithmetic = append(e.Arithmetic, fmt.Sprintf("%s is above the job's cgroup %s: an outer limit (Slurm, a container, a systemd slice) was hit, not the job's own", cg, ctx.CgroupPath))
-	}
-	e.Recommendations = append(e.Recommendations, limitOwnerAdvice(cg, ko)...)
-	e.Recommendations = append(e.Recommendations,
-		"reduce the job's host memory: fewer DataLoader workers (num_workers), a smaller prefetch_factor, datasets held as numpy arrays or memory-mapped files rather than Python lists (workers copy Python objects on access)")
-	if sh := ko.MemcgStats["shmem"]; sh > 0 && ko.Memcg != nil && sh*10 > ko.Memcg.UsageBytes {
-		e.Recommendations = append(e.Recommendations, fmt.Sprintf("%s of the cgroup's usage is shared memory (/dev/shm, DataLoader batches in flight): it counts against the limit too", b(sh)))
-	}
-	return e
+	return append(out, memcgStatLine(ko)...)
 }
 
-// limitOwnerAdvice says who set the limit, from the cgroup's path.
-func limitOwnerAdvice(cg string, ko *KernelOOM) []string {
-	usage := ""
-	if ko.Memcg != nil {
-		usage = " (now " + b(ko.Memcg.LimitBytes) + ")"
+// memswHit: memory+swap reached its limit while memory alone had not.
+func memswHit(ko *KernelOOM) bool {
+	m := ko.Memsw
+	return m != nil && !m.Unlimited && m.UsageBytes >= m.LimitBytes && (ko.Memcg == nil || ko.Memcg.UsageBytes < ko.Memcg.LimitBytes)
+}
+
+func limitText(m *MemcgCounters) string {
+	if m.Unlimited {
+		return "unlimited"
 	}
+	return b(m.LimitBytes)
+}
+
+// jobCgroupLine relates the cgroup to the supervised job's, when known.
+func jobCgroupLine(cg string, ctx Context) []Msg {
 	switch {
-	case strings.Contains(cg, "slurm") || strings.Contains(cg, "/job_"):
-		return []string{"the limit is the Slurm job's: request more with --mem / --mem-per-gpu" + usage + ", and compare with `sacct -j JOBID --format=JobID,MaxRSS,ReqMem`"}
-	case strings.Contains(cg, "kubepods"):
-		return []string{"the limit is the Kubernetes pod's: raise resources.limits.memory" + usage}
-	case strings.Contains(cg, "docker") || strings.Contains(cg, "containerd") || strings.Contains(cg, "libpod"):
-		return []string{"the limit is the container's: raise docker/podman --memory" + usage}
-	case strings.HasSuffix(cg, ".service") || strings.HasSuffix(cg, ".scope") || strings.HasSuffix(cg, ".slice"):
-		return []string{"the limit is a systemd unit's MemoryMax=/MemoryLimit=" + usage + ": raise it with `systemctl set-property UNIT MemoryMax=...`"}
+	case ctx.CgroupPath == "" || cg == "":
+		return nil
+	case strings.HasSuffix(strings.TrimSuffix(cg, "…"), ctx.CgroupPath):
+		if ctx.CgroupLimitBytes > 0 {
+			return []Msg{msg("kernel.arith.job_cgroup_limit", b(ctx.CgroupLimitBytes))}
+		}
+		return []Msg{msg("kernel.arith.job_cgroup")}
+	case strings.HasPrefix(ctx.CgroupPath, cg):
+		return []Msg{msg("kernel.arith.outer_cgroup", cg, ctx.CgroupPath)}
 	}
-	return []string{"raise the cgroup's limit (memory.max on cgroup v2, memory.limit_in_bytes on v1)" + usage + " above the job's peak, e.g. `torchmem run --memory-max SIZE`"}
+	return nil
 }
 
-func memcgStatLine(ko *KernelOOM) []string {
+// memcgUsageAdvice: what filled the cgroup, from its stats.
+func memcgUsageAdvice(fd *finding, ko *KernelOOM) {
+	if n := workerEvidence(ko); n >= 2 {
+		fd.do(adviceMsg("workers"), msg("because.python_tasks", itoa(n)))
+	} else {
+		fd.do(adviceMsg("host_memory"), msg("because.cgroup_full"))
+	}
+	if sh := ko.MemcgStats["shmem"]; sh > 0 && ko.Memcg != nil && sh*10 > ko.Memcg.UsageBytes {
+		fd.do(adviceMsg("shm_counts"), msg("because.memcg_shmem", b(sh), pct(sh, ko.Memcg.UsageBytes)))
+	}
+	if fc := memcgFile(ko); fc > 0 && ko.Memcg != nil && fc*4 > ko.Memcg.UsageBytes {
+		fd.do(adviceMsg("page_cache_in_limit"), msg("because.memcg_file", b(fc)))
+	}
+}
+
+func memcgFile(ko *KernelOOM) int64 {
+	if v, ok := ko.MemcgStats["file"]; ok {
+		return v
+	}
+	return ko.MemcgStats["cache"]
+}
+
+func memcgStatLine(ko *KernelOOM) []Msg {
 	st := ko.MemcgStats
 	if len(st) == 0 {
 		return nil
@@ -103,49 +163,83 @@ func memcgStatLine(ko *KernelOOM) []string {
 			parts = append(parts, k+" "+b(v))
 		}
 	}
-	return []string{"cgroup memory by kind: " + strings.Join(parts, ", ")}
+	return []Msg{msg("kernel.arith.memcg_stats", strings.Join(parts, ", "))}
 }
 
-func explainCpuset(ko *KernelOOM) Explanation {
-	return Explanation{Verdict: VerdictCpusetExhausted,
-		Summary: fmt.Sprintf("the NUMA nodes the task may use (mems_allowed=%s) ran out of memory; other nodes may still have had free memory", orUnknown(ko.MemsAllowed)),
-		Recommendations: []string{
-			"widen the job's memory binding: numactl --interleave=all or --preferred instead of --membind, or a cpuset with more mems",
-			"check per-node free memory with `numastat -m` before binding a job to one node",
-		}}
+func explainCpuset(ko *KernelOOM, sv scopeVotes) finding {
+	fd := finding{verdict: VerdictCpusetExhausted, summary: msg("kernel.summary.cpuset", orUnknown(ko.MemsAllowed))}
+	fd.note(nodeLines(ko)...)
+	why := firstOr(sv.cpuset, msg("evidence.text", ko.Constraint))
+	fd.do(adviceMsg("widen_binding"), why)
+	fd.do(adviceMsg("numastat"), why)
+	return fd
 }
 
-func explainHostRAM(ko *KernelOOM, ctx Context) Explanation {
-	e := Explanation{Verdict: VerdictHostExhausted,
-		Summary: "the whole host ran out of memory (RAM and swap); the kernel killed the process with the highest OOM score"}
-	if mi := ko.MemInfo; mi != nil {
-		e.Arithmetic = append(e.Arithmetic, memInfoLines(mi)...)
-	} else if ctx.HostRAMBytes > 0 {
-		e.Arithmetic = append(e.Arithmetic, "host RAM "+b(ctx.HostRAMBytes)+" (MemTotal)")
-	}
-	e.Arithmetic = append(e.Arithmetic, topTasksLine(ko))
-	if ctx.CgroupLimitBytes > 0 && ko.Victim != nil && hasInt(ctx.JobPIDs, ko.Victim.PID) {
-		e.Arithmetic = append(e.Arithmetic, "the job's own limit ("+b(ctx.CgroupLimitBytes)+") was not reached: the host ran out first; lower the limit below what the host can give")
-	}
-	e.Recommendations = []string{
-		"run the job under its own memory limit (`torchmem run --memory-max SIZE`) so that it, not the host, hits the wall, and gets a clear report",
-		"reduce the job's host memory: fewer DataLoader workers, smaller prefetch_factor, numpy/memory-mapped datasets instead of Python lists, pin_memory only where needed",
-		"add swap or stop other large processes listed above",
-	}
-	if mi := ko.MemInfo; mi != nil && val(mi.HugePagesBytes) > 0 && mi.TotalRAMBytes != nil && val(mi.HugePagesBytes)*10 > *mi.TotalRAMBytes {
-		e.Recommendations = append(e.Recommendations, fmt.Sprintf("%s is reserved as huge pages (vm.nr_hugepages) and unavailable to normal allocations: lower it if nothing uses them", b(*mi.HugePagesBytes)))
-	}
-	return e
-}
-
-func memInfoLines(mi *MemInfo) []string {
-	var out []string
-	if mi.TotalRAMBytes != nil {
-		s := "RAM " + b(*mi.TotalRAMBytes)
-		if mi.FreeBytes != nil {
-			s += ", free " + b(*mi.FreeBytes) + " (" + pct(*mi.FreeBytes, *mi.TotalRAMBytes) + ")"
+// nodeLines: each node's free memory against its watermarks.
+func nodeLines(ko *KernelOOM) []Msg {
+	var out []Msg
+	for _, n := range ko.Nodes {
+		if n.FreeBytes == nil {
+			continue
 		}
-		out = append(out, s)
+		out = append(out, msg("kernel.arith.node", itoa(n.Node), b(*n.FreeBytes), sizeOrUnknown(valOr(n.LowBytes, -1)), sizeOrUnknown(valOr(n.HighBytes, -1))))
+	}
+	return out
+}
+
+func explainHostRAM(ko *KernelOOM, ctx Context, sv scopeVotes) finding {
+	fd := finding{verdict: VerdictHostExhausted, summary: msg("kernel.summary.host")}
+	if mi := ko.MemInfo; mi != nil {
+		fd.note(memInfoLines(mi)...)
+	} else if ctx.HostRAMBytes > 0 && ctx.SameHost {
+		fd.note(msg("kernel.arith.host_ram", b(ctx.HostRAMBytes)))
+	}
+	fd.note(nodeLines(ko)...)
+	fd.note(topTasksLines(ko)...)
+	if ctx.CgroupLimitBytes > 0 && ko.Victim != nil && hasInt(ctx.JobPIDs, ko.Victim.PID) {
+		fd.note(msg("kernel.arith.job_limit_not_reached", b(ctx.CgroupLimitBytes)))
+	}
+	why := firstOr(sv.host, msg("evidence.text", "global OOM"))
+	fd.do(adviceMsg("own_limit"), why)
+	if n := workerEvidence(ko); n >= 2 {
+		fd.do(adviceMsg("workers"), msg("because.python_tasks", itoa(n)))
+	}
+	hostOthersAdvice(&fd, ko)
+	if mi := ko.MemInfo; mi != nil && val(mi.HugePagesBytes) > 0 && mi.TotalRAMBytes != nil && val(mi.HugePagesBytes)*10 > *mi.TotalRAMBytes {
+		fd.do(adviceMsg("hugepages", b(*mi.HugePagesBytes)), msg("because.hugepages", pct(*mi.HugePagesBytes, *mi.TotalRAMBytes)))
+	}
+	if mi := ko.MemInfo; mi != nil && mi.SwapTotalBytes != nil && *mi.SwapTotalBytes == 0 {
+		fd.do(adviceMsg("add_swap"), msg("because.no_swap"))
+	}
+	return fd
+}
+
+// hostOthersAdvice names the big processes that are not the victim, when
+// the task table lists them.
+func hostOthersAdvice(fd *finding, ko *KernelOOM) {
+	var names []string
+	for _, t := range ko.Tasks {
+		if ko.Victim != nil && t.PID == ko.Victim.PID {
+			continue
+		}
+		names = append(names, fmt.Sprintf("%s (pid %d) %s", t.Name, t.PID, b(t.RSSBytes)))
+		if len(names) == 3 {
+			break
+		}
+	}
+	if len(names) > 0 {
+		fd.do(adviceMsg("stop_others", strings.Join(names, ", ")), msg("because.task_table"))
+	}
+}
+
+func memInfoLines(mi *MemInfo) []Msg {
+	var out []Msg
+	if mi.TotalRAMBytes != nil {
+		free := "?"
+		if mi.FreeBytes != nil {
+			free = b(*mi.FreeBytes) + " (" + pct(*mi.FreeBytes, *mi.TotalRAMBytes) + ")"
+		}
+		out = append(out, msg("kernel.arith.ram", b(*mi.TotalRAMBytes), free))
 	}
 	var parts []string
 	for _, kv := range []struct {
@@ -157,48 +251,92 @@ func memInfoLines(mi *MemInfo) []string {
 		}
 	}
 	if len(parts) > 0 {
-		out = append(out, "in use: "+strings.Join(parts, ", "))
+		out = append(out, msg("kernel.arith.in_use", strings.Join(parts, ", ")))
 	}
 	if mi.SwapTotalBytes != nil {
-		out = append(out, fmt.Sprintf("swap %s, free %s", b(*mi.SwapTotalBytes), b(val(mi.SwapFreeBytes))))
+		out = append(out, msg("kernel.arith.swap_host", b(*mi.SwapTotalBytes), sizeOrUnknown(valOr(mi.SwapFreeBytes, -1))))
 	}
 	return out
 }
 
-func topTasksLine(ko *KernelOOM) string {
+// topTasksLines: the biggest processes, and the dominant one's share.
+func topTasksLines(ko *KernelOOM) []Msg {
 	if len(ko.Tasks) == 0 {
-		return "the task table was not logged"
+		return []Msg{msg("kernel.arith.no_task_table")}
 	}
 	var parts []string
+	var sum int64
 	for i, t := range ko.Tasks {
-		if i == 5 {
-			break
+		sum += t.RSSBytes
+		if i < 5 {
+			parts = append(parts, fmt.Sprintf("%s (pid %d) %s", t.Name, t.PID, b(t.RSSBytes)))
 		}
-		parts = append(parts, fmt.Sprintf("%s (pid %d) %s", t.Name, t.PID, b(t.RSSBytes)))
 	}
-	return fmt.Sprintf("biggest processes by RSS (of %d): %s", ko.TasksTotal, strings.Join(parts, ", "))
+	out := []Msg{msg("kernel.arith.top_tasks", itoa(max(ko.TasksTotal, len(ko.Tasks))), strings.Join(parts, ", "))}
+	if d := ko.Tasks[0]; sum > 0 && d.RSSBytes*2 > sum {
+		out = append(out, msg("kernel.arith.dominant", d.Name, itoa(d.PID), b(d.RSSBytes), pct(d.RSSBytes, sum)))
+	}
+	return out
 }
 
-// victimLines shows who was killed and what it held.
-func victimLines(ko *KernelOOM, ctx Context) []string {
+// victimLines shows who was chosen, who was killed and what it held;
+// figures the log did not give are shown as unknown, never as 0 B.
+func victimLines(ko *KernelOOM, ctx Context) []Msg {
 	v := ko.Victim
 	if v == nil {
 		if ko.NoKillable {
-			return []string{"no process could be killed (all had oom_score_adj -1000): the kernel panicked or the allocation failed"}
+			return []Msg{msg("kernel.arith.no_killable")}
 		}
-		return []string{"the kill line is not in this log"}
+		return []Msg{msg("kernel.arith.no_kill_line")}
 	}
-	s := fmt.Sprintf("killed %s (pid %d): anon-rss %s + file-rss %s + shmem-rss %s = %s resident, total-vm %s",
-		v.Comm, v.PID, b(val(v.AnonRSSBytes)), b(val(v.FileRSSBytes)), b(val(v.ShmemRSSBytes)),
-		b(val(v.AnonRSSBytes)+val(v.FileRSSBytes)+val(v.ShmemRSSBytes)), b(val(v.TotalVMBytes)))
-	out := []string{s}
+	out := []Msg{msg("kernel.arith.victim", v.Comm, itoa(v.PID), sizePtr(v.AnonRSSBytes), sizePtr(v.FileRSSBytes),
+		sizePtr(v.ShmemRSSBytes), residentOf(v), sizePtr(v.TotalVMBytes))}
+	if s := ko.Selected; s != nil && s.PID != v.PID {
+		score := "?"
+		if s.Score != nil {
+			score = itoa(*s.Score)
+		}
+		out = append(out, msg("kernel.arith.sacrifice_child", s.Comm, itoa(s.PID), score, v.Comm, itoa(v.PID)))
+	}
 	if t := ko.Trigger; t != nil && t.PID != nil && *t.PID != v.PID {
-		out = append(out, fmt.Sprintf("the allocation that failed was by %s (pid %d); the victim was chosen by OOM score", t.Comm, *t.PID))
+		out = append(out, msg("kernel.arith.trigger_other", t.Comm, itoa(*t.PID)))
+	}
+	if r := ko.Reaped; r != nil && r.PID == v.PID {
+		out = append(out, msg("kernel.arith.reaped", r.Comm, itoa(r.PID)))
 	}
 	if hasInt(ctx.JobPIDs, v.PID) {
-		out = append(out, "the victim was one of the job's processes")
+		out = append(out, msg("kernel.arith.victim_is_job"))
 	}
 	return out
+}
+
+// residentOf sums the victim's RSS parts the kill line gave.
+func residentOf(v *Victim) string {
+	if v.AnonRSSBytes == nil && v.FileRSSBytes == nil && v.ShmemRSSBytes == nil {
+		return "?"
+	}
+	return b(val(v.AnonRSSBytes) + val(v.FileRSSBytes) + val(v.ShmemRSSBytes))
+}
+
+func sizePtr(p *int64) string {
+	if p == nil {
+		return "?"
+	}
+	return b(*p)
+}
+
+func valOr(p *int64, d int64) int64 {
+	if p == nil {
+		return d
+	}
+	return *p
+}
+
+func firstOr(ms []Msg, d Msg) Msg {
+	if len(ms) > 0 {
+		return ms[0]
+	}
+	return d
 }
 
 func orUnknown(s string) string {

@@ -7,34 +7,45 @@ import (
 	"github.com/torchmem/torchmem/internal/units"
 )
 
-// explainWith dispatches to the incident kind's rules.
+// explainWith dispatches to the incident kind's rules and renders.
 func explainWith(incs []Incident, i int, ctx Context) Explanation {
 	inc := &incs[i]
-	var e Explanation
+	var fd finding
 	switch inc.Kind {
 	case KindKernelOOM:
-		e = explainKernel(inc, ctx)
+		fd = explainKernel(inc, ctx)
 	case KindCUDAOOM, KindCUDAMallocAsync:
-		e = explainCUDA(inc, ctx)
+		fd = explainCUDA(inc, ctx)
 	case KindCUDAError, KindCUBLASAlloc, KindNCCLOOM:
-		e = explainCUDAOther(inc, ctx)
+		fd = explainCUDAOther(inc, ctx)
 	default:
-		e = explainHost(incs, i, ctx)
+		fd = explainHost(incs, i, ctx)
 	}
+	fd.note(incidentNotes(inc)...)
 	for _, j := range inc.Related {
 		if j >= 0 && j < len(incs) && j != i {
-			e.Arithmetic = append(e.Arithmetic, relatedNote(&incs[j]))
+			fd.note(relatedNote(&incs[j]))
 		}
 	}
-	return e
+	return fd.render(ctx.Lang)
 }
 
-func relatedNote(o *Incident) string {
+// incidentNotes: what the reader must know about the incident's record
+// itself (a year the log did not give, a claim the job made).
+func incidentNotes(inc *Incident) []Msg {
+	var out []Msg
+	if yearAssumed(inc) {
+		out = append(out, msg("note.year_assumed"))
+	}
+	return out
+}
+
+func relatedNote(o *Incident) Msg {
 	where := o.Source
 	if o.Line > 0 {
 		where = fmt.Sprintf("%s:%d", o.Source, o.Line)
 	}
-	return fmt.Sprintf("same event: %s at %s", describeKind(o), where)
+	return msg("note.related", describeKind(o), where)
 }
 
 func describeKind(o *Incident) string {
@@ -89,4 +100,10 @@ func sameStory(k, o *Incident) bool {
 		return d > -time60 && d < time60
 	}
 	return false
+}
+
+// yearAssumed: the incident's time came from a date without a year.
+func yearAssumed(inc *Incident) bool {
+	v, ok := any(inc).(interface{ YearAssumed() bool })
+	return ok && v.YearAssumed()
 }

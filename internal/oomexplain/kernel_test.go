@@ -47,7 +47,9 @@ func TestKernelOOM(t *testing.T) {
 		{"kernel/lkml-5.8-global-quoted-wrapped.txt", 1, 3261, "oom01", "CONSTRAINT_NONE", "", 0, 13397556 * kib, 40, VerdictHostExhausted, true, false},
 		{"kernel/ubuntu-5.0-glued.dmesg", 1, 4294, "node", "CONSTRAINT_NONE", "", 0, 72856 * kib, 0, VerdictHostExhausted, true, false},
 		{"kernel/syslog-4.x-global.log", 1, 27438, "R", "", "", 0, 1041924 * kib, 0, VerdictHostExhausted, true, true},
-		{"kernel/syslog-kernel-stamp.log", 1, 17909, "procon", "", "", 0, 4543100 * kib, 0, VerdictHostExhausted, true, true},
+		// A lone "Killed process" line: kernels before 5.x print it after a
+		// global and a memcg OOM alike, so which limit ran out is not in it.
+		{"kernel/syslog-kernel-stamp.log", 1, 17909, "procon", "", "", 0, 4543100 * kib, 0, VerdictIncomplete, true, true},
 		{"kernel/dmesg-T-en-3.x.txt", 1, 83446, "machine", "", "", 0, 1177488 * kib, 0, VerdictHostExhausted, true, true},
 		{"kernel/dmesg-T-zh-4.x.txt", 3, 0, "", "CONSTRAINT_MEMCG", "/kubepods/pod3759885e-2d2e-45f6-a100-a1230831cbac", 0, 0, 0, VerdictCgroupLimit, true, true},
 	}

@@ -1,0 +1,87 @@
+package oomexplain
+
+import (
+	"strings"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"golang.org/x/text/message/catalog"
+)
+
+// Msg is one sentence of an explanation kept as a message id and its
+// arguments, never as concatenated English: the rules decide which
+// sentence and which figures, a printer for the reader's language renders
+// them (messages_en.go holds the English text; a translation adds a file
+// and touches no rule). Arguments are pre-formatted strings (sizes as
+// PyTorch prints them, pids): x/text would otherwise group the digits of
+// a pid ("19,335").
+type Msg struct {
+	ID   string   `json:"id"`
+	Args []string `json:"args,omitempty"`
+}
+
+// msg builds a Msg.
+func msg(id string, args ...string) Msg { return Msg{ID: id, Args: args} }
+
+// zero reports a Msg that was never set.
+func (m Msg) zero() bool { return m.ID == "" }
+
+// catalogs maps each language to its message texts (fmt verbs, with
+// explicit argument indexes where a translation may reorder them).
+var catalogs = map[language.Tag]map[string]string{language.English: messagesEN}
+
+var printers = buildPrinters()
+
+func buildPrinters() map[language.Tag]*message.Printer {
+	b := catalog.NewBuilder(catalog.Fallback(language.English))
+	for tag, texts := range catalogs {
+		for id, text := range texts {
+			if err := b.SetString(tag, id, text); err != nil {
+				panic("oomexplain: message " + id + ": " + err.Error()) // a bad literal in this package
+			}
+		}
+	}
+	out := map[language.Tag]*message.Printer{}
+	for tag := range catalogs {
+		out[tag] = message.NewPrinter(tag, message.Catalog(b))
+	}
+	return out
+}
+
+// Languages are the languages the explanations can be rendered in.
+func Languages() []language.Tag {
+	out := make([]language.Tag, 0, len(catalogs))
+	for tag := range catalogs {
+		out = append(out, tag)
+	}
+	return out
+}
+
+// render prints m in lang (English when lang has no catalog).
+func render(lang language.Tag, m Msg) string {
+	p, ok := printers[lang]
+	if !ok {
+		p = printers[language.English]
+	}
+	args := make([]any, len(m.Args))
+	for i, a := range m.Args {
+		args[i] = a
+	}
+	return p.Sprintf(m.ID, args...)
+}
+
+// renderAll renders every message, skipping unset ones.
+func renderAll(lang language.Tag, ms []Msg) []string {
+	var out []string
+	for _, m := range ms {
+		if !m.zero() {
+			out = append(out, render(lang, m))
+		}
+	}
+	return out
+}
+
+// joinMsgs renders ms and joins them with sep (lists inside one sentence).
+func joinMsgs(lang language.Tag, ms []Msg, sep string) string {
+	return strings.Join(renderAll(lang, ms), sep)
+}

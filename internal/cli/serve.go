@@ -34,6 +34,7 @@ const (
 
 type serveFlags struct {
 	listen, db, tokenFile, gpuFake string
+	webConfig                      string
 	insecure, metricsNoAuth        bool
 	interval, pssPeriod            time.Duration
 	maxProcs                       int
@@ -52,10 +53,12 @@ allocator figures of jobs under torchmem run) and serves:
   /metrics        Prometheus exposition /api/v1/...        JSON (docs/serve.md)
 
 It listens on 127.0.0.1 only unless told otherwise; any other address needs
---token-file (a bearer token every request must carry) or --insecure. It never
-changes anything on the host.`,
+--token-file (a bearer token every request must carry), basic auth in
+--web.config.file, or --insecure. --web.config.file (the Prometheus exporters'
+format) turns on TLS; a token or password served without it is warned about.
+It never changes anything on the host.`,
 		Example: `  torchmem serve                                   # http://127.0.0.1:9464/
-  torchmem serve --listen :9464 --token-file /etc/torchmem/token
+  torchmem serve --listen :9464 --token-file /etc/torchmem/token --web.config.file /etc/torchmem/web.yml
   curl -H "Authorization: Bearer $(cat token)" http://node:9464/api/v1/node`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), env, f) },
@@ -64,6 +67,7 @@ changes anything on the host.`,
 	fl.StringVar(&f.listen, "listen", serveDefaultListen, "address to listen on (host:port)")
 	fl.StringVar(&f.db, "db", "", "run history database, read only (default: the store torchmem run writes)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token every request must carry (mode 0600)")
+	fl.StringVar(&f.webConfig, "web.config.file", "", "exporter-toolkit web configuration: TLS (tls_server_config), basic auth (basic_auth_users), headers")
 	fl.BoolVar(&f.insecure, "insecure", false, "allow a non-loopback --listen without a token (prints a warning)")
 	fl.BoolVar(&f.metricsNoAuth, "metrics-no-auth", false, "serve /metrics without the token (the rest still needs it)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "sampling interval (what /metrics, the API and the live stream show)")
@@ -78,19 +82,9 @@ func runServe(ctx context.Context, env *Env, f serveFlags) error {
 	if f.interval < 100*time.Millisecond {
 		return fmt.Errorf("--interval %s: at least 100ms", f.interval)
 	}
-	var token string
-	if f.tokenFile != "" {
-		var err error
-		if token, err = web.ReadToken(f.tokenFile); err != nil {
-			return err
-		}
-	}
-	warning, err := web.CheckListen(f.listen, token != "", f.insecure)
+	token, wc, err := serveAccess(env, f)
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
-	}
-	if warning != "" {
-		fmt.Fprintln(env.Stderr, "torchmem: "+warning)
+		return err
 	}
 	srv, closeGPU, err := serveServer(env, f, token)
 	if err != nil {
@@ -103,9 +97,41 @@ func runServe(ctx context.Context, env *Env, f serveFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(env.Stderr, "torchmem: serving http://%s/ (metrics at /metrics)\n", ln.Addr())
+	scheme := "http"
+	if wc.TLS {
+		scheme = "https"
+	}
+	fmt.Fprintf(env.Stderr, "torchmem: serving %s://%s/ (metrics at /metrics)\n", scheme, ln.Addr())
 	go srv.Run(ctx)
 	return srv.Serve(ctx, ln)
+}
+
+// serveAccess reads the token and the web configuration and checks that
+// they protect --listen; a refusal is exit status 2, a warning is printed.
+func serveAccess(env *Env, f serveFlags) (token string, wc web.WebConfig, err error) {
+	if f.tokenFile != "" {
+		if token, err = web.ReadToken(f.tokenFile); err != nil {
+			return "", wc, err
+		}
+	}
+	if f.webConfig != "" {
+		if wc, err = web.ReadWebConfig(f.webConfig); err != nil {
+			return "", wc, err
+		}
+	}
+	// One Authorization header cannot carry a bearer token and a password,
+	// and exporter-toolkit asks for the password first on every request.
+	if token != "" && wc.BasicAuth {
+		return "", wc, &ExitError{Code: 2, Err: fmt.Errorf("--token-file and basic_auth_users in --web.config.file %s: use one of them", f.webConfig)}
+	}
+	warning, err := web.CheckListen(f.listen, web.Access{Token: token != "", BasicAuth: wc.BasicAuth, TLS: wc.TLS, Insecure: f.insecure})
+	if err != nil {
+		return "", wc, &ExitError{Code: 2, Err: err}
+	}
+	if warning != "" {
+		fmt.Fprintln(env.Stderr, "torchmem: "+warning)
+	}
+	return token, wc, nil
 }
 
 // serveServer builds the sampler and the web server over env's roots.
@@ -128,7 +154,7 @@ func serveServer(env *Env, f serveFlags, token string) (*web.Server, func(), err
 		db = store.DefaultPath()
 	}
 	srv, err := web.New(web.Config{Sampler: s, Interval: f.interval, DBPath: db, ProcRoot: env.ProcRoot, Token: token,
-		MetricsNoAuth: f.metricsNoAuth, Version: Version, MaxProcesses: f.maxProcs,
+		MetricsNoAuth: f.metricsNoAuth, WebConfigFile: f.webConfig, Version: Version, MaxProcesses: f.maxProcs,
 		Logf: func(format string, a ...any) { fmt.Fprintf(env.Stderr, "torchmem: "+format+"\n", a...) }})
 	if err != nil {
 		backend.Close()

@@ -222,3 +222,22 @@ func TestServeRealRun(t *testing.T) {
 		t.Errorf("/metrics lacks %s", want)
 	}
 }
+
+// TestServeTokenAndBasicAuthRefused: a bearer token and basic_auth_users
+// cannot both guard serve (one Authorization header), so it says so.
+func TestServeTokenAndBasicAuthRefused(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	os.WriteFile(tok, []byte("s3cret-token-0123456789\n"), 0o600)
+	cfg := filepath.Join(dir, "web.yml")
+	// bcrypt of "x"; no TLS needed to reach the check.
+	os.WriteFile(cfg, []byte("basic_auth_users:\n  u: $2a$04$4vTLJ5BAzvJ6OqpViwEu8ud8n4NcY7VdyCXo2HzUrqV6DBnJX5C4C\n"), 0o600)
+	_, errOut, code := runCLI(t, "serve", "--listen", "127.0.0.1:0", "--token-file", tok, "--web.config.file", cfg, "--db", filepath.Join(dir, "none.db"))
+	if code != 2 || !strings.Contains(errOut, "use one of them") {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = runCLI(t, "serve", "--web.config.file", filepath.Join(dir, "absent.yml"))
+	if code == 0 || !strings.Contains(errOut, "--web.config.file") {
+		t.Fatalf("absent web config: code %d, stderr %q", code, errOut)
+	}
+}

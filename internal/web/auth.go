@@ -1,7 +1,11 @@
 package web
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,7 +14,8 @@ import (
 	"strings"
 )
 
-// tokenCookie carries the token for browsers, set by a /?token=… visit.
+// tokenCookie carries a session value for browsers, set by a /?token=…
+// visit: not the token itself (see sessionValue).
 const tokenCookie = "torchmem_token"
 
 // minTokenLen refuses tokens short enough to guess.
@@ -39,20 +44,36 @@ func ReadToken(path string) (string, error) {
 	return tok, nil
 }
 
-// CheckListen allows a loopback address always; any other address needs a
-// token, or insecure, which returns a warning to print.
-func CheckListen(addr string, token, insecure bool) (warning string, err error) {
+// Access is how a listening address is protected.
+type Access struct {
+	Token     bool // --token-file
+	BasicAuth bool // basic_auth_users in --web.config.file
+	TLS       bool // tls_server_config in --web.config.file
+	Insecure  bool // --insecure
+}
+
+// CheckListen allows a loopback address always. Any other address needs a
+// token or basic auth, or insecure, which returns a warning to print; a
+// token or password over plain HTTP is served with a warning too, since
+// it crosses the network readable by anyone on the path. That is a
+// warning, not a refusal: inside a cluster the network itself may be
+// encrypted (a CNI with WireGuard, a service mesh), which torchmem cannot see.
+func CheckListen(addr string, a Access) (warning string, err error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", fmt.Errorf("--listen %q: %w", addr, err)
 	}
-	if isLoopback(host) || token {
+	switch {
+	case isLoopback(host):
 		return "", nil
-	}
-	if insecure {
+	case (a.Token || a.BasicAuth) && a.TLS:
+		return "", nil
+	case a.Token || a.BasicAuth:
+		return fmt.Sprintf("WARNING: serving %s over plain HTTP: the bearer token, the basic-auth password and the session cookie cross the network in clear; give --web.config.file with a tls_server_config (docs/serve.md)", addr), nil
+	case a.Insecure:
 		return fmt.Sprintf("warning: serving %s without a token (--insecure): anyone who can reach it sees this node's processes, command lines and run history", addr), nil
 	}
-	return "", fmt.Errorf("--listen %s is not a loopback address: give --token-file (bearer token), or --insecure to serve it to anyone", addr)
+	return "", fmt.Errorf("--listen %s is not a loopback address: give --token-file (bearer token) or basic_auth_users in --web.config.file, or --insecure to serve it to anyone", addr)
 }
 
 func isLoopback(host string) bool {
@@ -68,7 +89,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 	if s.cfg.Token == "" {
 		return next
 	}
-	want := []byte(s.cfg.Token)
+	want, session := []byte(s.cfg.Token), []byte(s.session)
 	ok := func(got string) bool { return subtle.ConstantTimeCompare([]byte(got), want) == 1 }
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// /healthz says "ok" and nothing else: probes need no token.
@@ -80,12 +101,12 @@ func (s *Server) auth(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if c, err := r.Cookie(tokenCookie); err == nil && ok(c.Value) {
+		if c, err := r.Cookie(tokenCookie); err == nil && subtle.ConstantTimeCompare([]byte(c.Value), session) == 1 {
 			next.ServeHTTP(w, r)
 			return
 		}
 		if q := r.URL.Query().Get("token"); q != "" && ok(q) && !strings.HasPrefix(r.URL.Path, "/api/") {
-			setTokenCookie(w, r, q)
+			setTokenCookie(w, r, s.session)
 			return
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="torchmem"`)
@@ -93,10 +114,27 @@ func (s *Server) auth(next http.Handler) http.Handler {
 	})
 }
 
-// setTokenCookie trades a token in the URL for a cookie and redirects to
-// the same page without it, so the token leaves the address bar.
-func setTokenCookie(w http.ResponseWriter, r *http.Request, tok string) {
-	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: tok, Path: "/", HttpOnly: true,
+// sessionValue is what the browser's cookie holds instead of the token:
+// an HMAC of the token under a key made at start. A cookie read from a
+// browser's profile or a proxy's log then does not give the token (which
+// Prometheus and scripts also use, maybe on every node), and it stops
+// working when the agent restarts or the token changes.
+func sessionValue(token string) (string, error) {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return "", fmt.Errorf("session key: %w", err)
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("torchmem session\x00" + token))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// setTokenCookie trades a token in the URL for the session cookie and
+// redirects to the same page without it, so the token leaves the address
+// bar. HttpOnly: scripts cannot read it; SameSite=Strict: other sites'
+// pages cannot send it; Secure over TLS: never sent in clear afterwards.
+func setTokenCookie(w http.ResponseWriter, r *http.Request, session string) {
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: session, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	q := r.URL.Query()
 	q.Del("token")

@@ -48,8 +48,11 @@ func TestAuthBrowserCookie(t *testing.T) {
 			cookie = c
 		}
 	}
-	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
-		t.Fatalf("cookie = %+v", cookie)
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Secure {
+		t.Fatalf("cookie = %+v (want HttpOnly, SameSite=Strict, not Secure over plain HTTP)", cookie)
+	}
+	if strings.Contains(cookie.Value, testToken) {
+		t.Fatalf("cookie holds the raw token: %q", cookie.Value)
 	}
 	req, _ := http.NewRequest("GET", f.url+"/api/v1/node", nil)
 	req.AddCookie(cookie)
@@ -101,22 +104,26 @@ func TestReadOnly(t *testing.T) {
 
 func TestCheckListen(t *testing.T) {
 	for _, c := range []struct {
-		addr            string
-		token, insecure bool
-		err, warn       bool
+		addr      string
+		a         Access
+		err, warn bool
 	}{
-		{"127.0.0.1:9464", false, false, false, false},
-		{"[::1]:9464", false, false, false, false},
-		{"localhost:9464", false, false, false, false},
-		{":9464", false, false, true, false},
-		{"0.0.0.0:9464", false, false, true, false},
-		{"10.1.2.3:9464", true, false, false, false},
-		{"0.0.0.0:9464", false, true, false, true},
-		{"nonsense", false, false, true, false},
+		{"127.0.0.1:9464", Access{}, false, false},
+		{"[::1]:9464", Access{}, false, false},
+		{"localhost:9464", Access{Token: true}, false, false},
+		{":9464", Access{}, true, false},
+		{"0.0.0.0:9464", Access{}, true, false},
+		{"10.1.2.3:9464", Access{Token: true, TLS: true}, false, false},
+		{"10.1.2.3:9464", Access{BasicAuth: true, TLS: true}, false, false},
+		{"10.1.2.3:9464", Access{Token: true}, false, true},     // token in clear: warned
+		{"10.1.2.3:9464", Access{BasicAuth: true}, false, true}, // password in clear: warned
+		{"10.1.2.3:9464", Access{TLS: true}, true, false},       // TLS is no authentication
+		{"0.0.0.0:9464", Access{Insecure: true}, false, true},
+		{"nonsense", Access{}, true, false},
 	} {
-		warn, err := CheckListen(c.addr, c.token, c.insecure)
+		warn, err := CheckListen(c.addr, c.a)
 		if (err != nil) != c.err || (warn != "") != c.warn {
-			t.Errorf("CheckListen(%q, token %v, insecure %v) = %q, %v", c.addr, c.token, c.insecure, warn, err)
+			t.Errorf("CheckListen(%q, %+v) = %q, %v", c.addr, c.a, warn, err)
 		}
 	}
 }

@@ -7,10 +7,13 @@
 // every endpoint answers from that latest state or from the history store,
 // so neither scrapes nor page loads add work on the host.
 //
-// Security: CheckListen refuses a non-loopback address without a token or
-// an explicit insecure flag; with a token every endpoint wants
-// "Authorization: Bearer <token>" (or the cookie a /?token=… visit sets),
-// except /metrics when Config.MetricsNoAuth. Only GET and HEAD are served.
+// Security: CheckListen refuses a non-loopback address without a token,
+// basic auth or an explicit insecure flag, and warns when a token or a
+// password would cross the network without TLS; with a token every
+// endpoint wants "Authorization: Bearer <token>" (or the session cookie a
+// /?token=… visit sets, an HMAC of the token, never the token itself),
+// except /metrics when Config.MetricsNoAuth. Config.WebConfigFile hands
+// TLS and basic auth to exporter-toolkit. Only GET and HEAD are served.
 //
 // API:
 //
@@ -19,7 +22,8 @@
 //	(*Server) Handler() http.Handler
 //	(*Server) Serve(ctx context.Context, ln net.Listener) error
 //	NewHTTPServer(h http.Handler) *http.Server    // the timeouts
-//	CheckListen(addr string, token, insecure bool) (warning string, err error)
+//	CheckListen(addr string, a Access) (warning string, err error)
 //	ReadToken(path string) (string, error)
+//	ReadWebConfig(path string) (WebConfig, error) // --web.config.file
 //	Node, LiveRun                                 // /api/v1/node
 package web

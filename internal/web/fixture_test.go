@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -30,12 +32,17 @@ type fixture struct {
 	dbPath  string
 	running string // id of the running run
 	done    string // id of the finished run
+	client  *http.Client
 }
 
 type fixtureOpts struct {
 	token         string
 	metricsNoAuth bool
 	samples       int // samples of the running run (1 Hz)
+	// webConfig is a --web.config.file; with TLS in it, roots must hold
+	// the server's certificate.
+	webConfig string
+	roots     *x509.CertPool
 }
 
 func newFixture(t testing.TB, o fixtureOpts) *fixture {
@@ -62,7 +69,7 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	}
 	f.running, f.done = writeStore(t, f.dbPath, o.samples)
 	f.srv, err = New(Config{Sampler: smp, Interval: 200 * time.Millisecond, DBPath: f.dbPath, Token: o.token,
-		MetricsNoAuth: o.metricsNoAuth, Version: "test", NoRuntimeMetrics: true, Logf: t.Logf})
+		MetricsNoAuth: o.metricsNoAuth, WebConfigFile: o.webConfig, Version: "test", NoRuntimeMetrics: true, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +78,11 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 		t.Fatal(err)
 	}
 	f.url = "http://" + ln.Addr().String()
+	f.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if o.roots != nil {
+		f.url = "https://" + ln.Addr().String()
+		f.client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: o.roots}}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	go f.srv.Run(ctx)
@@ -165,8 +177,7 @@ func (f *fixture) get(t testing.TB, path, token string) *http.Response {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Do(req)
+	resp, err := f.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	toolkitweb "github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/torchmem/torchmem/internal/metrics"
 	"github.com/torchmem/torchmem/internal/procfs"
@@ -36,6 +38,9 @@ type Config struct {
 	// Token, when set, is required on every request (see package doc).
 	Token         string
 	MetricsNoAuth bool
+	// WebConfigFile is an exporter-toolkit web configuration (TLS, basic
+	// auth, headers; ReadWebConfig checks it); "" serves plain HTTP.
+	WebConfigFile string
 	// Version is shown on pages and in torchmem_build_info.
 	Version      string
 	MaxProcesses int
@@ -49,6 +54,7 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	host     string
+	session  string // the browser cookie's value when a token is set
 	registry *prometheus.Registry
 	procFS   procfs.FS
 
@@ -87,6 +93,11 @@ func New(cfg Config) (*Server, error) {
 	if s.procFS, err = procfs.NewFS(s.procRoot()); err != nil {
 		return nil, err
 	}
+	if cfg.Token != "" {
+		if s.session, err = sessionValue(cfg.Token); err != nil {
+			return nil, err
+		}
+	}
 	s.registry = metrics.NewRegistry(s.metricsState, metrics.Options{
 		MaxProcesses: cfg.MaxProcesses, Version: cfg.Version, NoRuntime: cfg.NoRuntimeMetrics})
 	return s, nil
@@ -122,12 +133,17 @@ func NewHTTPServer(h http.Handler) *http.Server {
 		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10}
 }
 
-// Serve serves on ln until ctx is done, then shuts down gracefully.
+// Serve serves on ln until ctx is done, then shuts down gracefully. With
+// Config.WebConfigFile, exporter-toolkit serves it: TLS, basic auth and
+// headers as that file says, re-read for each connection and request, so
+// a renewed certificate needs no restart.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := NewHTTPServer(s.Handler())
 	hs.BaseContext = func(net.Listener) context.Context { return ctx }
+	hs.ErrorLog = log.New(serverLog{s.cfg.Logf}, "", 0)
+	flags := &toolkitweb.FlagConfig{WebConfigFile: &s.cfg.WebConfigFile}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- toolkitweb.Serve(ln, hs, flags, s.toolkitLogger()) }()
 	select {
 	case err := <-errc:
 		return err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"syscall"
 	"unsafe"
@@ -34,8 +33,8 @@ type plan struct {
 }
 
 // Trampoline is the child side. It returns only on failure, with the exit
-// status a shell would give (126 cannot execute, 127 not found); errors
-// are written to stderr.
+// status bash would give for it (127 not found, 126 cannot execute, as
+// execstatus.go lists); errors are written to stderr.
 func Trampoline(stderr io.Writer) int {
 	f := os.NewFile(3, "torchmem-plan")
 	b, err := io.ReadAll(f)
@@ -64,14 +63,30 @@ func Trampoline(stderr io.Writer) int {
 			fmt.Fprintf(stderr, "torchmem: NUMA binding skipped: %v\n", err)
 		}
 	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
+	return execJob(argv, stderr)
+}
+
+// execJob finds and execs argv as bash would; it returns only on failure,
+// with bash's status for it (see execstatus.go).
+func execJob(argv []string, stderr io.Writer) int {
+	path, ok := lookCommand(argv[0], os.Getenv("PATH"), probeFile)
+	if !ok {
 		fmt.Fprintf(stderr, "torchmem: %s: command not found\n", argv[0])
 		return 127
 	}
-	err = syscall.Exec(path, argv, os.Environ())
-	fmt.Fprintf(stderr, "torchmem: exec %s: %v\n", path, err)
-	return 126
+	err := syscall.Exec(path, argv, os.Environ())
+	out := execFailed(err, probeFile(path), readSample(path))
+	if out.Script {
+		// A text file without #!: bash runs it as a shell script, as
+		// execvp does with /bin/sh.
+		sh := append([]string{"/bin/sh", path}, argv[1:]...)
+		err = syscall.Exec(sh[0], sh, os.Environ())
+		out = execOutcome{Code: 126, Reason: "run with /bin/sh: " + err.Error()}
+	}
+	if out.Reason != "" {
+		fmt.Fprintf(stderr, "torchmem: %s: %s\n", path, out.Reason)
+	}
+	return out.Code
 }
 
 func applyLimits(p plan) error {

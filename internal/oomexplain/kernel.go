@@ -45,6 +45,9 @@ type kernelParser struct {
 	conts    int              // continuation lines joined to prevText so far
 	memKV    map[string]int64 // Mem-Info values of the open report
 	useful   int              // line number of the report's last recognised line
+	inline   map[string]int64 // what the last inline stats line added (undone when it is rejoined)
+	ownPath  bool             // that line set MemcgStatsPath
+	cutLine  bool             // the line being handled is exactly a terminal's width
 }
 
 const (
@@ -164,6 +167,7 @@ func (k *kernelParser) finish(truncated bool) {
 	}
 	inc.Truncated = inc.Truncated || truncated
 	inc.Kernel.MemInfo = memInfoFrom(k.memKV, k.p.opts.PageSize)
+	completeCutNames(inc.Kernel)
 	if !killEvidence(inc.Kernel) {
 		return // a Mem-Info dump without a kill: not an OOM kill (page allocation failure, sysrq)
 	}
@@ -199,6 +203,7 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 		k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = text, inc, l.Prefixed, l.raw, 0
 	}
 	ko := inc.Kernel
+	k.cutLine = terminalWidths[l.raw]
 	if !rejoin && k.significant(text) {
 		k.p.addRaw(inc, l.Text)
 	}
@@ -236,11 +241,14 @@ func (k *kernelParser) handleBody(ko *KernelOOM, text string, rejoin bool) {
 		parseCPULine(ko, t)
 	case strings.Contains(t, " killed as a result of limit of "):
 		parseTaskIn(ko, t)
+		// A line exactly as long as a terminal was cut there: the name
+		// at its end may go on in a line that was not joined.
+		ko.OOMMemcgTruncated = k.cutLine && ko.OOMMemcg != ""
 	case strings.Contains(t, ": usage ") && strings.Contains(t, ", limit "):
 		parseMemcgCounters(ko, t)
 	case strings.HasPrefix(t, "Memory cgroup stats for "):
 		k.mode = modeMemcgStats
-		parseMemcgStatsHeader(ko, t)
+		k.memcgStatsHeader(ko, t, rejoin)
 	case t == "Mem-Info:":
 		k.mode = modeMemInfo
 	case strings.HasPrefix(t, "Tasks state") || strings.HasPrefix(t, "[ pid ]") || strings.HasPrefix(t, "[  pid  ]"):

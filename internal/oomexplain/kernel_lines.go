@@ -1,6 +1,7 @@
 package oomexplain
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -59,6 +60,9 @@ func parseTaskIn(ko *KernelOOM, t string) {
 	if !ok {
 		return
 	}
+	if !strings.HasPrefix(task, "/") {
+		task = "…" + task // the line's start was lost (a wrapped paste's first half)
+	}
 	ko.TaskMemcg, limit = task, strings.TrimSpace(limit)
 	if limit == "host" {
 		// Vendor kernels (Alibaba Cloud Linux 4.19) name no cgroup: the
@@ -95,6 +99,7 @@ func parseOOMKillKV(ko *KernelOOM, s string) {
 		}
 		keys, vals = append(keys, k), append(vals, v)
 	}
+	markCutKV(ko, keys)
 	for i, k := range keys {
 		v := vals[i]
 		switch k {
@@ -112,6 +117,19 @@ func parseOOMKillKV(ko *KernelOOM, s string) {
 			ko.TaskMemcg = v
 		}
 	}
+	if keys[len(keys)-1] == "task_memcg" && ko.OOMMemcgTruncated {
+		ko.TaskMemcg += "…"
+		ko.OOMMemcgTruncated = false
+	}
+}
+
+// markCutKV: the kernel ends the line with ",task=%s,pid=%d,uid=%d"; a
+// line without them was cut, and its last value (a cgroup name, which may
+// be long) may be cut too. OOMMemcgTruncated is set when that value is
+// oom_memcg's, and (reset by parseOOMKillKV) when it is task_memcg's.
+func markCutKV(ko *KernelOOM, keys []string) {
+	last := keys[len(keys)-1]
+	ko.OOMMemcgTruncated = !slices.Contains(keys, "task") && (last == "oom_memcg" || last == "task_memcg")
 }
 
 // noLimitKB is what the kernel prints for an unlimited memcg (PAGE_COUNTER_MAX pages).
@@ -122,6 +140,7 @@ const noLimitKB = 9007199254740988
 func parseMemcgCounters(ko *KernelOOM, t string) {
 	name, rest, _ := strings.Cut(t, ": usage ")
 	c := &MemcgCounters{}
+	seen := 0
 	for i, f := range strings.Split("usage "+rest, ",") {
 		fs := strings.Fields(f)
 		if len(fs) != 2 {
@@ -133,12 +152,15 @@ func parseMemcgCounters(ko *KernelOOM, t string) {
 		}
 		switch {
 		case i == 0:
-			c.UsageBytes = kb(n)
+			c.UsageBytes, seen = kb(n), seen+1
 		case fs[0] == "limit":
-			c.LimitBytes, c.Unlimited = kb(n), n >= noLimitKB/2
+			c.LimitBytes, c.Unlimited, seen = kb(n), n >= noLimitKB/2, seen+1
 		case fs[0] == "failcnt":
 			c.Failcnt = n
 		}
+	}
+	if seen < 2 {
+		return // a cut line: a missing usage or limit must not read as 0
 	}
 	switch name {
 	case "memory":
@@ -167,16 +189,38 @@ var memcgStatKeys = map[string]bool{
 	"hierarchical_memory_limit": true, "hierarchical_memsw_limit": true,
 }
 
+// memcgStatsHeader reads a stats header line. A line completed by a
+// wrapped continuation is read again whole: what its first half added is
+// taken back first, so no counter is counted twice.
+func (k *kernelParser) memcgStatsHeader(ko *KernelOOM, t string, rejoin bool) {
+	if rejoin {
+		for key, v := range k.inline {
+			ko.MemcgStats[key] -= v
+		}
+		if k.ownPath {
+			ko.MemcgStatsPath = ""
+		}
+	}
+	k.ownPath = ko.MemcgStatsPath == ""
+	k.inline = parseMemcgStatsHeader(ko, t)
+}
+
 // parseMemcgStatsHeader: "Memory cgroup stats for /a:" and, before 4.19
 // or so, the stats inline: "Memory cgroup stats for /a: cache:0KB rss:1024KB".
-func parseMemcgStatsHeader(ko *KernelOOM, t string) {
+// It returns what it added to MemcgStats. A path with no ':' after it was
+// cut (the rest of the line is missing): it is marked with a trailing "…".
+func parseMemcgStatsHeader(ko *KernelOOM, t string) map[string]int64 {
 	rest := strings.TrimPrefix(t, "Memory cgroup stats for ")
-	path, inline, _ := strings.Cut(rest, ":")
+	path, inline, whole := strings.Cut(rest, ":")
+	if !whole {
+		path += "…"
+	}
 	if ko.MemcgStatsPath == "" {
 		ko.MemcgStatsPath = path
 	}
 	// The inline form is printed once per cgroup of the OOM memcg's
 	// subtree, each with its own (local) counters: they add up.
+	added := map[string]int64{}
 	for _, f := range strings.Fields(inline) {
 		k, v, ok := strings.Cut(f, ":")
 		if n, err := strconv.ParseInt(strings.TrimSuffix(v, "KB"), 10, 64); ok && err == nil && memcgStatKeys[k] {
@@ -184,7 +228,19 @@ func parseMemcgStatsHeader(ko *KernelOOM, t string) {
 				ko.MemcgStats = map[string]int64{}
 			}
 			ko.MemcgStats[k] += kb(n)
+			added[k] += kb(n)
 		}
+	}
+	return added
+}
+
+// completeCutNames: an oom_memcg cut with its line is completed from the
+// stats header, which names the same cgroup (4.19+ print the OOM memcg's
+// stats) when it starts with the cut name.
+func completeCutNames(ko *KernelOOM) {
+	p := ko.MemcgStatsPath
+	if ko.OOMMemcgTruncated && ko.OOMMemcg != "" && !strings.HasSuffix(p, "…") && strings.HasPrefix(p, ko.OOMMemcg) {
+		ko.OOMMemcg, ko.OOMMemcgTruncated = p, false
 	}
 }
 

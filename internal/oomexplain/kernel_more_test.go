@@ -189,3 +189,47 @@ func TestSecondConstraintLineIsSecondEvent(t *testing.T) {
 		t.Fatalf("%d incidents", len(incs))
 	}
 }
+
+func TestWrappedStatsCountedOnce(t *testing.T) {
+	// LKML (Tetsuo Handa, 2018-11-14): one inline stats line of 300+
+	// columns, pasted from a terminal 80 or 132 wide.
+	for _, width := range []int{80, 132} {
+		incs := parseString(t, hardWrap(readTestdata(t, "kernel/k8s-4.x-memcg-child.dmesg"), width))
+		ko := incs[0].Kernel
+		if ko.MemcgStats["rss"] != 95832*kib || ko.MemcgStats["rss_huge"] != 94208*kib || ko.MemcgStatsPath != "/test1" {
+			t.Errorf("width %d: stats %v at %q", width, ko.MemcgStats, ko.MemcgStatsPath)
+		}
+	}
+	// 4.x prints one line per cgroup of the subtree (they add up): wrapped,
+	// each still counts once.
+	two := parseString(t, hardWrap(readTestdata(t, "kernel/k8s-4.x-two-stats.dmesg"), 100))[0].Kernel
+	if two.MemcgStats["rss"] != 36*kib || two.OOMMemcg != "/kubepods/burstable/podaf389229-5fc5-4617-ae95-9160d576eb49" {
+		t.Errorf("two stats lines wrapped: %v %q", two.MemcgStats, two.OOMMemcg)
+	}
+}
+
+func TestCutCgroupName(t *testing.T) {
+	// testdata/kernel/local-v1-6.18.dmesg (captured for this project), its
+	// oom-kill line cut inside the cgroup name as a lossy paste leaves it.
+	full := readTestdata(t, "kernel/local-v1-6.18.dmesg")
+	cut := strings.Replace(full, "oom_memcg=/tmoom-capture-10205,task_memcg=/tmoom-capture-10205,task=python3,pid=10051,uid=0", "oom_memcg=/tmoom-capt", 1)
+	ko := parseString(t, cut)[0].Kernel
+	if ko.OOMMemcg != "/tmoom-capture-10205" || ko.OOMMemcgTruncated {
+		t.Errorf("completed from the stats header: %q truncated=%v", ko.OOMMemcg, ko.OOMMemcgTruncated)
+	}
+	// Without a stats header to complete it, the name stays marked as cut.
+	s := "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/tmoom-capt\n"
+	ko = parseString(t, s)[0].Kernel
+	if ko.OOMMemcg != "/tmoom-capt" || !ko.OOMMemcgTruncated {
+		t.Errorf("cut name: %q truncated=%v", ko.OOMMemcg, ko.OOMMemcgTruncated)
+	}
+	s = "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/a,task_memcg=/a/b\n"
+	ko = parseString(t, s)[0].Kernel
+	if ko.OOMMemcg != "/a" || ko.OOMMemcgTruncated || ko.TaskMemcg != "/a/b…" {
+		t.Errorf("cut task memcg: %q %q truncated=%v", ko.OOMMemcg, ko.TaskMemcg, ko.OOMMemcgTruncated)
+	}
+	s = "Memory cgroup stats for /kubepods/burstable/pod3\n"
+	if p := parseString(t, "python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"+s)[0].Kernel.MemcgStatsPath; p != "/kubepods/burstable/pod3…" {
+		t.Errorf("cut stats path %q", p)
+	}
+}

@@ -118,3 +118,55 @@ func TestReliabilityExecStatusLikeBash(t *testing.T) {
 	}
 	reliability(t, "exec failure exit codes", "same as bash for every case", "torchmem: "+strings.Join(rows, ", "))
 }
+
+func TestCheckLimitSize(t *testing.T) {
+	total := uint64(8 << 30)
+	for _, c := range []struct {
+		n              int64
+		total          *uint64
+		err, noticeHas string
+	}{
+		{0, &total, "below the minimum of 32.00 MiB", ""},
+		{1 << 10, &total, "--memory-max 1K: below the minimum", ""},
+		{32<<20 - 1, &total, "below the minimum", ""},
+		{32 << 20, &total, "", ""},
+		{8 << 30, &total, "", ""},
+		{8<<30 + 1, &total, "", "above this host's memory (MemTotal 8.00 GiB)"},
+		{1 << 50, nil, "", ""}, // MemTotal unknown: nothing to compare with
+	} {
+		note, err := checkLimitSize("memory-max", "1K", c.n, c.total)
+		if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) || c.err == "" && err != nil {
+			t.Errorf("%d: err %v, want %q", c.n, err, c.err)
+		}
+		if c.noticeHas != "" && !strings.Contains(note, c.noticeHas) || c.noticeHas == "" && note != "" {
+			t.Errorf("%d: notice %q, want %q", c.n, note, c.noticeHas)
+		}
+	}
+}
+
+func TestReliabilityMemoryMaxMinimum(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs a job cgroup (root) to apply --memory-max")
+	}
+	bin, _ := reliabilityBuild(t)
+	var obs []string
+	for _, lim := range []string{"1K", "0", "31M"} {
+		code, stderr := runAs("/", false, bin, "run", "--no-history", "--memory-max", lim, "--", "/bin/true")
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code == 0 || len(lines) != 1 || !strings.Contains(stderr, "--memory-max "+lim+": below the minimum of 32.00 MiB") {
+			t.Errorf("--memory-max %s: exit %d, stderr %q", lim, code, stderr)
+		}
+		obs = append(obs, fmt.Sprintf("%s refused (exit %d)", lim, code))
+	}
+	code, stderr := runAs("/", false, bin, "run", "--no-history", "--memory-max", "32M", "--", "/bin/true")
+	if code != 0 {
+		t.Errorf("--memory-max 32M: exit %d\n%s", code, stderr)
+	}
+	obs = append(obs, fmt.Sprintf("32M exit %d", code))
+	code, stderr = runAs("/", false, bin, "run", "--no-history", "--memory-max", "1P", "--", "/bin/true")
+	if code != 0 || !strings.Contains(stderr, "--memory-max 1P is above this host's memory (MemTotal") {
+		t.Errorf("--memory-max 1P: exit %d, stderr %q", code, stderr)
+	}
+	obs = append(obs, fmt.Sprintf("1P warned, exit %d", code))
+	reliability(t, "--memory-max minimum", "1K, 0, 31M refused in one line; 32M runs; 1P warns", strings.Join(obs, "; "))
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/gpu"
+	"github.com/torchmem/torchmem/internal/procfs"
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/supervisor"
 	"golang.org/x/sys/unix"
@@ -121,8 +122,12 @@ func runConfig(env *Env, f *runFlags, argv []string) (supervisor.Config, error) 
 		return cfg, err
 	}
 	var err error
-	if cfg.Limits, err = f.limits(); err != nil {
+	var notices []string
+	if cfg.Limits, notices, err = f.limits(hostMemTotal(env.ProcRoot)); err != nil {
 		return cfg, err
+	}
+	for _, n := range notices {
+		fmt.Fprintf(env.Stderr, "torchmem: %s\n", n)
 	}
 	if cfg.Rules, err = f.rules(); err != nil {
 		return cfg, err
@@ -150,6 +155,19 @@ func runConfig(env *Env, f *runFlags, argv []string) (supervisor.Config, error) 
 		fmt.Fprintf(env.Stderr, "torchmem: %s\n", notice)
 	}
 	return cfg, nil
+}
+
+// hostMemTotal is MemTotal from PROCROOT/meminfo, nil when unreadable.
+func hostMemTotal(procRoot string) *uint64 {
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil
+	}
+	m, err := fs.Meminfo()
+	if err != nil {
+		return nil
+	}
+	return m.MemTotalBytes
 }
 
 func finishOf(res *supervisor.Result) store.Finish {

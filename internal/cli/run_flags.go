@@ -62,20 +62,52 @@ func optBytes(flag, s string) (*int64, error) {
 	return &n, nil
 }
 
-func (f *runFlags) limits() (jobcgroup.Limits, error) {
+// limits parses the limit flags. memTotal is the host's MemTotal (nil:
+// unknown); notices are limits that are valid but will not act as hoped.
+func (f *runFlags) limits(memTotal *uint64) (jobcgroup.Limits, []string, error) {
 	var l jobcgroup.Limits
-	var err error
-	if l.MemoryMax, err = optBytes("memory-max", f.memoryMax); err != nil {
-		return l, err
-	}
-	if l.MemoryHigh, err = optBytes("memory-high", f.memoryHigh); err != nil {
-		return l, err
+	var notices []string
+	for _, m := range []struct {
+		flag, val string
+		dst       **int64
+	}{{"memory-max", f.memoryMax, &l.MemoryMax}, {"memory-high", f.memoryHigh, &l.MemoryHigh}} {
+		n, err := optBytes(m.flag, m.val)
+		if err != nil {
+			return l, nil, err
+		}
+		if n == nil {
+			continue
+		}
+		note, err := checkLimitSize(m.flag, m.val, *n, memTotal)
+		if err != nil {
+			return l, nil, err
+		}
+		if note != "" {
+			notices = append(notices, note)
+		}
+		*m.dst = n
 	}
 	if l.MemoryHigh != nil && l.MemoryMax != nil && *l.MemoryHigh > *l.MemoryMax {
-		return l, fmt.Errorf("--memory-high %s is above --memory-max %s: it would never act (give it below the hard limit)", f.memoryHigh, f.memoryMax)
+		return l, nil, fmt.Errorf("--memory-high %s is above --memory-max %s: it would never act (give it below the hard limit)", f.memoryHigh, f.memoryMax)
 	}
+	var err error
 	l.SwapMax, err = optBytes("swap-max", f.swapMax)
-	return l, err
+	return l, notices, err
+}
+
+// checkLimitSize refuses a limit no job can start in and returns a notice
+// for one above the host's memory, which the cgroup never reaches (the
+// host's OOM killer acts first). Pure.
+func checkLimitSize(flag, given string, n int64, memTotal *uint64) (string, error) {
+	if n < jobcgroup.MinMemory {
+		return "", fmt.Errorf("--%s %s: below the minimum of %s, the least a job can start in (torchmem's trampoline and a bare python3 with the hook need ~8 MiB before the command's first line; importing torch ~250 MiB)",
+			flag, given, units.Bytes(jobcgroup.MinMemory))
+	}
+	if memTotal != nil && uint64(n) > *memTotal {
+		return fmt.Sprintf("--%s %s is above this host's memory (MemTotal %s): the cgroup will not reach it before the host runs out; the host's OOM killer acts instead",
+			flag, given, units.Bytes(int64(*memTotal))), nil
+	}
+	return "", nil
 }
 
 // rules turns the threshold flags and the policy file into rules.

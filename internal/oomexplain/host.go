@@ -67,6 +67,8 @@ func (h *hostParser) feed(l *line) {
 		h.systemdOOMD(l, t)
 	case strings.HasPrefix(t, "Killed /") && strings.Contains(t, " due to "):
 		h.systemdOOMD(l, t)
+	case strings.Contains(t, "Killed") || strings.Contains(t, "zsh: killed") || strings.HasPrefix(t, "[") && strings.Contains(t, " killed "):
+		h.shell(l, t)
 	}
 }
 

@@ -20,6 +20,7 @@ const (
 	KindTorchrunSIGKILL  Kind = "torchrun_child_killed" // ChildFailedError exitcode -9 / SIGKILL
 	KindSlurmOOM         Kind = "slurm_oom_kill"        // slurmstepd "oom-kill event(s)"
 	KindSystemdOOMD      Kind = "systemd_oomd_kill"     // systemd-oomd killed a cgroup
+	KindShellKilled      Kind = "shell_killed"          // the shell reports a job killed by SIGKILL ("Killed")
 )
 
 // Incident is one out-of-memory event found in a log. Exactly one of

@@ -155,6 +155,12 @@ func (p *Parser) feed(kl kmsg.Line) {
 	}
 }
 
+// kernelOpen: a kernel report is being read (its lines are the kernel's).
+func (p *Parser) kernelOpen() bool {
+	k, ok := p.kinds[0].(*kernelParser)
+	return ok && k.cur != nil
+}
+
 func (p *Parser) anyOpen() bool {
 	for _, k := range p.kinds {
 		if k.open() {

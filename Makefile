@@ -8,7 +8,7 @@ PYTHON  ?= /usr/bin/python3
 # Where the demo keeps its history and report (override: make run DEMO_DIR=...).
 DEMO_DIR ?= $(CURDIR)/build/demo
 
-.PHONY: build run deps test test-race bench glibc-check clean
+.PHONY: build run deps test test-race bench reliability glibc-check clean
 
 ## build: the release binary (no cgo: runs on glibc 2.17 / CentOS 7 and later)
 build:
@@ -39,6 +39,10 @@ test-race:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+
+## reliability: the TestReliability... checks (as root), as a table in bench/results/reliability.md
+reliability:
+	GO=$(GO) bash bench/reliability.sh
 
 glibc-check: build
 	bash scripts/check-glibc.sh $(BIN)

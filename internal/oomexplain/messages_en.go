@@ -138,6 +138,25 @@ var messagesEN = map[string]string{
 	"because.dataloader_killed": "a DataLoader worker was the one killed",
 	"because.no_kernel_report":  "no kernel OOM report in the logs given",
 
+	// The run post-mortem.
+	"run.verdict.ok":                       "exited normally",
+	"run.verdict.exit":                     "exited with status %[1]s",
+	"run.verdict.exit_exception":           "exited with status %[1]s after an uncaught %[2]s",
+	"run.verdict.signal":                   "killed by %[1]s (not by the OOM killer)",
+	"run.verdict.interrupted":              "stopped with Ctrl-C (%[1]s×): %[2]s",
+	"run.verdict.with_victims":             "%[1]s; victim %[2]s",
+	"run.verdict.explained":                "%[1]s — %[2]s: %[3]s",
+	"run.verdict.cgroup_oom_kill":          "killed by the kernel OOM killer in the job's memory cgroup",
+	"run.verdict.cgroup_oom_kill_limit":    "killed by the kernel OOM killer: the job's cgroup reached its limit of %[1]s",
+	"run.verdict.cuda_oom_request":         "CUDA out of memory on device %[1]s: tried to allocate %[2]s",
+	"run.verdict.host_oom_kill":            "killed by the kernel OOM killer: the whole host ran out of memory",
+	"run.verdict.cuda_oom":                 "CUDA out of memory",
+	"run.verdict.dataloader_worker_killed": "a DataLoader worker was killed",
+	"run.note.cuda_claim":                  "the CUDA out-of-memory report is the job's own (its hook, pid %[1]s): torchmem did not measure it",
+	"run.note.cuda_claim_impossible":       "the job's hook (pid %[1]s) reported a CUDA out-of-memory error, but that process has no CUDA build of torch and no CUDA device in use: the claim is not taken as the verdict",
+	"run.note.measured":                    "measured by torchmem: %[1]s",
+	"run.advice.leak":                      "the job's host memory grew steadily by %[1]s per optimizer step (steps %[2]s-%[3]s, R² %[4]s) until the limit: a leak, not a peak, so a larger --memory-max only delays the kill; look for tensors or objects kept across steps (e.g. `losses.append(loss)` instead of `loss.item()`, growing caches or lists)",
+
 	// Recommendations.
 	"advice.batch":                  "lower the batch size (or sequence length), and keep the effective batch with gradient accumulation",
 	"advice.amp":                    "train in mixed precision (torch.autocast with bfloat16/float16), which halves activation memory",

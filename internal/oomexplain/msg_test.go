@@ -36,6 +36,10 @@ func TestMessagesComplete(t *testing.T) {
 	}
 	delete(used, "advice.limit_owner.")
 	delete(used, "advice.")
+	delete(used, "run.verdict.")
+	for _, c := range []string{"cgroup_oom_kill", "host_oom_kill", "cuda_oom", "dataloader_worker_killed"} {
+		used["run.verdict."+c] = true
+	}
 	for id := range used {
 		if _, ok := messagesEN[id]; !ok {
 			t.Errorf("message %q has no English text", id)

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"syscall"
 	"time"
@@ -24,7 +23,8 @@ func (s *sup) finish(ctx context.Context) *Result {
 	jobPIDs := s.seenPIDs()
 	orphans := s.killOrphans()
 	e := evidence{code: code, sig: sig, mainPID: s.job.pid, dur: end.Sub(s.began), ooms: s.hk.ooms,
-		excs: s.hk.exceptions, hello: s.hk.hello, jobPIDs: jobPIDs, allocPeaks: s.peaks}
+		excs: s.hk.exceptions, hello: s.hk.hello, cudaPIDs: s.hk.cudaPIDs, jobPIDs: jobPIDs, allocPeaks: s.peaks,
+		interrupts: s.interrupts, growth: s.growth.leak()}
 	if s.cg != nil {
 		if ev, err := s.cg.Events(); err == nil {
 			e.events = &ev
@@ -38,24 +38,6 @@ func (s *sup) finish(ctx context.Context) *Result {
 	if s.hk.step >= 0 {
 		st := s.hk.step
 		sum.LastStep, sum.Steps = &st, st
-	}
-	explain(&sum)
-	if s.interrupts > 0 && sum.Cause == CauseSignal {
-		// Not a crash: the user stopped it.
-		sum.Verdict = fmt.Sprintf("stopped with Ctrl-C (%d×): %s", s.interrupts, sum.Verdict)
-	}
-	// The shared explanation (same as `torchmem oom`) has the more
-	// specific advice; ours stays when it has none.
-	var shared []string
-	for _, in := range sum.Incidents {
-		shared = mergeAdvice(shared, in.Explanation.Recommendations...)
-	}
-	if len(shared) > 0 {
-		sum.Recommendations = shared
-	}
-	if g := s.growth.leak(); g != nil && (sum.Cause == CauseCgroupOOMKill || sum.Cause == CauseHostOOMKill) {
-		sum.Growth = g
-		sum.Recommendations = append([]string{g.advice()}, sum.Recommendations...)
 	}
 	s.event(time.Now(), "exit", "supervisor", s.job.pid, sum.Verdict, map[string]any{"exit_code": code, "cause": sum.Cause})
 	s.cleanup()

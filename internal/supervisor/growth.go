@@ -1,21 +1,15 @@
 package supervisor
 
 import (
-	"fmt"
-
-	"github.com/torchmem/torchmem/internal/units"
+	"github.com/torchmem/torchmem/internal/oomexplain"
 )
 
 // Growth is a steady climb of the job's host memory with its optimizer
 // steps: the signature of a leak (tensors or Python objects kept across
 // steps), for which a larger limit only delays the OOM kill.
-type Growth struct {
-	BytesPerStep float64 `json:"bytes_per_step"`
-	FromStep     int64   `json:"from_step"`
-	ToStep       int64   `json:"to_step"`
-	// R2 is how well a straight line over steps fits the usage (1: exactly).
-	R2 float64 `json:"r2"`
-}
+// Growth is a steady climb of the job's memory with its steps;
+// internal/oomexplain owns it (and the advice it calls for).
+type Growth = oomexplain.Growth
 
 // growthTrack keeps the job's host memory (cgroup usage, else RSS) at the
 // optimizer step of each sample: one point per step, thinned to every
@@ -77,12 +71,4 @@ func (s *sup) trackGrowth(r reading) {
 	if r.s.Step != nil && b != nil {
 		s.growth.add(*r.s.Step, *b)
 	}
-}
-
-// advice is the recommendation a leak calls for.
-func (gr *Growth) advice() string {
-	return fmt.Sprintf("the job's host memory grew steadily by %s per optimizer step (steps %d-%d, R² %.2f) until the limit: a leak, not a peak, "+
-		"so a larger --memory-max only delays the kill; look for tensors or objects kept across steps "+
-		"(e.g. `losses.append(loss)` instead of `loss.item()`, growing caches or lists)",
-		units.Bytes(int64(gr.BytesPerStep)), gr.FromStep, gr.ToStep, gr.R2)
 }

@@ -14,11 +14,25 @@ type hookState struct {
 	hello      map[int]*hook.Hello
 	last       map[int]*hook.Stats // latest allocator stats of non-workers
 	step       int64               // highest step seen, -1 before any
-	ooms       []hook.OOM
-	exceptions []hook.Exception
-	notices    map[string]bool
-	perStep    StepPeaks
-	stepTimes  []float64 // mean step seconds per step message (bounded)
+	ooms       []pidOOM
+	exceptions []pidException
+	// cudaPIDs are the processes that reported CUDA devices in their stats.
+	cudaPIDs  map[int]bool
+	notices   map[string]bool
+	perStep   StepPeaks
+	stepTimes []float64 // mean step seconds per step message (bounded)
+}
+
+// pidOOM and pidException are the hook's reports with the process that
+// sent them (the post-mortem checks each claim against that process).
+type pidOOM struct {
+	PID int
+	hook.OOM
+}
+
+type pidException struct {
+	PID int
+	hook.Exception
 }
 
 // StepPeaks are the per-step highs from the hook's step messages: the
@@ -33,7 +47,7 @@ type StepPeaks struct {
 
 func newHookState() *hookState {
 	return &hookState{hello: map[int]*hook.Hello{}, last: map[int]*hook.Stats{}, step: -1,
-		notices: map[string]bool{}}
+		notices: map[string]bool{}, cudaPIDs: map[int]bool{}}
 }
 
 // allocTotals sums the latest allocator stats over hooked processes.
@@ -82,11 +96,11 @@ func (s *sup) onHook(m hook.Message) {
 	case hook.TypeStats, hook.TypeStep:
 		s.onStats(m)
 	case hook.TypeOOM:
-		h.ooms = append(h.ooms, *m.OOM)
+		h.ooms = append(h.ooms, pidOOM{PID: pid, OOM: *m.OOM})
 		s.event(m.Received, "cuda_oom", "hook", pid, fmt.Sprintf("CUDA out of memory on device %d: tried to allocate %d bytes with %d free", m.OOM.Device, m.OOM.Alloc, m.OOM.DeviceFree), m.OOM)
 		s.sampleNow(m.Received)
 	case hook.TypeException:
-		h.exceptions = append(h.exceptions, *m.Exception)
+		h.exceptions = append(h.exceptions, pidException{PID: pid, Exception: *m.Exception})
 		s.event(m.Received, "exception", "hook", pid, firstLine(m.Exception.ExcType+": "+lastLine(m.Exception.Text)), m.Exception)
 	case hook.TypeNotice:
 		if !h.notices[m.Notice.Text] {
@@ -106,6 +120,9 @@ func (s *sup) onStats(m hook.Message) {
 		return
 	}
 	h.last[m.Peer.PID] = st
+	if len(st.Devices) > 0 {
+		h.cudaPIDs[m.Peer.PID] = true
+	}
 	if st.Step != nil && *st.Step > h.step {
 		h.step = *st.Step
 	}

@@ -1,7 +1,7 @@
 package supervisor
 
 import (
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/torchmem/torchmem/internal/hook"
@@ -9,15 +9,16 @@ import (
 	"github.com/torchmem/torchmem/internal/oomexplain"
 )
 
-// Causes of a run's end, most specific first.
+// Causes of a run's end, most specific first (internal/oomexplain owns
+// them: it decides the cause).
 const (
-	CauseOK            = "ok"
-	CauseExitCode      = "exit-code"
-	CauseSignal        = "signal"
-	CauseCgroupOOMKill = "cgroup-oom-kill"
-	CauseHostOOMKill   = "host-oom-kill"
-	CauseCUDAOOM       = "cuda-oom"
-	CauseWorkerKilled  = "dataloader-worker-killed"
+	CauseOK            = oomexplain.CauseOK
+	CauseExitCode      = oomexplain.CauseExitCode
+	CauseSignal        = oomexplain.CauseSignal
+	CauseCgroupOOMKill = oomexplain.CauseCgroupOOMKill
+	CauseHostOOMKill   = oomexplain.CauseHostOOMKill
+	CauseCUDAOOM       = oomexplain.CauseCUDAOOM
+	CauseWorkerKilled  = oomexplain.CauseWorkerKilled
 )
 
 // Summary is the post-mortem, printed at the end and stored with the run.
@@ -35,8 +36,8 @@ type Summary struct {
 	CgroupEvents *jobcgroup.Events `json:"cgroup_events,omitempty"`
 	KernelLines  []string          `json:"kernel_lines,omitempty"`
 	CUDAOOM      *hook.OOM         `json:"cuda_oom,omitempty"`
-	// Fragmentation is the verdict on a CUDA OOM: "fragmentation" when the
-	// allocator held more reserved-but-unallocated memory than requested.
+	// Fragmentation is "fragmentation" when the CUDA OOM's verdict (or one
+	// it cannot rule out) is the allocator's fragmentation.
 	Fragmentation   string           `json:"fragmentation,omitempty"`
 	Exception       string           `json:"exception,omitempty"`
 	Peaks           map[string]int64 `json:"peaks"`
@@ -52,17 +53,20 @@ type Summary struct {
 	// Incidents are the OOM incidents about this job as internal/oomexplain
 	// (shared with `torchmem oom`) explains them.
 	Incidents []Explained `json:"incidents,omitempty"`
+	// Notes say which evidence is the job's claim (through its hook) and
+	// which torchmem measured, and where they disagree.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Explained is one incident as internal/oomexplain explains it.
+type Explained struct {
+	Kind        oomexplain.Kind        `json:"kind"`
+	PIDs        []int                  `json:"pids,omitempty"`
+	Explanation oomexplain.Explanation `json:"explanation"`
 }
 
 // Victim is one OOM-killed process.
-type Victim struct {
-	PID    int    `json:"pid"`
-	Comm   string `json:"comm"`
-	Worker bool   `json:"dataloader_worker"`
-	Main   bool   `json:"main"`
-	// AnonRSS from the kernel's report, bytes; 0 when not reported.
-	AnonRSS int64 `json:"anon_rss,omitempty"`
-}
+type Victim = oomexplain.RunVictim
 
 // evidence is everything the post-mortem looks at.
 type evidence struct {
@@ -76,134 +80,72 @@ type evidence struct {
 	// allocPeaks are the supervisor's peaks (the hook's allocator peaks
 	// among them), for the explanations.
 	allocPeaks map[string]int64
-	ooms       []hook.OOM
-	excs       []hook.Exception
+	ooms       []pidOOM
+	excs       []pidException
 	hello      map[int]*hook.Hello
+	cudaPIDs   map[int]bool
 	jobPIDs    map[int]bool
 	cgroupRel  string
+	interrupts int
+	growth     *Growth
 }
 
-// victims are the processes of this job the kernel's OOM killer killed, as
-// internal/oomexplain (the parser behind `torchmem oom`) reads the kernel
-// lines: an incident about the job (naming one of its PIDs or its cgroup)
-// with a "Killed process" victim. memcg says whether a cgroup's limit, not
-// the host, ran out; lines are the kill lines themselves, for the report.
-func (e evidence) victims(incs []oomexplain.Incident) (out []Victim, memcg bool, lines []string) {
-	for _, inc := range incs {
-		if inc.Kind != oomexplain.KindKernelOOM {
-			continue
-		}
-		for _, r := range inc.Raw {
-			if strings.Contains(r, "Killed process") || strings.Contains(r, "oom-kill:") {
-				lines = append(lines, r)
-			}
-		}
-		k := inc.Kernel
-		if k == nil || k.Victim == nil || !e.victimIsOurs(inc) {
-			continue
-		}
-		v := Victim{PID: k.Victim.PID, Comm: k.Victim.Comm, Main: k.Victim.PID == e.mainPID}
-		if h := e.hello[v.PID]; h != nil {
-			v.Worker = h.Worker
-		}
-		if k.Victim.AnonRSSBytes != nil {
-			v.AnonRSS = *k.Victim.AnonRSSBytes
-		}
-		memcg = memcg || k.Constraint == "CONSTRAINT_MEMCG"
-		out = append(out, v)
+// runEvidence is the evidence in internal/oomexplain's terms: what the
+// supervisor measured, and what the job's hook claimed.
+func (e evidence) runEvidence() oomexplain.RunEvidence {
+	ev := oomexplain.RunEvidence{ExitCode: e.code, Signal: e.sig, MainPID: e.mainPID, CgroupPath: e.cgroupRel,
+		CgroupLimitBytes: e.limit, KernelLines: e.kernel, Growth: e.growth, Interrupts: e.interrupts,
+		PeakAllocated: e.allocPeaks["alloc_peak_allocated"], PeakReserved: e.allocPeaks["alloc_peak_reserved"]}
+	if p, ok := e.allocPeaks["cgroup_usage"]; ok {
+		ev.CgroupPeakBytes = &p
 	}
-	return out, memcg, lines
-}
-
-// victimIsOurs: the killed process is one of the job's, or sat in the
-// job's cgroup (a process the supervisor had not seen yet). An incident the
-// job only triggered, whose victim was someone else's, does not count.
-func (e evidence) victimIsOurs(inc oomexplain.Incident) bool {
-	k := inc.Kernel
-	if e.jobPIDs[k.Victim.PID] {
-		return true
+	if e.events != nil {
+		ev.CgroupOOMKills = e.events.OOMKill
 	}
-	if e.cgroupRel == "" {
-		return false
+	for pid := range e.jobPIDs {
+		ev.JobPIDs = append(ev.JobPIDs, pid)
 	}
-	if k.TaskMemcg != "" {
-		return strings.Contains(k.TaskMemcg, e.cgroupRel)
-	}
-	for _, r := range inc.Raw {
-		if strings.Contains(r, e.cgroupRel) {
-			return true
+	for pid, h := range e.hello {
+		ev.HookedPIDs = append(ev.HookedPIDs, pid)
+		if h.Worker {
+			ev.Workers = append(ev.Workers, pid)
 		}
-	}
-	return false
-}
-
-// classify decides the cause; recommendations are added by explain.
-func classify(e evidence) Summary {
-	s := Summary{ExitCode: e.code, Signal: e.sig, Duration: e.dur.Seconds(), CgroupEvents: e.events, CgroupLimit: e.limit, Cgroup: e.cgroupRel}
-	var memcg bool
-	incs := e.jobIncidents()
-	s.Victims, memcg, s.KernelLines = e.victims(incs)
-	s.Incidents = explainIncidents(e, incs)
-	oomKills := e.events != nil && e.events.OOMKill != nil && *e.events.OOMKill > 0
-	if len(s.Victims) == 0 && oomKills && e.sig != nil && *e.sig == 9 {
-		// No kernel log to read (not root, or rotated): the cgroup's
-		// counter and a SIGKILLed main process are the evidence.
-		s.Victims = []Victim{{PID: e.mainPID, Main: true, Comm: "(main process; kernel log not available)"}}
-	}
-	if len(e.ooms) > 0 {
-		o := e.ooms[len(e.ooms)-1]
-		s.CUDAOOM = &o
-		s.Fragmentation = fragmentation(o)
+		if h.CUDA != "" || e.cudaPIDs[pid] {
+			ev.CUDAPIDs = append(ev.CUDAPIDs, pid)
+		}
 	}
 	for _, x := range e.excs {
-		s.Exception = lastLine(x.Text)
-		if short := x.ExcType[strings.LastIndexByte(x.ExcType, '.')+1:]; !strings.HasPrefix(s.Exception, short) {
-			s.Exception = x.ExcType + ": " + s.Exception
-		}
-		if x.OOM && s.CUDAOOM == nil && strings.Contains(x.Text, "CUDA") {
-			s.CUDAOOM = &hook.OOM{Time: x.Time}
-		}
+		ev.Exceptions = append(ev.Exceptions, oomexplain.JobException{PID: x.PID, Type: x.ExcType, Text: x.Text, OOM: x.OOM})
 	}
-	workerDied := strings.Contains(s.Exception, "DataLoader worker") && (strings.Contains(s.Exception, "killed") || strings.Contains(s.Exception, "exited unexpectedly"))
-	mainKilled := false
-	workerKilled := false
-	for _, v := range s.Victims {
-		mainKilled = mainKilled || v.Main
-		workerKilled = workerKilled || !v.Main
-	}
-	switch {
-	case e.code == 0 && len(s.Victims) == 0:
-		s.Cause = CauseOK
-	case s.CUDAOOM != nil:
-		s.Cause = CauseCUDAOOM
-	case workerKilled && !mainKilled || workerDied:
-		s.Cause = CauseWorkerKilled
-	case len(s.Victims) > 0 || oomKills:
-		s.Cause = CauseHostOOMKill
-		if memcg || oomKills {
-			s.Cause = CauseCgroupOOMKill
+	for _, o := range e.ooms {
+		j := oomexplain.JobCUDAOOM{PID: o.PID, Device: o.Device, Requested: o.Alloc, DeviceFree: o.DeviceFree, Allocated: -1, Reserved: -1}
+		if o.Stats != nil {
+			j.Allocated, j.Reserved = o.Stats.Allocated, o.Stats.Reserved
 		}
-	case e.sig != nil:
-		s.Cause = CauseSignal
-	default:
-		s.Cause = CauseExitCode
+		ev.CUDAOOMs = append(ev.CUDAOOMs, j)
 	}
-	return s
+	return ev
 }
 
-// fragmentation: an OOM while the allocator holds more reserved-but-free
-// memory than the request means the free memory was in blocks too small
-// (split), which expandable segments avoid.
-func fragmentation(o hook.OOM) string {
-	if o.Stats == nil {
-		return ""
+// classify asks internal/oomexplain for the post-mortem and keeps it in
+// the run's summary.
+func classify(e evidence) Summary {
+	s := Summary{ExitCode: e.code, Signal: e.sig, Duration: e.dur.Seconds(), CgroupEvents: e.events, CgroupLimit: e.limit, Cgroup: e.cgroupRel}
+	rv := oomexplain.ExplainRun(e.runEvidence())
+	s.Cause, s.Verdict, s.Victims, s.KernelLines = rv.Cause, rv.Verdict, rv.Victims, rv.KernelLines
+	s.Exception, s.Recommendations, s.Notes = rv.Exception, rv.Recommendations, rv.Notes
+	for _, inc := range rv.Incidents {
+		s.Incidents = append(s.Incidents, Explained{Kind: inc.Kind, PIDs: inc.PIDs, Explanation: *inc.Explanation})
+		if ex := inc.Explanation; inc.CUDA != nil && (ex.Verdict == oomexplain.VerdictFragmentation || slices.Contains(ex.Alternatives, oomexplain.VerdictFragmentation)) {
+			s.Fragmentation = "fragmentation"
+		}
 	}
-	free := o.Stats.Reserved - o.Stats.Allocated
-	if free >= o.Alloc && o.Alloc > 0 {
-		return "fragmentation"
+	if len(e.ooms) > 0 {
+		o := e.ooms[len(e.ooms)-1].OOM
+		s.CUDAOOM = &o
 	}
-	if o.Stats.InactiveSplit > o.Stats.Reserved/5 {
-		return "partial fragmentation"
+	if rv.Cause == CauseCgroupOOMKill || rv.Cause == CauseHostOOMKill {
+		s.Growth = e.growth
 	}
-	return "no fragmentation"
+	return s
 }

@@ -1,0 +1,153 @@
+package oomexplain
+
+import (
+	"strings"
+
+	"golang.org/x/text/language"
+)
+
+// RunEvidence is what `torchmem run`'s supervisor gathered about one
+// finished job. The supervisor only gathers; ExplainRun decides. Fields
+// are the job's own claims (everything that came through its hook:
+// exceptions, OOM observer reports) or torchmem's measurements (exit
+// status, cgroup counters, the kernel log), and are kept apart.
+type RunEvidence struct {
+	// Measured by torchmem.
+	ExitCode   int
+	Signal     *int
+	MainPID    int
+	Interrupts int   // times the user pressed Ctrl-C on the terminal
+	JobPIDs    []int // every process of the job seen
+	CgroupPath string
+	// CgroupLimitBytes, CgroupPeakBytes and CgroupOOMKills come from the
+	// cgroup files (memory.max / memory.peak / memory.events oom_kill);
+	// nil when unknown.
+	CgroupLimitBytes *int64
+	CgroupPeakBytes  *int64
+	CgroupOOMKills   *int64
+	// KernelLines are this boot's kernel log lines since the job started
+	// (nil when the log was not read).
+	KernelLines []string
+	// Claimed by the job through its hook.
+	HookedPIDs []int // processes whose hook said hello
+	Workers    []int // of those, DataLoader workers
+	CUDAPIDs   []int // of those, processes with a CUDA build of torch or CUDA devices in use
+	Exceptions []JobException
+	CUDAOOMs   []JobCUDAOOM
+	// PeakAllocated and PeakReserved are the hook's allocator peaks.
+	PeakAllocated, PeakReserved int64
+	// Growth is a steady host-memory climb per step, when one was seen.
+	Growth *Growth
+	Lang   language.Tag
+}
+
+// JobException is an uncaught exception the job's hook reported.
+type JobException struct {
+	PID  int
+	Type string
+	Text string
+	OOM  bool // the hook classified it as an out-of-memory error
+}
+
+// JobCUDAOOM is what the hook's OOM observer reported (sizes in bytes,
+// -1 when not reported).
+type JobCUDAOOM struct {
+	PID                   int
+	Device                int
+	Requested, DeviceFree int64
+	Allocated, Reserved   int64
+}
+
+// Growth is a steady climb of the job's memory with its steps.
+type Growth struct {
+	BytesPerStep     float64
+	FromStep, ToStep int64
+	R2               float64
+}
+
+// Causes of a run's end, most specific first. Values are stored with
+// each run.
+const (
+	CauseOK            = "ok"
+	CauseExitCode      = "exit-code"
+	CauseSignal        = "signal"
+	CauseCgroupOOMKill = "cgroup-oom-kill"
+	CauseHostOOMKill   = "host-oom-kill"
+	CauseCUDAOOM       = "cuda-oom"
+	CauseWorkerKilled  = "dataloader-worker-killed"
+)
+
+// RunVerdict is the post-mortem of a run.
+type RunVerdict struct {
+	Cause   string
+	Verdict string
+	// Victims are the job's processes the kernel's OOM killer killed.
+	Victims []RunVictim
+	// KernelLines are the kill lines of the kernel's reports, for people.
+	KernelLines []string
+	// Incidents are the job's incidents, explained.
+	Incidents []Incident
+	// Exception is the job's last uncaught exception, one line.
+	Exception string
+	// Recommendations merge the incidents' advice, most useful first.
+	Recommendations []string
+	// Notes say which evidence is the job's claim and which was measured,
+	// and where they disagree.
+	Notes []string
+}
+
+// RunVictim is one OOM-killed process of the job.
+type RunVictim struct {
+	PID     int    `json:"pid"`
+	Comm    string `json:"comm"`
+	Worker  bool   `json:"dataloader_worker"`
+	Main    bool   `json:"main"`
+	AnonRSS int64  `json:"anon_rss,omitempty"` // bytes, from the kill line
+}
+
+// ExplainRun decides why a run ended and what to change.
+func ExplainRun(ev RunEvidence) RunVerdict {
+	incs := runIncidents(ev)
+	var rv RunVerdict
+	rv.Victims, rv.KernelLines = runVictims(ev, incs)
+	rv.Exception = lastException(ev)
+	rv.Cause = runCause(ev, rv, incs)
+	notes := claimNotes(ev, incs)
+	ctx := runContext(ev)
+	ExplainAll(incs, ctx)
+	rv.Incidents = incs
+	rv.Verdict = render(ev.Lang, runVerdictMsg(ev, rv, incs))
+	rv.Recommendations = runAdvice(ev, rv, incs)
+	rv.Notes = renderAll(ev.Lang, notes)
+	return rv
+}
+
+func runContext(ev RunEvidence) Context {
+	ctx := Context{JobPIDs: ev.JobPIDs, CgroupPath: ev.CgroupPath, SameHost: true, Lang: ev.Lang, MemoryStats: map[string]int64{}}
+	if ev.CgroupLimitBytes != nil {
+		ctx.CgroupLimitBytes = *ev.CgroupLimitBytes
+	}
+	if ev.PeakAllocated > 0 {
+		ctx.MemoryStats["allocated_bytes.all.peak"] = ev.PeakAllocated
+	}
+	if ev.PeakReserved > 0 {
+		ctx.MemoryStats["reserved_bytes.all.peak"] = ev.PeakReserved
+	}
+	return ctx
+}
+
+// lastException is the last exception's last line, with its type.
+func lastException(ev RunEvidence) string {
+	if len(ev.Exceptions) == 0 {
+		return ""
+	}
+	x := ev.Exceptions[len(ev.Exceptions)-1]
+	text := strings.TrimRight(x.Text, "\n")
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		text = text[i+1:]
+	}
+	if short := x.Type[strings.LastIndexByte(x.Type, '.')+1:]; !strings.HasPrefix(text, short) {
+		text = x.Type + ": " + text
+	}
+	return text
+}

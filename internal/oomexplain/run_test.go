@@ -1,0 +1,88 @@
+package oomexplain
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRunVictimsAreTheJobs: a kill counts when the victim is one of the
+// job's processes or sat in its cgroup, not when the job only triggered a
+// host OOM whose victim was someone else's.
+func TestRunVictimsAreTheJobs(t *testing.T) {
+	hostOOM := []string{
+		"python3 invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO), order=0, oom_score_adj=0",
+		"CPU: 1 PID: 500 Comm: python3 Not tainted 6.1.0 #1",
+		"oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/system.slice/db.service,task=postgres,pid=777,uid=0",
+		"Out of memory: Killed process 777 (postgres) total-vm:9000000kB, anon-rss:8000000kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:9000kB oom_score_adj:0",
+	}
+	ev := RunEvidence{MainPID: 500, ExitCode: 1, KernelLines: hostOOM, JobPIDs: []int{500}, CgroupPath: "/torchmem/run-abc"}
+	if rv := ExplainRun(ev); len(rv.Victims) != 0 {
+		t.Errorf("someone else's process counted as the job's victim: %+v", rv.Victims)
+	}
+	unseen := []string{
+		"python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0",
+		"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/torchmem/run-abc,task_memcg=/torchmem/run-abc,task=python3,pid=612,uid=0",
+		"Memory cgroup out of memory: Killed process 612 (python3) total-vm:229608kB, anon-rss:204160kB, file-rss:6516kB, shmem-rss:0kB, UID:0 pgtables:456kB oom_score_adj:0",
+	}
+	ev = RunEvidence{MainPID: 500, ExitCode: 1, KernelLines: unseen, JobPIDs: []int{500}, CgroupPath: "/torchmem/run-abc"}
+	rv := ExplainRun(ev)
+	if len(rv.Victims) != 1 || rv.Victims[0].PID != 612 || rv.Victims[0].Main || rv.Victims[0].AnonRSS != 204160<<10 || len(rv.KernelLines) != 2 {
+		t.Errorf("a process of the job's cgroup: victims %+v lines %q", rv.Victims, rv.KernelLines)
+	}
+	if rv.Cause != CauseWorkerKilled && rv.Cause != CauseCgroupOOMKill {
+		t.Errorf("cause %s", rv.Cause)
+	}
+}
+
+// TestRunCgroupCounterOnly: without the kernel log, the cgroup's oom_kill
+// counter is the evidence; the explanation is the same engine's memcg one.
+func TestRunCgroupCounterOnly(t *testing.T) {
+	one, nine, limit, peak := int64(1), 9, int64(100<<20), int64(100<<20)
+	rv := ExplainRun(RunEvidence{ExitCode: 137, Signal: &nine, MainPID: 5, CgroupPath: "/torchmem/run-1",
+		CgroupOOMKills: &one, CgroupLimitBytes: &limit, CgroupPeakBytes: &peak})
+	if rv.Cause != CauseCgroupOOMKill || len(rv.Incidents) != 1 || rv.Incidents[0].Explanation.Verdict != VerdictCgroupLimit {
+		t.Fatalf("cause %s incidents %+v", rv.Cause, rv.Incidents)
+	}
+	if !strings.Contains(rv.Verdict, "100.00 MiB") || !strings.Contains(rv.Verdict, "victim main process 5") {
+		t.Errorf("verdict %q", rv.Verdict)
+	}
+	if len(rv.Recommendations) == 0 || !strings.Contains(rv.Recommendations[0], "--memory-max") {
+		t.Errorf("advice %q", rv.Recommendations)
+	}
+}
+
+// TestRunClaims: what the job's hook says is labelled as its claim; a
+// CUDA OOM claimed by a process whose torch has no CUDA is not the verdict.
+func TestRunClaims(t *testing.T) {
+	claim := RunEvidence{ExitCode: 1, MainPID: 9, HookedPIDs: []int{9},
+		CUDAOOMs:   []JobCUDAOOM{{PID: 9, Requested: 931 << 30, DeviceFree: 0, Allocated: -1, Reserved: -1}},
+		Exceptions: []JobException{{PID: 9, Type: "torch.OutOfMemoryError", OOM: true, Text: "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 931.00 GiB."}}}
+	rv := ExplainRun(claim)
+	if rv.Cause == CauseCUDAOOM || !strings.Contains(strings.Join(rv.Notes, "\n"), "no CUDA build") {
+		t.Errorf("forged claim: cause %s notes %q", rv.Cause, rv.Notes)
+	}
+	claim.CUDAPIDs = []int{9}
+	rv = ExplainRun(claim)
+	if rv.Cause != CauseCUDAOOM || !strings.Contains(strings.Join(rv.Notes, "\n"), "the job's own") {
+		t.Errorf("real claim: cause %s notes %q", rv.Cause, rv.Notes)
+	}
+	if rv.Incidents[0].Explanation.Verdict != VerdictRequestTooLarge && rv.Incidents[0].Explanation.Verdict != VerdictDoesNotFit {
+		t.Errorf("verdict %s", rv.Incidents[0].Explanation.Verdict)
+	}
+}
+
+// TestRunHookFillsTheMessage: the OOM observer's numbers complete the
+// exception text's incident rather than making a second one.
+func TestRunHookFillsTheMessage(t *testing.T) {
+	ev := RunEvidence{ExitCode: 1, MainPID: 3, HookedPIDs: []int{3}, CUDAPIDs: []int{3},
+		CUDAOOMs: []JobCUDAOOM{{PID: 3, Device: 0, Requested: 1503238554, DeviceFree: 143312321249, Allocated: 2 << 30, Reserved: 5 << 30}},
+		Exceptions: []JobException{{PID: 3, Type: "torch.OutOfMemoryError", OOM: true,
+			Text: "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.40 GiB. GPU 0 has a total capacity of 139.80 GiB of which 133.47 GiB is free. Including non-PyTorch memory, this process has 6.32 GiB memory in use. 5.59 GiB allowed; Of the allocated memory 2.44 GiB is allocated by PyTorch, and 3.14 GiB is reserved by PyTorch but unallocated."}}}
+	rv := ExplainRun(ev)
+	if len(rv.Incidents) != 1 || rv.Incidents[0].Explanation.Verdict != VerdictFragmentation {
+		t.Fatalf("%d incidents: %+v", len(rv.Incidents), rv.Incidents)
+	}
+	if !strings.Contains(rv.Verdict, "fragmentation") || !strings.Contains(rv.Verdict, "tried to allocate 1.40 GiB") {
+		t.Errorf("verdict %q", rv.Verdict)
+	}
+}

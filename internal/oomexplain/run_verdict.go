@@ -1,0 +1,122 @@
+package oomexplain
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/torchmem/torchmem/internal/units"
+)
+
+// runVerdictMsg is the post-mortem's one line: the cause and, for an
+// out-of-memory end, the primary incident's summary.
+func runVerdictMsg(ev RunEvidence, rv RunVerdict, incs []Incident) Msg {
+	m := causeMsg(ev, rv, incs)
+	if v := victimsText(rv.Victims); v != "" {
+		m = msg("run.verdict.with_victims", render(ev.Lang, m), v)
+	}
+	if ev.Interrupts > 0 && rv.Cause == CauseSignal {
+		// Not a crash: the user stopped it.
+		m = msg("run.verdict.interrupted", itoa(ev.Interrupts), render(ev.Lang, m))
+	}
+	return m
+}
+
+func causeMsg(ev RunEvidence, rv RunVerdict, incs []Incident) Msg {
+	switch rv.Cause {
+	case CauseOK:
+		return msg("run.verdict.ok")
+	case CauseExitCode:
+		if rv.Exception != "" {
+			return msg("run.verdict.exit_exception", itoa(ev.ExitCode), firstLineOf(rv.Exception))
+		}
+		return msg("run.verdict.exit", itoa(ev.ExitCode))
+	case CauseSignal:
+		return msg("run.verdict.signal", sigName(valInt(ev.Signal)))
+	}
+	head := causeHead(ev, rv.Cause)
+	if p := primary(rv.Cause, incs); p != nil && p.Explanation != nil {
+		return msg("run.verdict.explained", render(ev.Lang, head), string(p.Explanation.Verdict), p.Explanation.Summary)
+	}
+	return head
+}
+
+// causeHead names the cause with the figure that matters most: the
+// cgroup's limit, or the request the hook saw fail.
+func causeHead(ev RunEvidence, cause string) Msg {
+	switch {
+	case cause == CauseCgroupOOMKill && ev.CgroupLimitBytes != nil:
+		return msg("run.verdict.cgroup_oom_kill_limit", units.Bytes(*ev.CgroupLimitBytes))
+	case cause == CauseCUDAOOM && len(ev.CUDAOOMs) > 0 && ev.CUDAOOMs[len(ev.CUDAOOMs)-1].Requested >= 0:
+		o := ev.CUDAOOMs[len(ev.CUDAOOMs)-1]
+		return msg("run.verdict.cuda_oom_request", itoa(o.Device), units.Bytes(o.Requested))
+	}
+	return msg("run.verdict." + strings.ReplaceAll(cause, "-", "_"))
+}
+
+// primary is the incident that tells the cause's story.
+func primary(cause string, incs []Incident) *Incident {
+	want := map[string][]Kind{
+		CauseCUDAOOM:       {KindCUDAOOM, KindCUDAMallocAsync, KindCUDAError, KindCUBLASAlloc, KindNCCLOOM},
+		CauseWorkerKilled:  {KindDataLoaderKilled, KindDataLoaderExited, KindSharedMemory, KindKernelOOM},
+		CauseCgroupOOMKill: {KindKernelOOM},
+		CauseHostOOMKill:   {KindKernelOOM},
+	}[cause]
+	for _, k := range want {
+		for i := range incs {
+			if incs[i].Kind == k {
+				return &incs[i]
+			}
+		}
+	}
+	return nil
+}
+
+func victimsText(vs []RunVictim) string {
+	var parts []string
+	for _, v := range vs {
+		role := "child process"
+		switch {
+		case v.Worker:
+			role = "DataLoader worker"
+		case v.Main:
+			role = "main process"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d (%s)", role, v.PID, v.Comm))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// runAdvice merges the incidents' advice; a leak's comes first, since a
+// larger limit only delays its kill.
+func runAdvice(ev RunEvidence, rv RunVerdict, incs []Incident) []string {
+	var out []string
+	if g := ev.Growth; g != nil && (rv.Cause == CauseCgroupOOMKill || rv.Cause == CauseHostOOMKill) {
+		out = append(out, render(ev.Lang, msg("run.advice.leak", units.Bytes(int64(g.BytesPerStep)),
+			fmt.Sprint(g.FromStep), fmt.Sprint(g.ToStep), fmt.Sprintf("%.2f", g.R2))))
+	}
+	seen := map[string]bool{}
+	for _, inc := range incs {
+		if inc.Explanation == nil {
+			continue
+		}
+		for _, r := range inc.Explanation.Recommendations {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func valInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

@@ -32,22 +32,23 @@ const (
 )
 
 type kernelParser struct {
-	p        *Parser
-	cur      *Incident   // open report
-	recent   []*Incident // last complete reports (for late oom_reaper lines)
-	lines    int
-	mode     int // what indented/following lines belong to
-	cols     []string
-	prevText string
-	prevInc  *Incident
-	prevPref bool
-	prevRaw  int              // physical length of the line prevText came from
-	conts    int              // continuation lines joined to prevText so far
-	memKV    map[string]int64 // Mem-Info values of the open report
-	useful   int              // line number of the report's last recognised line
-	inline   map[string]int64 // what the last inline stats line added (undone when it is rejoined)
-	ownPath  bool             // that line set MemcgStatsPath
-	cutLine  bool             // the line being handled is exactly a terminal's width
+	p         *Parser
+	cur       *Incident   // open report
+	recent    []*Incident // last complete reports (for late oom_reaper lines)
+	lines     int
+	mode      int // what indented/following lines belong to
+	cols      []string
+	prevText  string
+	prevInc   *Incident
+	prevPref  bool
+	prevRaw   int              // physical length of the line prevText came from
+	conts     int              // continuation lines joined to prevText so far
+	memKV     map[string]int64 // Mem-Info values of the open report
+	useful    int              // line number of the report's last recognised line
+	inline    map[string]int64 // what the last inline stats line added (undone when it is rejoined)
+	ownPath   bool             // that line set MemcgStatsPath
+	cutLine   bool             // the line being handled is exactly a terminal's width
+	overLimit bool             // the last report ended at maxKernelLines inside its task table
 }
 
 const (
@@ -88,12 +89,16 @@ func (k *kernelParser) feed(l *line) {
 	}
 	inc := k.cur
 	if inc == nil {
+		row := headerlessRow(strings.TrimSpace(text))
 		switch {
+		case row && k.overLimit:
+			// the rest of a table whose report hit maxKernelLines
 		case midReport(text):
 			k.handle(nil, text, l, false)
 		default:
 			k.prevInc = nil
 		}
+		k.overLimit = k.overLimit && row
 		return
 	}
 	k.lines++
@@ -101,6 +106,7 @@ func (k *kernelParser) feed(l *line) {
 	k.handle(inc, text, l, false)
 	if k.cur != nil && k.lines > maxKernelLines {
 		k.finish(true)
+		k.overLimit = true
 	}
 }
 
@@ -168,6 +174,9 @@ func (k *kernelParser) finish(truncated bool) {
 	inc.Truncated = inc.Truncated || truncated
 	inc.Kernel.MemInfo = memInfoFrom(k.memKV, k.p.opts.PageSize)
 	completeCutNames(inc.Kernel)
+	if inc.Kernel.Memcg != nil || inc.Kernel.MemcgStatsPath != "" {
+		inferConstraint(inc.Kernel, "CONSTRAINT_MEMCG", "memory cgroup lines (printed only for a memcg OOM)")
+	}
 	if !killEvidence(inc.Kernel) {
 		return // a Mem-Info dump without a kill: not an OOM kill (page allocation failure, sysrq)
 	}

@@ -56,9 +56,13 @@ func (k *kernelParser) significant(text string) bool {
 }
 
 // killEvidence: the report shows an OOM kill (or its attempt), not only
-// the memory dump that other reports share.
+// the memory dump that other reports share. The memcg lines ("memory:
+// usage", "Memory cgroup stats for") are printed only for a memcg OOM
+// (mem_cgroup_print_oom_*), the task table only by the OOM killer
+// (dump_tasks): a paste holding only them is a report missing its head.
 func killEvidence(ko *KernelOOM) bool {
-	return ko.Trigger != nil || ko.Victim != nil || ko.Selected != nil || ko.Constraint != "" || ko.NoKillable
+	return ko.Trigger != nil || ko.Victim != nil || ko.Selected != nil || ko.Constraint != "" || ko.NoKillable ||
+		ko.Memcg != nil || ko.MemcgStatsPath != "" || ko.TasksTotal >= 2
 }
 
 // midReport: lines found inside an OOM report, used to open one when the
@@ -73,5 +77,5 @@ func midReport(text string) bool {
 		strings.HasPrefix(text, "oom-kill:constraint=") ||
 		strings.Contains(text, "Killed process ") && strings.Contains(text, "total-vm:") ||
 		strings.Contains(text, " or sacrifice child") ||
-		strings.Contains(text, " killed as a result of limit of ")
+		strings.Contains(text, " killed as a result of limit of ") || headerlessRow(t)
 }

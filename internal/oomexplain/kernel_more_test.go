@@ -233,3 +233,30 @@ func TestCutCgroupName(t *testing.T) {
 		t.Errorf("cut stats path %q", p)
 	}
 }
+
+func TestHeadlessExcerpts(t *testing.T) {
+	// testdata/corpus/kernel/033 (go-debos/debos issue #216): rows only.
+	rows := "[   65.766239] [    282]   103   282     5951     1040    86016        0             0 systemd-resolve\n" +
+		"[   65.767480] [    284]   104   284     1869      218    57344        0          -900 dbus-daemon\n" +
+		"[   65.768721] [    460]     0   460     4096      250    77824        0             0 systemd-machine\n"
+	incs := parseString(t, rows)
+	if len(incs) != 1 || incs[0].Kernel.TasksTotal != 3 || !incs[0].Truncated || incs[0].Kernel.Tasks[0].PID != 282 {
+		t.Fatalf("rows only: %+v", incs)
+	}
+	// One row alone is too little to call a report.
+	if incs := parseString(t, strings.SplitAfter(rows, "\n")[0]); len(incs) != 0 {
+		t.Errorf("one row: %d incidents", len(incs))
+	}
+	// testdata/corpus/kernel/013 (dotnet/coreclr issue #16906, grep of
+	// syslog): two containers' memcg lines, newest first, stats before usage.
+	grep := "Mar 12 18:09:55 machine-1 kernel: [615694.511492] Memory cgroup stats for /docker/7e29cfc63f603344cea233e2c2f74d8a55ea9ed7ad3c6db0ae8c042cc75f2af8: cache:5664KB rss:249452KB rss_huge:30720KB mapped_file:5660KB dirty:0KB\n" +
+		"Mar 12 18:09:55 machine-1 kernel: [615694.511487] memory: usage 262144kB, limit 262144kB, failcnt 2472\n" +
+		"Mar 12 18:02:34 machine-1 kernel: [615253.943304] memory: usage 262144kB, limit 262144kB, failcnt 3078\n" +
+		"Mar 12 18:02:34 machine-1 kernel: [615253.943308] Memory cgroup stats for /docker/43bf7b26f090e575d16f38d7a96e5d59fa4ee372cf91a495e609fb1a33a49435: cache:5660KB rss:247920KB rss_huge:172032KB mapped_file:5660KB dirty:0KB\n"
+	incs = parseString(t, grep)
+	if len(incs) != 2 || incs[0].Kernel.Memcg.Failcnt != 2472 || incs[1].Kernel.Memcg.Failcnt != 3078 ||
+		incs[0].Kernel.MemcgStats["rss"] != 249452*kib || incs[1].Kernel.MemcgStats["rss"] != 247920*kib ||
+		incs[1].Kernel.Constraint != "CONSTRAINT_MEMCG" || incs[1].Kernel.ConstraintInferred == "" {
+		t.Fatalf("%d incidents: %+v", len(incs), incs)
+	}
+}

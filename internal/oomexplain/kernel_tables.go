@@ -1,6 +1,7 @@
 package oomexplain
 
 import (
+	"bytes"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,6 +53,38 @@ func rowColumns(cols []string, t string) []string {
 		n++
 	}
 	return headerlessColumns[n]
+}
+
+// taskRowShape: a raw line that may be a task-table row, after up to two
+// bracketed prefixes (a dmesg timestamp, dmesg -T's date): rows carry no
+// anchor word, and a paste may hold nothing else (go-debos/debos issue
+// #216, kvcache-ai/ktransformers issue #637). Cheap for other lines: the
+// first bracket that is not a pid ends the check.
+func taskRowShape(b []byte) bool {
+	for i := 0; i < 3 && len(b) > 2 && b[0] == '['; i++ {
+		end := bytes.IndexByte(b, ']')
+		if end < 2 {
+			return false
+		}
+		if pidBracket(b[1:end]) {
+			return headerlessRow(string(b))
+		}
+		b = bytes.TrimLeft(b[end+1:], " ")
+	}
+	return false
+}
+
+func pidBracket(b []byte) bool {
+	digits := false
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			digits = true
+		case c != ' ':
+			return false
+		}
+	}
+	return digits
 }
 
 func isInt(s string) bool { return isDigits(strings.TrimPrefix(s, "-")) }

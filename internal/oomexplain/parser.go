@@ -103,7 +103,7 @@ func Parse(r io.Reader, opts Options) ([]Incident, error) {
 // FeedBytes parses one raw line (without its newline).
 func (p *Parser) FeedBytes(b []byte) {
 	p.lineNo++
-	if !p.anyOpen() && !interesting(b) {
+	if !p.anyOpen() && !interesting(b) && !taskRowShape(b) {
 		return
 	}
 	p.rawLen = len(b)

@@ -17,6 +17,10 @@ type Line struct {
 	// Wall is the wall-clock time of the record; zero when the source gives
 	// none (plain dmesg without a known boot time, training logs).
 	Wall time.Time
+	// YearAssumed: the stamp carries no year (BSD syslog, journalctl's
+	// short format: "May  6 10:02:51"); Wall's year is ParseOptions.Year
+	// or a guess from the current date.
+	YearAssumed bool
 	// Uptime is the kernel's monotonic timestamp (time since boot) when
 	// HasUptime; dmesg's "[  816.907974]", /dev/kmsg's usec field.
 	Uptime    time.Duration

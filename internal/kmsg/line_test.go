@@ -74,8 +74,14 @@ func TestUptimeToWall(t *testing.T) {
 func TestSyslogYearInference(t *testing.T) {
 	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	l := ParseLine([]byte("Dec 31 23:59:00 node1 kernel: Out of memory: Killed process 1 (x)"), ParseOptions{Now: now, Location: time.UTC})
-	if l.Wall.Year() != 2025 {
-		t.Errorf("December seen in January belongs to last year: %v", l.Wall)
+	if l.Wall.Year() != 2025 || !l.YearAssumed {
+		t.Errorf("December seen in January belongs to last year: %v (assumed %v)", l.Wall, l.YearAssumed)
+	}
+	// dmesg -T and ISO stamps carry their year.
+	for _, s := range []string{"[Sun Nov 29 22:44:14 2026] x", "2026-11-29T22:44:14,845852+00:00 x"} {
+		if l := ParseLine([]byte(s), ParseOptions{Now: now}); l.Wall.IsZero() || l.YearAssumed {
+			t.Errorf("%q: wall %v, year assumed %v", s, l.Wall, l.YearAssumed)
+		}
 	}
 }
 

@@ -148,7 +148,7 @@ func parseSyslogHeader(b []byte, ln *Line, o *ParseOptions) ([]byte, bool) {
 			nsec += int(b[i]-'0') * scale
 		}
 	}
-	ln.Wall = completeYear(mon, day, hh, mm, ss, nsec, o)
+	ln.Wall, ln.YearAssumed = completeYear(mon, day, hh, mm, ss, nsec, o), true
 	rest := bytes.TrimLeft(b[min(i, len(b)):], " ")
 	if r, ok := parseSyslogTail(rest, ln, o); ok {
 		return r, true

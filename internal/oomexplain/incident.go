@@ -29,6 +29,9 @@ type Incident struct {
 	Kind Kind `json:"kind"`
 	// Time is the wall-clock time when the log says it; absent otherwise.
 	Time *time.Time `json:"time,omitempty"`
+	// TimeYearAssumed: the log's stamp has no year ("May  6 10:02:51", BSD
+	// syslog and journalctl's short format): Time's year was assumed.
+	TimeYearAssumed bool `json:"time_year_assumed,omitempty"`
 	// UptimeSeconds is the kernel timestamp (seconds since boot) when given.
 	UptimeSeconds *float64 `json:"uptime_seconds,omitempty"`
 	// Source is the file name ("-" for stdin, "/dev/kmsg", "journalctl -k").

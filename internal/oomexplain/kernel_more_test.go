@@ -260,3 +260,15 @@ func TestHeadlessExcerpts(t *testing.T) {
 		t.Fatalf("%d incidents: %+v", len(incs), incs)
 	}
 }
+
+func TestSyslogYearAssumed(t *testing.T) {
+	// testdata/kernel/syslog-4.x-global.log (genular/pandora issue #49):
+	// journalctl's short format has no year.
+	inc := parseFile(t, "kernel/syslog-4.x-global.log")[0]
+	if inc.Time == nil || !inc.TimeYearAssumed {
+		t.Errorf("time %v, year assumed %v", inc.Time, inc.TimeYearAssumed)
+	}
+	if inc := parseFile(t, "kernel/local-v1-6.18.dmesg-iso")[0]; inc.TimeYearAssumed {
+		t.Errorf("an ISO stamp has its year")
+	}
+}

@@ -192,7 +192,7 @@ func (p *Parser) newIncident(kind Kind, l *line) *Incident {
 	inc := &Incident{Kind: kind, Source: p.opts.Source, Line: l.no, Count: 1, Rank: l.rank, Host: l.host}
 	if !l.Wall.IsZero() {
 		t := l.Wall
-		inc.Time = &t
+		inc.Time, inc.TimeYearAssumed = &t, l.YearAssumed
 	}
 	if l.HasUptime {
 		s := l.Uptime.Seconds()

@@ -84,20 +84,34 @@ func NewParser(opts Options) *Parser {
 	return p
 }
 
-// Parse reads r to the end and returns every incident found, in order.
-// A read error ends parsing: the incidents found so far are returned with
-// the error (wrapped with Options.Source).
-func Parse(r io.Reader, opts Options) ([]Incident, error) {
+// Result is what ParseAll found: the incidents kept, in order, and how
+// many more were found but not kept (Options.MaxIncidents).
+type Result struct {
+	Incidents []Incident
+	Dropped   int
+}
+
+// ParseAll reads r to the end and returns every incident found, in order,
+// with the count of those dropped by Options.MaxIncidents. A read error
+// ends parsing: what was found so far is returned with the error (wrapped
+// with Options.Source).
+func ParseAll(r io.Reader, opts Options) (Result, error) {
 	p := NewParser(opts)
 	sc := kmsg.NewScanner(r, p.opts.MaxLine)
 	for sc.Scan() {
 		p.FeedBytes(sc.Bytes())
 	}
-	incs := p.Close()
+	res := Result{Incidents: p.Close(), Dropped: p.Dropped()}
 	if err := sc.Err(); err != nil {
-		return incs, fmt.Errorf("read %s: %w", p.opts.Source, err)
+		return res, fmt.Errorf("read %s: %w", p.opts.Source, err)
 	}
-	return incs, nil
+	return res, nil
+}
+
+// Parse is ParseAll without the count of dropped incidents.
+func Parse(r io.Reader, opts Options) ([]Incident, error) {
+	res, err := ParseAll(r, opts)
+	return res.Incidents, err
 }
 
 // FeedBytes parses one raw line (without its newline).

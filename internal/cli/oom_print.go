@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/torchmem/torchmem/internal/oomexplain"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -27,7 +28,7 @@ func oomPrint(w io.Writer, incs []oomexplain.Incident, asJSON bool, args []strin
 		if len(args) > 0 {
 			where = strings.Join(args, ", ")
 		}
-		_, err := fmt.Fprintf(w, "no out-of-memory incidents found in %s\n", where)
+		_, err := fmt.Fprintf(w, "no out-of-memory incidents found in %s\n", termsafe.Line(where))
 		return err
 	}
 	for i, inc := range incs {
@@ -51,7 +52,7 @@ func oomPrintOne(w io.Writer, inc oomexplain.Incident, n int, asJSON bool) error
 		return err
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "[%d] %s\n", n, oomTitle(&inc))
+	fmt.Fprintf(&sb, "[%d] %s\n", n, termsafe.Line(oomTitle(&inc)))
 	oomField(&sb, "when", oomWhen(&inc))
 	if e := inc.Explanation; e != nil {
 		oomField(&sb, "verdict", string(e.Verdict)+": "+e.Summary)
@@ -67,8 +68,10 @@ func oomPrintOne(w io.Writer, inc oomexplain.Incident, n int, asJSON bool) error
 	return err
 }
 
+// oomField prints one line of an incident; the value holds what the log
+// said (process names, cgroup paths, file names), escaped for the terminal.
 func oomField(sb *strings.Builder, name, value string) {
-	fmt.Fprintf(sb, "    %-8s %s\n", name, value)
+	fmt.Fprintf(sb, "    %-8s %s\n", name, termsafe.Line(value))
 }
 
 func oomWhen(inc *oomexplain.Incident) string {

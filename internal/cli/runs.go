@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/store"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/units"
 )
@@ -192,7 +193,7 @@ func runsGPUKeys(p map[string]int64) []string {
 }
 
 // runsCommand is the command line cut to n characters with an ellipsis
-// (n <= 0: whole).
+// (n <= 0: whole); escaped before the cut, so the cut counts what is shown.
 func runsCommand(argv []string, n int) string {
-	return textwrap.Cut(strings.Join(argv, " "), n)
+	return textwrap.Cut(termsafe.Line(strings.Join(argv, " ")), n)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/report"
 	"github.com/torchmem/torchmem/internal/supervisor"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -50,14 +51,14 @@ func newShowCmd(env *Env) *cobra.Command {
 func showText(w io.Writer, d *report.Data, maxEvents int) error {
 	r := d.Run
 	fmt.Fprintf(w, "run      %s (%s)\n", r.ID, r.Status)
-	fmt.Fprintf(w, "command  %s\n", strings.Join(r.Command, " "))
-	fmt.Fprintf(w, "started  %s in %s\n", r.Start.Local().Format("2006-01-02 15:04:05"), r.Cwd)
+	fmt.Fprintf(w, "command  %s\n", termsafe.Line(strings.Join(r.Command, " ")))
+	fmt.Fprintf(w, "started  %s in %s\n", r.Start.Local().Format("2006-01-02 15:04:05"), termsafe.Line(r.Cwd))
 	fmt.Fprintf(w, "duration %s, exit %s, %d samples stored\n", runsDuration(r), runsExit(r), r.Samples)
 	if len(r.Limits) > 0 {
-		fmt.Fprintf(w, "settings %s\n", showSettings(r.Limits))
+		fmt.Fprintf(w, "settings %s\n", termsafe.Line(showSettings(r.Limits)))
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Labels)) { // a stable order, run after run
-		fmt.Fprintf(w, "label    %s=%s\n", k, r.Labels[k])
+		fmt.Fprintf(w, "label    %s=%s\n", termsafe.Line(k), termsafe.Line(r.Labels[k]))
 	}
 	if len(r.Summary) > 0 {
 		var s supervisor.Summary
@@ -78,7 +79,8 @@ func showText(w io.Writer, d *report.Data, maxEvents int) error {
 	}
 	tw := newTable(w)
 	for _, e := range evs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", e.Time.Local().Format("15:04:05.000"), e.Source, e.Kind, e.Message)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", e.Time.Local().Format("15:04:05.000"),
+			termsafe.Line(e.Source), termsafe.Line(e.Kind), termsafe.Line(e.Message))
 	}
 	return tw.Flush()
 }

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/torchmem/torchmem/internal/jobcgroup"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -85,9 +86,9 @@ func (s *Summary) Print(w io.Writer, runID string) {
 	if s.Cause != CauseExitCode {
 		status = fmt.Sprintf(" (exit status %d)", s.ExitCode)
 	}
-	fmt.Fprintf(w, "torchmem: run %s %s%s after %.1fs\n", runID, s.Verdict, status, s.Duration)
+	fmt.Fprintf(w, "torchmem: run %s %s%s after %.1fs\n", runID, termsafe.Line(s.Verdict), status, s.Duration)
 	if s.Cgroup != "" {
-		line := "  cgroup " + s.Cgroup
+		line := "  cgroup " + termsafe.Line(s.Cgroup)
 		if s.CgroupLimit != nil {
 			line += ", limit " + units.Bytes(*s.CgroupLimit)
 		}
@@ -106,24 +107,24 @@ func (s *Summary) Print(w io.Writer, runID string) {
 		fmt.Fprintf(w, "  killed %d process(es) left behind by the job (orphaned workers)\n", s.OrphansKilled)
 	}
 	for _, l := range s.KernelLines {
-		fmt.Fprintln(w, "  kernel: "+l)
+		fmt.Fprintln(w, "  kernel: "+termsafe.Line(l))
 	}
 	if s.Exception != "" {
-		fmt.Fprintln(w, "  exception: "+s.Exception)
+		fmt.Fprintln(w, "  exception: "+termsafe.Line(s.Exception))
 	}
 	if o := s.CUDAOOM; o != nil && o.Snapshot != "" {
-		fmt.Fprintf(w, "  memory snapshot at the OOM: %s (torchmem snapshot summary FILE)\n", o.Snapshot)
+		fmt.Fprintf(w, "  memory snapshot at the OOM: %s (torchmem snapshot summary FILE)\n", termsafe.Line(o.Snapshot))
 	} else if o != nil && o.SnapshotErr != "" {
-		fmt.Fprintln(w, "  no memory snapshot at the OOM: "+o.SnapshotErr)
+		fmt.Fprintln(w, "  no memory snapshot at the OOM: "+termsafe.Line(o.SnapshotErr))
 	}
 	for _, in := range s.Incidents {
-		fmt.Fprintf(w, "  %s: %s\n", in.Explanation.Verdict, in.Explanation.Summary)
+		fmt.Fprintf(w, "  %s: %s\n", in.Explanation.Verdict, termsafe.Line(in.Explanation.Summary))
 		for _, a := range in.Explanation.Arithmetic {
-			fmt.Fprintln(w, "    "+a)
+			fmt.Fprintln(w, "    "+termsafe.Line(a))
 		}
 	}
 	for _, r := range s.Recommendations {
-		fmt.Fprintln(w, "  - "+r)
+		fmt.Fprintln(w, "  - "+termsafe.Line(r))
 	}
 }
 

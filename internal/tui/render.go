@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/torchmem/torchmem/internal/sample"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/units"
 )
@@ -85,8 +86,11 @@ type renderer struct {
 }
 
 // line cuts text to the width before styling, so escapes never get cut.
+// The text holds processes' command lines and names: their control
+// characters are escaped (termsafe) so that only the styles' own reach
+// the terminal.
 func (r *renderer) line(st lipgloss.Style, text string) {
-	r.lines = append(r.lines, st.Render(textwrap.Cut(text, r.o.Width)))
+	r.lines = append(r.lines, st.Render(textwrap.Cut(termsafe.Line(text), r.o.Width)))
 }
 
 // wrapped breaks text at spaces into lines of the width (textwrap.Wrap),

@@ -42,6 +42,9 @@ type Incident struct {
 	Host string `json:"host,omitempty"`
 	// Rank is the distributed rank from a "[rankN]:" prefix or torchrun.
 	Rank *int `json:"rank,omitempty"`
+	// Ranks lists the distinct ranks of incidents folded into this one by
+	// Group when they differ (the same CUDA OOM from 8 ranks).
+	Ranks []int `json:"ranks,omitempty"`
 	// PIDs are the processes the incident is about (victim, worker, child).
 	PIDs []int `json:"pids,omitempty"`
 	// Count is how many times the same message was seen (chained

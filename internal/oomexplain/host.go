@@ -49,6 +49,8 @@ func (h *hostParser) feed(l *line) {
 		h.dataLoader(l, t)
 	case strings.Contains(t, "bus error encountered in worker"):
 		h.add(l, KindSharedMemory, &HostFailure{Signal: "Bus error", SignalNumber: intPtr(7), Message: t}, nil)
+	case strings.HasPrefix(t, "This might be caused by insufficient shared memory"):
+		h.shmHint(l, t)
 	case strings.Contains(t, "shared memory object") || strings.Contains(t, "unable to write to file </") ||
 		strings.Contains(t, "unable to mmap") || strings.Contains(t, "unable to allocate shared memory"):
 		h.sharedMemory(l, t)
@@ -123,6 +125,19 @@ func sameHostFailure(r *Incident, kind Kind, f *HostFailure, pids []int) bool {
 		return related && subset(pids, r.PIDs)
 	}
 	return r.Kind == kind && r.Failure != nil && r.Failure.Message == f.Message
+}
+
+// shmHint: the second sentence of the worker's bus-error message. Right
+// after the first (wrapped onto its own line) it is the same message;
+// alone (an excerpt that kept only it) it is the incident.
+func (h *hostParser) shmHint(l *line, t string) {
+	if n := len(h.recent); n > 0 {
+		if r := h.recent[n-1]; r.Kind == KindSharedMemory && l.no-r.Line <= 2 {
+			h.p.addRaw(r, l.Text)
+			return
+		}
+	}
+	h.add(l, KindSharedMemory, &HostFailure{Signal: "Bus error", SignalNumber: intPtr(7), Message: t}, nil)
 }
 
 func subset(a, b []int) bool {

@@ -7,7 +7,7 @@ import (
 )
 
 var (
-	reDLKilled  = regexp.MustCompile(`DataLoader worker \(pid (\d+)\) is killed by signal: ([^.]+)\.`)
+	reDLKilled  = regexp.MustCompile(`DataLoader worker \(pid (\d+)\) is killed by signal: ([A-Za-z ]+?)(?:\.|\s*$)`)
 	reDLExited  = regexp.MustCompile(`DataLoader worker \(pid\(s\) ([0-9, ]+)\) exited unexpectedly`)
 	reDLExitOne = regexp.MustCompile(`DataLoader worker \(pid (\d+)\) exited unexpectedly(?: with exit code (-?\d+))?`)
 	reShmObject = regexp.MustCompile(`<(/?[^>]*)>`)

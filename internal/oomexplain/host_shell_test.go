@@ -79,3 +79,40 @@ func TestNotShellKilled(t *testing.T) {
 		}
 	}
 }
+
+func TestDataLoaderTemplates(t *testing.T) {
+	tests := []struct {
+		name, text string
+		kinds      []Kind
+	}{
+		// corpus host/032 (Megatron, [rank0] prefix, trailing space after the period).
+		{"killed", "[rank0]: RuntimeError: DataLoader worker (pid 9382) is killed by signal: Killed. \n", []Kind{KindDataLoaderKilled}},
+		// the same, its period cut off by a paste
+		{"killed cut", "RuntimeError: DataLoader worker (pid 9382) is killed by signal: Killed\n", []Kind{KindDataLoaderKilled}},
+		{"exited", "RuntimeError: DataLoader worker (pid(s) 1234) exited unexpectedly\n", []Kind{KindDataLoaderExited}},
+		// PyTorch's worker message, whole and wrapped after its first sentence.
+		{"shm", "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n", []Kind{KindSharedMemory}},
+		{"shm wrapped", "ERROR: Unexpected bus error encountered in worker.\nThis might be caused by insufficient shared memory (shm).\n", []Kind{KindSharedMemory}},
+		{"shm alone", "This might be caused by insufficient shared memory (shm).\n", []Kind{KindSharedMemory}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			incs := parseString(t, tc.text)
+			var got []Kind
+			for _, i := range incs {
+				got = append(got, i.Kind)
+			}
+			if strings.Join(kindStrings(got), ",") != strings.Join(kindStrings(tc.kinds), ",") {
+				t.Errorf("got %v, want %v", got, tc.kinds)
+			}
+		})
+	}
+}
+
+func kindStrings(ks []Kind) []string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, string(k))
+	}
+	return out
+}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // MaxHeaderBytes bounds a safetensors header (the format's own readers
@@ -82,8 +83,13 @@ func ParseSafetensorsHeader(r io.Reader) (*Header, error) {
 	if n < 2 || n > MaxHeaderBytes {
 		return nil, fmt.Errorf("safetensors header length %d out of range (2..%d): not a safetensors file?", n, MaxHeaderBytes)
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r, buf); err != nil {
+	// Read what is there rather than allocate n up front: a short or
+	// corrupt file claiming a 100 MiB header costs no more than its size.
+	buf, err := io.ReadAll(io.LimitReader(r, int64(n)))
+	if err == nil && uint64(len(buf)) < n {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
 		return nil, fmt.Errorf("read safetensors header (%d bytes): %w", n, err)
 	}
 	return parseHeaderJSON(buf)
@@ -178,7 +184,8 @@ func parseIndex(data []byte) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, f := range idx.WeightMap {
-		if f != filepath.Base(f) || f == "" || f == "." || f == ".." {
+		// Base("/") is "/": a separator anywhere is refused outright.
+		if f != filepath.Base(f) || strings.ContainsRune(f, '/') || f == "" || f == "." || f == ".." {
 			return nil, fmt.Errorf("safetensors index names shard %q outside its directory", f)
 		}
 		if !seen[f] {

@@ -26,7 +26,7 @@ func Correlate(incs []Incident) {
 
 // killedBySomeone: incidents that report a kill without saying by whom.
 func killedBySomeone(k Kind) bool {
-	return k == KindDataLoaderKilled || k == KindDataLoaderExited || k == KindTorchrunSIGKILL
+	return k == KindDataLoaderKilled || k == KindDataLoaderExited || k == KindTorchrunSIGKILL || k == KindShellKilled
 }
 
 // sameLogNearby: Slurm prints its oom-kill line into the job's output

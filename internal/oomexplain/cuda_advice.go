@@ -33,6 +33,9 @@ func cudaAdviceFor(v Verdict, f cudaFacts, c *CUDAOOM, ctx Context) []advice {
 		return []advice{{adviceMsg("check_shapes"), why}, {adviceMsg("chunks"), why}}
 	case VerdictMemoryFraction:
 		why := msg("because.over_cap", b(max(f.alloc, 0)), b(f.req), b(f.allowed))
+		if c, ok := inferredCap(f); ok && f.allowed < 0 {
+			why = msg("because.inferred_cap", b(f.free), b(c))
+		}
 		return []advice{{adviceMsg("raise_fraction"), why}, {adviceMsg("batch"), why}}
 	case VerdictOtherProcesses:
 		return othersAdvice(f, c, ctx)

@@ -29,6 +29,11 @@ const (
 	// capSlack: PyTorch rounds a request up before comparing it with the
 	// memory-fraction cap, so live + request within this of the cap is at it.
 	capSlack = 2 * mib
+	// largeSlackShare: between the two fills, a slack of a quarter of
+	// what PyTorch could reach makes fragmentation the first suspect.
+	largeSlackShare = 0.25
+	// capSteps: memory fractions are inferred in steps of 1/20 (5%).
+	capSteps = 20
 	// largeRequestShare: one request above half of what PyTorch could
 	// reach is worth a look at the shapes.
 	largeRequestShare = 0.5

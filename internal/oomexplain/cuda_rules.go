@@ -1,5 +1,7 @@
 package oomexplain
 
+import "slices"
+
 // The CUDA decision ladder (docs/oom.md, "Decision rules"), evidence in
 // this order: no numbers → one request larger than the GPU → the
 // memory-fraction cap → a device with room → memory held outside
@@ -20,14 +22,81 @@ func cudaVerdict(f cudaFacts) (Verdict, []Verdict) {
 		}
 		return VerdictMemoryFraction, nil
 	case f.roomy() && f.allowed < 0:
-		return VerdictGPUOOM, nil
+		return roomyVerdict(f)
+	case f.roomy():
+		// Capped while the device had room: the cap is the wall unless
+		// the cache's slack under it is the story.
+		v, alts := fitVerdict(f)
+		if v == VerdictDoesNotFit {
+			v = VerdictMemoryFraction
+		}
+		return v, alts
 	case f.async:
 		return asyncVerdict(f)
 	}
+	v, alts := deviceFullVerdict(f)
+	if f.free >= 0 && f.free >= f.req {
+		// The device reported room, only not enough to spare: a cause
+		// outside the allocator's numbers stays possible.
+		alts = appendUnique(alts, VerdictGPUOOM)
+	}
+	return v, alts
+}
+
+// deviceFullVerdict: the device had no room for the request. Other
+// processes first, then the cache's slack, then this process's own
+// non-PyTorch memory, then the job's tensors.
+func deviceFullVerdict(f cudaFacts) (Verdict, []Verdict) {
 	if v, alts, ok := elsewhereVerdict(f); ok {
 		return v, alts
 	}
-	return fitVerdict(f)
+	v, alts := fitVerdict(f)
+	if v == VerdictFragmentation {
+		if f.elsewhere() >= elsewhereMinBytes {
+			alts = appendUnique(alts, VerdictOtherProcesses)
+		}
+		if f.elsewhereMatters(selfExcess(f)) {
+			alts = appendUnique(alts, VerdictOutsidePyTorch)
+		}
+		return v, alts
+	}
+	if self := selfExcess(f); f.elsewhereMatters(self) && f.free+self >= f.req {
+		return VerdictOutsidePyTorch, appendUnique(alts, v)
+	}
+	return v, alts
+}
+
+// roomyVerdict: the device had room and no cap is printed. A cap the
+// message does not print (2.1/2.2 print "allowed" only in some paths,
+// and pasted messages get cut) shows as reserved + request crossing a
+// round share of the GPU; otherwise the wall was elsewhere.
+func roomyVerdict(f cudaFacts) (Verdict, []Verdict) {
+	if _, ok := inferredCap(f); ok {
+		return VerdictMemoryFraction, []Verdict{VerdictGPUOOM}
+	}
+	if out := f.outside(); out > contextAllowance {
+		return VerdictGPUOOM, []Verdict{VerdictOtherProcesses}
+	}
+	return VerdictGPUOOM, nil
+}
+
+// inferredCap finds a memory fraction k/20 of the GPU that PyTorch's
+// reserve was under and reserve + request crosses: the cap people set
+// (0.5, 0.9, 0.1) that a message without the "allowed" clause hides.
+func inferredCap(f cudaFacts) (int64, bool) {
+	held := f.held()
+	// Only a request small against the step makes a crossing telling: a
+	// large one crosses some step wherever the reserve was.
+	if f.total <= 0 || held <= 0 || f.req < 0 || f.req*2 >= f.total/capSteps {
+		return 0, false
+	}
+	for k := int64(1); k < capSteps; k++ {
+		c := f.total * k / capSteps
+		if held <= c+capSlack && held+f.req > c {
+			return c, true
+		}
+	}
+	return 0, false
 }
 
 // overCap: live tensors and the request exceed the memory-fraction cap by
@@ -54,6 +123,9 @@ func fitVerdict(f cudaFacts) (Verdict, []Verdict) {
 		return VerdictFragmentation, []Verdict{VerdictDoesNotFit}
 	case fill <= fragmentationFill:
 		return VerdictFragmentation, nil
+	case fill <= doesNotFitFill && float64(f.unalloc) >= largeSlackShare*float64(f.reachable()):
+		// A very large slack: the allocator's layout is the first thing to fix.
+		return VerdictFragmentation, []Verdict{VerdictDoesNotFit}
 	case fill <= doesNotFitFill:
 		return VerdictDoesNotFit, []Verdict{VerdictFragmentation}
 	}
@@ -74,17 +146,15 @@ func elsewhereVerdict(f cudaFacts) (Verdict, []Verdict, bool) {
 	var v Verdict
 	var alts []Verdict
 	switch {
-	case othersCount && (!selfCounts || e >= self):
+	case othersCount:
 		v = VerdictOtherProcesses
-		if selfCounts || len(f.others) == 0 && f.selfExtra() < 0 {
-			// No process list and no "this process has": the message
-			// cannot say whose the memory is.
+		if selfCounts {
 			alts = append(alts, VerdictOutsidePyTorch)
 		}
-	case selfCounts:
-		v = VerdictOutsidePyTorch
-		if othersCount {
-			alts = append(alts, VerdictOtherProcesses)
+		if len(f.others) == 0 && f.selfExtra() < 0 {
+			// No process list and no "this process has": the message
+			// cannot say whose the memory is, nor rule out the driver.
+			alts = append(alts, VerdictOutsidePyTorch, VerdictGPUOOM)
 		}
 	case f.elsewhere() > 0 && f.free+e >= f.req && f.free < f.req:
 		// Someone else held a little, and that little was what was missing:
@@ -94,8 +164,8 @@ func elsewhereVerdict(f cudaFacts) (Verdict, []Verdict, bool) {
 	default:
 		return "", nil, false
 	}
-	if jobFillsGPU(f) {
-		alts = append(alts, VerdictDoesNotFit)
+	if jobFillsGPU(f) || f.fill() > doesNotFitFill {
+		alts = appendUnique(alts, VerdictDoesNotFit)
 	}
 	if slack(f) {
 		alts = append(alts, VerdictFragmentation)
@@ -145,11 +215,11 @@ func asyncVerdict(f cudaFacts) (Verdict, []Verdict) {
 	return VerdictDoesNotFit, nil
 }
 
-func appendUnique(vs []Verdict, v Verdict) []Verdict {
-	for _, x := range vs {
-		if x == v {
-			return vs
+func appendUnique(vs []Verdict, add ...Verdict) []Verdict {
+	for _, v := range add {
+		if !slices.Contains(vs, v) {
+			vs = append(vs, v)
 		}
 	}
-	return append(vs, v)
+	return vs
 }

@@ -52,6 +52,9 @@ func cudaSummary(v Verdict, f cudaFacts) Msg {
 	case VerdictRequestTooLarge:
 		return msg("cuda.summary.too_large", b(f.req), b(f.total))
 	case VerdictMemoryFraction:
+		if c, ok := inferredCap(f); ok && f.allowed < 0 {
+			return msg("cuda.summary.fraction_inferred", b(f.held()), b(f.req), b(c), pct(c, f.total), b(f.free))
+		}
 		return msg("cuda.summary.fraction", b(f.allowed), b(max(f.alloc, 0)), b(f.req))
 	case VerdictOtherProcesses:
 		if len(f.others) > 0 {

@@ -1,6 +1,9 @@
 package oomexplain
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // explainHost explains the training-side failures: shared memory, the fd
 // limit, Slurm and systemd-oomd kills, and processes killed by someone
@@ -58,6 +61,8 @@ func explainKilled(incs []Incident, i int, ctx Context) finding {
 		if k := &incs[j]; k.Kind == KindSlurmOOM {
 			fd := explainSlurm(k.Failure)
 			fd.summary = msg("host.summary.killed_slurm", w)
+			// Slurm's cgroup limit is enforced by the kernel's OOM killer.
+			fd.alts = []Verdict{VerdictKilledByKernel}
 			return fd
 		}
 	}
@@ -82,7 +87,10 @@ func killedByKernel(inc, k *Incident, w string, ctx Context) finding {
 func killedUnknown(inc *Incident, w string) finding {
 	fd := finding{verdict: VerdictKilledSIGKILL, summary: msg("host.summary.sigkill", w)}
 	if inc.Kind == KindDataLoaderExited {
+		// No signal reported: a bus error on shared memory or a crash of
+		// the worker leave the same message.
 		fd.summary = msg("host.summary.worker_gone", w)
+		fd.alts = []Verdict{VerdictSharedMemory, VerdictWorkerExited}
 	}
 	why := msg("because.no_kernel_report")
 	fd.do(adviceMsg("find_kill"), why)
@@ -116,6 +124,12 @@ func kernelWhy(k *Incident, v Verdict) Msg {
 // explainShm: /dev/shm is shown only when the log is this host's: the
 // size here says nothing about the machine that wrote a pasted log.
 func explainShm(f *HostFailure, ctx Context) finding {
+	if shmOpenFailed(f) {
+		fd := explainNoFile(ctx)
+		fd.alts = []Verdict{VerdictSharedMemory}
+		fd.note(msg("host.arith.shm_open"))
+		return fd
+	}
 	fd := finding{verdict: VerdictSharedMemory, summary: msg("host.summary.shm")}
 	if ctx.ShmSizeBytes > 0 && ctx.SameHost {
 		fd.note(msg("host.arith.shm_here", b(ctx.ShmSizeBytes)))
@@ -173,3 +187,13 @@ func firstNonEmpty(ss ...string) string {
 // kindShellKilled is the parser's shell job-control kill ("943 Killed
 // python train.py").
 const kindShellKilled Kind = "shell_killed"
+
+// shmOpenFailed: "unable to open shared memory object" without "No space
+// left on device": opening (shm_open) cannot fail for lack of room, but
+// it needs a file descriptor, so the open-file limit is the suspect.
+func shmOpenFailed(f *HostFailure) bool {
+	if !strings.Contains(f.Message, "unable to open shared memory object") && !strings.Contains(f.Message, "unable to open share memory object") {
+		return false
+	}
+	return !strings.Contains(f.Errno, "No space left")
+}

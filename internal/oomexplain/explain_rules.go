@@ -14,6 +14,9 @@ func explainWith(incs []Incident, i int, ctx Context) Explanation {
 	switch inc.Kind {
 	case KindKernelOOM:
 		fd = explainKernel(inc, ctx)
+		if fd.verdict == VerdictIncomplete {
+			fd.alts = appendUnique(fd.alts, previousKernelVerdict(incs, i, ctx)...)
+		}
 	case KindCUDAOOM, KindCUDAMallocAsync:
 		fd = explainCUDA(inc, ctx)
 	case KindCUDAError, KindCUBLASAlloc, KindNCCLOOM:
@@ -28,6 +31,20 @@ func explainWith(incs []Incident, i int, ctx Context) Explanation {
 		}
 	}
 	return fd.render(ctx.Lang)
+}
+
+// previousKernelVerdict: a report cut after its header that follows
+// another in the same paste is most likely the same limit again.
+func previousKernelVerdict(incs []Incident, i int, ctx Context) []Verdict {
+	for j := i - 1; j >= 0; j-- {
+		if p := &incs[j]; p.Kind == KindKernelOOM && p.Source == incs[i].Source {
+			if v, _, _ := kernelScope(p.Kernel, p.Raw); v != VerdictIncomplete {
+				return []Verdict{v}
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // incidentNotes: what the reader must know about the incident's record
@@ -89,7 +106,11 @@ func sameStory(k, o *Incident) bool {
 	if k.Kernel == nil {
 		return false
 	}
-	if v := k.Kernel.Victim; v != nil && hasInt(o.PIDs, v.PID) {
+	if v := k.Kernel.Victim; v != nil && (hasInt(o.PIDs, v.PID) || sameCommand(v.Comm, o)) {
+		return true
+	}
+	// A bare "Killed" pasted next to the kernel's report of a kill.
+	if o.Kind == KindShellKilled && len(o.PIDs) == 0 && (o.Failure == nil || o.Failure.Program == "") && sameLogNearby(k, o) {
 		return true
 	}
 	// No pid in common (a container shows its own pid namespace to the
@@ -106,4 +127,21 @@ func sameStory(k, o *Incident) bool {
 func yearAssumed(inc *Incident) bool {
 	v, ok := any(inc).(interface{ YearAssumed() bool })
 	return ok && v.YearAssumed()
+}
+
+// sameCommand: a shell's kill report names the command; the kernel's
+// names the victim's comm, the executable's base name cut to 15 bytes
+// (TASK_COMM_LEN). Within one paste, a match is the same process.
+func sameCommand(comm string, o *Incident) bool {
+	if o.Kind != KindShellKilled || o.Failure == nil || o.Failure.Program == "" || comm == "" {
+		return false
+	}
+	exe, _, _ := strings.Cut(strings.TrimSpace(o.Failure.Program), " ")
+	if i := strings.LastIndexByte(exe, '/'); i >= 0 {
+		exe = exe[i+1:]
+	}
+	if len(exe) > 15 {
+		exe = exe[:15]
+	}
+	return exe == comm
 }

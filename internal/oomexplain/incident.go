@@ -86,6 +86,9 @@ type KernelOOM struct {
 	// TraceMemcg: the call trace shows a memory cgroup charge
 	// (try_charge, mem_cgroup_out_of_memory, ...).
 	TraceMemcg bool `json:"trace_memcg,omitempty"`
+	// TracePageAlloc: the call trace runs through the page allocator's OOM
+	// path (__alloc_pages_may_oom, __alloc_pages_slowpath).
+	TracePageAlloc bool `json:"trace_page_alloc,omitempty"`
 	// LimitOfHost: "Task in /x killed as a result of limit of host"
 	// (Alibaba Cloud Linux and other vendor kernels): the whole host (or
 	// its allowed NUMA nodes) ran out; no memory cgroup limit was hit.

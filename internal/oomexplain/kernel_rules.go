@@ -26,8 +26,8 @@ const (
 type scopeVotes struct{ memcg, host, cpuset []Msg }
 
 // kernelScope decides the verdict and its alternatives.
-func kernelScope(ko *KernelOOM, globalWording bool) (Verdict, []Verdict, scopeVotes) {
-	sv := votesOf(ko, globalWording)
+func kernelScope(ko *KernelOOM, raw []string) (Verdict, []Verdict, scopeVotes) {
+	sv := votesOf(ko, raw)
 	switch ko.Constraint {
 	case "CONSTRAINT_MEMCG":
 		if ko.ConstraintInferred == "" || len(sv.host) == 0 {
@@ -41,7 +41,19 @@ func kernelScope(ko *KernelOOM, globalWording bool) (Verdict, []Verdict, scopeVo
 		}
 		return VerdictHostExhausted, nil, sv
 	}
-	return voteScope(sv)
+	v, alts, sv := voteScope(sv)
+	if v == VerdictHostExhausted && !cpusetRuledOut(ko) {
+		// No constraint line: a cpuset or mempolicy binding cannot be
+		// ruled out unless the task ran in the root cpuset on one node.
+		alts = appendUnique(alts, VerdictCpusetExhausted)
+	}
+	return v, alts, sv
+}
+
+// cpusetRuledOut: the root cpuset with a single allowed node ("cpuset=/
+// mems_allowed=0") leaves no binding that could run out before the host.
+func cpusetRuledOut(ko *KernelOOM) bool {
+	return ko.Cpuset == "/" && ko.MemsAllowed != "" && !strings.ContainsAny(ko.MemsAllowed, ",-")
 }
 
 // voteScope decides from the signals when the kernel printed no
@@ -64,7 +76,7 @@ func voteScope(sv scopeVotes) (Verdict, []Verdict, scopeVotes) {
 }
 
 // votesOf collects the signals.
-func votesOf(ko *KernelOOM, globalWording bool) scopeVotes {
+func votesOf(ko *KernelOOM, raw []string) scopeVotes {
 	var sv scopeVotes
 	switch ko.Constraint {
 	case "CONSTRAINT_MEMCG":
@@ -88,8 +100,17 @@ func votesOf(ko *KernelOOM, globalWording bool) scopeVotes {
 		sv.memcg = append(sv.memcg, msg("evidence.trace_memcg"))
 	}
 	hostVotes(ko, &sv)
-	if globalWording && ko.Constraint == "" {
+	if ko.Constraint != "" {
+		return sv
+	}
+	if globalWording(raw) {
 		sv.host = append(sv.host, msg("evidence.text", "Out of memory: Kill(ed) process"))
+	}
+	if !ko.TraceMemcg && ko.TracePageAlloc {
+		sv.host = append(sv.host, msg("evidence.trace_page_alloc"))
+	}
+	if ko.MemInfo == nil && rawHas(raw, "Mem-Info:") {
+		sv.host = append(sv.host, msg("evidence.text", "Mem-Info"))
 	}
 	return sv
 }
@@ -101,6 +122,8 @@ func hostVotes(ko *KernelOOM, sv *scopeVotes) {
 	}
 	if full, roomy := nodeShortage(ko.Nodes); full >= 0 && roomy >= 0 {
 		sv.cpuset = append(sv.cpuset, msg("evidence.node_full", itoa(full), itoa(roomy)))
+	} else if full >= 0 && ko.MemInfo != nil && !hostLowOnMemory(ko.MemInfo) && ko.MemInfo.FreeBytes != nil {
+		sv.cpuset = append(sv.cpuset, msg("evidence.node_full_host_free", itoa(full), b(*ko.MemInfo.FreeBytes)))
 	}
 	if ko.Nodemask != "" && ko.Nodemask != "(null)" {
 		sv.cpuset = append(sv.cpuset, msg("evidence.text", "nodemask="+ko.Nodemask))
@@ -123,8 +146,20 @@ func hostLowOnMemory(mi *MemInfo) bool {
 	return float64(*mi.FreeBytes) < hostFreeShare*float64(*mi.TotalRAMBytes)
 }
 
-// nodeShortage finds a node below its low watermark while another has
-// ample room; -1s when there is no such pair (or a single node).
+// rawHas: one of the report's lines holds one of subs.
+func rawHas(raw []string, subs ...string) bool {
+	for _, r := range raw {
+		for _, s := range subs {
+			if strings.Contains(r, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nodeShortage finds a node below its low watermark (full) and one with
+// ample room (roomy); -1 for what is not there.
 func nodeShortage(nodes []NodeMem) (full, roomy int) {
 	full, roomy = -1, -1
 	for _, n := range nodes {
@@ -137,9 +172,6 @@ func nodeShortage(nodes []NodeMem) (full, roomy int) {
 		case *n.FreeBytes > nodeRoomyFactor**n.HighBytes && *n.FreeBytes >= gib && roomy < 0:
 			roomy = n.Node
 		}
-	}
-	if full < 0 || roomy < 0 {
-		return -1, -1
 	}
 	return full, roomy
 }

@@ -59,5 +59,14 @@ func parseTraceFrame(ko *KernelOOM, t string) bool {
 		ko.TraceMemcg = true
 		inferConstraint(ko, "CONSTRAINT_MEMCG", "call trace: "+fn)
 	}
+	if pageAllocOOMFrame(fn) {
+		ko.TracePageAlloc = true
+	}
 	return true
+}
+
+// pageAllocOOMFrame: the page allocator's own OOM path (the global or
+// cpuset/mempolicy one; a memcg charge failure does not pass here).
+func pageAllocOOMFrame(fn string) bool {
+	return fn == "__alloc_pages_may_oom" || strings.HasPrefix(fn, "__alloc_pages_slowpath")
 }

@@ -63,7 +63,8 @@ type Peer struct {
 }
 
 // Message is one decoded line from a hooked process. Exactly one of the
-// typed pointers is set, matching Type; Raw keeps the original line.
+// typed pointers is set, matching Type; Raw keeps the original line
+// (ParseLine's result; the Server does not keep it).
 type Message struct {
 	Peer     Peer      `json:"peer"`
 	Received time.Time `json:"received"`

@@ -27,8 +27,11 @@ type Options struct {
 	// is full, stats and step messages are dropped (counted in Dropped);
 	// other messages wait.
 	Buffer int
-	// Now is the clock stamped on Message.Received (default time.Now).
+	// Now is the clock stamped on Message.Received and that the Budget's
+	// rates run on (default time.Now).
 	Now func() time.Time
+	// Budget bounds what the peers may send (zero: DefaultBudget).
+	Budget Budget
 }
 
 // Server accepts hooked processes on a Unix socket and delivers their
@@ -41,6 +44,7 @@ type Server struct {
 	nextID  atomic.Int64
 	dropped atomic.Int64
 	rejects atomic.Int64
+	budget  *budgeter
 
 	mu     sync.Mutex
 	conns  map[int]*peerConn // by peer pid
@@ -82,7 +86,8 @@ func Listen(dir string, opts Options) (*Server, error) {
 		uid := os.Getuid()
 		opts.Accept = func(p Peer) bool { return p.UID == uid }
 	}
-	s := &Server{ln: ln, path: path, opts: opts, msgs: make(chan Message, opts.Buffer), conns: map[int]*peerConn{}, done: make(chan struct{})}
+	s := &Server{ln: ln, path: path, opts: opts, msgs: make(chan Message, opts.Buffer), conns: map[int]*peerConn{},
+		done: make(chan struct{}), budget: newBudgeter(opts.Budget)}
 	s.wg.Add(1)
 	go s.acceptLoop()
 	return s, nil
@@ -101,6 +106,13 @@ func (s *Server) Dropped() int64 { return s.dropped.Load() }
 
 // Rejected returns how many connections Accept refused.
 func (s *Server) Rejected() int64 { return s.rejects.Load() }
+
+// OverBudget returns what the Budget dropped, by message type ("connection"
+// for connections over MaxPeers), and how many messages had fields cut
+// (Message.Clamp).
+func (s *Server) OverBudget() (dropped map[string]int64, truncated int64) {
+	return s.budget.counts()
+}
 
 // ErrNoPeer is returned by Send for a pid that is not connected.
 var ErrNoPeer = errors.New("process is not connected to the hook")
@@ -191,6 +203,12 @@ func (s *Server) acceptLoop() {
 			conn.Close()
 			return
 		}
+		if n := s.budget.b.MaxPeers; n > 0 && len(s.conns) >= n && s.conns[peer.PID] == nil {
+			s.mu.Unlock()
+			s.budget.drop("connection")
+			conn.Close()
+			continue
+		}
 		if old := s.conns[peer.PID]; old != nil {
 			old.conn.Close() // an exec'd process reconnecting under the same pid
 		}
@@ -246,6 +264,13 @@ func (s *Server) readLoop(pc *peerConn) {
 		}
 		m.Peer = pc.peer
 		m.Received = s.opts.Now()
+		m.Raw = nil // not kept: it would double what a queued message holds
+		if !s.budget.allow(m.Type, m.Received) {
+			continue
+		}
+		if m.Clamp() {
+			s.budget.cut()
+		}
 		if m.Hello != nil {
 			s.mu.Lock()
 			pc.worker = m.Hello.Worker

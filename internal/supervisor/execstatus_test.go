@@ -10,7 +10,7 @@ func TestLookCommandLikeBash(t *testing.T) {
 	files := map[string]fileKind{
 		"/a/x": kindFile, "/b/x": kindExecFile, // executable wins over an earlier non-executable
 		"/a/nox": kindFile, "/b/nox": kindFile, // none executable: the first one (126 later)
-		"/a/d": kindDir, // directories are skipped
+		"/a/d":   kindDir, // directories are skipped
 		"./here": kindExecFile,
 	}
 	probe := func(p string) fileKind { return files[p] }

@@ -96,14 +96,16 @@ func (s *sup) onHook(m hook.Message) {
 	case hook.TypeStats, hook.TypeStep:
 		s.onStats(m)
 	case hook.TypeOOM:
-		h.ooms = append(h.ooms, pidOOM{PID: pid, OOM: *m.OOM})
+		h.ooms = keepEnds(h.ooms, pidOOM{PID: pid, OOM: *m.OOM}, maxKept)
 		s.event(m.Received, "cuda_oom", "hook", pid, fmt.Sprintf("CUDA out of memory on device %d: tried to allocate %d bytes with %d free", m.OOM.Device, m.OOM.Alloc, m.OOM.DeviceFree), m.OOM)
 		s.sampleNow(m.Received)
 	case hook.TypeException:
-		h.exceptions = append(h.exceptions, pidException{PID: pid, Exception: *m.Exception})
+		h.exceptions = keepEnds(h.exceptions, pidException{PID: pid, Exception: *m.Exception}, maxKept)
 		s.event(m.Received, "exception", "hook", pid, firstLine(m.Exception.ExcType+": "+lastLine(m.Exception.Text)), m.Exception)
 	case hook.TypeNotice:
-		if !h.notices[m.Notice.Text] {
+		if len(h.notices) >= maxNotices && !h.notices[m.Notice.Text] {
+			s.budget.drop("notice")
+		} else if !h.notices[m.Notice.Text] {
 			h.notices[m.Notice.Text] = true
 			s.notice("hook: " + m.Notice.Text)
 		}
@@ -149,10 +151,26 @@ func (s *sup) onStats(m hook.Message) {
 	if st.StepSeconds != nil && len(h.stepTimes) < 100000 {
 		h.stepTimes = append(h.stepTimes, *st.StepSeconds)
 	}
-	s.cfg.Rec.AppendStep(row)
+	if s.budget.takeStep() {
+		s.cfg.Rec.AppendStep(row)
+	}
 }
 
+// event shows an event in the live view and stores it within the run's
+// budget (runBudget); the exit event is always stored.
 func (s *sup) event(t time.Time, kind, source string, pid int, msg string, data any) {
+	e := s.liveEvent(t, kind, source, pid, msg, data)
+	if kind == "exit" || s.budget.takeEvent(len(e.Message)+len(e.Data)) {
+		s.cfg.Rec.AppendEvent(e)
+	}
+}
+
+// storeEvent is event outside the budget (the budget's own notice).
+func (s *sup) storeEvent(t time.Time, kind, source string, pid int, msg string, data any) {
+	s.cfg.Rec.AppendEvent(s.liveEvent(t, kind, source, pid, msg, data))
+}
+
+func (s *sup) liveEvent(t time.Time, kind, source string, pid int, msg string, data any) store.Event {
 	e := store.Event{Time: t, Kind: kind, Source: source, PID: pid, Message: msg}
 	if data != nil {
 		e.Data = mustJSON(data)
@@ -161,7 +179,7 @@ func (s *sup) event(t time.Time, kind, source string, pid int, msg string, data 
 	if len(s.events) > 2*liveEvents { // trimmed in batches, not on every event
 		s.events = append(s.events[:0], s.events[len(s.events)-liveEvents:]...)
 	}
-	s.cfg.Rec.AppendEvent(e)
+	return e
 }
 
 // stepPeaks returns the per-step summary with the median step time.

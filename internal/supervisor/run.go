@@ -36,6 +36,7 @@ type sup struct {
 	gpuTotals map[int]int64
 
 	growth growthTrack
+	budget runBudget // what the job made us store, and what was dropped
 
 	interrupts int
 	killAt     time.Time // SIGKILL the job's cgroup at this time (zero: not scheduled)
@@ -83,7 +84,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	s.sm.rootPID = s.job.pid
 	go func() { _ = s.job.cmd.Wait(); close(s.job.done) }()
 	s.loop(ctx, sigs)
-	return s.finish(ctx), nil
+	res := s.finish(ctx)
+	s.recordBudget()
+	return res, nil
 }
 
 // snapshotDir is where the job's memory snapshots are written.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/snapshot"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -63,7 +64,7 @@ func printSnapshotDiff(w io.Writer, d *snapshot.Diff, limit int, all bool) error
 		}
 		shown++
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d -> %d\t%s\t%s\n", snapshotSigned(s.DeltaBytes), b(s.BeforeBytes), b(s.AfterBytes),
-			s.BeforeCount, s.AfterCount, snapshotShortName(s.Site), snapshotShortName(s.Via))
+			s.BeforeCount, s.AfterCount, termsafe.Line(snapshotShortName(s.Site)), termsafe.Line(snapshotShortName(s.Via)))
 	}
 	if shown == 0 {
 		fmt.Fprintln(tw, "  (no site changed)")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/snapshot"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -54,7 +55,7 @@ func printSnapshotLeaks(w io.Writer, l *snapshot.Leaks) error {
 	fmt.Fprintln(tw, "  GROWTH/STEP\tSTEPS\tALIVE\tCOUNT\tDEVICE\tSITE\tVIA")
 	for _, k := range l.Leaks {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%d\t%s\t%s\n", units.Bytes(int64(k.BytesPerStep)), k.Steps,
-			units.Bytes(k.Bytes), k.Count, k.Device, snapshotShortName(k.Key), snapshotShortName(k.Via))
+			units.Bytes(k.Bytes), k.Count, k.Device, termsafe.Line(snapshotShortName(k.Key)), termsafe.Line(snapshotShortName(k.Via)))
 	}
 	return tw.Flush()
 }

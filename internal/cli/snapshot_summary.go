@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/snapshot"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/units"
 )
@@ -61,7 +62,7 @@ func printSnapshotSummary(w io.Writer, sum *snapshot.Summary) error {
 		fmt.Fprintln(w, "\ntrace: none recorded (enable torch.cuda.memory._record_memory_history before the run)")
 	}
 	if len(sum.AllocatorSettings) > 0 {
-		settings := strings.Join(snapshotSettings(sum.AllocatorSettings), " ")
+		settings := termsafe.Line(strings.Join(snapshotSettings(sum.AllocatorSettings), " "))
 		fmt.Fprintf(w, "\nallocator settings:\n%s\n", textwrap.Wrap("  ", settings, textwrap.Width))
 	}
 	fmt.Fprintf(w, "external annotations: %d\n", sum.Annotations)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/snapshot"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -153,11 +154,11 @@ func printSnapshotSparkline(w io.Writer, tl *snapshot.Timeline, width int) {
 	// keeps every line within 80 columns.
 	fmt.Fprintf(w, "  peak allocated %s at entry %d, peak reserved %s\n", units.Bytes(tl.Peak.Allocated), tl.Peak.Index, units.Bytes(maxR))
 	if legend != "" {
-		fmt.Fprintf(w, "  ^ = start of %s\n", legend)
+		fmt.Fprintf(w, "  ^ = start of %s\n", termsafe.Line(legend))
 	}
 	for _, m := range tl.Markers {
 		if m.Kind == "oom" {
-			fmt.Fprintf(w, "  ! entry %d: %s\n", m.Index, m.Label)
+			fmt.Fprintf(w, "  ! entry %d: %s\n", m.Index, termsafe.Line(m.Label))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/snapshot"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -64,7 +65,8 @@ func printSnapshotSites(w io.Writer, sites []snapshot.SiteBytes, limit int) {
 			fmt.Fprintf(tw, "  …\t\t\t%d more sites\t\n", len(sites)-limit)
 			break
 		}
-		fmt.Fprintf(tw, "  %s\t%.1f%%\t%d\t%s\t%s\n", units.Bytes(s.Bytes), s.Share*100, s.Count, snapshotShortName(s.Key), snapshotShortName(s.Via))
+		fmt.Fprintf(tw, "  %s\t%.1f%%\t%d\t%s\t%s\n", units.Bytes(s.Bytes), s.Share*100, s.Count,
+			termsafe.Line(snapshotShortName(s.Key)), termsafe.Line(snapshotShortName(s.Via)))
 	}
 	tw.Flush()
 }

@@ -157,3 +157,26 @@ func termsafePython(t *testing.T) (string, []string) {
 	os.WriteFile(filepath.Join(stub, "torch", "__init__.py"), []byte("__version__ = '0.0+torchmem-test-stub'\n"), 0o644)
 	return py, []string{"PYTHONPATH=" + stub}
 }
+
+// TestReliabilitySnapshotTextEscaped: a snapshot's frame file names are
+// the file's to choose; snapshot top prints them escaped.
+func TestReliabilitySnapshotTextEscaped(t *testing.T) {
+	b, err := os.ReadFile("../snapshot/testdata/formats/torch-1.13.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same length, so the pickle's length prefixes still hold.
+	const user, evil = "/home/user/train.py", "\x1b]0;pwned\x07\x1b[2J\rX.py"
+	if len(user) != len(evil) || !strings.Contains(string(b), user) {
+		t.Fatal("fixture changed: no /home/user/train.py frame")
+	}
+	p := filepath.Join(t.TempDir(), "evil.pickle")
+	os.WriteFile(p, []byte(strings.ReplaceAll(string(b), user, evil)), 0o644)
+	out, errs, code := runCLI(t, "snapshot", "top", p)
+	raw := strings.ContainsAny(out, "\x1b\x07\r")
+	shown := strings.Contains(out, `\x1b]0;pwned\x07\x1b[2J\rX.py`)
+	t.Logf("RELIABILITY|%s|%s|%s", "frame file names in `torchmem snapshot top`", "escaped", fmt.Sprintf("raw %v, escaped form shown %v", raw, shown))
+	if code != 0 || raw || !shown {
+		t.Errorf("code %d (%s), raw %v, shown %v:\n%s", code, errs, raw, shown, out)
+	}
+}

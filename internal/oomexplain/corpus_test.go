@@ -89,7 +89,7 @@ func parseCorpusFile(t *testing.T, name string) []Incident {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// incs = Group(incs)
+	incs = Group(incs)
 	ExplainAll(incs, Context{})
 	return incs
 }

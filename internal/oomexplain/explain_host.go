@@ -36,9 +36,9 @@ func who(inc *Incident) string {
 		return fmt.Sprintf("rank %d", *inc.Rank)
 	case inc.Kind == KindTorchrunSIGKILL:
 		return "the training process"
-	case inc.Kind == kindShellKilled && inc.Failure != nil && inc.Failure.Program != "":
+	case inc.Kind == KindShellKilled && inc.Failure != nil && inc.Failure.Program != "":
 		return inc.Failure.Program
-	case inc.Kind == kindShellKilled:
+	case inc.Kind == KindShellKilled:
 		return "the command"
 	case len(inc.PIDs) > 0:
 		return "DataLoader worker pid " + joinInts(inc.PIDs)
@@ -183,10 +183,6 @@ func firstNonEmpty(ss ...string) string {
 	}
 	return ""
 }
-
-// kindShellKilled is the parser's shell job-control kill ("943 Killed
-// python train.py").
-const kindShellKilled Kind = "shell_killed"
 
 // shmOpenFailed: "unable to open shared memory object" without "No space
 // left on device": opening (shm_open) cannot fail for lack of room, but

@@ -51,7 +51,7 @@ func previousKernelVerdict(incs []Incident, i int, ctx Context) []Verdict {
 // itself (a year the log did not give, a claim the job made).
 func incidentNotes(inc *Incident) []Msg {
 	var out []Msg
-	if yearAssumed(inc) {
+	if inc.TimeYearAssumed {
 		out = append(out, msg("note.year_assumed"))
 	}
 	return out
@@ -121,12 +121,6 @@ func sameStory(k, o *Incident) bool {
 		return d > -time60 && d < time60
 	}
 	return false
-}
-
-// yearAssumed: the incident's time came from a date without a year.
-func yearAssumed(inc *Incident) bool {
-	v, ok := any(inc).(interface{ YearAssumed() bool })
-	return ok && v.YearAssumed()
 }
 
 // sameCommand: a shell's kill report names the command; the kernel's

@@ -16,8 +16,8 @@ import (
 // it: Count is the sum, Ranks lists the distinct ranks when they differ,
 // the first occurrence's place and fields are kept. Incidents repeat when
 // kind, host and the figures that identify them are the same: a kernel
-// kill's victim (kills of different pids are never grouped), constraint
-// and cgroups; a GPU error's device and whole message (numbers included);
+// kill's victim (kills of different pids are never grouped), constraint,
+// cgroups and memcg counters; a GPU error's device and whole message (numbers included);
 // a host failure's pids and message. Ranks may differ, hosts may not. It
 // does not modify incs. Call it before Correlate: Related indexes and
 // explanations of the input are dropped.
@@ -70,7 +70,11 @@ func groupKey(inc *Incident) string {
 		if ko.Trigger != nil {
 			trigger = ko.Trigger.Comm
 		}
-		return fmt.Sprintf("%s|%d|%s|%s|%s|%s", head, victim, ko.Constraint, ko.OOMMemcg, ko.TaskMemcg, trigger)
+		counters := ""
+		if ko.Memcg != nil {
+			counters = fmt.Sprint(*ko.Memcg) // failcnt differs between two hits of one limit
+		}
+		return fmt.Sprintf("%s|%d|%s|%s|%s|%s|%s|%s", head, victim, ko.Constraint, ko.OOMMemcg, ko.TaskMemcg, ko.MemcgStatsPath, counters, trigger)
 	case inc.CUDA != nil:
 		dev := -1
 		if inc.CUDA.Device != nil {

@@ -29,6 +29,14 @@ func TestGroup(t *testing.T) {
 		t.Errorf("zh: %d incidents, count %d", len(zh), zh[0].Count)
 	}
 
+	// Two containers' memcg OOMs with no victim in the excerpt (corpus
+	// kernel/013, dotnet/coreclr #16906) stay apart.
+	grep := "memory: usage 262144kB, limit 262144kB, failcnt 2472\nMemory cgroup stats for /docker/7e29: rss:249452KB\n" +
+		"memory: usage 262144kB, limit 262144kB, failcnt 3078\nMemory cgroup stats for /docker/43bf: rss:247920KB\n"
+	if d := Group(parseString(t, grep)); len(d) != 2 {
+		t.Errorf("two containers: %d incidents", len(d))
+	}
+
 	// Kills of different pids (harmony-one/harmony #3709) stay apart.
 	if h := Group(parseString(t, harmonyTwoKills)); len(h) != 2 {
 		t.Errorf("harmony: %d incidents", len(h))

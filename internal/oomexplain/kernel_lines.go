@@ -237,8 +237,16 @@ func parseMemcgStatsHeader(ko *KernelOOM, t string) map[string]int64 {
 // completeCutNames: an oom_memcg cut with its line is completed from the
 // stats header, which names the same cgroup (4.19+ print the OOM memcg's
 // stats) when it starts with the cut name.
+//
+// A report missing the lines that name the OOM memcg ("Task in",
+// "oom-kill:") gets it from the first stats header: the kernel prints the
+// OOM memcg's stats first (mem_cgroup_print_oom_info walks its subtree
+// from the top; 4.19+ print only its own).
 func completeCutNames(ko *KernelOOM) {
 	p := ko.MemcgStatsPath
+	if ko.OOMMemcg == "" && p != "" && !strings.HasSuffix(p, "…") && !ko.LimitOfHost {
+		ko.OOMMemcg = p
+	}
 	if ko.OOMMemcgTruncated && ko.OOMMemcg != "" && !strings.HasSuffix(p, "…") && strings.HasPrefix(p, ko.OOMMemcg) {
 		ko.OOMMemcg, ko.OOMMemcgTruncated = p, false
 	}

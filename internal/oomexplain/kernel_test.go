@@ -43,7 +43,7 @@ func TestKernelOOM(t *testing.T) {
 		{"kernel/local-v1-6.18.kmsg", 1, 10051, "python3", "CONSTRAINT_MEMCG", "/tmoom-capture-10205", 100 * mib, 102016 * kib, 1, VerdictCgroupLimit, false, false},
 		{"kernel/centos7-3.10-gregg.dmesg", 1, 18694, "perl", "", "", 0, 1953348 * kib, 0, VerdictHostExhausted, false, false},
 		{"kernel/rhel8-4.18-memcg-memsw.dmesg", 1, 7093, "java", "CONSTRAINT_MEMCG", "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podd63c4bbe_5f18_11ec_bdcd_d094668d7dd6.slice/docker-083afd1a06b8b612ab5d974e12200d7fd1d35be6a44f0e368179399ef6c6e84d.scope", 33554432 * kib, 1968776 * kib, 0, VerdictCgroupLimit, false, false},
-		{"kernel/k8s-4.x-memcg-child.dmesg", 1, 1083, "a.out", "CONSTRAINT_MEMCG", "", 0, 96 * kib, 0, VerdictCgroupLimit, true, false},
+		{"kernel/k8s-4.x-memcg-child.dmesg", 1, 1083, "a.out", "CONSTRAINT_MEMCG", "/test1", 0, 96 * kib, 0, VerdictCgroupLimit, true, false},
 		{"kernel/lkml-5.8-global-quoted-wrapped.txt", 1, 3261, "oom01", "CONSTRAINT_NONE", "", 0, 13397556 * kib, 40, VerdictHostExhausted, true, false},
 		{"kernel/ubuntu-5.0-glued.dmesg", 1, 4294, "node", "CONSTRAINT_NONE", "", 0, 72856 * kib, 0, VerdictHostExhausted, true, false},
 		{"kernel/syslog-4.x-global.log", 1, 27438, "R", "", "", 0, 1041924 * kib, 0, VerdictHostExhausted, true, true},

@@ -64,13 +64,20 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 		}
 		return oomFollow(ctx, env, f, since)
 	}
+	if len(args) == 0 && stdinIsData(env.Stdin) {
+		// `torchmem oom < file` and `dmesg | torchmem oom`: the data given
+		// wins over this host's kernel log.
+		args = []string{"-"}
+	}
 	var incs []oomexplain.Incident
 	var errs []error
-	// This host's /dev/shm and fd limit: the log may come from elsewhere,
-	// so the explanations say "on this host".
+	dropped := 0
+	// This host's /dev/shm and fd limit are facts about the log only when
+	// the log is this host's own kernel log.
 	hostCtx := oomHostContext(env)
+	hostCtx.SameHost = len(args) == 0
 	if len(args) == 0 {
-		incs, err = oomReadKernel(ctx, env, since)
+		incs, dropped, err = oomReadKernel(ctx, env, since)
 		if err != nil {
 			return err
 		}
@@ -78,7 +85,8 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 	var read []string // the files that could be opened: "none found in X" only names those
 	for _, name := range args {
 		got, opened, err := oomReadFile(env, name)
-		incs = append(incs, got...)
+		incs = append(incs, got.Incidents...)
+		dropped += got.Dropped
 		if opened {
 			read = append(read, name)
 		}
@@ -86,10 +94,13 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 			errs = append(errs, err)
 		}
 	}
-	incs = oomexplain.Filter(incs, since, f.pids)
+	incs = oomexplain.Group(oomexplain.Filter(incs, since, f.pids))
 	oomexplain.ExplainAll(incs, hostCtx)
+	if dropped > 0 {
+		fmt.Fprintf(env.Stderr, "torchmem: %d more incidents were found but not kept (at most %d per input); narrow with --since or --pid\n", dropped, oomexplain.DefaultMaxIncidents)
+	}
 	if len(args) == 0 || len(read) > 0 || f.json {
-		if err := oomPrint(env.Stdout, incs, f.json, read); err != nil {
+		if err := oomPrint(env.Stdout, oomReport{Incidents: incs, Truncated: dropped > 0, Dropped: dropped}, f.json, read); err != nil {
 			return err
 		}
 	}
@@ -99,29 +110,44 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 	return nil
 }
 
-// oomReadKernel parses this boot's kernel log.
-func oomReadKernel(ctx context.Context, env *Env, since time.Time) ([]oomexplain.Incident, error) {
-	incs, src, err := oomexplain.ReadKernel(ctx, kmsg.Config{Since: since, ProcRoot: env.ProcRoot}, oomexplain.Options{})
+// oomReadKernel parses this boot's kernel log; dropped counts incidents
+// past the cap.
+func oomReadKernel(ctx context.Context, env *Env, since time.Time) (incs []oomexplain.Incident, dropped int, err error) {
+	res, src, err := oomexplain.ReadKernelAll(ctx, kmsg.Config{Since: since, ProcRoot: env.ProcRoot}, oomexplain.Options{})
 	err = oomKernelHint(err)
 	if src != "" && src != "/dev/kmsg" {
 		fmt.Fprintf(env.Stderr, "torchmem: reading the kernel log through %s (/dev/kmsg needs root)\n", src)
 	}
-	return incs, err
+	return res.Incidents, res.Dropped, err
+}
+
+// stdinIsData: standard input is a pipe or a redirected file, not a
+// terminal or /dev/null (a script or CI without input).
+func stdinIsData(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	return st.Mode()&os.ModeNamedPipe != 0 || st.Mode().IsRegular()
 }
 
 // oomReadFile parses one file, or stdin for "-"; gzip-compressed input
 // (rotated /var/log/messages-*.gz, syslog.2.gz) is read through gunzip.
 // opened is false when the file could not be opened at all.
-func oomReadFile(env *Env, name string) (incs []oomexplain.Incident, opened bool, err error) {
+func oomReadFile(env *Env, name string) (res oomexplain.Result, opened bool, err error) {
 	var in io.Reader = env.Stdin
 	if name != "-" {
 		fh, err := os.Open(name)
 		if err != nil {
-			return nil, false, err // *PathError: "open NAME: no such file or directory"
+			return res, false, err // *PathError: "open NAME: no such file or directory"
 		}
 		if st, err := fh.Stat(); err == nil && st.IsDir() {
 			fh.Close()
-			return nil, false, fmt.Errorf("%s: is a directory (give the log files in it)", name)
+			return res, false, fmt.Errorf("%s: is a directory (give the log files in it)", name)
 		}
 		defer fh.Close()
 		in = fh
@@ -130,14 +156,14 @@ func oomReadFile(env *Env, name string) (incs []oomexplain.Incident, opened bool
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, true, fmt.Errorf("read %s: %w", name, err)
+			return res, true, fmt.Errorf("read %s: %w", name, err)
 		}
 		defer zr.Close()
-		incs, err = oomexplain.Parse(zr, oomexplain.Options{Source: name})
-		return incs, true, err
+		res, err = oomexplain.ParseAll(zr, oomexplain.Options{Source: name})
+		return res, true, err
 	}
-	incs, err = oomexplain.Parse(br, oomexplain.Options{Source: name})
-	return incs, true, err
+	res, err = oomexplain.ParseAll(br, oomexplain.Options{Source: name})
+	return res, true, err
 }
 
 // oomFollow reports kernel incidents as they are logged until interrupted.
@@ -152,6 +178,7 @@ func oomFollow(ctx context.Context, env *Env, f *oomFlags, since time.Time) erro
 	defer r.Close()
 	fmt.Fprintf(env.Stderr, "torchmem: following %s (Ctrl-C to stop)\n", r.Source())
 	hostCtx, n := oomHostContext(env), 0
+	hostCtx.SameHost = true // the live kernel log is this host's
 	var printErr error
 	p := oomexplain.NewParser(oomexplain.Options{Source: r.Source(), MaxIncidents: 1, OnIncident: func(inc *oomexplain.Incident) {
 		one := oomexplain.Filter([]oomexplain.Incident{*inc}, time.Time{}, f.pids)

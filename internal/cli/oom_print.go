@@ -11,17 +11,21 @@ import (
 	"github.com/torchmem/torchmem/internal/units"
 )
 
-// oomReport is the documented --json shape (docs/oom.md).
+// oomReport is the documented --json shape (docs/oom.md). Truncated and
+// Dropped say incidents past the cap were not kept.
 type oomReport struct {
 	Incidents []oomexplain.Incident `json:"incidents"`
+	Truncated bool                  `json:"truncated"`
+	Dropped   int                   `json:"dropped,omitempty"`
 }
 
-func oomPrint(w io.Writer, incs []oomexplain.Incident, asJSON bool, args []string) error {
-	if incs == nil {
-		incs = []oomexplain.Incident{}
+func oomPrint(w io.Writer, rep oomReport, asJSON bool, args []string) error {
+	if rep.Incidents == nil {
+		rep.Incidents = []oomexplain.Incident{}
 	}
+	incs := rep.Incidents
 	if asJSON {
-		return writeJSON(w, oomReport{Incidents: incs})
+		return writeJSON(w, rep)
 	}
 	if len(incs) == 0 {
 		where := "the kernel log"
@@ -55,17 +59,34 @@ func oomPrintOne(w io.Writer, inc oomexplain.Incident, n int, asJSON bool) error
 	fmt.Fprintf(&sb, "[%d] %s\n", n, termsafe.Line(oomTitle(&inc)))
 	oomField(&sb, "when", oomWhen(&inc))
 	if e := inc.Explanation; e != nil {
-		oomField(&sb, "verdict", string(e.Verdict)+": "+e.Summary)
+		oomField(&sb, "verdict", oomVerdictText(e))
 		for i, a := range e.Arithmetic {
 			oomField(&sb, map[bool]string{true: "numbers", false: ""}[i == 0], a)
 		}
-		for i, r := range e.Recommendations {
-			oomField(&sb, map[bool]string{true: "do", false: ""}[i == 0], "- "+r)
+		for i, a := range e.Advice {
+			oomField(&sb, map[bool]string{true: "do", false: ""}[i == 0], "- "+a.Text)
+			if a.Because != "" {
+				oomField(&sb, "", "  because "+a.Because)
+			}
 		}
 	}
 	sb.WriteString("\n")
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// oomVerdictText is the verdict, the alternatives the evidence cannot
+// rule out, and the summary.
+func oomVerdictText(e *oomexplain.Explanation) string {
+	v := string(e.Verdict)
+	if len(e.Alternatives) > 0 {
+		alts := make([]string, len(e.Alternatives))
+		for i, a := range e.Alternatives {
+			alts[i] = string(a)
+		}
+		v += " (or " + strings.Join(alts, ", ") + ")"
+	}
+	return v + ": " + e.Summary
 }
 
 // oomField prints one line of an incident; the value holds what the log

@@ -269,3 +269,56 @@ func TestOomKernelHint(t *testing.T) {
 		t.Error("other errors must pass unchanged")
 	}
 }
+
+// TestOomRedirectedStdin: `torchmem oom < FILE` and a pipe read the data
+// given, not this host's kernel log; /dev/null (a script without
+// input) does not count as data. Facts of this host (its /dev/shm) are
+// not shown for a log from elsewhere.
+func TestOomRedirectedStdin(t *testing.T) {
+	name := filepath.Join(oomTestdata, "host/dataloader-bus-error.log")
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out, errb bytes.Buffer
+	env := DefaultEnv()
+	env.Stdout, env.Stderr, env.Stdin = &out, &errb, f
+	if code := Run(env, []string{"oom", "--json"}); code != 0 {
+		t.Fatalf("code %d: %s", code, errb.String())
+	}
+	r := decodeOom(t, out.String())
+	if len(r.Incidents) == 0 || r.Incidents[0].Source != "-" {
+		t.Fatalf("redirected file not read: %s", out.String())
+	}
+	if strings.Contains(out.String(), "/dev/shm on this host") {
+		t.Errorf("this host's /dev/shm shown for a log from elsewhere:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), `"truncated": false`) {
+		t.Errorf("no truncated field:\n%s", out.String())
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if stdinIsData(null) {
+		t.Error("/dev/null taken as data")
+	}
+}
+
+// TestOomTruncatedNotice: past the cap, incidents are counted, said on
+// stderr and marked in the JSON.
+func TestOomTruncatedNotice(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 10005; i++ {
+		fmt.Fprintf(&b, "RuntimeError: DataLoader worker (pid %d) is killed by signal: Killed.\n", 1000+i)
+	}
+	out, errs, code := oomRun(t, b.String(), "--json", "-")
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "5 more incidents were found but not kept") || !strings.Contains(out, `"truncated": true`) || !strings.Contains(out, `"dropped": 5`) {
+		t.Errorf("stderr %q, json head %.200s", errs, out)
+	}
+}

@@ -39,7 +39,7 @@ func (o *Options) defaults() {
 		o.MaxTasks = 16
 	}
 	if o.MaxIncidents <= 0 {
-		o.MaxIncidents = 10000
+		o.MaxIncidents = DefaultMaxIncidents
 	}
 	if o.PageSize <= 0 {
 		o.PageSize = 4096
@@ -90,6 +90,10 @@ type Result struct {
 	Incidents []Incident
 	Dropped   int
 }
+
+// DefaultMaxIncidents bounds the incidents one input keeps (each holds
+// up to MaxRaw lines): a log dense with kills stays a few MiB.
+const DefaultMaxIncidents = 10000
 
 // ParseAll reads r to the end and returns every incident found, in order,
 // with the count of those dropped by Options.MaxIncidents. A read error

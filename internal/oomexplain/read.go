@@ -24,10 +24,17 @@ func ParseLines(lines []kmsg.Line, opts Options) []Incident {
 // a post-mortem calls: ReadKernel(ctx, kmsg.Config{Since: jobStart}, ...)
 // and then Filter(incs, time.Time{}, jobPIDs).
 func ReadKernel(ctx context.Context, cfg kmsg.Config, opts Options) ([]Incident, string, error) {
+	res, src, err := ReadKernelAll(ctx, cfg, opts)
+	return res.Incidents, src, err
+}
+
+// ReadKernelAll is ReadKernel with the count of incidents dropped past
+// Options.MaxIncidents.
+func ReadKernelAll(ctx context.Context, cfg kmsg.Config, opts Options) (Result, string, error) {
 	cfg.Follow = false
 	r, err := kmsg.Open(ctx, cfg)
 	if err != nil {
-		return nil, "", err
+		return Result{}, "", err
 	}
 	defer r.Close()
 	if opts.Source == "" {
@@ -36,11 +43,14 @@ func ReadKernel(ctx context.Context, cfg kmsg.Config, opts Options) ([]Incident,
 	p := NewParser(opts)
 	for {
 		ln, err := r.Next()
-		if err == io.EOF {
-			return p.Close(), r.Source(), nil
-		}
-		if err != nil {
-			return p.Close(), r.Source(), fmt.Errorf("read %s: %w", r.Source(), err)
+		if err == io.EOF || err != nil {
+			res := Result{Incidents: p.Close(), Dropped: p.Dropped()}
+			if err != io.EOF {
+				err = fmt.Errorf("read %s: %w", r.Source(), err)
+			} else {
+				err = nil
+			}
+			return res, r.Source(), err
 		}
 		p.Feed(ln)
 	}

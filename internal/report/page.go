@@ -23,9 +23,10 @@ table{border-collapse:collapse} td,th{padding:2px 10px 2px 0;text-align:left;ver
 {{with .Summary}}{{if .Verdict}}
 <div id="verdict" class="verdict {{if eq .Cause "ok"}}ok{{else}}bad{{end}}">{{.Verdict}} (exit status {{.ExitCode}})</div>
 {{if .Recommendations}}<h3>What to change</h3><ul>{{range .Recommendations}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .Incidents}}<h3>Explanation</h3>{{range .Incidents}}<p><b>{{.Explanation.Verdict}}</b> ({{.Kind}}): {{.Explanation.Summary}}</p>
+{{if .Incidents}}<h3>Explanation</h3>{{range .Incidents}}<p><b>{{.Explanation.Verdict}}</b>{{if .Explanation.Alternatives}} (or {{range $i, $a := .Explanation.Alternatives}}{{if $i}}, {{end}}{{$a}}{{end}}){{end}} ({{.Kind}}): {{.Explanation.Summary}}</p>
 {{if .Explanation.Arithmetic}}<pre>{{range .Explanation.Arithmetic}}{{.}}
 {{end}}</pre>{{end}}{{end}}{{end}}
+{{if .Notes}}<h3>Evidence</h3><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Exception}}<h3>Exception</h3><pre>{{.Exception}}</pre>{{end}}
 {{if .KernelLines}}<h3>Kernel log</h3><pre>{{range .KernelLines}}{{.}}
 {{end}}</pre>{{end}}

@@ -65,12 +65,16 @@ type Summary struct {
 	OrphansKilled   int      `json:"orphans_killed"`
 	Steps           int64    `json:"steps"`
 	CgroupLimit     *int64   `json:"cgroup_limit"`
-	Incidents       []struct {
+	// Notes say which evidence is the job's claim and which torchmem
+	// measured (internal/oomexplain.RunVerdict).
+	Notes     []string `json:"notes"`
+	Incidents []struct {
 		Kind        string `json:"kind"`
 		Explanation struct {
-			Verdict    string   `json:"verdict"`
-			Summary    string   `json:"summary"`
-			Arithmetic []string `json:"arithmetic"`
+			Verdict      string   `json:"verdict"`
+			Alternatives []string `json:"alternatives"`
+			Summary      string   `json:"summary"`
+			Arithmetic   []string `json:"arithmetic"`
 		} `json:"explanation"`
 	} `json:"incidents"`
 }

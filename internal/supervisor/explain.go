@@ -5,73 +5,11 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/torchmem/torchmem/internal/jobcgroup"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
-
-// explain fills the verdict and concrete recommendations.
-func explain(s *Summary) {
-	b := func(k string) string { return units.Bytes(s.Peaks[k]) }
-	limit := "its limit"
-	if s.CgroupLimit != nil {
-		limit = "its limit of " + units.Bytes(*s.CgroupLimit)
-	}
-	switch s.Cause {
-	case CauseOK:
-		s.Verdict = "exited normally"
-	case CauseExitCode:
-		s.Verdict = fmt.Sprintf("exited with status %d", s.ExitCode)
-		if s.Exception != "" {
-			s.Verdict += " after an uncaught " + firstLine(s.Exception)
-		}
-	case CauseSignal:
-		s.Verdict = fmt.Sprintf("killed by %s (not by the OOM killer)", sigName(syscall.Signal(sigOf(s.Signal))))
-	case CauseCgroupOOMKill:
-		s.Verdict = fmt.Sprintf("killed by the kernel OOM killer: the job's cgroup reached %s (peak %s)", limit, b("cgroup_usage"))
-		s.Recommendations = append(s.Recommendations,
-			fmt.Sprintf("raise --memory-max above the peak host memory the job needs (peak cgroup usage %s)", b("cgroup_usage")),
-			"or lower host memory: fewer DataLoader workers (num_workers) or a smaller prefetch_factor; each worker holds its own copy of Python objects touched after fork")
-	case CauseHostOOMKill:
-		s.Verdict = "killed by the kernel OOM killer: the whole host ran out of memory"
-		s.Recommendations = append(s.Recommendations,
-			"run with --memory-max below the host's RAM so the job, not the host, hits the limit and other work survives",
-			"fewer DataLoader workers or a smaller prefetch_factor")
-	case CauseCUDAOOM:
-		s.Verdict = "CUDA out of memory"
-		s.cudaAdvice()
-	case CauseWorkerKilled:
-		s.Verdict = "a DataLoader worker was killed"
-		s.Recommendations = append(s.Recommendations,
-			"fewer DataLoader workers (num_workers) or raise --memory-max; workers are the OOM killer's first victims",
-			"if the error mentions shared memory or a bus error, /dev/shm is too small: enlarge it (docker --shm-size) or set the sharing strategy to file_system")
-	}
-	for _, v := range s.Victims {
-		role := "main process"
-		if v.Worker {
-			role = "DataLoader worker"
-		} else if !v.Main {
-			role = "child process"
-		}
-		s.Verdict += fmt.Sprintf("; victim %s %d (%s)", role, v.PID, v.Comm)
-	}
-}
-
-func (s *Summary) cudaAdvice() {
-	o := s.CUDAOOM
-	if o != nil && o.Alloc > 0 {
-		s.Verdict += fmt.Sprintf(" on device %d: tried to allocate %s with %s free on the device", o.Device, units.Bytes(o.Alloc), units.Bytes(o.DeviceFree))
-	}
-	if s.Fragmentation == "fragmentation" || s.Fragmentation == "partial fragmentation" {
-		s.Verdict += " (" + s.Fragmentation + ": the allocator held reserved memory it could not use)"
-		s.Recommendations = append(s.Recommendations, "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so freed blocks can be reused for larger tensors")
-	}
-	s.Recommendations = append(s.Recommendations,
-		fmt.Sprintf("lower the batch size (peak allocated %s, reserved %s)", units.Bytes(s.Peaks["alloc_peak_allocated"]), units.Bytes(s.Peaks["alloc_peak_reserved"])),
-		"use mixed precision (torch.autocast) or activation checkpointing to cut activation memory")
-}
 
 func sigOf(p *int) (n int) {
 	if p != nil {
@@ -111,6 +49,9 @@ func (s *Summary) Print(w io.Writer, runID string) {
 	}
 	if s.Exception != "" {
 		fmt.Fprintln(w, "  exception: "+termsafe.Line(s.Exception))
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintln(w, "  evidence: "+termsafe.Line(n))
 	}
 	if o := s.CUDAOOM; o != nil && o.Snapshot != "" {
 		fmt.Fprintf(w, "  memory snapshot at the OOM: %s (torchmem snapshot summary FILE)\n", termsafe.Line(o.Snapshot))

@@ -89,6 +89,9 @@ type Context struct {
 	NoFileLimit  uint64
 	// HostRAMBytes is MemTotal, for sizing advice.
 	HostRAMBytes int64
+	// Supervised: the incident is from a job torchmem ran (the post-mortem),
+	// so advice says what to look at in the run, not to run under torchmem.
+	Supervised bool
 	// Lang is the language of the rendered text (English when unset or
 	// without a catalog).
 	Lang language.Tag

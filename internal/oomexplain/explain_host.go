@@ -71,7 +71,7 @@ func explainKilled(incs []Incident, i int, ctx Context) finding {
 			return killedByKernel(inc, k, w, ctx)
 		}
 	}
-	return killedUnknown(inc, w)
+	return killedUnknown(inc, w, ctx)
 }
 
 func killedByKernel(inc, k *Incident, w string, ctx Context) finding {
@@ -84,7 +84,15 @@ func killedByKernel(inc, k *Incident, w string, ctx Context) finding {
 	return fd
 }
 
-func killedUnknown(inc *Incident, w string) finding {
+// hostMemoryAdvice: where to see what grew.
+func hostMemoryAdvice(ctx Context) Msg {
+	if ctx.Supervised {
+		return adviceMsg("host_memory_run")
+	}
+	return adviceMsg("host_memory")
+}
+
+func killedUnknown(inc *Incident, w string, ctx Context) finding {
 	fd := finding{verdict: VerdictKilledSIGKILL, summary: msg("host.summary.sigkill", w)}
 	if inc.Kind == KindDataLoaderExited {
 		// No signal reported: a bus error on shared memory or a crash of
@@ -97,9 +105,11 @@ func killedUnknown(inc *Incident, w string) finding {
 	if dataLoaderEvidence(inc) {
 		fd.do(adviceMsg("workers"), msg("because.dataloader_killed"))
 	} else {
-		fd.do(adviceMsg("host_memory"), why)
+		fd.do(hostMemoryAdvice(ctx), why)
 	}
-	fd.do(adviceMsg("run_under_torchmem"), why)
+	if !ctx.Supervised {
+		fd.do(adviceMsg("run_under_torchmem"), why)
+	}
 	return fd
 }
 

@@ -82,7 +82,7 @@ func explainMemcg(ko *KernelOOM, ctx Context, sv scopeVotes) finding {
 		limit = b(ko.Memcg.LimitBytes)
 	}
 	fd.do(adviceMsg("limit_owner."+limitOwner(cg), limit), why)
-	memcgUsageAdvice(&fd, ko)
+	memcgUsageAdvice(&fd, ko, ctx)
 	return fd
 }
 
@@ -131,11 +131,11 @@ func jobCgroupLine(cg string, ctx Context) []Msg {
 }
 
 // memcgUsageAdvice: what filled the cgroup, from its stats.
-func memcgUsageAdvice(fd *finding, ko *KernelOOM) {
+func memcgUsageAdvice(fd *finding, ko *KernelOOM, ctx Context) {
 	if n := workerEvidence(ko); n >= 2 {
 		fd.do(adviceMsg("workers"), msg("because.python_tasks", itoa(n)))
 	} else {
-		fd.do(adviceMsg("host_memory"), msg("because.cgroup_full"))
+		fd.do(hostMemoryAdvice(ctx), msg("because.cgroup_full"))
 	}
 	if sh := ko.MemcgStats["shmem"]; sh > 0 && ko.Memcg != nil && sh*10 > ko.Memcg.UsageBytes {
 		fd.do(adviceMsg("shm_counts"), msg("because.memcg_shmem", b(sh), pct(sh, ko.Memcg.UsageBytes)))
@@ -200,7 +200,11 @@ func explainHostRAM(ko *KernelOOM, ctx Context, sv scopeVotes) finding {
 		fd.note(msg("kernel.arith.job_limit_not_reached", b(ctx.CgroupLimitBytes)))
 	}
 	why := firstOr(sv.host, msg("evidence.text", "global OOM"))
-	fd.do(adviceMsg("own_limit"), why)
+	if ctx.Supervised && ctx.CgroupLimitBytes > 0 {
+		fd.do(adviceMsg("lower_own_limit", b(ctx.CgroupLimitBytes)), why)
+	} else {
+		fd.do(adviceMsg("own_limit"), why)
+	}
 	if n := workerEvidence(ko); n >= 2 {
 		fd.do(adviceMsg("workers"), msg("because.python_tasks", itoa(n)))
 	}

@@ -35,7 +35,10 @@ func causeMsg(ev RunEvidence, rv RunVerdict, incs []Incident) Msg {
 	}
 	head := causeHead(ev, rv.Cause)
 	if p := primary(rv.Cause, incs); p != nil && p.Explanation != nil {
-		return msg("run.verdict.explained", render(ev.Lang, head), string(p.Explanation.Verdict), p.Explanation.Summary)
+		// The incident's summary is printed under the verdict; the line
+		// names its verdict and what it cannot rule out.
+		vs := append([]Verdict{p.Explanation.Verdict}, p.Explanation.Alternatives...)
+		return msg("run.verdict.explained", render(ev.Lang, head), verdictList(vs))
 	}
 	return head
 }

@@ -35,6 +35,7 @@ type cudaPending struct {
 	tight strings.Builder // lines joined as they are (terminal hard wraps)
 	lines int
 	start int
+	last  int // line number of its last line
 }
 
 type cudaParser struct {
@@ -58,6 +59,9 @@ func rankKey(l *line) string {
 
 func (c *cudaParser) feed(l *line) {
 	key := rankKey(l)
+	if c.pending[key] == nil {
+		key = c.wrappedKey(key, l)
+	}
 	if pd := c.pending[key]; pd != nil {
 		if c.continues(pd, l) {
 			c.appendLine(pd, l)
@@ -70,6 +74,22 @@ func (c *cudaParser) feed(l *line) {
 	}
 	c.expire(l.no)
 	c.start(key, l)
+}
+
+// wrappedKey: a terminal that wraps a "[rank1]: ..." line prints the rest
+// without the prefix. A line with no prefix of its own, right after the
+// last line of another rank's open message, is that message's rest
+// (corpus cuda/028: "Of the allocated memory 4" / "0.30 GiB is allocated").
+func (c *cudaParser) wrappedKey(key string, l *line) string {
+	if l.rank != nil || l.host != "" || l.Prefixed {
+		return key
+	}
+	for k, pd := range c.pending {
+		if pd.last == l.no-1 {
+			return k
+		}
+	}
+	return key
 }
 
 // continues: a line that can be the rest of a wrapped message.
@@ -88,6 +108,7 @@ func (c *cudaParser) continues(pd *cudaPending, l *line) bool {
 
 func (c *cudaParser) appendLine(pd *cudaPending, l *line) {
 	pd.lines++
+	pd.last = l.no
 	c.p.addRaw(pd.inc, l.Text)
 	if pd.kind == KindCUDAMallocAsync {
 		pd.text.WriteByte('\n')
@@ -115,7 +136,8 @@ func cudaStartKind(t string) Kind {
 		return KindCUDAOOM
 	case strings.Contains(t, "would exceed allowed memory"):
 		return KindCUDAMallocAsync
-	case strings.Contains(t, "CUDA error: out of memory") || strings.Contains(t, "runtime error (2) : out of memory"):
+	case strings.Contains(t, "CUDA error: out of memory") || strings.Contains(t, "runtime error (2) : out of memory") ||
+		strings.Contains(t, "THCudaCheck FAIL") && strings.Contains(t, "error=2 : out of memory"):
 		return KindCUDAError
 	case strings.Contains(t, "CUBLAS_STATUS_ALLOC_FAILED"):
 		return KindCUBLASAlloc
@@ -130,7 +152,7 @@ func (c *cudaParser) start(key string, l *line) {
 	if kind == "" {
 		return
 	}
-	pd := &cudaPending{kind: kind, start: l.no, lines: 1}
+	pd := &cudaPending{kind: kind, start: l.no, last: l.no, lines: 1}
 	pd.inc = c.p.newIncident(kind, l)
 	c.p.addRaw(pd.inc, l.Text)
 	pd.text.WriteString(strings.TrimSpace(l.text))
@@ -171,13 +193,18 @@ func (c *cudaParser) finish(key string) {
 		// reading missed, the tight one may hold.
 		fillMissing(inc.CUDA, parseCUDAMessage(pd.kind, pd.tight.String()))
 	}
-	if prev := c.recent[key]; prev != nil && prev.Kind == inc.Kind && prev.CUDA.Message == inc.CUDA.Message &&
-		inc.Line-prev.Line < dedupDistance {
-		prev.Count++
-		if prev.CUDA.Exception == "" {
-			prev.CUDA.Exception = inc.CUDA.Exception
+	if prev := c.recent[key]; prev != nil && inc.Line-prev.Line < dedupDistance {
+		if thcThrown(prev, inc) {
+			prev.CUDA.Exception, prev.CUDA.Message = inc.CUDA.Exception, inc.CUDA.Message
+			return
 		}
-		return
+		if repeatOf(prev, inc) {
+			prev.Count++
+			if prev.CUDA.Exception == "" {
+				prev.CUDA.Exception = inc.CUDA.Exception
+			}
+			return
+		}
 	}
 	if inc.CUDA.PID != nil {
 		inc.PIDs = []int{*inc.CUDA.PID}
@@ -187,6 +214,27 @@ func (c *cudaParser) finish(key string) {
 	}
 	c.recent[key] = inc
 	c.p.emit(inc)
+}
+
+// repeatOf: inc is prev printed again (a chained traceback, or a message
+// logged before its exception is raised), not a new failure. Python
+// prints a raised exception with its class; the same message printed
+// bare after it (corpus cuda/049: "Exception string: 'CUDA error: out of
+// memory") is the program reporting a failure it caught and survived:
+// a later failure of its own.
+func repeatOf(prev, inc *Incident) bool {
+	if prev.Kind != inc.Kind || prev.CUDA.Message != inc.CUDA.Message {
+		return false
+	}
+	return prev.CUDA.Exception == "" || inc.CUDA.Exception != ""
+}
+
+// thcThrown: PyTorch <= 0.4 prints "THCudaCheck FAIL file=... line=N
+// error=2 : out of memory" and then throws "RuntimeError: cuda runtime
+// error (2) : out of memory at file:N": one failure told twice.
+func thcThrown(prev, inc *Incident) bool {
+	return prev.Kind == KindCUDAError && inc.Kind == KindCUDAError &&
+		strings.HasPrefix(prev.CUDA.Message, "THCudaCheck FAIL") && strings.HasPrefix(inc.CUDA.Message, "cuda runtime error")
 }
 
 func (c *cudaParser) flush() {

@@ -63,7 +63,7 @@ func parseCUDAMessage(kind Kind, s string) *CUDAOOM {
 }
 
 func cudaMessageStart(kind Kind, s string) int {
-	for _, m := range []string{"CUDA out of memory", "HIP out of memory", "Tried to allocate", "Allocation on device", "CUDA error: out of memory", "cuda runtime error", "CUDA error: CUBLAS", "CUBLAS_STATUS_ALLOC_FAILED"} {
+	for _, m := range []string{"CUDA out of memory", "HIP out of memory", "Tried to allocate", "Allocation on device", "CUDA error: out of memory", "cuda runtime error", "CUDA error: CUBLAS", "CUBLAS_STATUS_ALLOC_FAILED", "THCudaCheck FAIL"} {
 		if i := strings.Index(s, m); i >= 0 {
 			return i
 		}

@@ -80,7 +80,10 @@ func groupKey(inc *Incident) string {
 		if inc.CUDA.Device != nil {
 			dev = *inc.CUDA.Device
 		}
-		return fmt.Sprintf("%s|%d|%s", head, dev, inc.CUDA.Message)
+		// The class is part of the error: a message raised as an exception
+		// and the same text reported bare by a handler that went on are two
+		// failures (cuda.go, repeatOf).
+		return fmt.Sprintf("%s|%d|%s|%s", head, dev, inc.CUDA.Exception, inc.CUDA.Message)
 	case inc.Failure != nil:
 		return head + "|" + inc.Failure.Message
 	}

@@ -11,7 +11,10 @@ import (
 // mixedLog builds size bytes of a mixed kernel + training log: noise lines
 // in the shapes real logs have, and one real incident from testdata every
 // 1 MiB (the same mix as bench/oomgen, in memory for the benchmark).
-func mixedLog(tb testing.TB, size int) []byte {
+func mixedLog(tb testing.TB, size int) []byte { return mixedLogEvery(tb, size, 1<<20) }
+
+// mixedLogEvery is mixedLog with one incident every `every` bytes.
+func mixedLogEvery(tb testing.TB, size, every int) []byte {
 	var incidents [][]byte
 	for _, sub := range []string{"kernel", "cuda", "host"} {
 		names, _ := filepath.Glob(filepath.Join("testdata", sub, "*"))
@@ -45,7 +48,7 @@ func mixedLog(tb testing.TB, size int) []byte {
 	for i := 0; buf.Len() < size; i++ {
 		if buf.Len() >= next {
 			buf.Write(incidents[i%len(incidents)])
-			next += 1 << 20
+			next += every
 			continue
 		}
 		buf.WriteString(noise[i%len(noise)](i))
@@ -63,5 +66,21 @@ func BenchmarkParseMixed(b *testing.B) {
 		if err != nil || len(incs) < 30 {
 			b.Fatalf("%d incidents, %v", len(incs), err)
 		}
+	}
+}
+
+// BenchmarkParseDense: a log dense with incidents (one every 4 KiB: 8 192
+// in 32 MiB), parsed, grouped and explained as `torchmem oom` does.
+func BenchmarkParseDense(b *testing.B) {
+	log := mixedLogEvery(b, 32<<20, 4<<10)
+	b.SetBytes(int64(len(log)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		incs, err := Parse(bytes.NewReader(log), Options{})
+		if err != nil || len(incs) < 1000 {
+			b.Fatalf("%d incidents, %v", len(incs), err)
+		}
+		ExplainAll(Group(incs), Context{})
 	}
 }

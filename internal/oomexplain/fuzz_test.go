@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,7 +43,40 @@ func FuzzParse(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkBounds(t, incs)
+		incs = Group(incs)
 		ExplainAll(incs, Context{})
+		for _, inc := range incs {
+			noBadVerbs(t, "fuzz", inc.Explanation)
+		}
+	})
+}
+
+// FuzzCUDARules drives the CUDA decision ladder with arbitrary figures
+// (-1 is unknown): it always decides, never names its own verdict as an
+// alternative, and renders every message with its arguments.
+func FuzzCUDARules(f *testing.F) {
+	f.Add(int64(1503238554), int64(150109106995), int64(143312321249), int64(2619930050), int64(3371549327), int64(6786048328), int64(6002216796), uint8(2))
+	f.Add(int64(20<<20), int64(16<<30), int64(5<<20), int64(14<<30), int64(1<<30), int64(-1), int64(-1), uint8(0))
+	f.Add(int64(320<<20), int64(24<<30), int64(3<<20), int64(7<<30), int64(-1), int64(-1), int64(-1), uint8(3))
+	formats := []string{"pre-2.1", "2.1", "2.2+", "cudaMallocAsync", "hook", ""}
+	f.Fuzz(func(t *testing.T, req, total, free, alloc, unalloc, proc, allowed int64, fi uint8) {
+		c := &CUDAOOM{Format: formats[int(fi)%len(formats)]}
+		for _, p := range []struct {
+			dst **int64
+			v   int64
+		}{{&c.RequestedBytes, req}, {&c.TotalBytes, total}, {&c.FreeBytes, free}, {&c.AllocatedBytes, alloc},
+			{&c.ReservedUnallocatedBytes, unalloc}, {&c.ProcessBytes, proc}, {&c.AllowedBytes, allowed}} {
+			if p.v >= 0 && p.v < 1<<50 {
+				v := p.v
+				*p.dst = &v
+			}
+		}
+		inc := Incident{Kind: KindCUDAOOM, CUDA: c}
+		e := Explain(&inc, Context{})
+		if e.Verdict == "" || slices.Contains(e.Alternatives, e.Verdict) {
+			t.Fatalf("verdict %q alternatives %v", e.Verdict, e.Alternatives)
+		}
+		noBadVerbs(t, "cuda rules", &e)
 	})
 }
 

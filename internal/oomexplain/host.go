@@ -58,6 +58,11 @@ func (h *hostParser) feed(l *line) {
 		h.add(l, KindTooManyOpenFiles, &HostFailure{Errno: "Too many open files", Message: t}, nil)
 	case strings.Contains(t, "ChildFailedError"):
 		h.table = torchrunTable{active: true, start: l.no}
+	case tableEntry(t):
+		h.table = torchrunTable{active: true, start: l.no}
+		h.tableRow(l, t)
+	case strings.Contains(t, "terminated with signal SIG"):
+		h.spawnKilled(l, t)
 	case strings.Contains(t, "(exitcode: ") && strings.Contains(t, "local_rank:"):
 		h.torchrunFailed(l, t)
 	case strings.Contains(t, "oom-kill event") || strings.Contains(t, "oom_kill event") ||
@@ -65,6 +70,8 @@ func (h *hostParser) feed(l *line) {
 		strings.Contains(t, "Exceeded step memory limit") ||
 		strings.Contains(t, "slurmstepd") && strings.Contains(t, "exceeded memory limit"):
 		h.slurm(l, t)
+	case strings.Contains(t, "job step ") || strings.Contains(t, "*** JOB ") || strings.Contains(t, "*** STEP "):
+		h.slurmID(l, t)
 	case l.Ident == "systemd-oomd" || strings.Contains(t, "systemd-oomd"):
 		h.systemdOOMD(l, t)
 	case strings.HasPrefix(t, "Killed /") && strings.Contains(t, " due to "):
@@ -102,9 +109,7 @@ func sameHostFailure(r *Incident, kind Kind, f *HostFailure, pids []int) bool {
 	if kind == KindSlurmOOM && r.Kind == KindSlurmOOM && (f.JobID == "" || r.Failure.JobID == "" || f.JobID == r.Failure.JobID) {
 		// slurmstepd reports each step (.0, .batch) and srun adds its own
 		// line: one job, one story.
-		if r.Failure.JobID == "" {
-			r.Failure.JobID, r.Failure.StepID = f.JobID, f.StepID
-		}
+		adoptSlurmIDs(r.Failure, f.JobID, f.StepID)
 		return true
 	}
 	if kind == KindSharedMemory && r.Kind == KindSharedMemory && f.Signal == "Bus error" &&

@@ -14,8 +14,15 @@ var (
 	reErrno     = regexp.MustCompile(`: ([A-Z][A-Za-z ]+) \((\d+)\)`)
 	reSlurm     = regexp.MustCompile(`Detected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=(\S+)|step (\S+))`)
 	reSrunOOM   = regexp.MustCompile(`(\S+): tasks? ([0-9-]+): Out Of Memory`)
-	reOOMDKill  = regexp.MustCompile(`Killed (/\S+) due to (.+)$`)
-	reOOMDUnit  = regexp.MustCompile(`(\S+): systemd-oomd killed (\d+) process\(es\) in this unit`)
+	// slurmstepd's accounting poll (jobacct_gather, no cgroup OOM):
+	// "Job 1171978 exceeded memory limit (18202456 > 16384000), being killed" (KiB).
+	reSlurmPoll = regexp.MustCompile(`(Job|Step) (\S+) exceeded memory limit \((\d+) > (\d+)\)`)
+	// Lines that name the job or step but are no incident of their own:
+	// "srun: Terminating job step 2750598.0", "*** JOB 7518 ON xantipa
+	// CANCELLED AT ...", "*** STEP 2750598.0 ON node CANCELLED ...".
+	reSlurmID  = regexp.MustCompile(`(?:Terminating job step|\*\*\* (?:JOB|STEP)) ([0-9]+(?:\.[0-9A-Za-z_+]+)?)`)
+	reOOMDKill = regexp.MustCompile(`Killed (/\S+) due to (.+)$`)
+	reOOMDUnit = regexp.MustCompile(`(\S+): systemd-oomd killed (\d+) process\(es\) in this unit`)
 )
 
 // signalNumbers maps strsignal() text to numbers (Linux x86/arm).
@@ -88,12 +95,55 @@ func (h *hostParser) slurm(l *line, t string) {
 		f.OOMEvents = atoiPtr(m[1])
 		f.StepID = strings.TrimSuffix(strings.TrimSuffix(m[2]+m[3], "."), " cgroup")
 		f.JobID, _, _ = strings.Cut(f.StepID, ".")
+	} else if m := reSlurmPoll.FindStringSubmatch(t); m != nil {
+		f.JobID, _, _ = strings.Cut(m[2], ".")
+		if m[1] == "Step" {
+			f.StepID = m[2]
+		}
+		f.Reason = "memory limit exceeded: " + m[3] + " > " + m[4] + " KiB"
 	} else if m := reSrunOOM.FindStringSubmatch(t); m != nil {
 		f.Reason = "task " + m[2] + " on " + m[1]
 	} else {
 		f.Reason = "memory limit exceeded"
 	}
 	h.add(l, KindSlurmOOM, f, nil)
+}
+
+// slurmID gives a recent Slurm incident the job or step that a later
+// line names (corpus host/042: "srun: Terminating job step 2750598.0"
+// after "Exceeded job memory limit at some point.").
+func (h *hostParser) slurmID(l *line, t string) {
+	m := reSlurmID.FindStringSubmatch(t)
+	if m == nil {
+		return
+	}
+	job, _, isStep := strings.Cut(m[1], ".")
+	step := ""
+	if isStep {
+		step = m[1]
+	}
+	for i := len(h.recent) - 1; i >= 0; i-- {
+		r := h.recent[i]
+		if l.no-r.Line > hostDedupLines {
+			return
+		}
+		if r.Kind == KindSlurmOOM {
+			adoptSlurmIDs(r.Failure, job, step)
+			return
+		}
+	}
+}
+
+// adoptSlurmIDs fills the job and step an incident lacks, from a line
+// about the same job (or one whose job the incident does not know).
+func adoptSlurmIDs(f *HostFailure, job, step string) {
+	if job == "" || f.JobID != "" && f.JobID != job {
+		return
+	}
+	f.JobID = job
+	if f.StepID == "" {
+		f.StepID = step
+	}
 }
 
 func (h *hostParser) systemdOOMD(l *line, t string) {

@@ -28,13 +28,29 @@ type torchrunTable struct {
 var (
 	reTRRank   = regexp.MustCompile(`^rank\s*:\s*(\d+) \(local_rank: (\d+)\)`)
 	reTRExit   = regexp.MustCompile(`^exitcode\s*:\s*(-?\d+) \(pid: (\d+)\)`)
+	reTRSignal = regexp.MustCompile(`^(?:traceback|msg)\s*:\s*Signal (\d+) \((SIG[A-Z]+)\) received by PID (\d+)`)
+	reTREntry  = regexp.MustCompile(`^\[\d+\]:$`)
 	reTRFailed = regexp.MustCompile(`failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\) of binary: (\S+)`)
+	// torch.multiprocessing.spawn: "Exception: process 1 terminated with
+	// signal SIGKILL" (1.x), "torch.multiprocessing.spawn.ProcessExitedException:
+	// process 0 terminated with signal SIGKILL" (>= 1.8).
+	reSpawnSignal = regexp.MustCompile(`process (\d+) terminated with signal (SIG[A-Z]+)`)
 )
+
+// tableEntry: a line of the failure table that opens it when its header
+// ("ChildFailedError", "Failures:") was cut off the excerpt.
+func tableEntry(t string) bool {
+	return strings.HasPrefix(t, "exitcode") && reTRExit.MatchString(t) ||
+		(strings.HasPrefix(t, "traceback") || strings.HasPrefix(t, "msg")) && reTRSignal.MatchString(t)
+}
 
 // tableRow handles one line of the failure table; false if it is not one.
 func (h *hostParser) tableRow(l *line, t string) bool {
 	tb := &h.table
 	switch {
+	case reTREntry.MatchString(t):
+		// "[3]:" starts an entry: nothing of the last one carries over.
+		tb.rank, tb.local, tb.host = nil, nil, ""
 	case strings.HasSuffix(t, " FAILED") && !strings.Contains(t, ":"):
 		tb.program = strings.TrimSuffix(t, " FAILED")
 	case (strings.HasPrefix(t, "host ") || strings.HasPrefix(t, "host:")) && strings.Contains(t, ":"):
@@ -47,26 +63,66 @@ func (h *hostParser) tableRow(l *line, t string) bool {
 		m := reTRExit.FindStringSubmatch(t)
 		h.torchrunChild(l, t, atoiPtr(m[1]), atoiPtr(m[2]), tb.rank, tb.local, tb.host, tb.program)
 	case (strings.HasPrefix(t, "traceback") || strings.HasPrefix(t, "msg")) && strings.Contains(t, "received by PID"):
-		h.signalRow(t)
+		h.signalRow(l, t)
 	default:
 		return strings.HasPrefix(t, "time ") || strings.HasPrefix(t, "time:") || strings.HasPrefix(t, "error_file") || strings.HasPrefix(t, "[")
 	}
 	return true
 }
 
-// signalRow adds "Signal 9 (SIGKILL)" to the child just reported.
-func (h *hostParser) signalRow(t string) {
-	if len(h.recent) == 0 {
+// signalRow adds "Signal 9 (SIGKILL) received by PID P" to P's entry,
+// never to another's (an entry with exitcode -15 has no incident: its
+// SIGTERM is not the SIGKILL before it; corpus host/041). An entry cut to
+// this line (the table's top above the excerpt, host/008) is recorded
+// from it.
+func (h *hostParser) signalRow(l *line, t string) {
+	m := reTRSignal.FindStringSubmatch(t)
+	if m == nil {
 		return
 	}
-	r := h.recent[len(h.recent)-1]
-	if i := strings.Index(t, "Signal "); i >= 0 && r.Failure != nil {
-		f := strings.Fields(t[i:])
-		if len(f) >= 3 {
-			r.Failure.SignalNumber = atoiPtr(f[1])
-			r.Failure.Signal = strings.Trim(f[2], "()")
-		}
+	sig, pid := atoiPtr(m[1]), atoiPtr(m[3])
+	if sig == nil || pid == nil {
+		return
 	}
+	kind := KindTorchrunSIGKILL
+	switch *sig {
+	case 9:
+	case 7:
+		kind = KindSharedMemory
+	default:
+		return
+	}
+	r := h.findPID(kind, *pid, l.no)
+	if r == nil {
+		tb := &h.table
+		r = h.add(l, kind, &HostFailure{Signal: m[2], SignalNumber: sig, LocalRank: tb.local, Program: tb.program, Message: t}, []int{*pid})
+		if r.Rank == nil {
+			r.Rank = tb.rank
+		}
+		if r.Host == "" {
+			r.Host = tb.host
+		}
+		return
+	}
+	r.Failure.SignalNumber, r.Failure.Signal = sig, m[2]
+}
+
+// spawnKilled: torch.multiprocessing.spawn reports a child killed by a
+// signal with its process index (the local rank it was given), not its pid.
+func (h *hostParser) spawnKilled(l *line, t string) {
+	m := reSpawnSignal.FindStringSubmatch(t)
+	if m == nil {
+		return
+	}
+	kind, num := KindTorchrunSIGKILL, 9
+	switch m[2] {
+	case "SIGKILL":
+	case "SIGBUS":
+		kind, num = KindSharedMemory, 7
+	default:
+		return
+	}
+	h.add(l, kind, &HostFailure{Signal: m[2], SignalNumber: intPtr(num), LocalRank: atoiPtr(m[1]), Message: t}, nil)
 }
 
 // torchrunFailed: "... failed (exitcode: -9) local_rank: 0 (pid: 3045) of binary: /usr/bin/python3".

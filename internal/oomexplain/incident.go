@@ -21,6 +21,7 @@ const (
 	KindSlurmOOM         Kind = "slurm_oom_kill"        // slurmstepd "oom-kill event(s)"
 	KindSystemdOOMD      Kind = "systemd_oomd_kill"     // systemd-oomd killed a cgroup
 	KindShellKilled      Kind = "shell_killed"          // the shell reports a job killed by SIGKILL ("Killed")
+	KindContainerKilled  Kind = "container_killed"      // a container runtime's status: OOMKilled or exit code 137
 )
 
 // Incident is one out-of-memory event found in a log. Exactly one of
@@ -314,6 +315,10 @@ type HostFailure struct {
 	OOMEvents *int   `json:"oom_events,omitempty"`
 	Cgroup    string `json:"cgroup,omitempty"`
 	Reason    string `json:"reason,omitempty"`
+	// OOMKilled: what a container runtime said of the container ("reason:
+	// OOMKilled" from Kubernetes, "OOMKilled": true/false from docker
+	// inspect); absent when it said nothing.
+	OOMKilled *bool `json:"oom_killed,omitempty"`
 	// Message is the line that identified the incident.
 	Message string `json:"message"`
 }

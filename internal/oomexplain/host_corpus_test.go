@@ -1,0 +1,146 @@
+package oomexplain
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Real text from the corpus (testdata/corpus/host), one shape per case.
+
+// hostFields renders what a host incident holds, for comparison.
+func hostFields(inc *Incident) string {
+	f := inc.Failure
+	s := fmt.Sprintf("%s pids=%v", inc.Kind, inc.PIDs)
+	if inc.Rank != nil {
+		s += fmt.Sprintf(" rank=%d", *inc.Rank)
+	}
+	if f.LocalRank != nil {
+		s += fmt.Sprintf(" local=%d", *f.LocalRank)
+	}
+	if f.ExitCode != nil {
+		s += fmt.Sprintf(" exit=%d", *f.ExitCode)
+	}
+	if f.Signal != "" {
+		s += " signal=" + f.Signal
+	}
+	if f.JobID != "" || f.StepID != "" {
+		s += " job=" + f.JobID + " step=" + f.StepID
+	}
+	if f.OOMKilled != nil {
+		s += fmt.Sprintf(" oomkilled=%v", *f.OOMKilled)
+	}
+	return s
+}
+
+func TestHostParsesRealShapes(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []string
+	}{
+		{
+			name: "failure table cut above its header; the first entry is only its traceback (host/008)",
+			text: "  traceback : Signal 7 (SIGBUS) received by PID 16614\n" +
+				"[5]:\n" +
+				"  time      : 2024-01-16_18:04:01\n" +
+				"  host      : lexun-1\n" +
+				"  rank      : 6 (local_rank: 6)\n" +
+				"  exitcode  : -7 (pid: 16615)\n" +
+				"  error_file: <N/A>\n" +
+				"  traceback : Signal 7 (SIGBUS) received by PID 16615\n" +
+				"------------------------------------------------------------\n" +
+				"Root Cause (first observed failure):\n" +
+				"[0]:\n" +
+				"  time      : 2024-01-16_18:04:01\n" +
+				"  host      : lexun-1\n" +
+				"  rank      : 0 (local_rank: 0)\n" +
+				"  exitcode  : -7 (pid: 16609)\n" +
+				"  error_file: <N/A>\n" +
+				"  traceback : Signal 7 (SIGBUS) received by PID 16609\n" +
+				"============================================================\n" +
+				"srun: error: lexun-1: task 0: Exited with exit code 1\n",
+			want: []string{
+				"shared_memory pids=[16614] signal=SIGBUS",
+				"shared_memory pids=[16615] rank=6 local=6 exit=-7 signal=SIGBUS",
+				"shared_memory pids=[16609] rank=0 local=0 exit=-7 signal=SIGBUS",
+			},
+		},
+		{
+			name: "an entry's SIGTERM does not leak into the SIGKILL before it (host/041)",
+			text: "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n" +
+				"Failures:\n" +
+				"[2]:\n" +
+				"  time      : 2026-09-07_13:03:29\n" +
+				"  host      : localhost\n" +
+				"  rank      : 0 (local_rank: 0)\n" +
+				"  exitcode  : -9 (pid: 14689)\n" +
+				"  error_file: <N/A>\n" +
+				"  traceback : Signal 9 (SIGKILL) received by PID 14689\n" +
+				"[3]:\n" +
+				"  time      : 2026-09-07_13:03:29\n" +
+				"  host      : localhost\n" +
+				"  rank      : 2 (local_rank: 2)\n" +
+				"  exitcode  : -15 (pid: 14691)\n" +
+				"  error_file: <N/A>\n" +
+				"  traceback : Signal 15 (SIGTERM) received by PID 14691\n",
+			want: []string{"torchrun_child_killed pids=[14689] rank=0 local=0 exit=-9 signal=SIGKILL"},
+		},
+		{
+			name: "mp.spawn, 1.x wording (host/033)",
+			text: "    (error_index, name)\nException: process 1 terminated with signal SIGKILL\n",
+			want: []string{"torchrun_child_killed pids=[] local=1 signal=SIGKILL"},
+		},
+		{
+			name: "mp.spawn, ProcessExitedException (host/034)",
+			text: "    signal_name=name\ntorch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL\n",
+			want: []string{"torchrun_child_killed pids=[] local=0 signal=SIGKILL"},
+		},
+		{
+			name: "mp.spawn, a child that exited is no memory incident",
+			text: "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with exit code 1\n",
+		},
+		{
+			name: "Slurm's accounting poll names the job (host/039)",
+			text: "slurmstepd: Job 1171978 exceeded memory limit (18202456 > 16384000), being killed\n" +
+				"slurmstepd: *** JOB 1171978 ON cuda-24-0 CANCELLED AT 2018-10-16T13:24:27 ***\n" +
+				"slurmstepd: Exceeded step memory limit at some point.\n",
+			want: []string{"slurm_oom_kill pids=[] job=1171978 step="},
+		},
+		{
+			name: "the same with 'error:' and training output between (host/040)",
+			text: "Epoch 0 |   Training | Elapsed Time: 0:00:15 | Steps: 93 | Loss: 24.580695\n" +
+				"slurmstepd: error: Job 7518 exceeded memory limit (626359956 > 512000000), being killed\n" +
+				"slurmstepd: error: Exceeded job memory limit\n" +
+				"slurmstepd: error: *** JOB 7518 ON xantipa CANCELLED AT 2022-06-10T17:11:35 ***\n",
+			want: []string{"slurm_oom_kill pids=[] job=7518 step="},
+		},
+		{
+			name: "the step from srun's line after the limit lines (host/042)",
+			text: "slurmstepd: error: Exceeded job memory limit at some point.\n" +
+				"srun: error: udc-ba26-19: task 0: Out Of Memory\n" +
+				"srun: Terminating job step 2750598.0\n" +
+				"slurmstepd: error: Exceeded job memory limit at some point.\n",
+			want: []string{"slurm_oom_kill pids=[] job=2750598 step=2750598.0"},
+		},
+		{
+			name: "a cancelled job without a memory incident is none",
+			text: "slurmstepd: error: *** JOB 7519 ON xantipa CANCELLED AT 2022-06-10T17:11:35 DUE TO TIME LIMIT ***\n",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			incs, err := Parse(strings.NewReader(tc.text), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			incs = Group(incs)
+			for i := range incs {
+				got = append(got, hostFields(&incs[i]))
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}

@@ -73,11 +73,12 @@ func runRun(env *Env, f *runFlags, argv []string) error {
 	}
 	cfg.CgroupName = "run-" + run.ID
 	cfg.SnapshotDir = runSnapshotDir(db, run.Cwd, run.ID)
-	if cfg.Hook {
-		if cfg.HookDir, err = os.MkdirTemp("", "torchmem-"+run.ID+"-"); err != nil {
-			fmt.Fprintf(env.Stderr, "torchmem: in-process hook off: %v\n", err)
-			cfg.Hook = false
-		}
+	// The private run directory: the hook's files and socket, and the
+	// owner record a later run cleans up by if this one dies (made
+	// without the hook too, for that record).
+	if cfg.HookDir, err = os.MkdirTemp("", "torchmem-"+run.ID+"-"); err != nil {
+		fmt.Fprintf(env.Stderr, "torchmem: no run directory (in-process hook off): %v\n", err)
+		cfg.Hook = false
 	}
 	var tui *runTUI
 	if f.tui {
@@ -117,7 +118,8 @@ func runConfig(env *Env, f *runFlags, argv []string) (supervisor.Config, error) 
 	cfg := supervisor.Config{Argv: argv, Env: os.Environ(), Notices: env.Stderr, ProcRoot: env.ProcRoot, SysRoot: env.SysRoot,
 		Cgroup: !f.noCgroup, NUMA: f.numa, Numactl: lookNumactl(), Interval: f.interval, Hook: !f.noHook,
 		HookInterval: f.hookInterval, RecordHistory: f.recordHistory, Grace: f.grace, KeepHookDir: f.keepHookDir,
-		KernelLog: supervisor.KmsgLog(env.ProcRoot)}
+		KeepJobOnExit: f.keepJob,
+		KernelLog:     supervisor.KmsgLog(env.ProcRoot)}
 	if err := f.check(); err != nil {
 		return cfg, err
 	}

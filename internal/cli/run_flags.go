@@ -23,7 +23,7 @@ type runFlags struct {
 	interval, hookInterval, grace  time.Duration
 	noHook, noCgroup, noHistory    bool
 	recordHistory                  int
-	keepHookDir, tui               bool
+	keepHookDir, tui, keepJob      bool
 	db                             string
 }
 
@@ -47,6 +47,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.noHistory, "no-history", false, "do not record the run in the history store")
 	fl.IntVar(&f.recordHistory, "record-history", 0, "record allocator history (max_entries) so a CUDA OOM dumps a snapshot; costs ~20% step time")
 	fl.BoolVar(&f.keepHookDir, "keep-hook-dir", false, "keep the run's private hook directory (snapshots) after the run")
+	fl.BoolVar(&f.keepJob, "keep-job-on-exit", false, "let the job outlive torchmem: no parent-death signal, SIGTERM only forwarded, no later cleanup of its cgroup (default: stopping torchmem stops the job)")
 	fl.BoolVar(&f.tui, "tui", false, "full-screen live view (memory, events, the tail of the job's output); the job's output goes to torchmem-RUN.log meanwhile")
 	fl.StringVar(&f.db, "db", "", "history database (default $XDG_STATE_HOME/torchmem/torchmem.db; root: /var/lib/torchmem/torchmem.db)")
 }

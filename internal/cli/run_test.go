@@ -76,7 +76,7 @@ func TestRunBinary(t *testing.T) {
 	})
 	t.Run("training loop matches bare run", func(t *testing.T) { runTrainingMatches(t, bin, db) })
 	t.Run("orphaned DataLoader workers reaped", func(t *testing.T) { runWorkersReaped(t, bin, db) })
-	t.Run("kill -9 of torchmem leaves the job running", func(t *testing.T) { runSupervisorLost(t, bin, db) })
+	t.Run("kill -9 of torchmem --keep-job-on-exit leaves the job running", func(t *testing.T) { runSupervisorLost(t, bin, db) })
 	t.Run("DataLoader worker OOM-killed", func(t *testing.T) { runWorkerOOM(t, bin, db) })
 	t.Run("OOM past --memory-max 200M", func(t *testing.T) { runMemoryMaxOOM(t, bin, db) })
 }
@@ -124,7 +124,7 @@ os._exit(3)`
 func runSupervisorLost(t *testing.T, bin, db string) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
-	cmd := exec.Command(bin, "run", "--db", db, "--interval", "100ms", "--", "/bin/sh", "-c",
+	cmd := exec.Command(bin, "run", "--db", db, "--interval", "100ms", "--keep-job-on-exit", "--", "/bin/sh", "-c",
 		fmt.Sprintf("echo $$ > %s.tmp; mv %s.tmp %s; sleep 60", pidFile, pidFile, pidFile))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

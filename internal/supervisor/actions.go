@@ -25,6 +25,10 @@ func (s *sup) onSignal(sig syscall.Signal) {
 	if s.cfg.Interactive && sig != syscall.SIGINT && sig != syscall.SIGTERM {
 		return // Ctrl-\ or a hang-up: the terminal signalled the job itself
 	}
+	if sig == syscall.SIGTERM && !s.cfg.KeepJobOnExit {
+		s.onTerm(now)
+		return
+	}
 	if sig != syscall.SIGINT {
 		s.signalJob(sig)
 		s.event(now, "signal", "supervisor", s.job.pid, "forwarded "+sigName(sig)+" to the job", nil)
@@ -48,6 +52,24 @@ func (s *sup) onSignal(sig syscall.Signal) {
 		s.killJob()
 	}
 	s.event(now, "signal", "supervisor", s.job.pid, fmt.Sprintf("Ctrl-C #%d", s.interrupts), nil)
+}
+
+// onTerm: torchmem is being stopped (kill, a scheduler, timeout), so the
+// job is too, as systemd's KillMode=control-group does: SIGTERM now, the
+// cgroup SIGKILLed after the grace period, at once on a second SIGTERM.
+func (s *sup) onTerm(now time.Time) {
+	s.terms++
+	if s.terms > 1 {
+		s.notice("SIGTERM again: killing the job now")
+		s.killJob()
+	} else {
+		s.signalJob(syscall.SIGTERM)
+		if s.killAt.IsZero() || s.killAt.After(now.Add(s.cfg.Grace)) {
+			s.killAt = now.Add(s.cfg.Grace)
+		}
+		s.notice(fmt.Sprintf("got SIGTERM: sent SIGTERM to the job; killing it in %s (SIGTERM again: now)", s.cfg.Grace))
+	}
+	s.event(now, "signal", "supervisor", s.job.pid, fmt.Sprintf("SIGTERM #%d to torchmem", s.terms), nil)
 }
 
 func (s *sup) signalJob(sig syscall.Signal) {

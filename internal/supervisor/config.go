@@ -6,8 +6,11 @@
 // everything, and at the end kills what is left of the job, explains how it
 // ended and returns its exit status the way a shell would.
 //
-// It never sets a parent-death signal: if torchmem is SIGKILLed the job
-// keeps running and the store marks the run "supervisor lost".
+// Stopping torchmem stops the job: SIGTERM is forwarded and the cgroup
+// SIGKILLed after the grace period (at once on a second SIGTERM); if
+// torchmem dies uncleanly the job's main process gets a parent-death
+// SIGKILL and the next run removes what is left (SweepStale), unless
+// KeepJobOnExit. The store then marks the run "supervisor lost".
 package supervisor
 
 import (
@@ -92,9 +95,14 @@ type Config struct {
 	SnapshotDir   string
 	HookInterval  time.Duration
 	RecordHistory int
-	// Grace is how long a stop or a second Ctrl-C waits after SIGTERM
-	// before SIGKILLing the cgroup (default 10 s).
+	// Grace is how long a stop, a second Ctrl-C or a SIGTERM to torchmem
+	// waits after SIGTERM before SIGKILLing the cgroup (default 10 s).
 	Grace time.Duration
+	// KeepJobOnExit lets the job outlive torchmem: no parent-death signal,
+	// a SIGTERM to torchmem is only forwarded, and no later run cleans up
+	// its cgroup. By default stopping torchmem stops the job (as systemd's
+	// KillMode=control-group).
+	KeepJobOnExit bool
 
 	GPU       gpu.Backend // nil: no GPU
 	Rec       Recorder    // nil: no history

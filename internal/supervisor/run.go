@@ -39,6 +39,7 @@ type sup struct {
 	budget runBudget // what the job made us store, and what was dropped
 
 	interrupts int
+	terms      int       // SIGTERMs to torchmem (onTerm)
 	killAt     time.Time // SIGKILL the job's cgroup at this time (zero: not scheduled)
 }
 
@@ -60,7 +61,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.HookDir != "" {
+		for _, line := range SweepStale(cfg.ProcRoot, filepath.Dir(cfg.HookDir)) {
+			s.notice(line)
+		}
+	}
 	s.setupCgroup()
+	s.writeOwner()
 	if s.sm, err = newSampler(cfg.ProcRoot, cfg.SysRoot, cfg.GPU, s.cg, 0); err != nil {
 		s.cleanup()
 		return nil, err
@@ -82,7 +89,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	s.sm.rootPID = s.job.pid
-	go func() { _ = s.job.cmd.Wait(); close(s.job.done) }()
 	s.loop(ctx, sigs)
 	res := s.finish(ctx)
 	s.recordBudget()

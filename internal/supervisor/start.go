@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 
@@ -56,23 +57,28 @@ func (s *sup) start(env []string, p plan) (*job, error) {
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.cfg.Stdin, s.cfg.Stdout, s.cfg.Stderr
 	cmd.ExtraFiles = []*os.File{r}
-	// Own process group so signals reach the whole job; deliberately no
-	// Pdeathsig: torchmem dying must not kill the job. Interactive: the
+	// Own process group so signals reach the whole job. Interactive: the
 	// job stays in torchmem's group, the terminal's foreground, as the
 	// commands of a shell script do: it reads the terminal (pdb, input())
 	// and gets Ctrl-C straight from it, and torchmem sees every Ctrl-C
 	// too, so the second one can escalate (a job in a foreground group of
 	// its own took every Ctrl-C and torchmem never saw one).
+	// Pdeathsig: the job's main process dies with torchmem unless
+	// --keep-job-on-exit (the rest of its cgroup: SweepStale, next run).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !s.cfg.Interactive}
-	if err := cmd.Start(); err != nil {
+	if !s.cfg.KeepJobOnExit {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	done, err := launch(cmd)
+	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("start %s: %w", s.cfg.Self, err)
 	}
-	j := &job{cmd: cmd, pid: cmd.Process.Pid, done: make(chan struct{})}
+	j := &job{cmd: cmd, pid: cmd.Process.Pid, done: done}
 	abort := func(err error) (*job, error) {
 		w.Close() // the trampoline sees no plan and exits 126
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-done
 		return nil, err
 	}
 	if s.cg != nil {
@@ -96,6 +102,28 @@ func (s *sup) start(env []string, p plan) (*job, error) {
 		return abort(fmt.Errorf("send plan to trampoline: %w", err))
 	}
 	return j, nil
+}
+
+// launch starts cmd and reaps it on one goroutine locked to its OS thread
+// for the whole life of the job: the kernel sends the parent-death signal
+// when the thread that forked the child exits, not the process, and Go may
+// end an idle thread at any time (golang/go#27505). done is closed once
+// cmd.Wait returned; the goroutine then exits still locked, which ends the
+// thread, after the job is gone.
+func launch(cmd *exec.Cmd) (done chan struct{}, err error) {
+	done = make(chan struct{})
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked, on purpose (above)
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+		close(done)
+	}()
+	return done, <-started
 }
 
 // exitStatus is the shell's: the code, or 128+signal.

@@ -21,6 +21,8 @@ func explainHost(incs []Incident, i int, ctx Context) finding {
 		return explainNoFile(ctx)
 	case KindSlurmOOM:
 		return explainSlurm(f)
+	case KindContainerKilled:
+		return explainContainer(f, ctx)
 	case KindSystemdOOMD:
 		fd := finding{verdict: VerdictSystemdOOMD, summary: msg("host.summary.oomd", orUnknown(f.Cgroup), orUnknown(f.Reason))}
 		fd.do(adviceMsg("oomd_avoid"), msg("because.oomd", orUnknown(f.Reason)))
@@ -182,6 +184,28 @@ func explainSlurm(f *HostFailure) finding {
 	why := msg("evidence.text", firstNonEmpty(f.Message, "slurmstepd oom-kill"))
 	fd.do(adviceMsg("slurm_mem"), why)
 	fd.do(adviceMsg("slurm_sacct", job), why)
+	return fd
+}
+
+// explainContainer: the runtime's OOMKilled is its own cgroup's OOM
+// event (the kernel killed inside the container's limit); exit code 137
+// without it is a SIGKILL from elsewhere (a host OOM, a kill by hand).
+func explainContainer(f *HostFailure, ctx Context) finding {
+	code := "unknown"
+	if f.ExitCode != nil {
+		code = itoa(*f.ExitCode)
+	}
+	why := msg("because.exit_code", code)
+	if f.OOMKilled != nil && *f.OOMKilled {
+		why = msg("evidence.text", "OOMKilled")
+		fd := finding{verdict: VerdictCgroupLimit, summary: msg("host.summary.container_oom", code)}
+		fd.do(adviceMsg("container_limit"), why)
+		fd.do(hostMemoryAdvice(ctx), why)
+		return fd
+	}
+	fd := finding{verdict: VerdictKilledSIGKILL, summary: msg("host.summary.container_sigkill", code)}
+	fd.do(adviceMsg("find_kill"), why)
+	fd.do(hostMemoryAdvice(ctx), why)
 	return fd
 }
 

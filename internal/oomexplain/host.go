@@ -27,13 +27,18 @@ type hostParser struct {
 	p      *Parser
 	recent []*Incident // bounded: the last few host incidents, for merging
 	table  torchrunTable
+	ctr    containerState
 }
 
 func newHostParser(p *Parser) *hostParser { return &hostParser{p: p} }
 
-func (h *hostParser) open() bool { return h.table.active }
+// open: a failure table is being read, or a container status whose
+// next lines may add its exit code (kubectl describe puts it below).
+func (h *hostParser) open() bool {
+	return h.table.active || h.ctr.inc != nil && h.p.lineNo-h.ctr.no <= containerLines
+}
 
-func (h *hostParser) flush() { h.table = torchrunTable{} }
+func (h *hostParser) flush() { h.table, h.ctr = torchrunTable{}, containerState{} }
 
 func (h *hostParser) feed(l *line) {
 	t := strings.TrimSpace(l.text)
@@ -56,6 +61,8 @@ func (h *hostParser) feed(l *line) {
 		h.sharedMemory(l, t)
 	case strings.Contains(t, "received 0 items of ancdata") || strings.Contains(t, "Too many open files"):
 		h.add(l, KindTooManyOpenFiles, &HostFailure{Errno: "Too many open files", Message: t}, nil)
+	case containerLine(t):
+		h.container(l, t)
 	case strings.Contains(t, "ChildFailedError"):
 		h.table = torchrunTable{active: true, start: l.no}
 	case tableEntry(t):

@@ -123,6 +123,28 @@ func TestHostParsesRealShapes(t *testing.T) {
 			want: []string{"slurm_oom_kill pids=[] job=2750598 step=2750598.0"},
 		},
 		{
+			name: "Kubernetes pod status quoted by OpenPAI: reason OOMKilled, code 137 on one line (host/030)",
+			text: "Exit Code: -1200\n" +
+				"Exit Type: USER_FAILURE\n" +
+				"Exit Reason: User Container killed by docker due to it exceeded the request memory\n" +
+				`Pod failed: PodPattern matched: containers: - name: app reason: OOMKilled message: "nel_size=(1,), stride=(1,), bias=False)\n (6): ReLU()\n )\n)\n2021-04-30 07:10:43,386 INFO *****Start training waymo_models/pv_rcnn(default)***** /usr/local/pai/runtime: line 30: 7 Killed ${RUNTIME_SCRIPT_DIR}/runtime_entry.sh\n" code: 137` + "\n",
+			want: []string{"container_killed pids=[] exit=137 signal=SIGKILL oomkilled=true"},
+		},
+		{
+			name: "docker inspect State: ExitCode 137 above OOMKilled false (host/035)",
+			text: "`State:{\nDead:false,\nError:\"\",\nExitCode:137,\nFinishedAt:\"2025-05-30T21:45:11.910895562Z\",\nOOMKilled:false,\nPaused:false,\nPid:0,\nStatus:\"exited\"\n}`\n",
+			want: []string{"container_killed pids=[] exit=137 signal=SIGKILL oomkilled=false"},
+		},
+		{
+			name: "kubectl describe pod: the exit code below the reason",
+			text: "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n      Started:      Mon, 01 Jan 2024 10:00:00 +0000\n",
+			want: []string{"container_killed pids=[] exit=137 signal=SIGKILL oomkilled=true"},
+		},
+		{
+			name: "docker inspect of a clean exit is none",
+			text: "            \"OOMKilled\": false,\n            \"Dead\": false,\n            \"Pid\": 0,\n            \"ExitCode\": 0,\n",
+		},
+		{
 			name: "a cancelled job without a memory incident is none",
 			text: "slurmstepd: error: *** JOB 7519 ON xantipa CANCELLED AT 2022-06-10T17:11:35 DUE TO TIME LIMIT ***\n",
 		},

@@ -51,17 +51,25 @@ func deviceFullVerdict(f cudaFacts) (Verdict, []Verdict) {
 		return v, alts
 	}
 	v, alts := fitVerdict(f)
-	if v == VerdictFragmentation {
-		if f.elsewhere() >= elsewhereMinBytes {
+	e := f.elsewhere()
+	littleElsewhere := e > 0 && f.free+e >= f.req && f.free < f.req
+	switch self := selfExcess(f); {
+	case v == VerdictFragmentation:
+		if e >= elsewhereMinBytes {
 			alts = appendUnique(alts, VerdictOtherProcesses)
 		}
-		if f.elsewhereMatters(selfExcess(f)) {
+		if f.elsewhereMatters(self) {
 			alts = appendUnique(alts, VerdictOutsidePyTorch)
 		}
-		return v, alts
-	}
-	if self := selfExcess(f); f.elsewhereMatters(self) && f.free+self >= f.req {
-		return VerdictOutsidePyTorch, appendUnique(alts, v)
+	case f.elsewhereMatters(self) && f.free+self >= f.req:
+		v, alts = VerdictOutsidePyTorch, appendUnique(alts, v)
+		if littleElsewhere {
+			alts = appendUnique(alts, VerdictOtherProcesses)
+		}
+	case littleElsewhere:
+		// Someone else held a little, and that little was what was
+		// missing: the job is at the GPU's edge either way.
+		alts = appendUnique(alts, VerdictOtherProcesses)
 	}
 	return v, alts
 }
@@ -156,11 +164,6 @@ func elsewhereVerdict(f cudaFacts) (Verdict, []Verdict, bool) {
 			// cannot say whose the memory is, nor rule out the driver.
 			alts = append(alts, VerdictOutsidePyTorch, VerdictGPUOOM)
 		}
-	case f.elsewhere() > 0 && f.free+e >= f.req && f.free < f.req:
-		// Someone else held a little, and that little was what was missing:
-		// the job is at the GPU's edge either way.
-		w, a := fitVerdict(f)
-		return w, appendUnique(a, VerdictOtherProcesses), true
 	default:
 		return "", nil, false
 	}
@@ -203,6 +206,9 @@ func asyncVerdict(f cudaFacts) (Verdict, []Verdict) {
 	fill := f.fill()
 	gap := max(0, f.total-f.free-f.alloc-contextAllowance)
 	switch {
+	case fill > doesNotFitFill && f.total-f.free-f.alloc >= elsewhereMinBytes:
+		// Full, but a GiB or more is neither free nor live: name it.
+		return VerdictDoesNotFit, []Verdict{VerdictFragmentation, VerdictOtherProcesses}
 	case fill > doesNotFitFill:
 		return VerdictDoesNotFit, nil
 	case f.elsewhereMatters(gap) && f.free+gap >= f.req && len(f.others) > 0:

@@ -15,7 +15,10 @@ func explainWith(incs []Incident, i int, ctx Context) Explanation {
 	case KindKernelOOM:
 		fd = explainKernel(inc, ctx)
 		if fd.verdict == VerdictIncomplete {
+			// Cut reports: the previous event's limit first, then both
+			// usual candidates, which a lone kill line cannot separate.
 			fd.alts = appendUnique(fd.alts, previousKernelVerdict(incs, i, ctx)...)
+			fd.alts = appendUnique(fd.alts, VerdictHostExhausted, VerdictCgroupLimit)
 		}
 	case KindCUDAOOM, KindCUDAMallocAsync:
 		fd = explainCUDA(inc, ctx)

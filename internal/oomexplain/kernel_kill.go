@@ -30,6 +30,7 @@ func killedProcess(s string) (*Victim, bool) {
 		return nil, false
 	}
 	v := &Victim{PID: pid, Comm: comm}
+	rest = dropDigitCommas(rest)
 	for _, f := range strings.FieldsFunc(rest, func(r rune) bool { return r == ',' || r == ' ' }) {
 		key, val, ok := strings.Cut(f, ":")
 		if !ok {
@@ -54,6 +55,28 @@ func killedProcess(s string) (*Victim, bool) {
 	}
 	return v, true
 }
+
+// dropDigitCommas removes commas between digits: a paste run through a
+// number formatter prints "total-vm:26,184,840kB, anon-rss:153,700,88kB"
+// (corpus kernel/019, host/043; the separators may even be misplaced).
+// The kernel itself never puts a comma inside a number, only after a
+// field (", anon-rss:"), so the digits read without them are its own.
+func dropDigitCommas(s string) string {
+	if !strings.Contains(s, ",") {
+		return s
+	}
+	b := []byte(s)
+	out := b[:0]
+	for i, c := range b {
+		if c == ',' && i > 0 && i+1 < len(b) && isDigit(b[i-1]) && isDigit(b[i+1]) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return string(out)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // pidComm parses "19335 (python3) rest" (also "1234, UID 0, (python) rest").
 // comm is at most 16 bytes but may hold spaces and parentheses, so the

@@ -100,9 +100,18 @@ func parseOOMKillKV(ko *KernelOOM, s string) {
 		keys, vals = append(keys, k), append(vals, v)
 	}
 	markCutKV(ko, keys)
+	var task Victim
 	for i, k := range keys {
 		v := vals[i]
 		switch k {
+		case "task":
+			task.Comm = v
+		case "pid":
+			if n := atoiPtr(v); n != nil {
+				task.PID = *n
+			}
+		case "uid":
+			task.UID = atoiPtr(v)
 		case "constraint":
 			ko.Constraint, ko.ConstraintInferred = v, ""
 		case "nodemask":
@@ -120,6 +129,12 @@ func parseOOMKillKV(ko *KernelOOM, s string) {
 	if keys[len(keys)-1] == "task_memcg" && ko.OOMMemcgTruncated {
 		ko.TaskMemcg += "…"
 		ko.OOMMemcgTruncated = false
+	}
+	// The summary names the task the kernel chose; its "Killed process"
+	// line, when it comes, replaces this with the sizes (an excerpt may
+	// hold only the summary: corpus kernel/023).
+	if ko.Victim == nil && task.Comm != "" && task.PID > 0 {
+		ko.Victim = &task
 	}
 }
 

@@ -38,7 +38,7 @@ func (s *sup) onSignal(sig syscall.Signal) {
 	switch s.interrupts {
 	case 1:
 		what := "the job got SIGINT"
-		if !s.cfg.Interactive { // else the terminal sent it to the job too
+		if !s.jobGotSIGINT() { // a Ctrl-C: the terminal sent it to the job too
 			s.signalJob(syscall.SIGINT)
 			what = "forwarded SIGINT to the job"
 		}

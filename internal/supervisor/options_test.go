@@ -90,12 +90,17 @@ func TestMonitorOnlyWithoutCgroup(t *testing.T) {
 // in torchmem's process group, so a Ctrl-C reaches both, torchmem does not
 // send the job a second SIGINT, and the second Ctrl-C escalates. (The job
 // used to get a foreground group of its own: torchmem never saw a Ctrl-C.)
-// The terminal is simulated by signalling the job and torchmem together.
+// The terminal is simulated by signalling the job, torchmem and its SIGINT
+// witness together (a terminal signals the whole group; here that group
+// is go test's too).
 func TestInteractiveCtrlCEscalates(t *testing.T) {
 	dir := t.TempDir()
 	ready, ints := filepath.Join(dir, "ready"), filepath.Join(dir, "ints")
 	script := "trap 'echo INT >> " + ints + "' INT; trap '' TERM; echo $$ > " + ready + "; while :; do sleep 0.05; done"
 	ctrlC := func(job int) {
+		for _, w := range witnessPIDs() {
+			syscall.Kill(w, syscall.SIGINT)
+		}
 		syscall.Kill(job, syscall.SIGINT)
 		syscall.Kill(os.Getpid(), syscall.SIGINT)
 	}
@@ -124,4 +129,23 @@ func TestInteractiveCtrlCEscalates(t *testing.T) {
 	if b, _ := os.ReadFile(ints); strings.Count(string(b), "INT") != 2 {
 		t.Errorf("the job got %d SIGINTs for 2 Ctrl-C, want 2 (none forwarded twice)", strings.Count(string(b), "INT"))
 	}
+}
+
+// witnessPIDs are this process's children running as the SIGINT witness.
+func witnessPIDs() []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		_, rest, _ := strings.Cut(string(st), ") ")
+		if f := strings.Fields(rest); strings.HasSuffix(string(b), WitnessArg+"\x00") && len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

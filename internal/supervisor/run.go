@@ -40,6 +40,7 @@ type sup struct {
 
 	interrupts int
 	terms      int       // SIGTERMs to torchmem (onTerm)
+	wit        *witness  // interactive runs: who else got a SIGINT
 	killAt     time.Time // SIGKILL the job's cgroup at this time (zero: not scheduled)
 }
 
@@ -83,6 +84,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	pipes := make(chan os.Signal, 1)
 	signal.Notify(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
+	if cfg.Interactive {
+		if s.wit = s.startWitness(); s.wit != nil {
+			defer s.wit.stop()
+		}
+	}
 	s.job, err = s.start(env, p)
 	if err != nil {
 		s.cleanup()

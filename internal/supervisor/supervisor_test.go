@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[len(os.Args)-1] == TrampolineArg {
 		os.Exit(Trampoline(os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[len(os.Args)-1] == WitnessArg {
+		os.Exit(Witness())
+	}
 	os.Exit(m.Run())
 }
 

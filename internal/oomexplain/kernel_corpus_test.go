@@ -60,6 +60,26 @@ func TestKernelParsesRealShapes(t *testing.T) {
 			text: "> Aug 30 06:58:55.050705 ... kernel: oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=cri-containerd-ec9e.scope,mems_allowed=0-1,oom_memcg=/lxc.payload....-lxc/kubepods.slice/kubepods-burstable.slice,task_memcg=/lxc.payload....-lxc/kubepods.slice/kubepods-burstable.slice/cri-containerd-ec9e.scope,task=pt_main_thread,pid=461754,uid=0\n",
 			want: []string{"constraint=CONSTRAINT_MEMCG oom_memcg=/lxc.payload....-lxc/kubepods.slice/kubepods-burstable.slice victim=461754/pt_main_thread"},
 		},
+		{
+			name: "syslog without a host name (kernel/041)",
+			text: "Sep  8 06:22:08 kernel: Tasks state (memory values in pages):\n" +
+				"Sep  8 06:22:08 kernel: [  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name\n" +
+				"Sep  8 06:22:08 kernel: [  22826]     0 22826      242        1    28672        0          -998 pause\n" +
+				"Sep  8 06:22:08 kernel: [   2908]   999  2908    52015    18550   303104        0           984 gunicorn\n" +
+				"Sep  8 06:22:08 kernel: oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=a863,mems_allowed=0,oom_memcg=/kubepods/burstable/podcb4794b7-954b-4831-81cf-403d83ad22a4,task_memcg=/kubepods/burstable/podcb4794b7-954b-4831-81cf-403d83ad22a4/a863,task=gunicorn,pid=2908,uid=999\n" +
+				"Sep  8 06:22:08 kernel: Memory cgroup out of memory: Killed process 2908 (gunicorn) total-vm:208060kB, anon-rss:64296kB, file-rss:9904kB, shmem-rss:0kB, UID:999 pgtables:296kB oom_score_adj:984\n",
+			want: []string{"constraint=CONSTRAINT_MEMCG oom_memcg=/kubepods/burstable/podcb4794b7-954b-4831-81cf-403d83ad22a4 victim=2908/gunicorn total_vm=208060kB anon_rss=64296kB tasks=2"},
+		},
+		{
+			name: "a bare 'kernel: ' tag, stamp and host cut (kernel/016)",
+			text: "kernel: java invoked oom-killer: gfp_mask=0xd0, order=0, oom_score_adj=0\n" +
+				"kernel: java cpuset=8efb22f5a09b mems_allowed=0\n" +
+				"kernel: CPU: 1 PID: 9949 Comm: java Tainted: P           OE  ------------   3.10.0-327.13.1.el7.x86_64 #1\n" +
+				"kernel: Call Trace:\n" +
+				"kernel:  [<ffffffff8116ceee>] oom_kill_process+0x24e/0x3b0\n" +
+				"kernel:  [<ffffffff811d3bb5>] mem_cgroup_oom_synchronize+0x575/0x5a0\n",
+			want: []string{"constraint=CONSTRAINT_MEMCG trigger=java"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

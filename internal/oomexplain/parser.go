@@ -162,6 +162,9 @@ func (p *Parser) feed(kl kmsg.Line) {
 	if strings.IndexByte(kl.Text, 0x1b) >= 0 {
 		kl.Text = stripANSI(kl.Text)
 	}
+	if kl.Ident == "" {
+		kernelTag(&kl)
+	}
 	l := line{Line: kl, no: p.lineNo, text: kl.Text, raw: p.rawLen}
 	// Launcher prefixes belong to training output; kernel lines (with a
 	// kernel timestamp or from the kernel's journal) are left alone.
@@ -170,6 +173,17 @@ func (p *Parser) feed(kl kmsg.Line) {
 	}
 	for _, k := range p.kinds {
 		k.feed(&l)
+	}
+}
+
+// kernelTag reads the syslog tag that kmsg leaves in the text when the
+// host name is missing: "Sep  8 06:22:08 kernel: ..." (a syslog that
+// logs none, corpus kernel/041) or "kernel: ..." (stamp and host cut by
+// the poster, kernel/016). The line is the kernel's, and the tag is its
+// prefix (a wrapped line's rest comes without it).
+func kernelTag(kl *kmsg.Line) {
+	if rest, ok := strings.CutPrefix(kl.Text, "kernel: "); ok {
+		kl.Text, kl.Ident, kl.Prefixed = rest, "kernel", true
 	}
 }
 

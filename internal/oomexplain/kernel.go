@@ -222,8 +222,10 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 	switch {
 	case strings.Contains(text, " invoked oom-killer:"):
 		ko.Trigger = parseTrigger(text, ko.Trigger)
-	case strings.HasPrefix(text, "oom-kill:"):
-		parseOOMKillKV(ko, text[len("oom-kill:"):])
+	case strings.HasPrefix(strings.TrimLeft(text, " "), "oom-kill:"):
+		// A report quoted with an indent (a mail, a patch description:
+		// corpus kernel/047) has its lines after spaces.
+		parseOOMKillKV(ko, strings.TrimLeft(text, " ")[len("oom-kill:"):])
 	case strings.Contains(text, "Killed process "):
 		if parseVictim(ko, text) && inc == k.cur {
 			k.finish(false)

@@ -74,7 +74,7 @@ func midReport(text string) bool {
 	return strings.HasPrefix(t, "Mem-Info:") || strings.HasPrefix(t, "Tasks state (memory values in pages)") ||
 		strings.HasPrefix(t, "Free swap  =") || strings.HasSuffix(t, " pages RAM") ||
 		strings.HasPrefix(t, "memory: usage ") || strings.HasPrefix(t, "Memory cgroup stats for ") ||
-		strings.HasPrefix(text, "oom-kill:constraint=") ||
+		strings.HasPrefix(t, "oom-kill:constraint=") ||
 		strings.Contains(text, "Killed process ") && strings.Contains(text, "total-vm:") ||
 		strings.Contains(text, " or sacrifice child") ||
 		strings.Contains(text, " killed as a result of limit of ") || headerlessRow(t)

@@ -80,6 +80,18 @@ func TestKernelParsesRealShapes(t *testing.T) {
 				"kernel:  [<ffffffff811d3bb5>] mem_cgroup_oom_synchronize+0x575/0x5a0\n",
 			want: []string{"constraint=CONSTRAINT_MEMCG trigger=java"},
 		},
+		{
+			name: "a report indented by two spaces (kernel/047)",
+			text: "  runc:[2:INIT] invoked oom-killer: gfp_mask=0x500cc2(GFP_HIGHUSER|__GFP_ACCOUNT), order=0, oom_score_adj=0\n" +
+				"  CPU: 8 PID: 8291 Comm: runc:[2:INIT] Tainted: G        W I E     5.8.2-0.g71b519a-default #1 openSUSE Tumbleweed (unreleased)\n" +
+				"  Call Trace:\n" +
+				"   __alloc_pages_slowpath.constprop.0+0x954/0xa20\n" +
+				"  Mem-Info:\n" +
+				"  active_anon:392832 inactive_anon:182 isolated_anon:0\n" +
+				"  oom-kill:constraint=CONSTRAINT_CPUSET,nodemask=(null),cpuset=docker-9976a269caec.scope,mems_allowed=4,global_oom,task_memcg=/system.slice/containerd.service,task=containerd,pid=4100,uid=0\n" +
+				"  Out of memory: Killed process 4100 (containerd) total-vm:4077036kB, anon-rss:51184kB, file-rss:26016kB, shmem-rss:0kB, UID:0 pgtables:676kB oom_score_adj:0\n",
+			want: []string{"constraint=CONSTRAINT_CPUSET trigger=runc:[2:INIT] victim=4100/containerd total_vm=4077036kB anon_rss=51184kB"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 // It reports whether the line named a victim.
 func parseVictim(ko *KernelOOM, text string) bool {
 	i := strings.Index(text, "Killed process ")
-	if strings.HasPrefix(text, "Memory cgroup out of memory") {
+	if strings.HasPrefix(strings.TrimLeft(text, " "), "Memory cgroup out of memory") {
 		inferConstraint(ko, "CONSTRAINT_MEMCG", "Memory cgroup out of memory")
 	}
 	v, ok := killedProcess(text[i+len("Killed process "):])
@@ -121,7 +121,7 @@ func parseSelected(ko *KernelOOM, text string) {
 	if i < 0 {
 		return
 	}
-	if strings.HasPrefix(text, "Memory cgroup out of memory") {
+	if strings.HasPrefix(strings.TrimLeft(text, " "), "Memory cgroup out of memory") {
 		inferConstraint(ko, "CONSTRAINT_MEMCG", "Memory cgroup out of memory")
 	}
 	pid, comm, rest, ok := pidComm(text[i+len("Kill process "):])

@@ -14,6 +14,7 @@ var anchors = []string{
 	"xitcode", "FailedError", "files (24)", "Too many open", "cdata", "CUBLAS_STATUS_ALLOC",
 	"xceeded", "Signal 9", "bus error", "Bus error", "</torch_", "Mem-Info", "Free swap", "DataLoader worker",
 	"SIGKILL", "SIGBUS", "job step ", "*** JOB ", "*** STEP ", "xitCode", "xit Code",
+	"mm_fault", "page_fault",
 }
 
 // anchorAt maps a byte pair to 1 + the index of the anchors starting with

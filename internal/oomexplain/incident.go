@@ -90,6 +90,11 @@ type KernelOOM struct {
 	// TracePageAlloc: the call trace runs through the page allocator's OOM
 	// path (__alloc_pages_may_oom, __alloc_pages_slowpath).
 	TracePageAlloc bool `json:"trace_page_alloc,omitempty"`
+	// TracePageFault: the call trace runs through the page-fault handler
+	// (handle_mm_fault): a user fault's order-0 allocation does not fail
+	// with a warning, it invokes the OOM killer (or the report's trace
+	// tail just before its Mem-Info shows it).
+	TracePageFault bool `json:"trace_page_fault,omitempty"`
 	// LimitOfHost: "Task in /x killed as a result of limit of host"
 	// (Alibaba Cloud Linux and other vendor kernels): the whole host (or
 	// its allowed NUMA nodes) ran out; no memory cgroup limit was hit.

@@ -32,23 +32,25 @@ const (
 )
 
 type kernelParser struct {
-	p         *Parser
-	cur       *Incident   // open report
-	recent    []*Incident // last complete reports (for late oom_reaper lines)
-	lines     int
-	mode      int // what indented/following lines belong to
-	cols      []string
-	prevText  string
-	prevInc   *Incident
-	prevPref  bool
-	prevRaw   int              // physical length of the line prevText came from
-	conts     int              // continuation lines joined to prevText so far
-	memKV     map[string]int64 // Mem-Info values of the open report
-	useful    int              // line number of the report's last recognised line
-	inline    map[string]int64 // what the last inline stats line added (undone when it is rejoined)
-	ownPath   bool             // that line set MemcgStatsPath
-	cutLine   bool             // the line being handled is exactly a terminal's width
-	overLimit bool             // the last report ended at maxKernelLines inside its task table
+	p          *Parser
+	cur        *Incident   // open report
+	recent     []*Incident // last complete reports (for late oom_reaper lines)
+	lines      int
+	mode       int // what indented/following lines belong to
+	cols       []string
+	prevText   string
+	prevInc    *Incident
+	prevPref   bool
+	prevRaw    int              // physical length of the line prevText came from
+	conts      int              // continuation lines joined to prevText so far
+	memKV      map[string]int64 // Mem-Info values of the open report
+	useful     int              // line number of the report's last recognised line
+	inline     map[string]int64 // what the last inline stats line added (undone when it is rejoined)
+	ownPath    bool             // that line set MemcgStatsPath
+	cutLine    bool             // the line being handled is exactly a terminal's width
+	overLimit  bool             // the last report ended at maxKernelLines inside its task table
+	taskHeader bool             // the open report printed its task table's header
+	faultAt    int              // line of the last page-fault frame outside a report
 }
 
 const (
@@ -89,6 +91,7 @@ func (k *kernelParser) feed(l *line) {
 	}
 	inc := k.cur
 	if inc == nil {
+		k.noteFault(l, text)
 		row := headerlessRow(strings.TrimSpace(text))
 		switch {
 		case row && k.overLimit:
@@ -160,7 +163,7 @@ func (k *kernelParser) begin(l *line, text string) {
 	}
 	k.cur = k.p.newIncident(KindKernelOOM, l)
 	k.cur.Kernel = &KernelOOM{PageSize: k.p.opts.PageSize}
-	k.lines, k.mode, k.cols, k.memKV = 0, modeNone, nil, map[string]int64{}
+	k.lines, k.mode, k.cols, k.memKV, k.taskHeader = 0, modeNone, nil, map[string]int64{}, false
 	k.useful = l.no
 }
 
@@ -177,7 +180,7 @@ func (k *kernelParser) finish(truncated bool) {
 	if inc.Kernel.Memcg != nil || inc.Kernel.MemcgStatsPath != "" {
 		inferConstraint(inc.Kernel, "CONSTRAINT_MEMCG", "memory cgroup lines (printed only for a memcg OOM)")
 	}
-	if !killEvidence(inc.Kernel) {
+	if !k.killEvidence(inc.Kernel) {
 		return // a Mem-Info dump without a kill: not an OOM kill (page allocation failure, sysrq)
 	}
 	fillKernelPIDs(inc)
@@ -205,6 +208,7 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 		k.begin(l, text)
 		inc = k.cur
 		inc.Truncated = true
+		inc.Kernel.TracePageFault = k.faultAt > 0 && l.no-k.faultAt <= faultContext
 		if t := strings.TrimSpace(text); strings.HasPrefix(t, "Free swap") || strings.HasSuffix(t, " pages RAM") {
 			k.mode = modeMemInfo
 		}
@@ -266,7 +270,7 @@ func (k *kernelParser) handleBody(ko *KernelOOM, text string, rejoin bool) {
 		if strings.HasPrefix(t, "[") {
 			k.cols = taskColumns(t)
 		}
-		k.mode = modeTasks
+		k.mode, k.taskHeader = modeTasks, true
 	case strings.Contains(t, " cpuset=") && strings.Contains(t, " mems_allowed="):
 		parseCpusetLine(ko, t)
 	case strings.Contains(t, "+0x"):

@@ -56,13 +56,30 @@ func (k *kernelParser) significant(text string) bool {
 }
 
 // killEvidence: the report shows an OOM kill (or its attempt), not only
-// the memory dump that other reports share. The memcg lines ("memory:
-// usage", "Memory cgroup stats for") are printed only for a memcg OOM
-// (mem_cgroup_print_oom_*), the task table only by the OOM killer
-// (dump_tasks): a paste holding only them is a report missing its head.
-func killEvidence(ko *KernelOOM) bool {
+// the memory dump (show_mem's Mem-Info) that a page allocation failure
+// and sysrq-m print too. The memcg lines ("memory: usage", "Memory cgroup
+// stats for") are printed only for a memcg OOM (mem_cgroup_print_oom_*),
+// the task table and its header only by the OOM killer (dump_tasks): a
+// paste holding only them is a report missing its head (corpus
+// kernel/026). So is a Mem-Info after a page fault's trace (kernel/017,
+// 034): a user fault's allocation is order 0 and is not allowed to fail
+// with a warning; the page allocator invokes the OOM killer for it.
+func (k *kernelParser) killEvidence(ko *KernelOOM) bool {
 	return ko.Trigger != nil || ko.Victim != nil || ko.Selected != nil || ko.Constraint != "" || ko.NoKillable ||
-		ko.Memcg != nil || ko.MemcgStatsPath != "" || ko.TasksTotal >= 2
+		ko.Memcg != nil || ko.MemcgStatsPath != "" || ko.TasksTotal >= 2 || k.taskHeader || ko.TracePageFault
+}
+
+// faultContext: a page fault's trace this close before a Mem-Info that
+// opens a report (its head cut off) is that report's.
+const faultContext = 64
+
+// noteFault remembers a page-fault frame seen while no report is open.
+func (k *kernelParser) noteFault(l *line, text string) {
+	if strings.Contains(text, "mm_fault") || strings.Contains(text, "page_fault") {
+		if pageFaultFrame(traceFunc(strings.TrimSpace(text))) {
+			k.faultAt = l.no
+		}
+	}
 }
 
 // midReport: lines found inside an OOM report, used to open one when the

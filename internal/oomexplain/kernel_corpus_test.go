@@ -92,6 +92,41 @@ func TestKernelParsesRealShapes(t *testing.T) {
 				"  Out of memory: Killed process 4100 (containerd) total-vm:4077036kB, anon-rss:51184kB, file-rss:26016kB, shmem-rss:0kB, UID:0 pgtables:676kB oom_score_adj:0\n",
 			want: []string{"constraint=CONSTRAINT_CPUSET trigger=runc:[2:INIT] victim=4100/containerd total_vm=4077036kB anon_rss=51184kB"},
 		},
+		{
+			name: "a page fault's trace, then Mem-Info, head and kill cut (kernel/034)",
+			text: "[44179.087519] [<0000000000665188>] handle_mm_fault+0x148/0x260\n" +
+				"[44179.087552] [<0000000000cb2cb8>] do_sparc64_fault+0x4f8/0xa20\n" +
+				"[44179.087639] [<0000000000a24108>] NG4copy_to_user+0x388/0x3c0\n" +
+				"[44179.087680] Mem-Info:\n" +
+				"[44179.087698] active_anon:0 inactive_anon:0 isolated_anon:0\n" +
+				"[44179.087698]  active_file:23 inactive_file:30 isolated_file:0\n" +
+				"[44179.087698]  slab_reclaimable:466670 slab_unreclaimable:534590\n" +
+				"[44179.087698]  free:31098 free_pcp:23 free_cma:0\n",
+			want: []string{"constraint= free=124392kB"},
+		},
+		{
+			name: "Mem-Info then the task table's header (kernel/026)",
+			text: "[  492.665835] Free swap  = 785668kB\n" +
+				"[  492.666982] Total swap = 785668kB\n" +
+				"[  492.668136] 1012736 pages RAM\n" +
+				"[  492.673008] Tasks state (memory values in pages):\n" +
+				"[  492.674226] [  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name\n",
+			want: []string{"constraint="},
+		},
+		{
+			// The shape of warn_alloc's report (mm/page_alloc.c): the same
+			// Mem-Info, after an allocation that may fail, no OOM kill.
+			name: "a page allocation failure's Mem-Info is no OOM report",
+			text: "[  869.207264] kworker/u16:2: page allocation failure: order:4, mode:0x40cc0(GFP_KERNEL|__GFP_COMP), nodemask=(null),cpuset=/,mems_allowed=0\n" +
+				"[  869.207283] Call Trace:\n" +
+				"[  869.207301]  warn_alloc.cold+0x7b/0xdf\n" +
+				"[  869.207309]  __alloc_pages_slowpath.constprop.0+0xd4a/0xd90\n" +
+				"[  869.207340]  kmalloc_order+0x1b/0x80\n" +
+				"[  869.207380] Mem-Info:\n" +
+				"[  869.207388] active_anon:1000 inactive_anon:2000 isolated_anon:0\n" +
+				"[  869.207395] Free swap  = 0kB\n" +
+				"[  869.207405] 4194173 pages RAM\n",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -62,7 +62,16 @@ func parseTraceFrame(ko *KernelOOM, t string) bool {
 	if pageAllocOOMFrame(fn) {
 		ko.TracePageAlloc = true
 	}
+	if pageFaultFrame(fn) {
+		ko.TracePageFault = true
+	}
 	return true
+}
+
+// pageFaultFrame: the generic page-fault handler, on every architecture
+// (handle_mm_fault, __handle_mm_fault) and the x86/arm entry points.
+func pageFaultFrame(fn string) bool {
+	return strings.HasSuffix(fn, "handle_mm_fault") || strings.HasSuffix(fn, "do_page_fault") || fn == "exc_page_fault"
 }
 
 // pageAllocOOMFrame: the page allocator's own OOM path (the global or

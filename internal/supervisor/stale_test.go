@@ -1,0 +1,44 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSweepStaleOnlyDeadOwners(t *testing.T) {
+	proc, tmp := t.TempDir(), t.TempDir()
+	stat := func(state string) string {
+		return "4242 (torchmem) " + state + " 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 3 0 777 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	}
+	os.MkdirAll(filepath.Join(proc, "4242"), 0o755)
+	for _, c := range []struct {
+		name, state string
+		o           owner
+		swept, kept bool // dir removed; owner file removed but dir kept
+	}{
+		{"alive", "S", owner{PID: 4242, Start: 777}, false, false},
+		{"zombie", "Z", owner{PID: 4242, Start: 777}, true, false},
+		{"pid reused", "S", owner{PID: 4242, Start: 1}, true, false},
+		{"gone", "S", owner{PID: 4343, Start: 777}, true, false},
+		{"gone, --keep-hook-dir", "S", owner{PID: 4343, Start: 777, KeepDir: true}, false, true},
+	} {
+		os.WriteFile(filepath.Join(proc, "4242", "stat"), []byte(stat(c.state)), 0o644)
+		dir := filepath.Join(tmp, "torchmem-abc-1")
+		os.MkdirAll(dir, 0o700)
+		b, _ := json.Marshal(c.o)
+		os.WriteFile(filepath.Join(dir, ownerFile), b, 0o600)
+		lines := SweepStale(proc, tmp)
+		_, dirErr := os.Stat(dir)
+		_, ownErr := os.Stat(filepath.Join(dir, ownerFile))
+		if swept := os.IsNotExist(dirErr); swept != c.swept || (c.kept && (dirErr != nil || !os.IsNotExist(ownErr))) {
+			t.Errorf("%s: dir removed %v (want %v), owner file %v, lines %q", c.name, swept, c.swept, ownErr, lines)
+		}
+		if (c.swept || c.kept) != (len(lines) == 1 && strings.Contains(lines[0], "cleaned up after supervisor")) {
+			t.Errorf("%s: lines %q", c.name, lines)
+		}
+		os.RemoveAll(dir)
+	}
+}

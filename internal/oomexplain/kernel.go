@@ -136,17 +136,35 @@ const (
 
 // joinWrapped rejoins a line broken by a terminal (cut at its width,
 // mid-word, nothing lost) or by word wrapping (a space lost). A break
-// next to a separator is unambiguous; otherwise a first half exactly as
-// long as a common terminal width (aRaw, prefix included) was cut by a
-// terminal, and anything else lost a space.
+// next to a separator is unambiguous; so is one inside a token (midToken);
+// otherwise a first half exactly as long as a common terminal width
+// (aRaw, prefix included) was cut by a terminal, and anything else lost a
+// space.
 func joinWrapped(a, b string, aRaw int) string {
 	if a == "" || strings.HasSuffix(a, " ") || strings.HasPrefix(b, " ") {
 		return a + b
 	}
-	if strings.ContainsAny(a[len(a)-1:], ",=:(/") || strings.ContainsAny(b[:1], ",)=:") || terminalWidths[aRaw] {
+	if strings.ContainsAny(a[len(a)-1:], ",=:(/") || strings.ContainsAny(b[:1], ",)=:") || terminalWidths[aRaw] || midToken(a, b) {
 		return a + b
 	}
 	return a + " " + b
+}
+
+// midToken: the break fell inside one of the tokens a report prints
+// without spaces (corpus kernel/007, a 178-column terminal): a word wrap
+// would have started the next line with a whole token, but
+//   - after "key:value" or "key=value" the next token is another pair,
+//     so a first piece with neither ':' nor '=' is the value's rest
+//     ("rss:44" / "8KB rss_huge:0KB"), and
+//   - after a cgroup path the report goes on with words, never with
+//     another piece holding '/' ("/kubepo" / "ds/pod951f.../0249...").
+func midToken(a, b string) bool {
+	last := a[strings.LastIndexByte(a, ' ')+1:]
+	first, _, _ := strings.Cut(b, " ")
+	if strings.ContainsAny(last, ":=") && !strings.ContainsAny(first, ":=") {
+		return true
+	}
+	return strings.HasPrefix(last, "/") && strings.Contains(first, "/")
 }
 
 var terminalWidths = map[int]bool{80: true, 100: true, 120: true, 128: true, 132: true, 140: true, 150: true, 160: true, 180: true, 200: true, 220: true, 240: true, 250: true, 256: true}

@@ -127,6 +127,16 @@ func TestKernelParsesRealShapes(t *testing.T) {
 				"[  869.207395] Free swap  = 0kB\n" +
 				"[  869.207405] 4194173 pages RAM\n",
 		},
+		{
+			name: "stamp cut at the excerpt's start; a cgroup name and a stat cut by a 178-column terminal (kernel/007)",
+			text: "5193605.506728] Task in /kubepods/pod951f6bc5-c5a5-11ea-8707-80e455f266a2/024952d653ef1cd852f875a61bd27cf45cb1fd6cab3659ca7e5f12f037d99aa9 killed as a result of limit of /kubepo\n" +
+				"ds/pod951f6bc5-c5a5-11ea-8707-80e455f266a2/024952d653ef1cd852f875a61bd27cf45cb1fd6cab3659ca7e5f12f037d99aa9\n" +
+				"[5193605.506735] memory: usage 524288kB, limit 524288kB, failcnt 0\n" +
+				"[5193605.506739] Memory cgroup stats for /kubepods/pod951f6bc5-c5a5-11ea-8707-80e455f266a2/024952d653ef1cd852f875a61bd27cf45cb1fd6cab3659ca7e5f12f037d99aa9: cache:507172KB rss:44\n" +
+				"8KB rss_huge:0KB shmem:28KB mapped_file:0KB dirty:503316KB writeback:0KB swap:0KB inactive_anon:0KB active_anon:540KB inactive_file:253596KB active_file:253592KB unevictable:0KB\n" +
+				"[5193605.506956] Memory cgroup out of memory: Kill process 62685 (bash) score 0 or sacrifice child\n",
+			want: []string{"constraint=CONSTRAINT_MEMCG oom_memcg=/kubepods/pod951f6bc5-c5a5-11ea-8707-80e455f266a2/024952d653ef1cd852f875a61bd27cf45cb1fd6cab3659ca7e5f12f037d99aa9 stats.rss=458752"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,5 +154,22 @@ func TestKernelParsesRealShapes(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestJoinWrapped: how the two pieces of a wrapped report line are put
+// back together.
+func TestJoinWrapped(t *testing.T) {
+	tests := []struct{ a, b, want string }{
+		{"cache:507172KB rss:44", "8KB rss_huge:0KB", "cache:507172KB rss:448KB rss_huge:0KB"},                                      // kernel/007
+		{"limit of /kubepo", "ds/pod951f/0249", "limit of /kubepods/pod951f/0249"},                                                  // kernel/007
+		{"active_anon:44964kB inactive_anon:24kB", "active_file:800kB", "active_anon:44964kB inactive_anon:24kB active_file:800kB"}, // a word wrap
+		{"Task in /kubepods/pod1", "killed as a result of limit of /kubepods", "Task in /kubepods/pod1 killed as a result of limit of /kubepods"},
+		{"shmem-rss:0kB, UID:0", "pgtables:260kB oom_score_adj:0", "shmem-rss:0kB, UID:0 pgtables:260kB oom_score_adj:0"},
+	}
+	for _, tc := range tests {
+		if got := joinWrapped(tc.a, tc.b, 61); got != tc.want {
+			t.Errorf("joinWrapped(%q, %q) = %q, want %q", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

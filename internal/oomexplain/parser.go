@@ -3,7 +3,9 @@ package oomexplain
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/torchmem/torchmem/internal/kmsg"
 )
@@ -165,6 +167,9 @@ func (p *Parser) feed(kl kmsg.Line) {
 	if kl.Ident == "" {
 		kernelTag(&kl)
 	}
+	if !kl.Prefixed {
+		cutStamp(&kl)
+	}
 	l := line{Line: kl, no: p.lineNo, text: kl.Text, raw: p.rawLen}
 	// Launcher prefixes belong to training output; kernel lines (with a
 	// kernel timestamp or from the kernel's journal) are left alone.
@@ -185,6 +190,23 @@ func kernelTag(kl *kmsg.Line) {
 	if rest, ok := strings.CutPrefix(kl.Text, "kernel: "); ok {
 		kl.Text, kl.Ident, kl.Prefixed = rest, "kernel", true
 	}
+}
+
+// cutStamp reads a dmesg stamp whose '[' was cut off ("5193605.506728]
+// Task in ..."): an excerpt that starts mid-line (corpus kernel/007). It
+// is the line's prefix, so the wrapped rest of the line is joined to it.
+func cutStamp(kl *kmsg.Line) {
+	end := strings.Index(kl.Text, "] ")
+	if end < 3 || end > 20 {
+		return
+	}
+	sec, frac, ok := strings.Cut(kl.Text[:end], ".")
+	if !ok || !isDigits(sec) || !isDigits(frac) || len(frac) != 6 { // dmesg prints %5lu.%06lu
+		return
+	}
+	s, _ := strconv.ParseFloat(kl.Text[:end], 64)
+	kl.Text, kl.Prefixed = kl.Text[end+2:], true
+	kl.Uptime, kl.HasUptime = time.Duration(s*float64(time.Second)), true
 }
 
 // kernelOpen: a kernel report is being read (its lines are the kernel's).

@@ -29,7 +29,7 @@ func kernelFields(inc *Incident) string {
 		}
 	}
 	if ko.TasksTotal > 0 {
-		s += fmt.Sprintf(" tasks=%d", ko.TasksTotal)
+		s += fmt.Sprintf(" tasks=%d top=%s/%dkB", ko.TasksTotal, ko.Tasks[0].Name, ko.Tasks[0].RSSBytes>>10)
 	}
 	if rss, ok := ko.MemcgStats["rss"]; ok {
 		s += fmt.Sprintf(" stats.rss=%d", rss)
@@ -46,14 +46,18 @@ func TestKernelParsesRealShapes(t *testing.T) {
 		want       []string
 	}{
 		{
-			name: "thousands separators in the kill line, wrapped task rows (kernel/019)",
+			name: "thousands separators in the kill line; task rows wrapped before their name (kernel/019)",
 			text: "[Sun Mar 30 08:24:00 2025] [   7899]     0  7899  6546210  3842522 39899136  1039052\n" +
 				" 0 python\n" +
 				"[Sun Mar 30 08:24:00 2025] [  11794]  1000 11794      619      468    45056        0\n" +
 				" 0 init\n" +
 				"[Sun Mar 30 08:24:00 2025] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/init.scope,task=python,pid=7899,uid=0\n" +
 				"[Sun Mar 30 08:24:00 2025] Out of memory: Killed process 7899 (python) total-vm:26,184,840kB, anon-rss:153,700,88kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:38964kB oom_score_adj:0\n",
-			want: []string{"constraint=CONSTRAINT_NONE victim=7899/python total_vm=26184840kB anon_rss=15370088kB"}, // the wrapped rows are not read yet,
+			want: []string{"constraint=CONSTRAINT_NONE victim=7899/python total_vm=26184840kB anon_rss=15370088kB tasks=2 top=python/15370088kB"},
+		},
+		{
+			name: "one cut row alone is no report",
+			text: "[Sun Mar 30 08:24:00 2025] [   7899]     0  7899  6546210  3842522 39899136  1039052\n 0 python\n",
 		},
 		{
 			name: "the oom-kill summary alone names the victim (kernel/023)",
@@ -68,7 +72,7 @@ func TestKernelParsesRealShapes(t *testing.T) {
 				"Sep  8 06:22:08 kernel: [   2908]   999  2908    52015    18550   303104        0           984 gunicorn\n" +
 				"Sep  8 06:22:08 kernel: oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=a863,mems_allowed=0,oom_memcg=/kubepods/burstable/podcb4794b7-954b-4831-81cf-403d83ad22a4,task_memcg=/kubepods/burstable/podcb4794b7-954b-4831-81cf-403d83ad22a4/a863,task=gunicorn,pid=2908,uid=999\n" +
 				"Sep  8 06:22:08 kernel: Memory cgroup out of memory: Killed process 2908 (gunicorn) total-vm:208060kB, anon-rss:64296kB, file-rss:9904kB, shmem-rss:0kB, UID:999 pgtables:296kB oom_score_adj:984\n",
-			want: []string{"constraint=CONSTRAINT_MEMCG oom_memcg=/kubepods/burstable/podcb4794b7-954b-4831-81cf-403d83ad22a4 victim=2908/gunicorn total_vm=208060kB anon_rss=64296kB tasks=2"},
+			want: []string{"constraint=CONSTRAINT_MEMCG oom_memcg=/kubepods/burstable/podcb4794b7-954b-4831-81cf-403d83ad22a4 victim=2908/gunicorn total_vm=208060kB anon_rss=64296kB tasks=2 top=gunicorn/74200kB"},
 		},
 		{
 			name: "a bare 'kernel: ' tag, stamp and host cut (kernel/016)",

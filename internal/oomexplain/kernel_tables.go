@@ -34,7 +34,28 @@ var headerlessColumns = map[int][]string{
 // headerlessRow: "[  32209]  1000 32209  1395312   909707  7720960        0             0 harmony"
 // (harmony-one/harmony issue #3709, `dmesg | grep harmony`, 5.4).
 func headerlessRow(t string) bool {
-	return len(t) > 3 && t[0] == '[' && rowColumns(nil, t) != nil
+	return len(t) > 3 && t[0] == '[' && (rowColumns(nil, t) != nil || cutRow(t))
+}
+
+// cutRow: a row whose name (and maybe last numbers) went to the next
+// line, wrapped by a terminal: "[   7899]     0  7899  6546210  3842522
+// 39899136  1039052" / " 0 python" (corpus kernel/019). It is read once
+// the continuation completes it.
+func cutRow(t string) bool {
+	end := strings.IndexByte(t, ']')
+	if end < 2 || strings.Trim(t[1:end], " 0123456789") != "" || strings.TrimSpace(t[1:end]) == "" {
+		return false
+	}
+	f := strings.Fields(t[end+1:])
+	if len(f) < 4 || len(f) > 10 {
+		return false
+	}
+	for _, x := range f {
+		if !isInt(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // rowColumns returns cols, or when the header is missing the columns

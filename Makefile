@@ -8,7 +8,7 @@ PYTHON  ?= /usr/bin/python3
 # Where the demo keeps its history and report (override: make run DEMO_DIR=...).
 DEMO_DIR ?= $(CURDIR)/build/demo
 
-.PHONY: build run deps test test-race bench reliability glibc-check clean
+.PHONY: build run deps test test-race bench reliability fuzz glibc-check clean
 
 ## build: the release binary (no cgo: runs on glibc 2.17 / CentOS 7 and later)
 build:
@@ -43,6 +43,12 @@ bench:
 ## reliability: the TestReliability... checks (as root), as a table in bench/results/reliability.md
 reliability:
 	GO=$(GO) bash bench/reliability.sh
+
+## fuzz: every go test -fuzz target, one after another, FUZZTIME each (10s: about 10 minutes
+## in all; make fuzz FUZZTIME=1m searches longer). A failing input lands in its package's testdata/fuzz.
+FUZZTIME ?= 10s
+fuzz:
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
 glibc-check: build
 	bash scripts/check-glibc.sh $(BIN)

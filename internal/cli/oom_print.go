@@ -140,6 +140,8 @@ func oomTitle(inc *oomexplain.Incident) string {
 		oomexplain.KindTorchrunSIGKILL:  "torchrun child killed (SIGKILL)",
 		oomexplain.KindSlurmOOM:         "Slurm job OOM kill",
 		oomexplain.KindSystemdOOMD:      "systemd-oomd kill",
+		oomexplain.KindShellKilled:      "killed (the shell's report)",
+		oomexplain.KindContainerKilled:  "container killed",
 	}
 	return titles[inc.Kind] + pids + rank
 }

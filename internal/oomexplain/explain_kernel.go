@@ -188,7 +188,7 @@ func nodeLines(ko *KernelOOM) []Msg {
 }
 
 func explainHostRAM(ko *KernelOOM, ctx Context, sv scopeVotes) finding {
-	fd := finding{verdict: VerdictHostExhausted, summary: msg("kernel.summary.host")}
+	fd := finding{verdict: VerdictHostExhausted, summary: hostSummary(ko.MemInfo)}
 	if mi := ko.MemInfo; mi != nil {
 		fd.note(memInfoLines(mi)...)
 	} else if ctx.HostRAMBytes > 0 && ctx.SameHost {
@@ -216,6 +216,21 @@ func explainHostRAM(ko *KernelOOM, ctx Context, sv scopeVotes) finding {
 		fd.do(adviceMsg("add_swap"), msg("because.no_swap"))
 	}
 	return fd
+}
+
+// hostSummary says what ran out: RAM and swap, RAM without swap, or RAM
+// (a zone of it) while swap was still free — lowmem/DMA32/CMA zones and
+// memory that cannot be swapped end there.
+func hostSummary(mi *MemInfo) Msg {
+	switch {
+	case mi == nil || mi.SwapTotalBytes == nil || mi.SwapFreeBytes == nil:
+		return msg("kernel.summary.host")
+	case *mi.SwapTotalBytes == 0:
+		return msg("kernel.summary.host_no_swap")
+	case *mi.SwapFreeBytes*2 >= *mi.SwapTotalBytes:
+		return msg("kernel.summary.host_swap_free", b(*mi.SwapFreeBytes), b(*mi.SwapTotalBytes))
+	}
+	return msg("kernel.summary.host")
 }
 
 // hostOthersAdvice names the big processes that are not the victim, when

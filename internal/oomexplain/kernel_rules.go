@@ -47,6 +47,10 @@ func kernelScope(ko *KernelOOM, raw []string) (Verdict, []Verdict, scopeVotes) {
 		// ruled out unless the task ran in the root cpuset on one node.
 		alts = appendUnique(alts, VerdictCpusetExhausted)
 	}
+	if v != VerdictIncomplete && ko.Trigger == nil && ko.Victim == nil && ko.Selected == nil {
+		// Neither who asked nor who was killed: the report is a fragment.
+		alts = appendUnique(alts, VerdictIncomplete)
+	}
 	return v, alts, sv
 }
 
@@ -122,8 +126,10 @@ func hostVotes(ko *KernelOOM, sv *scopeVotes) {
 	}
 	if full, roomy := nodeShortage(ko.Nodes); full >= 0 && roomy >= 0 {
 		sv.cpuset = append(sv.cpuset, msg("evidence.node_full", itoa(full), itoa(roomy)))
-	} else if full >= 0 && ko.MemInfo != nil && !hostLowOnMemory(ko.MemInfo) && ko.MemInfo.FreeBytes != nil {
+	} else if full >= 0 && ko.MemInfo != nil && hostHasRoom(ko.MemInfo) {
 		sv.cpuset = append(sv.cpuset, msg("evidence.node_full_host_free", itoa(full), b(*ko.MemInfo.FreeBytes)))
+	} else if full >= 0 && ko.Cpuset != "" && ko.Cpuset != "/" {
+		sv.cpuset = append(sv.cpuset, msg("evidence.node_full_cpuset", itoa(full), ko.Cpuset, orUnknown(ko.MemsAllowed)))
 	}
 	if ko.Nodemask != "" && ko.Nodemask != "(null)" {
 		sv.cpuset = append(sv.cpuset, msg("evidence.text", "nodemask="+ko.Nodemask))
@@ -136,6 +142,12 @@ func hostVotes(ko *KernelOOM, sv *scopeVotes) {
 			sv.host = append(sv.host, msg("evidence.text", "Mem-Info"))
 		}
 	}
+}
+
+// hostHasRoom: free RAM at or above hostFreeShare of a known total.
+func hostHasRoom(mi *MemInfo) bool {
+	return mi.TotalRAMBytes != nil && mi.FreeBytes != nil && *mi.TotalRAMBytes > 0 &&
+		float64(*mi.FreeBytes) >= hostFreeShare*float64(*mi.TotalRAMBytes)
 }
 
 // hostLowOnMemory: free RAM under hostFreeShare of the total.

@@ -47,12 +47,14 @@ var messagesEN = map[string]string{
 	"cuda.arith.nvml_processes": "processes on the GPU (NVML): %[1]s",
 
 	// Kernel summaries.
-	"kernel.summary.incomplete": "the kernel's OOM killer ran, but this log holds too little of its report to tell whether a cgroup limit or the whole host ran out",
-	"kernel.summary.memcg":      "the memory cgroup %[1]s hit its limit; the kernel killed a process inside it (the host itself was not out of memory)",
-	"kernel.summary.memsw":      "the memory cgroup %[1]s hit its memory+swap limit (memory.memsw.limit_in_bytes): RAM was below its limit but swap was exhausted",
-	"kernel.summary.host":       "the whole host ran out of memory (RAM and swap); the kernel killed the process with the highest OOM score",
-	"kernel.summary.cpuset":     "the NUMA nodes the task may use (mems_allowed=%[1]s) ran out of memory; other nodes may still have had free memory",
-	"kernel.summary.ambiguous":  "%[1]s — but %[2]s cannot be ruled out (%[3]s)",
+	"kernel.summary.incomplete":     "the kernel's OOM killer ran, but this log holds too little of its report to tell whether a cgroup limit or the whole host ran out",
+	"kernel.summary.memcg":          "the memory cgroup %[1]s hit its limit; the kernel killed a process inside it (the host itself was not out of memory)",
+	"kernel.summary.memsw":          "the memory cgroup %[1]s hit its memory+swap limit (memory.memsw.limit_in_bytes): RAM was below its limit but swap was exhausted",
+	"kernel.summary.host":           "the whole host ran out of memory (RAM and swap); the kernel killed the process with the highest OOM score",
+	"kernel.summary.host_no_swap":   "the whole host ran out of RAM (it has no swap); the kernel killed the process with the highest OOM score",
+	"kernel.summary.host_swap_free": "the host ran out of RAM where the allocation needed it while %[1]s of its %[2]s swap was still free: a zone (lowmem, DMA32, CMA) or memory that cannot be swapped out (shmem, locked, kernel) ran out; the kernel killed the process with the highest OOM score",
+	"kernel.summary.cpuset":         "the NUMA nodes the task may use (mems_allowed=%[1]s) ran out of memory; other nodes may still have had free memory",
+	"kernel.summary.ambiguous":      "%[1]s — but %[2]s cannot be ruled out (%[3]s)",
 
 	// Kernel arithmetic.
 	"kernel.arith.memcg":                 "cgroup %[1]s: usage %[2]s of limit %[3]s (%[4]s), limit hit %[5]s times (failcnt)",
@@ -89,6 +91,7 @@ var messagesEN = map[string]string{
 	"evidence.node_full":           "NUMA node %[1]s below its low watermark while node %[2]s had room",
 	"evidence.trace_page_alloc":    "the call trace runs through the page allocator (__alloc_pages_slowpath), not a memory cgroup charge",
 	"evidence.node_full_host_free": "NUMA node %[1]s below its low watermark while the host had %[2]s free",
+	"evidence.node_full_cpuset":    "NUMA node %[1]s below its low watermark with the task bound by cpuset %[2]s (mems_allowed=%[3]s)",
 	"evidence.host_low":            "free RAM %[1]s of %[2]s",
 
 	// Host-side summaries and numbers.

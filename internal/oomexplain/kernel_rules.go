@@ -47,8 +47,8 @@ func kernelScope(ko *KernelOOM, raw []string) (Verdict, []Verdict, scopeVotes) {
 		// ruled out unless the task ran in the root cpuset on one node.
 		alts = appendUnique(alts, VerdictCpusetExhausted)
 	}
-	if v != VerdictIncomplete && ko.Trigger == nil && ko.Victim == nil && ko.Selected == nil {
-		// Neither who asked nor who was killed: the report is a fragment.
+	if v != VerdictIncomplete && ko.Victim == nil && ko.Selected == nil && ko.Constraint == "" {
+		// No kill, no selection, no constraint: the report is a fragment.
 		alts = appendUnique(alts, VerdictIncomplete)
 	}
 	return v, alts, sv

@@ -170,39 +170,26 @@ func oomReadFile(env *Env, name string) (res oomexplain.Result, opened bool, err
 func oomFollow(ctx context.Context, env *Env, f *oomFlags, since time.Time) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, unix.SIGTERM)
 	defer stop()
-	// Follow means "from now on" unless --since says otherwise.
-	r, err := kmsg.Open(ctx, kmsg.Config{Since: since, Follow: true, OnlyNew: since.IsZero(), ProcRoot: env.ProcRoot})
-	if err != nil {
-		return oomKernelHint(err)
-	}
-	defer r.Close()
-	fmt.Fprintf(env.Stderr, "torchmem: following %s (Ctrl-C to stop)\n", r.Source())
-	hostCtx, n := oomHostContext(env), 0
-	hostCtx.SameHost = true // the live kernel log is this host's
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fmt.Fprintln(env.Stderr, "torchmem: following the kernel log (Ctrl-C to stop)")
+	n := 0
 	var printErr error
-	p := oomexplain.NewParser(oomexplain.Options{Source: r.Source(), MaxIncidents: 1, OnIncident: func(inc *oomexplain.Incident) {
-		one := oomexplain.Filter([]oomexplain.Incident{*inc}, time.Time{}, f.pids)
-		if len(one) == 0 {
+	// Follow means "from now on" unless --since says otherwise.
+	cfg := kmsg.Config{Since: since, OnlyNew: since.IsZero(), ProcRoot: env.ProcRoot}
+	err := oomexplain.Follow(ctx, cfg, oomexplain.Options{}, oomHostContext(env), func(inc oomexplain.Incident) {
+		if printErr != nil || len(oomexplain.Filter([]oomexplain.Incident{inc}, time.Time{}, f.pids)) == 0 {
 			return
 		}
 		n++
-		oomexplain.ExplainAll(one, hostCtx)
-		if printErr == nil {
-			printErr = oomPrintOne(env.Stdout, one[0], n, f.json)
+		if printErr = oomPrintOne(env.Stdout, inc, n, f.json); printErr != nil {
+			cancel()
 		}
-	}})
-	for printErr == nil {
-		ln, err := r.Next()
-		if err != nil {
-			p.Close()
-			if ctx.Err() != nil || err == io.EOF {
-				return printErr
-			}
-			return fmt.Errorf("read %s: %w", r.Source(), err)
-		}
-		p.Feed(ln)
+	})
+	if printErr != nil {
+		return printErr
 	}
-	return printErr
+	return oomKernelHint(err)
 }
 
 // oomKernelHint adds what to do when no kernel log source is readable.

@@ -82,3 +82,39 @@ func anyPID(have, want []int) bool {
 	}
 	return false
 }
+
+// Follow reads the kernel log from cfg (cfg.Follow is set: it keeps
+// reading until ctx ends) and calls emit with each incident as soon as it
+// is complete, explained with ctx's facts about this host. Memory stays
+// bounded: the parser keeps no incident after reporting it. It returns
+// when ctx ends (nil) or the log cannot be read.
+func Follow(ctx context.Context, cfg kmsg.Config, opts Options, host Context, emit func(Incident)) error {
+	cfg.Follow = true
+	r, err := kmsg.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if opts.Source == "" {
+		opts.Source = r.Source()
+	}
+	host.SameHost = true // the live kernel log is this host's
+	opts.MaxIncidents = 1
+	opts.OnIncident = func(inc *Incident) {
+		one := []Incident{*inc}
+		ExplainAll(one, host)
+		emit(one[0])
+	}
+	p := NewParser(opts)
+	for {
+		ln, err := r.Next()
+		if err != nil {
+			p.Close()
+			if ctx.Err() != nil || err == io.EOF {
+				return nil
+			}
+			return fmt.Errorf("read %s: %w", r.Source(), err)
+		}
+		p.Feed(ln)
+	}
+}

@@ -248,7 +248,7 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 		// A report quoted with an indent (a mail, a patch description:
 		// corpus kernel/047) has its lines after spaces.
 		parseOOMKillKV(ko, strings.TrimLeft(text, " ")[len("oom-kill:"):])
-	case strings.Contains(text, "Killed process "):
+	case killedAt(text) >= 0:
 		if parseVictim(ko, text) && inc == k.cur {
 			k.finish(false)
 		}

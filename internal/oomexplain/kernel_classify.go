@@ -92,7 +92,7 @@ func midReport(text string) bool {
 		strings.HasPrefix(t, "Free swap  =") || strings.HasSuffix(t, " pages RAM") ||
 		strings.HasPrefix(t, "memory: usage ") || strings.HasPrefix(t, "Memory cgroup stats for ") ||
 		strings.HasPrefix(t, "oom-kill:constraint=") ||
-		strings.Contains(text, "Killed process ") && strings.Contains(text, "total-vm:") ||
+		strings.Contains(text, "total-vm:") && killedAt(text) >= 0 ||
 		strings.Contains(text, " or sacrifice child") ||
 		strings.Contains(text, " killed as a result of limit of ") || headerlessRow(t)
 }

@@ -11,15 +11,43 @@ import (
 // 2.6/3.x: "Killed process 1234, UID 0, (python) total-vm:...".
 // It reports whether the line named a victim.
 func parseVictim(ko *KernelOOM, text string) bool {
-	i := strings.Index(text, "Killed process ")
+	at := killedAt(text)
+	if at < 0 {
+		return false
+	}
 	if strings.HasPrefix(strings.TrimLeft(text, " "), "Memory cgroup out of memory") {
 		inferConstraint(ko, "CONSTRAINT_MEMCG", "Memory cgroup out of memory")
 	}
-	v, ok := killedProcess(text[i+len("Killed process "):])
+	v, ok := killedProcess(text[at:])
 	if ok {
 		ko.Victim = v
 	}
 	return ok
+}
+
+// killedAt returns where the kill line's "N (comm) total-vm:" starts, -1
+// when text is no kill line. The fields identify it whatever its verb: a
+// paste run through a translation tool reads "Out of memory: Process
+// stopped 2953 (python) total-vm:8142876kB, anon-rss:..." (corpus
+// kernel/056). Only the kill line prints "(comm) total-vm:" (the
+// oom_reaper's line has "(comm), now anon-rss:").
+func killedAt(text string) int {
+	if i := strings.Index(text, "Killed process "); i >= 0 {
+		return i + len("Killed process ")
+	}
+	tv := strings.Index(text, ") total-vm:")
+	if tv < 0 {
+		return -1
+	}
+	open := strings.LastIndex(text[:tv], " (")
+	if open < 0 {
+		return -1
+	}
+	sp := strings.LastIndexByte(text[:open], ' ') + 1
+	if !isDigits(text[sp:open]) {
+		return -1
+	}
+	return sp
 }
 
 // killedProcess parses "19335 (python3) total-vm:321156kB, anon-rss:...":

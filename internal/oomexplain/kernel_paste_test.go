@@ -1,0 +1,60 @@
+package oomexplain
+
+import (
+	"strings"
+	"testing"
+)
+
+// Reports damaged by the way they were pasted, copied from public sources
+// (corpus/kernel.jsonl has each one's labels):
+//
+//	mobyReworded: moby/moby issue #47418 (dmesg -T, altered by a
+//	  translation tool: "Process stopped", "liquid=999", corpus kernel/056)
+const mobyReworded = `[Tue Feb 20 19:15:36 2024] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/docker/e9d912458f1530f0d9f586ab3bdca1015f45cbb5cd59cddde 5 a33d7714fda280,task=python,pid= 2953 , liquid=999
+[Tue Feb 20 19:15:36 2024] Out of memory: Process stopped 2953 (python) total-vm:8142876kB, anon-rss:6719676kB, file-rss:4kB, shmem-rss:0kB, UID:999 pgtables: 13660kB oom_score_adj:0
+`
+
+// victimOf parses s and returns its only incident's kernel report.
+func victimOf(t *testing.T, s string) *KernelOOM {
+	t.Helper()
+	incs := parseString(t, s)
+	if len(incs) != 1 || incs[0].Kernel == nil {
+		t.Fatalf("%d incidents %s, want one kernel report", len(incs), kindsOf(incs))
+	}
+	return incs[0].Kernel
+}
+
+func TestKillLineReworded(t *testing.T) {
+	tests := []struct {
+		name, text string
+		pid        int
+		comm       string
+		anonKB     int64
+	}{
+		{"with its oom-kill line", mobyReworded, 2953, "python", 6719676},
+		{"alone", lastLine(mobyReworded), 2953, "python", 6719676},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := victimOf(t, tc.text).Victim
+			if v == nil || v.PID != tc.pid || v.Comm != tc.comm || !ptrEq(v.AnonRSSBytes, tc.anonKB*kib) {
+				t.Errorf("victim %+v, want %d (%s) anon-rss %dkB", v, tc.pid, tc.comm, tc.anonKB)
+			}
+		})
+	}
+	for _, s := range []string{
+		"oom_reaper: reaped process 5203 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",
+		"python (pid 2953) total-vm:8142876kB",
+		"Out of memory: Process stopped (python) total-vm:8142876kB",
+	} {
+		if killedAt(s) >= 0 {
+			t.Errorf("%q read as a kill line", s)
+		}
+	}
+}
+
+// lastLine is s's last line, the report's others cut off.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1] + "\n"
+}

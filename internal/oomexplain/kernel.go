@@ -249,6 +249,9 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 		// corpus kernel/047) has its lines after spaces.
 		parseOOMKillKV(ko, strings.TrimLeft(text, " ")[len("oom-kill:"):])
 	case killedAt(text) >= 0:
+		if sel, ok := gluedSelection(text); ok {
+			parseSelected(ko, sel)
+		}
 		if parseVictim(ko, text) && inc == k.cur {
 			k.finish(false)
 		}

@@ -163,6 +163,20 @@ func parseSelected(ko *KernelOOM, text string) {
 	ko.Selected = s
 }
 
+// gluedSelection returns the selection line that a kill line was glued
+// to when a paste lost the newline between them, without a timestamp to
+// split on ("Out of memory: Kill process 5372 (mongod) score 130 or
+// sacrifice child Killed process 5372 (mongod), UID 0, ...", corpus
+// kernel/058). The kernel prints them as two records, the selection first.
+func gluedSelection(text string) (string, bool) {
+	const tail = " or sacrifice child"
+	i := strings.Index(text, tail)
+	if i < 0 || i > killedAt(text) {
+		return "", false
+	}
+	return text[:i+len(tail)], true
+}
+
 // parseReaped: "oom_reaper: reaped process 19335 (python3), now
 // anon-rss:0kB, file-rss:0kB, shmem-rss:0kB".
 func parseReaped(text string) *Reaped {

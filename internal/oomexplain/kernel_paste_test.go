@@ -10,9 +10,13 @@ import (
 //
 //	mobyReworded: moby/moby issue #47418 (dmesg -T, altered by a
 //	  translation tool: "Process stopped", "liquid=999", corpus kernel/056)
+//	centosGlued: pjolsson.com/smcp/10662.html (CentOS 7 /var/log/messages
+//	  quoted in a blog post, two records on one line, corpus kernel/058)
 const mobyReworded = `[Tue Feb 20 19:15:36 2024] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/docker/e9d912458f1530f0d9f586ab3bdca1015f45cbb5cd59cddde 5 a33d7714fda280,task=python,pid= 2953 , liquid=999
 [Tue Feb 20 19:15:36 2024] Out of memory: Process stopped 2953 (python) total-vm:8142876kB, anon-rss:6719676kB, file-rss:4kB, shmem-rss:0kB, UID:999 pgtables: 13660kB oom_score_adj:0
 `
+
+const centosGlued = "Out of memory: Kill process 5372 (mongod) score 130 or sacrifice child Killed process 5372 (mongod), UID 0, total-vm:2539052kB, anon-rss:2117096kB, file-rss:0kB, shmem-rss:0kB\n"
 
 // victimOf parses s and returns its only incident's kernel report.
 func victimOf(t *testing.T, s string) *KernelOOM {
@@ -57,4 +61,25 @@ func TestKillLineReworded(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return lines[len(lines)-1] + "\n"
+}
+
+func TestGluedSelectionAndKill(t *testing.T) {
+	ko := victimOf(t, centosGlued)
+	if s := ko.Selected; s == nil || s.PID != 5372 || s.Comm != "mongod" || !ptrEq(s.Score, 130) {
+		t.Errorf("selected %+v, want 5372 (mongod) score 130", s)
+	}
+	if v := ko.Victim; v == nil || v.PID != 5372 || v.Comm != "mongod" || !ptrEq(v.AnonRSSBytes, 2117096*kib) {
+		t.Errorf("victim %+v, want 5372 (mongod) anon-rss 2117096kB", v)
+	}
+	if ko.Constraint != "" {
+		t.Errorf("constraint %q: the global wording names none", ko.Constraint)
+	}
+	for _, s := range []string{
+		"Killed process 5372 (mongod) total-vm:2539052kB, anon-rss:2117096kB",
+		"Killed process 5372 (mongod) total-vm:2539052kB ... Out of memory: Kill process 1 (x) score 1 or sacrifice child",
+	} {
+		if sel, ok := gluedSelection(s); ok {
+			t.Errorf("%q: selection %q read before the kill", s, sel)
+		}
+	}
 }

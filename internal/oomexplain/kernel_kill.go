@@ -15,14 +15,23 @@ func parseVictim(ko *KernelOOM, text string) bool {
 	if at < 0 {
 		return false
 	}
-	if strings.HasPrefix(strings.TrimLeft(text, " "), "Memory cgroup out of memory") {
-		inferConstraint(ko, "CONSTRAINT_MEMCG", "Memory cgroup out of memory")
-	}
+	memcgWording(ko, text[:at])
 	v, ok := killedProcess(text[at:])
 	if ok {
 		ko.Victim = v
 	}
 	return ok
+}
+
+// memcgWording infers CONSTRAINT_MEMCG from the words before the pid of a
+// selection or kill line: "Memory cgroup out of memory: " at the line's
+// start, or with the line quoted inside another message (a Kubernetes
+// node-problem-detector Event's "message": "Memory cgroup out of memory:
+// Killed process ...", corpus kernel/060).
+func memcgWording(ko *KernelOOM, head string) {
+	if strings.Contains(head, "Memory cgroup out of memory") {
+		inferConstraint(ko, "CONSTRAINT_MEMCG", "Memory cgroup out of memory")
+	}
 }
 
 // killedAt returns where the kill line's "N (comm) total-vm:" starts, -1
@@ -149,9 +158,7 @@ func parseSelected(ko *KernelOOM, text string) {
 	if i < 0 {
 		return
 	}
-	if strings.HasPrefix(strings.TrimLeft(text, " "), "Memory cgroup out of memory") {
-		inferConstraint(ko, "CONSTRAINT_MEMCG", "Memory cgroup out of memory")
-	}
+	memcgWording(ko, text[:i])
 	pid, comm, rest, ok := pidComm(text[i+len("Kill process "):])
 	if !ok {
 		return

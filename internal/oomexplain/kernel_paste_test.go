@@ -12,11 +12,19 @@ import (
 //	  translation tool: "Process stopped", "liquid=999", corpus kernel/056)
 //	centosGlued: pjolsson.com/smcp/10662.html (CentOS 7 /var/log/messages
 //	  quoted in a blog post, two records on one line, corpus kernel/058)
+//	npdEvent: kubernetes/node-problem-detector issue #766 (an Event's JSON
+//	  quoting the kernel's line, corpus kernel/060)
 const mobyReworded = `[Tue Feb 20 19:15:36 2024] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/docker/e9d912458f1530f0d9f586ab3bdca1015f45cbb5cd59cddde 5 a33d7714fda280,task=python,pid= 2953 , liquid=999
 [Tue Feb 20 19:15:36 2024] Out of memory: Process stopped 2953 (python) total-vm:8142876kB, anon-rss:6719676kB, file-rss:4kB, shmem-rss:0kB, UID:999 pgtables: 13660kB oom_score_adj:0
 `
 
 const centosGlued = "Out of memory: Kill process 5372 (mongod) score 130 or sacrifice child Killed process 5372 (mongod), UID 0, total-vm:2539052kB, anon-rss:2117096kB, file-rss:0kB, shmem-rss:0kB\n"
+
+const npdEvent = `    "reason": "OOMKilling",
+    "message": "Memory cgroup out of memory: Killed process 3504804 (kubectl) total-vm:753508kB, anon-rss:58776kB, file-rss:29400kB, shmem-rss:0kB, UID:0 pgtables:288kB oom_score_adj:999",
+    "source": {
+      "component": "kernel-monitor",
+`
 
 // victimOf parses s and returns its only incident's kernel report.
 func victimOf(t *testing.T, s string) *KernelOOM {
@@ -81,5 +89,28 @@ func TestGluedSelectionAndKill(t *testing.T) {
 		if sel, ok := gluedSelection(s); ok {
 			t.Errorf("%q: selection %q read before the kill", s, sel)
 		}
+	}
+}
+
+func TestMemcgWordingQuoted(t *testing.T) {
+	tests := []struct {
+		name, text, constraint string
+	}{
+		{"inside an Event's message", npdEvent, "CONSTRAINT_MEMCG"},
+		{"at the line's start", "Memory cgroup out of memory: Killed process 3504804 (kubectl) total-vm:753508kB, anon-rss:58776kB\n", "CONSTRAINT_MEMCG"},
+		{"selection inside a message", `"message": "Memory cgroup out of memory: Kill process 5203 (python) score 891 or sacrifice child"` + "\n", "CONSTRAINT_MEMCG"},
+		{"global wording", `"message": "Out of memory: Killed process 3504804 (kubectl) total-vm:753508kB, anon-rss:58776kB"` + "\n", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ko := victimOf(t, tc.text)
+			if ko.Constraint != tc.constraint {
+				t.Errorf("constraint %q, want %q", ko.Constraint, tc.constraint)
+			}
+		})
+	}
+	inc := parseString(t, npdEvent)[0]
+	if v := inc.Explanation.Verdict; v != VerdictCgroupLimit {
+		t.Errorf("verdict %s, want cgroup_limit: %s", v, inc.Explanation.Summary)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/torchmem/torchmem/internal/kmsg"
+	"github.com/torchmem/torchmem/internal/oomexplain"
 	"github.com/torchmem/torchmem/internal/sample"
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/web"
@@ -36,6 +38,7 @@ type serveFlags struct {
 	listen, db, tokenFile, gpuFake string
 	webConfig                      string
 	insecure, metricsNoAuth        bool
+	noKernelLog                    bool
 	interval, pssPeriod            time.Duration
 	maxProcs                       int
 }
@@ -70,6 +73,7 @@ It never changes anything on the host.`,
 	fl.StringVar(&f.webConfig, "web.config.file", "", "exporter-toolkit web configuration: TLS (tls_server_config), basic auth (basic_auth_users), headers")
 	fl.BoolVar(&f.insecure, "insecure", false, "allow a non-loopback --listen without a token (prints a warning)")
 	fl.BoolVar(&f.metricsNoAuth, "metrics-no-auth", false, "serve /metrics without the token (the rest still needs it)")
+	fl.BoolVar(&f.noKernelLog, "no-kernel-log", false, "do not follow the kernel log for OOM incidents (/api/v1/oom, torchmem_oom_incidents_total)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "sampling interval (what /metrics, the API and the live stream show)")
 	fl.DurationVar(&f.pssPeriod, "pss-period", servePSSPeriod, "longest reuse of a PSS figure (smaps_rollup, ~5 ms of kernel time per torch process); negative: never read PSS")
 	fl.IntVar(&f.maxProcs, "max-processes", 256, "at most this many processes get per-process metrics (label cardinality bound)")
@@ -155,10 +159,23 @@ func serveServer(env *Env, f serveFlags, token string) (*web.Server, func(), err
 	}
 	srv, err := web.New(web.Config{Sampler: s, Interval: f.interval, DBPath: db, ProcRoot: env.ProcRoot, Token: token,
 		MetricsNoAuth: f.metricsNoAuth, WebConfigFile: f.webConfig, Version: Version, MaxProcesses: f.maxProcs,
-		Logf: func(format string, a ...any) { fmt.Fprintf(env.Stderr, "torchmem: "+format+"\n", a...) }})
+		KernelOOM: serveKernelOOM(env, f.noKernelLog),
+		Logf:      func(format string, a ...any) { fmt.Fprintf(env.Stderr, "torchmem: "+format+"\n", a...) }})
 	if err != nil {
 		backend.Close()
 		return nil, nil, err
 	}
 	return srv, func() { backend.Close() }, nil
+}
+
+// serveKernelOOM follows this boot's kernel log from its start (the
+// counters then mean "since boot", like /proc/vmstat oom_kill) and on,
+// explaining each incident as `torchmem oom` does.
+func serveKernelOOM(env *Env, off bool) web.OOMSource {
+	if off {
+		return nil
+	}
+	return func(ctx context.Context, emit func(oomexplain.Incident)) error {
+		return oomexplain.Follow(ctx, kmsg.Config{ProcRoot: env.ProcRoot}, oomexplain.Options{}, oomHostContext(env), emit)
+	}
 }

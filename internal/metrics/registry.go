@@ -39,7 +39,7 @@ type source interface {
 
 // sources is the one place collectors are registered.
 func sources(o Options) []source {
-	return []source{hostSource{}, gpuSource{}, procSource{max: o.MaxProcesses}, cgroupSource{}, storeSource{}}
+	return []source{hostSource{}, gpuSource{}, procSource{max: o.MaxProcesses}, cgroupSource{}, storeSource{}, oomSource{}}
 }
 
 var (

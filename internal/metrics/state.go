@@ -21,6 +21,11 @@ type State struct {
 	// store's error this time.
 	Runs    []RunState
 	RunsErr error
+	// OOMWatched: serve follows the kernel log; OOMIncidents counts the
+	// incidents seen by kind and verdict, OOMErr says why the log stopped.
+	OOMWatched   bool
+	OOMIncidents map[OOMKey]int64
+	OOMErr       error
 }
 
 // RunState is a running `torchmem run` with its newest figures.

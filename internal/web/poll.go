@@ -52,6 +52,7 @@ type LiveRun struct {
 // Run samples every Interval until ctx is done. The first sample is
 // taken at once.
 func (s *Server) Run(ctx context.Context) {
+	go s.watchOOM(ctx)
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
 	for {
@@ -85,6 +86,7 @@ func (s *Server) update(ctx context.Context) {
 		}
 	}
 	st.Store, st.Runs, st.RunsErr = s.readRuns()
+	s.oom.fill(st)
 	metrics.MatchRuns(st.Sample, st.Runs, s.parent)
 	n := &Node{Host: s.host, Version: s.cfg.Version, IntervalSeconds: s.cfg.Interval.Seconds(),
 		Sample: st.Sample, History: st.Store, Runs: liveRuns(st.Runs)}

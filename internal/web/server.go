@@ -46,6 +46,9 @@ type Config struct {
 	MaxProcesses int
 	// NoRuntimeMetrics leaves the Go runtime collectors out of /metrics.
 	NoRuntimeMetrics bool
+	// KernelOOM, when set, follows this host's kernel log: its incidents
+	// are served at /api/v1/oom and counted in torchmem_oom_incidents_total.
+	KernelOOM OOMSource
 	// Logf reports background problems once each (nil: discard).
 	Logf func(format string, args ...any)
 }
@@ -68,6 +71,7 @@ type Server struct {
 	changed  chan struct{} // closed and replaced at each update
 	logged   map[string]bool
 	streams  chan struct{} // bounds concurrent SSE streams
+	oom      oomLog        // what the kernel log said (Config.KernelOOM)
 }
 
 // maxStreams bounds concurrent live streams, so a runaway page cannot
@@ -117,6 +121,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/node", s.apiNode)
 	mux.HandleFunc("GET /api/v1/stream", s.apiStream)
 	mux.HandleFunc("GET /api/v1/runs", s.apiRuns)
+	mux.HandleFunc("GET /api/v1/oom", s.apiOOM)
 	mux.HandleFunc("GET /api/v1/runs/{id}", s.apiRun)
 	mux.HandleFunc("GET /api/v1/runs/{id}/samples", s.apiSamples)
 	mux.HandleFunc("GET /api/v1/runs/{id}/events", s.apiEvents)

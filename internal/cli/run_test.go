@@ -206,7 +206,7 @@ class Greedy(Dataset):
         while True: hoard.append(bytearray(b"\x01" * (16 << 20)))
 for b in DataLoader(Greedy(), num_workers=1): pass`
 	_, stderr, code := runExec(bin, "run", "--db", db, "--memory-max", "400M", "--", py, "-c", script)
-	want := []string{"a DataLoader worker was killed; victim DataLoader worker", "limit 400.00 MiB", "oom_kill 1", "exited unexpectedly"}
+	want := []string{"a DataLoader worker was killed (killed_by_kernel_oom); victim DataLoader worker", "limit 400.00 MiB", "oom_kill 1", "exited unexpectedly"}
 	wantCode := 1 // the main process raises "DataLoader worker ... exited unexpectedly"
 	if code == 137 {
 		// Under load the kernel may kill the main process too, before the

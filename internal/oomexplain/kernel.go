@@ -65,7 +65,7 @@ func newKernelParser(p *Parser) *kernelParser { return &kernelParser{p: p} }
 func (k *kernelParser) open() bool { return k.cur != nil || k.prevInc != nil }
 
 func (k *kernelParser) feed(l *line) {
-	text := l.Text
+	text := unpad(l.Text, l.raw-len(l.Text))
 	if k.isContinuation(l) {
 		joined := joinWrapped(k.prevText, text, k.prevRaw)
 		k.prevText, k.prevRaw = joined, l.raw

@@ -14,6 +14,8 @@ import (
 //	  quoted in a blog post, two records on one line, corpus kernel/058)
 //	npdEvent: kubernetes/node-problem-detector issue #766 (an Event's JSON
 //	  quoting the kernel's line, corpus kernel/060)
+//	rpiPadded: theyosh/TerrariumPI issue #155 (a Raspberry Pi's dmesg, its
+//	  terminal's wraps copied as runs of spaces, corpus kernel/054)
 const mobyReworded = `[Tue Feb 20 19:15:36 2024] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/docker/e9d912458f1530f0d9f586ab3bdca1015f45cbb5cd59cddde 5 a33d7714fda280,task=python,pid= 2953 , liquid=999
 [Tue Feb 20 19:15:36 2024] Out of memory: Process stopped 2953 (python) total-vm:8142876kB, anon-rss:6719676kB, file-rss:4kB, shmem-rss:0kB, UID:999 pgtables: 13660kB oom_score_adj:0
 `
@@ -24,6 +26,14 @@ const npdEvent = `    "reason": "OOMKilling",
     "message": "Memory cgroup out of memory: Killed process 3504804 (kubectl) total-vm:753508kB, anon-rss:58776kB, file-rss:29400kB, shmem-rss:0kB, UID:0 pgtables:288kB oom_score_adj:999",
     "source": {
       "component": "kernel-monitor",
+`
+
+const rpiPadded = `[73353.819578] [ 5105]  1001  5105     9913     1200      15       0     2080                                                                                                                                  0 python2.7
+[73353.819584] [ 5196]     0  5196     2476      282      10       0       32                                                                                                                                  0 pigpiod
+[73353.819590] [ 5203]  1000  5203   262737   208012     498       0    14184                                                                                                                                  0 python
+[73353.819594] Out of memory: Kill process 5203 (python) score 891 or sacrifice                                                                                                                      child
+[73353.819611] Killed process 5203 (python) total-vm:1050948kB, anon-rss:830288k                                                                                                                     B, file-rss:1760kB, shmem-rss:0kB
+[73353.944108] oom_reaper: reaped process 5203 (python), now anon-rss:0kB, file-                                                                                                                     rss:0kB, shmem-rss:0kB
 `
 
 // victimOf parses s and returns its only incident's kernel report.
@@ -112,5 +122,34 @@ func TestMemcgWordingQuoted(t *testing.T) {
 	inc := parseString(t, npdEvent)[0]
 	if v := inc.Explanation.Verdict; v != VerdictCgroupLimit {
 		t.Errorf("verdict %s, want cgroup_limit: %s", v, inc.Explanation.Summary)
+	}
+}
+
+func TestWrapPadding(t *testing.T) {
+	ko := victimOf(t, rpiPadded)
+	if s := ko.Selected; s == nil || s.PID != 5203 || !ptrEq(s.Score, 891) {
+		t.Errorf("selected %+v, want 5203 score 891", s)
+	}
+	if v := ko.Victim; v == nil || v.PID != 5203 || !ptrEq(v.AnonRSSBytes, 830288*kib) || !ptrEq(v.FileRSSBytes, 1760*kib) {
+		t.Errorf("victim %+v, want 5203 anon-rss 830288kB file-rss 1760kB", v)
+	}
+	if r := ko.Reaped; r == nil || !ptrEq(r.FileRSSBytes, 0) {
+		t.Errorf("reaped %+v, want file-rss 0kB", r)
+	}
+	if len(ko.Tasks) != 3 || ko.Tasks[0].PID != 5203 || ko.Tasks[0].RSSBytes != 208012*4096 || ko.Tasks[0].Name != "python" || ko.Tasks[0].OOMScoreAdj != 0 {
+		t.Errorf("tasks %+v", ko.Tasks)
+	}
+	pad := strings.Repeat(" ", 40)
+	for _, tc := range []struct{ in, want string }{
+		{"or sacrifice" + pad + "child", "or sacrifice child"},
+		{"anon-rss:830288k" + pad + "B, file-rss:1760kB", "anon-rss:830288kB, file-rss:1760kB"},
+		{"     2080" + pad + "0 python2.7", "     2080 0 python2.7"},
+		{"[ 5105]  1001  5105     9913     1200      15       0     2080             0 python2.7", "[ 5105]  1001  5105     9913     1200      15       0     2080             0 python2.7"},
+		{pad + "indented", pad + "indented"},
+		{"trailing" + pad, "trailing" + pad},
+	} {
+		if got := unpad(tc.in, 15); got != tc.want {
+			t.Errorf("unpad(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/torchmem/torchmem/internal/supervisor"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -125,7 +126,7 @@ func (m *runTUIModel) View() tea.View {
 	}
 	lines = append(lines, "", "events:")
 	for _, e := range m.live.Events {
-		lines = append(lines, fmt.Sprintf("  %s %-8s %-16s %s", e.Time.Local().Format("15:04:05"), e.Source, e.Kind, e.Message))
+		lines = append(lines, fmt.Sprintf("  %s %-8s %-16s %s", e.Time.Local().Format("15:04:05"), e.Source, termsafe.Line(e.Kind), termsafe.Line(e.Message)))
 	}
 	for _, n := range strings.Split(strings.TrimSpace(m.notices.String()), "\n") {
 		if n != "" {

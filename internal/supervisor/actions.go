@@ -14,6 +14,7 @@ import (
 	"github.com/torchmem/torchmem/internal/gpu"
 	"github.com/torchmem/torchmem/internal/hook"
 	"github.com/torchmem/torchmem/internal/policy"
+	"github.com/torchmem/torchmem/internal/termsafe"
 )
 
 // onSignal forwards a signal to the job's process group. The first Ctrl-C
@@ -198,9 +199,11 @@ func sigName(sig syscall.Signal) string {
 	return fmt.Sprintf("signal %d", int(sig))
 }
 
+// notice prints one line; it may hold the job's text (hook notices,
+// errors naming its files), so it is escaped for the terminal.
 func (s *sup) notice(line string) {
 	s.status.clear()
-	fmt.Fprintln(s.cfg.Notices, "torchmem: "+line)
+	fmt.Fprintln(s.cfg.Notices, "torchmem: "+termsafe.Line(line))
 }
 
 func devicesOf(b gpu.Backend) []gpu.Device {

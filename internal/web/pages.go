@@ -21,28 +21,24 @@ var static embed.FS
 // dashboardPages names each page (static/<name>.html) and its script.
 var dashboardPages = map[string]string{"node": "node.js", "run": "run.js", "runs": "run.js"}
 
-// assetsModTime is the assets' modification time: the binary's start, so caches
-// revalidate after an upgrade.
-var assetsModTime = time.Now()
-
 func (s *Server) pages(mux *http.ServeMux) {
 	rendered := renderPages()
 	page := func(name string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) { serveStatic(w, r, rendered, "static/"+name) }
+		return func(w http.ResponseWriter, r *http.Request) { serveStatic(w, r, rendered, "static/"+name, s.modTime) }
 	}
 	mux.HandleFunc("GET /{$}", page("node.html"))
 	mux.HandleFunc("GET /runs", page("runs.html"))
 	mux.HandleFunc("GET /runs/{id}", page("run.html"))
 	mux.HandleFunc("GET /static/uPlot.iife.min.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-		http.ServeContent(w, r, "", assetsModTime, strings.NewReader(webassets.UPlotJS))
+		http.ServeContent(w, r, "", s.modTime, strings.NewReader(webassets.UPlotJS))
 	})
 	mux.HandleFunc("GET /static/uPlot.min.css", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
-		http.ServeContent(w, r, "", assetsModTime, strings.NewReader(webassets.UPlotCSS))
+		http.ServeContent(w, r, "", s.modTime, strings.NewReader(webassets.UPlotCSS))
 	})
 	mux.HandleFunc("GET /static/{file}", func(w http.ResponseWriter, r *http.Request) {
-		serveStatic(w, r, rendered, "static/"+r.PathValue("file"))
+		serveStatic(w, r, rendered, "static/"+r.PathValue("file"), s.modTime)
 	})
 }
 
@@ -62,8 +58,9 @@ func renderPages() map[string][]byte {
 	return out
 }
 
-// serveStatic serves a rendered page, or else the embedded file name.
-func serveStatic(w http.ResponseWriter, r *http.Request, rendered map[string][]byte, name string) {
+// serveStatic serves a rendered page, or else the embedded file name, as
+// last modified at modTime.
+func serveStatic(w http.ResponseWriter, r *http.Request, rendered map[string][]byte, name string, modTime time.Time) {
 	b, ok := rendered[name]
 	if !ok {
 		var err error
@@ -80,5 +77,5 @@ func serveStatic(w http.ResponseWriter, r *http.Request, rendered map[string][]b
 	case strings.HasSuffix(name, ".css"):
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 	}
-	http.ServeContent(w, r, "", assetsModTime, bytes.NewReader(b))
+	http.ServeContent(w, r, "", modTime, bytes.NewReader(b))
 }

@@ -53,15 +53,15 @@ type LiveRun struct {
 // taken at once.
 func (s *Server) Run(ctx context.Context) {
 	go s.watchOOM(ctx)
-	t := time.NewTicker(s.cfg.Interval)
-	defer t.Stop()
+	tick, stop := s.ticker(s.cfg.Interval)
+	defer stop()
 	for {
 		s.update(ctx)
 		select {
 		case <-ctx.Done():
 			s.closeDB()
 			return
-		case <-t.C:
+		case <-tick:
 		}
 	}
 }
@@ -147,7 +147,7 @@ func (s *Server) store() (*store.DB, error) {
 	if _, err := os.Stat(s.cfg.DBPath); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no run yet: history appears with the first `torchmem run`
 	}
-	db, err := store.Open(s.cfg.DBPath, store.Options{ReadOnly: true, ProcRoot: s.cfg.ProcRoot})
+	db, err := store.Open(s.cfg.DBPath, store.Options{ReadOnly: true, ProcRoot: s.cfg.ProcRoot, Now: s.cfg.Now})
 	if err != nil {
 		return nil, fmt.Errorf("open history %s: %w", s.cfg.DBPath, err)
 	}

@@ -51,6 +51,10 @@ type Config struct {
 	KernelOOM OOMSource
 	// Logf reports background problems once each (nil: discard).
 	Logf func(format string, args ...any)
+	// Now is the clock (time.Now unless set): the assets' modification
+	// time and the history store's downsampling ages follow it. Network
+	// write deadlines do not: the kernel checks them against the real clock.
+	Now func() time.Time
 }
 
 // Server serves one node. Create it with New.
@@ -72,6 +76,18 @@ type Server struct {
 	logged   map[string]bool
 	streams  chan struct{} // bounds concurrent SSE streams
 	oom      oomLog        // what the kernel log said (Config.KernelOOM)
+	// modTime is the dashboard assets' modification time: the server's
+	// start, so browser caches revalidate after an upgrade.
+	modTime time.Time
+	// ticker paces sampling and the live stream's keep-alives (newTicker
+	// unless a test sets it): it returns the ticks and a stop function.
+	ticker func(d time.Duration) (<-chan time.Time, func())
+}
+
+// newTicker is a real time.Ticker as the ticks and stop function of Server.ticker.
+func newTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 // maxStreams bounds concurrent live streams, so a runaway page cannot
@@ -89,11 +105,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	host, _ := os.Hostname()
 	var err error
 	s := &Server{cfg: cfg, host: host, changed: make(chan struct{}), logged: map[string]bool{},
 		state:   &metrics.State{SampleErr: errors.New("no sample yet")},
-		streams: make(chan struct{}, maxStreams)}
+		streams: make(chan struct{}, maxStreams), modTime: cfg.Now(), ticker: newTicker}
 	if s.procFS, err = procfs.NewFS(s.procRoot()); err != nil {
 		return nil, err
 	}

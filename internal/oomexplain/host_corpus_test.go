@@ -86,6 +86,26 @@ func TestHostParsesRealShapes(t *testing.T) {
 			want: []string{"torchrun_child_killed pids=[14689] rank=0 local=0 exit=-9 signal=SIGKILL"},
 		},
 		{
+			name: "a retyped table: fields run together, 'signal' in lower case (host/052)",
+			text: "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n" +
+				"experiments/supervised HO3D V2.py FAILED\n" +
+				"Failures:\n" +
+				"<NO OTHER FAILURES>\n" +
+				"Root Cause (first observed failure) :\n" +
+				"[0]:\n" +
+				"time\n" +
+				"host\n" +
+				"2023-09-14 01:45:50\n" +
+				"ding-X10DRG\n" +
+				"rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>\n" +
+				"traceback : signal 9 (SIGKILL) received by PID 36071\n",
+			want: []string{"torchrun_child_killed pids=[36071] rank=2 local=2 exit=-9 signal=SIGKILL"},
+		},
+		{
+			name: "the exit code is read inside a line only in an open table",
+			text: "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>\n",
+		},
+		{
 			name: "mp.spawn, 1.x wording (host/033)",
 			text: "    (error_index, name)\nException: process 1 terminated with signal SIGKILL\n",
 			want: []string{"torchrun_child_killed pids=[] local=1 signal=SIGKILL"},

@@ -26,9 +26,14 @@ type torchrunTable struct {
 }
 
 var (
-	reTRRank   = regexp.MustCompile(`^rank\s*:\s*(\d+) \(local_rank: (\d+)\)`)
+	reTRRank   = regexp.MustCompile(`^rank\s*:?\s*(\d+) \(local[_ ]rank: (\d+)\)`)
 	reTRExit   = regexp.MustCompile(`^exitcode\s*:\s*(-?\d+) \(pid: (\d+)\)`)
-	reTRSignal = regexp.MustCompile(`^(?:traceback|msg)\s*:\s*Signal (\d+) \((SIG[A-Z]+)\) received by PID (\d+)`)
+	reTRSignal = regexp.MustCompile(`^(?:traceback|msg)\s*:\s*[Ss]ignal (\d+) \((SIG[A-Z]+)\) received by PID (\d+)`)
+	// A table retyped or OCR'd runs its fields together and loses their
+	// punctuation: "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error
+	// file: <N/A>" (corpus host/052). Inside an open table the exit code
+	// is read wherever it is on the line.
+	reTRExitIn = regexp.MustCompile(`exitcode\s*:\s*(-?\d+) \(pid: (\d+)\)`)
 	reTREntry  = regexp.MustCompile(`^\[\d+\]:$`)
 	reTRFailed = regexp.MustCompile(`failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\) of binary: (\S+)`)
 	// torch.multiprocessing.spawn: "Exception: process 1 terminated with
@@ -56,12 +61,13 @@ func (h *hostParser) tableRow(l *line, t string) bool {
 	case (strings.HasPrefix(t, "host ") || strings.HasPrefix(t, "host:")) && strings.Contains(t, ":"):
 		_, v, _ := strings.Cut(t, ":")
 		tb.host = strings.TrimSpace(v)
-	case reTRRank.MatchString(t):
-		m := reTRRank.FindStringSubmatch(t)
-		tb.rank, tb.local = atoiPtr(m[1]), atoiPtr(m[2])
-	case reTRExit.MatchString(t):
-		m := reTRExit.FindStringSubmatch(t)
-		h.torchrunChild(l, t, atoiPtr(m[1]), atoiPtr(m[2]), tb.rank, tb.local, tb.host, tb.program)
+	case reTRRank.MatchString(t) || reTRExitIn.MatchString(t):
+		if m := reTRRank.FindStringSubmatch(t); m != nil {
+			tb.rank, tb.local = atoiPtr(m[1]), atoiPtr(m[2])
+		}
+		if m := reTRExitIn.FindStringSubmatch(t); m != nil {
+			h.torchrunChild(l, t, atoiPtr(m[1]), atoiPtr(m[2]), tb.rank, tb.local, tb.host, tb.program)
+		}
 	case (strings.HasPrefix(t, "traceback") || strings.HasPrefix(t, "msg")) && strings.Contains(t, "received by PID"):
 		h.signalRow(l, t)
 	default:

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/torchmem/torchmem/internal/procfs"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -46,10 +47,10 @@ func rlimitFinding(h *Host, id, name, shell string, fail, warn int64, why, fix, 
 	if !ok {
 		return []Finding{unreadable(id, "limits", l.shown, fmt.Errorf("no %q line", name))}
 	}
-	f := newFinding(id, "limits", OK, fmt.Sprintf("%s is %s (soft), %s (hard)", shell, FormatLimit(r.Soft), FormatLimit(r.Hard))).
-		ev(l.shown, fmt.Sprintf("%s: soft %s, hard %s", name, FormatLimit(r.Soft), FormatLimit(r.Hard)))
+	f := newFinding(id, "limits", OK, fmt.Sprintf("%s is %s (soft), %s (hard)", shell, procfs.FormatLimit(r.Soft), procfs.FormatLimit(r.Hard))).
+		ev(l.shown, fmt.Sprintf("%s: soft %s, hard %s", name, procfs.FormatLimit(r.Soft), procfs.FormatLimit(r.Hard)))
 	switch {
-	case r.Soft == Unlimited || r.Soft >= warn:
+	case r.Soft == procfs.Unlimited || r.Soft >= warn:
 		return []Finding{f}
 	case r.Soft <= fail:
 		f.Severity = Fail
@@ -65,13 +66,13 @@ func checkMemlock(h *Host) []Finding {
 		return []Finding{unreadable("ulimit.memlock", "limits", l.shown, l.err)}
 	}
 	r := l.m["Max locked memory"]
-	val := FormatLimit(r.Soft)
-	if r.Soft != Unlimited {
+	val := procfs.FormatLimit(r.Soft)
+	if r.Soft != procfs.Unlimited {
 		val = units.Bytes(r.Soft)
 	}
 	f := newFinding("ulimit.memlock", "limits", OK, "ulimit -l (locked memory) is "+val).
-		ev(l.shown, "Max locked memory: soft "+FormatLimit(r.Soft)+", hard "+FormatLimit(r.Hard))
-	if r.Soft == Unlimited {
+		ev(l.shown, "Max locked memory: soft "+procfs.FormatLimit(r.Soft)+", hard "+procfs.FormatLimit(r.Hard))
+	if r.Soft == procfs.Unlimited {
 		return []Finding{f}
 	}
 	if len(h.gpus().devs) > 0 || dirExists(h.SysRoot, "class/infiniband") {

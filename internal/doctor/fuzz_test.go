@@ -2,14 +2,6 @@ package doctor
 
 import "testing"
 
-func FuzzParseLimits(f *testing.F) {
-	f.Add(limitsFile("4096", "1024", "65536"))
-	f.Add(limitsHeader + "Max realtime timeout      unlimited            unlimited            us        \n")
-	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = parseLimits(s)
-	})
-}
-
 func FuzzParseAllocConf(f *testing.F) {
 	f.Add("expandable_segments:True,roundup_power2_divisions:[256:1,512:2,>:4]")
 	f.Add("backend:cudaMallocAsync")

@@ -1,15 +1,15 @@
 package lint
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/torchmem/torchmem/internal/procfs"
 )
 
 // Host is what TM013 knows about the machine the jobs run on. A nil field
@@ -24,21 +24,16 @@ type Host struct {
 	Note     string // why a part could not be read, for the one-line notice
 }
 
-// ReadHost reads the limits of this machine: procRoot/self/limits and a
-// statfs of root/dev/shm.
+// ReadHost reads the limits of this machine: procRoot/self/limits (with
+// procfs's reader) and a statfs of root/dev/shm.
 func ReadHost(procRoot, root string) Host {
 	var h Host
 	var notes []string
 	h.RootUser = readRealUID(filepath.Join(procRoot, "self", "status")) == 0
-	path := filepath.Join(procRoot, "self", "limits")
-	if fh, err := os.Open(path); err != nil {
-		notes = append(notes, fmt.Sprintf("read %s: %v", path, err))
-	} else {
-		h.MaxProcs, h.Unlimited, err = parseLimitsNproc(fh)
-		fh.Close()
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("parse %s: %v", path, err))
-		}
+	if l, err := readSelfLimits(procRoot); err != nil {
+		notes = append(notes, err.Error())
+	} else if h.MaxProcs, h.Unlimited, err = nproc(l); err != nil {
+		notes = append(notes, fmt.Sprintf("%s: %v", filepath.Join(procRoot, "self", "limits"), err))
 	}
 	shm := filepath.Join(root, "dev", "shm")
 	var st unix.Statfs_t
@@ -52,35 +47,26 @@ func ReadHost(procRoot, root string) Host {
 	return h
 }
 
-// parseLimitsNproc reads the soft limit of the "Max processes" line:
-//
-//	Limit                     Soft Limit           Hard Limit           Units
-//	Max processes             63704                63704                processes
-func parseLimitsNproc(r io.Reader) (*uint64, bool, error) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, "Max processes")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) < 1 {
-			return nil, false, fmt.Errorf("short Max processes line %q", line)
-		}
-		if fields[0] == "unlimited" {
-			return nil, true, nil
-		}
-		v, err := strconv.ParseUint(fields[0], 10, 64)
-		if err != nil {
-			return nil, false, fmt.Errorf("Max processes soft limit %q: %w", fields[0], err)
-		}
-		return &v, false, nil
+func readSelfLimits(procRoot string) (procfs.Limits, error) {
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Join(procRoot, "self", "limits"), err)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, false, err
+	return fs.SelfLimits()
+}
+
+// nproc returns the soft "Max processes" limit (ulimit -u), or true when
+// it is unlimited.
+func nproc(l procfs.Limits) (*uint64, bool, error) {
+	r, ok := l["Max processes"]
+	switch {
+	case !ok:
+		return nil, false, fmt.Errorf("no Max processes line")
+	case r.Soft == procfs.Unlimited:
+		return nil, true, nil
 	}
-	return nil, false, fmt.Errorf("no Max processes line")
+	v := uint64(r.Soft)
+	return &v, false, nil
 }
 
 // readRealUID returns the real uid from a /proc/<pid>/status file

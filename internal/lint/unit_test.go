@@ -9,24 +9,34 @@ import (
 	"testing"
 )
 
+// nproc over limits text read by procfs's parser (header optional).
 func TestParseLimitsNproc(t *testing.T) {
-	f, err := os.Open("testdata/host/limits")
+	parse := func(text string) (*uint64, bool, error) {
+		proc := t.TempDir()
+		os.MkdirAll(filepath.Join(proc, "self"), 0o755)
+		os.WriteFile(filepath.Join(proc, "self", "limits"), []byte(text), 0o644)
+		l, err := readSelfLimits(proc)
+		if err != nil {
+			return nil, false, err
+		}
+		return nproc(l)
+	}
+	data, err := os.ReadFile("testdata/host/limits")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	v, unlimited, err := parseLimitsNproc(f)
+	v, unlimited, err := parse(string(data))
 	if err != nil || unlimited || v == nil || *v != 4096 {
 		t.Fatalf("got %v %v %v, want soft limit 4096", v, unlimited, err)
 	}
-	v, unlimited, err = parseLimitsNproc(strings.NewReader("Max processes             unlimited            unlimited            processes\n"))
+	v, unlimited, err = parse("Max processes             unlimited            unlimited            processes\n")
 	if err != nil || !unlimited || v != nil {
 		t.Fatalf("unlimited: got %v %v %v", v, unlimited, err)
 	}
-	if _, _, err = parseLimitsNproc(strings.NewReader("Max open files 1 1 files\n")); err == nil {
+	if _, _, err = parse("Max open files 1 1 files\n"); err == nil {
 		t.Fatal("no Max processes line: want an error")
 	}
-	if _, _, err = parseLimitsNproc(strings.NewReader("Max processes  lots  lots processes\n")); err == nil {
+	if _, _, err = parse("Max processes  lots  lots processes\n"); err == nil {
 		t.Fatal("bad number: want an error")
 	}
 }

@@ -6,7 +6,7 @@
 // (meminfo, stat, cmdline) and hand-writes
 // the rest (status with presence flags, smaps_rollup with its smaps fallback, oom_score,
 // PSI through the psi subpackage shared with internal/cgroup,
-// sysctls, THP, maps), where a field must be told missing from zero or the
+// sysctls, THP, maps, limits), where a field must be told missing from zero or the
 // cost must stay at the kernel's own. A process's cgroup path is read by
 // internal/cgroup (ProcessPath), which also reads that cgroup's files.
 //
@@ -23,6 +23,9 @@
 //	(FS) SmapsRollup(pid int) (SmapsRollup, error) // falls back to summing smaps
 //	(FS) SmapsSum(pid int) (SmapsRollup, error)    // always sums smaps (as smem does)
 //	(FS) OOMScore(pid int) (OOMScore, error)
+//	(FS) Limits(pid int) (Limits, error)          // keyed by "Max open files"; Unlimited = -1
+//	(FS) SelfLimits() (Limits, error)             // what this process hands to its children
+//	FormatLimit(n int64) string                   // "unlimited" or the number
 //	(FS) MapsContain(pid int, needle string) (bool, error)
 //	(FS) Sysctl(name string) (string, error)
 //	(FS) OOMKills() (*uint64, error)              // nil before kernel 4.13

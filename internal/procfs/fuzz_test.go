@@ -77,3 +77,24 @@ func FuzzSmapsLines(f *testing.F) {
 		_ = r.addLines(b)
 	})
 }
+
+func FuzzParseLimits(f *testing.F) {
+	b, err := os.ReadFile("testdata/proc/517/limits")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(b))
+	f.Add("Max processes             unlimited            unlimited            processes\n")
+	f.Add(limitsHeader + "Max realtime timeout      unlimited            unlimited            us        \n")
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := parseLimits(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		for name := range l {
+			if name == "" || strings.TrimSpace(name) != name {
+				t.Fatalf("limit name %q", name)
+			}
+		}
+	})
+}

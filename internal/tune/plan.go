@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/torchmem/torchmem/internal/doctor"
+	"github.com/torchmem/torchmem/internal/procfs"
 )
 
 // Runner runs a command on the real host (systemctl, tuned-adm).
@@ -193,15 +194,19 @@ func current(o *Options, s Setting) (string, string) {
 var limitNames = map[string]string{"nproc": "Max processes", "nofile": "Max open files", "memlock": "Max locked memory"}
 
 // currentLimit reads the soft and hard limit this shell runs under, with
-// doctor's reader; both are "" when /proc/self/limits has no such line.
+// procfs's reader; both are "" when /proc/self/limits has no such line.
 func currentLimit(o *Options, item string) (soft, hard string) {
-	m, err := doctor.ReadLimits(o.ProcRoot)
+	fs, err := procfs.NewFS(o.ProcRoot)
+	if err != nil {
+		return "", ""
+	}
+	m, err := fs.SelfLimits()
 	r, ok := m[limitNames[item]]
 	if err != nil || !ok {
 		return "", ""
 	}
-	soft, hard = doctor.FormatLimit(r.Soft), doctor.FormatLimit(r.Hard)
-	if item == "memlock" && r.Soft != doctor.Unlimited {
+	soft, hard = procfs.FormatLimit(r.Soft), procfs.FormatLimit(r.Hard)
+	if item == "memlock" && r.Soft != procfs.Unlimited {
 		soft += " bytes"
 	}
 	return soft, hard

@@ -113,9 +113,12 @@ func (h *hostParser) add(l *line, kind Kind, f *HostFailure, pids []int) *Incide
 }
 
 func sameHostFailure(r *Incident, kind Kind, f *HostFailure, pids []int) bool {
-	if kind == KindSlurmOOM && r.Kind == KindSlurmOOM && (f.JobID == "" || r.Failure.JobID == "" || f.JobID == r.Failure.JobID) {
-		// slurmstepd reports each step (.0, .batch) and srun adds its own
-		// line: one job, one story.
+	if kind == KindSlurmOOM && r.Kind == KindSlurmOOM && (f.JobID == "" || r.Failure.JobID == "" || f.JobID == r.Failure.JobID) &&
+		(f.StepID == "" || r.Failure.StepID == "" || f.StepID == r.Failure.StepID) {
+		// srun's "task 0: Out Of Memory" and the limit lines without a
+		// step add to the step's detection. slurmstepd's detections in
+		// two steps of a job (.0, then .batch: corpus host/055) are two
+		// incidents: each step's cgroup counted its own OOM kills.
 		adoptSlurmIDs(r.Failure, f.JobID, f.StepID)
 		return true
 	}

@@ -31,7 +31,8 @@ func TestHostFailures(t *testing.T) {
 		{"host/oserror-emfile.log", []Kind{KindTooManyOpenFiles}, nil, 1, VerdictFDLimit},
 		{"host/torchrun-sigkill.log", []Kind{KindTorchrunSIGKILL}, []int{11127}, 1, VerdictKilledSIGKILL},
 		{"host/torchrun-sigkill-rank4.log", []Kind{KindTorchrunSIGKILL}, []int{208585}, 1, VerdictKilledSIGKILL},
-		{"host/slurm-dataloader.log", []Kind{KindDataLoaderKilled, KindSlurmOOM}, []int{191071}, 1, VerdictSlurmLimit},
+		// Detections in step .0 and in .batch: one incident each.
+		{"host/slurm-dataloader.log", []Kind{KindDataLoaderKilled, KindSlurmOOM, KindSlurmOOM}, []int{191071}, 1, VerdictSlurmLimit},
 		{"host/slurm-step-cgroup.log", []Kind{KindSlurmOOM}, nil, 1, VerdictSlurmLimit},
 		{"host/systemd-oomd.log", []Kind{KindSystemdOOMD}, nil, 1, VerdictSystemdOOMD},
 	}
@@ -78,10 +79,13 @@ func TestHostFailureDetails(t *testing.T) {
 		t.Errorf("shm object %q errno %q", fd.ShmObject, fd.Errno)
 	}
 	sl := parseFile(t, "host/slurm-dataloader.log")
-	if s := sl[1].Failure; s.JobID != "9209586" || s.StepID != "9209586.0" || !ptrEq(s.OOMEvents, 1) || sl[1].Count != 3 {
+	if s := sl[1].Failure; s.JobID != "9209586" || s.StepID != "9209586.0" || !ptrEq(s.OOMEvents, 1) || sl[1].Count != 2 {
 		t.Errorf("slurm %+v count %d", s, sl[1].Count)
 	}
-	if !equalInts(sl[0].Related, []int{1}) {
+	if s := sl[2].Failure; s.JobID != "9209586" || s.StepID != "9209586.batch" || !ptrEq(s.OOMEvents, 1) || sl[2].Count != 1 {
+		t.Errorf("slurm batch step %+v count %d", s, sl[2].Count)
+	}
+	if !equalInts(sl[0].Related, []int{1, 2}) {
 		t.Errorf("DataLoader kill not tied to the Slurm event: %v", sl[0].Related)
 	}
 	oomd := parseFile(t, "host/systemd-oomd.log")[0]

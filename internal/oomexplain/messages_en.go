@@ -152,6 +152,7 @@ var messagesEN = map[string]string{
 	"run.verdict.ok":                       "exited normally",
 	"run.verdict.exit":                     "exited with status %[1]s",
 	"run.verdict.exit_exception":           "exited with status %[1]s after an uncaught %[2]s",
+	"run.verdict.exit_claim":               "exited with status %[1]s after an exception it reported as a CUDA out-of-memory error, which its CPU-only torch cannot raise (the job's claim, not taken)",
 	"run.verdict.signal":                   "killed by %[1]s (not by the OOM killer)",
 	"run.verdict.interrupted":              "stopped with Ctrl-C (%[1]s×): %[2]s",
 	"run.verdict.with_victims":             "%[1]s; victim %[2]s",

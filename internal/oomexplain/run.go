@@ -146,7 +146,7 @@ func lastException(ev RunEvidence) string {
 	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
 		text = text[i+1:]
 	}
-	if short := x.Type[strings.LastIndexByte(x.Type, '.')+1:]; !strings.HasPrefix(text, short) {
+	if short := x.Type[strings.LastIndexByte(x.Type, '.')+1:]; !strings.HasPrefix(text, short) && !strings.HasPrefix(text, x.Type) {
 		text = x.Type + ": " + text
 	}
 	return text

@@ -228,12 +228,17 @@ func cudaImpossible(ev RunEvidence) bool {
 
 func claimingPIDs(ev RunEvidence) []int {
 	var out []int
+	add := func(pid int) {
+		if !slices.Contains(out, pid) {
+			out = append(out, pid)
+		}
+	}
 	for _, o := range ev.CUDAOOMs {
-		out = append(out, o.PID)
+		add(o.PID)
 	}
 	for _, x := range ev.Exceptions {
 		if x.OOM && strings.Contains(x.Text, "CUDA") {
-			out = append(out, x.PID)
+			add(x.PID)
 		}
 	}
 	return out

@@ -26,6 +26,9 @@ func causeMsg(ev RunEvidence, rv RunVerdict, incs []Incident) Msg {
 	case CauseOK:
 		return msg("run.verdict.ok")
 	case CauseExitCode:
+		if cudaClaimed(ev, incs) && cudaImpossible(ev) {
+			return msg("run.verdict.exit_claim", itoa(ev.ExitCode))
+		}
 		if rv.Exception != "" {
 			return msg("run.verdict.exit_exception", itoa(ev.ExitCode), firstLineOf(rv.Exception))
 		}

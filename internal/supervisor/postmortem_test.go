@@ -65,3 +65,20 @@ func TestClassify(t *testing.T) {
 }
 
 func intp(n int) *int { return &n }
+
+// TestReliabilityForgedCUDAClaim: a CPU-only job whose hook reports a
+// 931 GiB CUDA OOM (a forged or impossible claim) does not get a CUDA
+// verdict; the summary labels the claim as the job's and says why it
+// was not taken.
+func TestReliabilityForgedCUDAClaim(t *testing.T) {
+	e := evidence{code: 1, mainPID: 7, hello: map[int]*hook.Hello{7: {Torch: "1.13.1"}},
+		ooms: []pidOOM{{PID: 7, OOM: hook.OOM{Device: 0, Alloc: 931 << 30, DeviceFree: 1 << 20}}},
+		excs: []pidException{{PID: 7, Exception: hook.Exception{ExcType: "torch.OutOfMemoryError", OOM: true,
+			Text: "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 931.00 GiB"}}}}
+	s := classify(e)
+	notes := strings.Join(s.Notes, " | ")
+	t.Logf("RELIABILITY|CUDA OOM claimed by a CPU-only job|not the verdict; the claim labelled as the job's|cause %s, verdict %q; notes: %s", s.Cause, s.Verdict, notes)
+	if s.Cause == CauseCUDAOOM || !strings.Contains(s.Verdict, "not taken") || !strings.Contains(notes, "no CUDA build") {
+		t.Errorf("cause %s verdict %q notes %q", s.Cause, s.Verdict, notes)
+	}
+}

@@ -22,7 +22,7 @@ import (
 // KeyboardInterrupt); the second sends SIGTERM and SIGKILLs the cgroup
 // after the grace period; the third kills at once.
 func (s *sup) onSignal(sig syscall.Signal) {
-	now := time.Now()
+	now := s.now()
 	if s.cfg.Interactive && sig != syscall.SIGINT && sig != syscall.SIGTERM {
 		return // Ctrl-\ or a hang-up: the terminal signalled the job itself
 	}
@@ -159,7 +159,7 @@ func (s *sup) act(now time.Time, d policy.Decision) bool {
 	}
 	// sample_ns: when the sample (or the cgroup event) that triggered it was
 	// taken; at_ns: when the action was done (for reaction benchmarks).
-	at := time.Now()
+	at := s.now()
 	data := map[string]any{"rule": d.Rule.String(), "value": d.Value, "sample_ns": now.UnixNano(), "at_ns": at.UnixNano()}
 	s.event(at, d.Rule.Action, "policy", 0, msg, data)
 	return true

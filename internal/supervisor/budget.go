@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 )
 
 // What a run keeps of what the job can make it record. The hook server
@@ -123,5 +122,5 @@ func (s *sup) recordBudget() {
 	}
 	s.notice(msg)
 	data := map[string]any{"hook_dropped": hd, "hook_truncated": cut, "dropped": s.budget.dropped, "dropped_event_bytes": s.budget.droppedBytes}
-	s.storeEvent(time.Now(), "budget", "supervisor", 0, msg, data)
+	s.storeEvent(s.now(), "budget", "supervisor", 0, msg, data)
 }

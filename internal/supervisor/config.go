@@ -107,9 +107,18 @@ type Config struct {
 	GPU       gpu.Backend // nil: no GPU
 	Rec       Recorder    // nil: no history
 	KernelLog KernelLog
+	// Now is the clock (time.Now unless set) of the run's decisions: the
+	// policy's durations and rate limits, the grace period's deadline, event
+	// and sample times, the status line's elapsed time and redraw rate, the
+	// run's duration. The sampling tick and the waits for the job's last
+	// messages stay on the real clock.
+	Now func() time.Time
 }
 
 func (c *Config) defaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
 	if c.Interval <= 0 {
 		c.Interval = time.Second
 	}
@@ -137,6 +146,15 @@ func (c *Config) defaults() {
 	if c.Rec == nil {
 		c.Rec = nopRecorder{}
 	}
+}
+
+// now is the run's clock, Config.Now (time.Now for a sup made without
+// defaults, as unit tests do).
+func (s *sup) now() time.Time {
+	if s.cfg.Now == nil {
+		return time.Now()
+	}
+	return s.cfg.Now()
 }
 
 type nopRecorder struct{}

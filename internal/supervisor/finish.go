@@ -10,7 +10,7 @@ import (
 // finish runs after the main process was reaped: it takes a last sample,
 // kills what the job left behind, collects the evidence and explains it.
 func (s *sup) finish(ctx context.Context) *Result {
-	end := time.Now()
+	end := s.now()
 	code, sig := exitStatus(s.job.cmd.ProcessState)
 	s.drainHook(150 * time.Millisecond)
 	s.sampleNow(end)
@@ -39,7 +39,7 @@ func (s *sup) finish(ctx context.Context) *Result {
 		st := s.hk.step
 		sum.LastStep, sum.Steps = &st, st
 	}
-	s.event(time.Now(), "exit", "supervisor", s.job.pid, sum.Verdict, map[string]any{"exit_code": code, "cause": sum.Cause})
+	s.event(s.now(), "exit", "supervisor", s.job.pid, sum.Verdict, map[string]any{"exit_code": code, "cause": sum.Cause})
 	s.cleanup()
 	s.status.done()
 	return &Result{ExitCode: code, Summary: sum}

@@ -56,8 +56,8 @@ type Result struct {
 // for failing to start the job at all.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.defaults()
-	s := &sup{cfg: cfg, hk: newHookState(), peaks: map[string]int64{}, began: time.Now(), everPIDs: map[int]bool{}}
-	s.status = statusLine{w: cfg.Notices, on: cfg.StatusLine}
+	s := &sup{cfg: cfg, hk: newHookState(), peaks: map[string]int64{}, began: cfg.Now(), everPIDs: map[int]bool{}}
+	s.status = statusLine{w: cfg.Notices, on: cfg.StatusLine, now: cfg.Now}
 	p, err := s.plan()
 	if err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func (s *sup) setupHook() []string {
 	add, err := hook.Install(s.cfg.HookDir, hook.InstallOptions{Interval: s.cfg.HookInterval,
 		RecordHistory: s.cfg.RecordHistory, SnapshotDir: s.snapshotDir()})
 	if err == nil {
-		s.srv, err = hook.Listen(s.cfg.HookDir, hook.Options{Accept: s.acceptPeer})
+		s.srv, err = hook.Listen(s.cfg.HookDir, hook.Options{Accept: s.acceptPeer, Now: s.cfg.Now})
 	}
 	if err != nil {
 		s.notice("in-process hook off: " + err.Error())
@@ -170,14 +170,15 @@ func (s *sup) loop(ctx context.Context, sigs <-chan os.Signal) {
 	}
 	tick := time.NewTicker(s.cfg.Interval)
 	defer tick.Stop()
-	s.sampleNow(time.Now())
+	s.sampleNow(s.now())
 	for {
 		select {
 		case <-s.job.done:
 			return
 		case sig := <-sigs:
 			s.onSignal(sig.(syscall.Signal))
-		case now := <-tick.C:
+		case <-tick.C:
+			now := s.now()
 			s.sampleNow(now)
 			s.maybeKill(now)
 		case ev, ok := <-cgEvents:

@@ -25,17 +25,30 @@ type statusLine struct {
 	on    bool
 	shown bool
 	last  time.Time
+	// now is the clock of the redraw rate (nil: time.Now).
+	now func() time.Time
 	// size reports the terminal's rows and columns; nil: ask w's tty.
 	size func() (rows, cols int, ok bool)
 	// rows > 0: the scroll region is set and the status is on this row.
 	rows int
 }
 
+// statusEvery is the status line's fastest redraw: a burst of samples
+// (cgroup events, OOMs) does not flood the terminal.
+const statusEvery = 200 * time.Millisecond
+
 func (l *statusLine) draw(text string) {
-	if !l.on || time.Since(l.last) < 200*time.Millisecond {
+	if !l.on {
 		return
 	}
-	l.last = time.Now()
+	now := time.Now()
+	if l.now != nil {
+		now = l.now()
+	}
+	if now.Sub(l.last) < statusEvery {
+		return
+	}
+	l.last = now
 	rows, cols, ok := l.termSize()
 	if !ok || rows < 3 {
 		l.done()
@@ -151,5 +164,5 @@ func (s *sup) statusParts() []string {
 	if r.Step != nil {
 		parts = append(parts, fmt.Sprintf("step %d", *r.Step))
 	}
-	return append(parts, time.Since(s.began).Truncate(time.Second).String())
+	return append(parts, s.now().Sub(s.began).Truncate(time.Second).String())
 }

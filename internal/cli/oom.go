@@ -9,13 +9,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/kmsg"
 	"github.com/torchmem/torchmem/internal/oomexplain"
+	"github.com/torchmem/torchmem/internal/shm"
 	"golang.org/x/sys/unix"
 )
 
@@ -203,9 +203,8 @@ func oomKernelHint(err error) error {
 // oomHostContext is what this host says about shm and fd limits.
 func oomHostContext(env *Env) oomexplain.Context {
 	var c oomexplain.Context
-	var st unix.Statfs_t
-	if unix.Statfs(filepath.Join(env.Root, "dev/shm"), &st) == nil {
-		c.ShmSizeBytes = int64(st.Blocks) * st.Bsize
+	if u, err := shm.Read(env.Root); err == nil {
+		c.ShmSizeBytes = int64(u.SizeBytes)
 	}
 	var rl unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil {

@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/torchmem/torchmem/internal/procfs"
+	"github.com/torchmem/torchmem/internal/shm"
 )
 
 // Host is what TM013 knows about the machine the jobs run on. A nil field
@@ -25,7 +24,7 @@ type Host struct {
 }
 
 // ReadHost reads the limits of this machine: procRoot/self/limits (with
-// procfs's reader) and a statfs of root/dev/shm.
+// procfs's reader) and the size of root/dev/shm (shm's reader).
 func ReadHost(procRoot, root string) Host {
 	var h Host
 	var notes []string
@@ -35,13 +34,10 @@ func ReadHost(procRoot, root string) Host {
 	} else if h.MaxProcs, h.Unlimited, err = nproc(l); err != nil {
 		notes = append(notes, fmt.Sprintf("%s: %v", filepath.Join(procRoot, "self", "limits"), err))
 	}
-	shm := filepath.Join(root, "dev", "shm")
-	var st unix.Statfs_t
-	if err := unix.Statfs(shm, &st); err != nil {
-		notes = append(notes, fmt.Sprintf("statfs %s: %v", shm, err))
+	if u, err := shm.Read(root); err != nil {
+		notes = append(notes, err.Error())
 	} else {
-		size := uint64(st.Blocks) * uint64(st.Bsize)
-		h.ShmBytes = &size
+		h.ShmBytes = &u.SizeBytes
 	}
 	h.Note = strings.Join(notes, "; ")
 	return h

@@ -28,6 +28,7 @@ type hostParser struct {
 	recent []*Incident // bounded: the last few host incidents, for merging
 	table  torchrunTable
 	ctr    containerState
+	oomd   oomdPending
 }
 
 func newHostParser(p *Parser) *hostParser { return &hostParser{p: p} }
@@ -38,7 +39,9 @@ func (h *hostParser) open() bool {
 	return h.table.active || h.ctr.inc != nil && h.p.lineNo-h.ctr.no <= containerLines
 }
 
-func (h *hostParser) flush() { h.table, h.ctr = torchrunTable{}, containerState{} }
+func (h *hostParser) flush() {
+	h.table, h.ctr, h.oomd = torchrunTable{}, containerState{}, oomdPending{}
+}
 
 func (h *hostParser) feed(l *line) {
 	t := strings.TrimSpace(l.text)
@@ -81,7 +84,7 @@ func (h *hostParser) feed(l *line) {
 		h.slurmID(l, t)
 	case l.Ident == "systemd-oomd" || strings.Contains(t, "systemd-oomd"):
 		h.systemdOOMD(l, t)
-	case strings.HasPrefix(t, "Killed /") && strings.Contains(t, " due to "):
+	case (strings.HasPrefix(t, "Killed /") || strings.HasPrefix(t, "Marked /")) && strings.Contains(t, " due to "):
 		h.systemdOOMD(l, t)
 	case strings.Contains(t, "Killed") || strings.Contains(t, "zsh: killed") || strings.HasPrefix(t, "[") && strings.Contains(t, " killed "):
 		h.shell(l, t)

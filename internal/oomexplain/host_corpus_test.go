@@ -30,6 +30,12 @@ func hostFields(inc *Incident) string {
 	if f.OOMKilled != nil {
 		s += fmt.Sprintf(" oomkilled=%v", *f.OOMKilled)
 	}
+	if f.Cgroup != "" {
+		s += " cgroup=" + f.Cgroup
+	}
+	if f.OOMEvents != nil && inc.Kind == KindSystemdOOMD {
+		s += fmt.Sprintf(" killed=%d", *f.OOMEvents)
+	}
 	return s
 }
 
@@ -158,6 +164,24 @@ func TestHostParsesRealShapes(t *testing.T) {
 			text: "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=9411285.0. Some of your processes may have been killed by the cgroup out-of-memory handler.\n" +
 				"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=9411285.0. Some of your processes may have been killed by the cgroup out-of-memory handler.\n",
 			want: []string{"slurm_oom_kill pids=[] job=9411285 step=9411285.0"},
+		},
+		{
+			name: "systemd-oomd's newer wording: 'Marked ... for killing', the pid just before (host/058)",
+			text: "    [   77.740597] systemd-oomd[659]: Memory pressure for /system.slice is 85.03% > 80.00% for > 2s with reclaim activity\n" +
+				"    [   77.745326] TEST-55-OOMD.sh[1292]: + journalctl --sync\n" +
+				"    [   77.749125] systemd-oomd[659]: Considered 19 cgroups for killing, top candidates were:\n" +
+				"    [   77.749128] systemd-oomd[659]:         Path: /system.slice/systemd-journald.service\n" +
+				"    [   77.749134] systemd-oomd[659]:                 Current Memory Usage: 55.5M\n" +
+				"    [   77.749597] systemd-oomd[659]: oomd attempting to kill 407 with KILL\n" +
+				"    [   77.749670] systemd-oomd[659]: Marked /system.slice/systemd-journald.service for killing due to memory pressure for /system.slice being 85.03% > 80.00% for > 2s with reclaim activity\n" +
+				"    [   77.752252] systemd[1]: systemd-journald.service: systemd-oomd killed 1 process(es) in this unit.\n",
+			want: []string{"systemd_oomd_kill pids=[407] cgroup=/system.slice/systemd-journald.service killed=1"},
+		},
+		{
+			name: "a pid named long before the kill line is not its own",
+			text: "systemd-oomd[659]: oomd attempting to kill 407 with KILL\n" + strings.Repeat("systemd-oomd[659]: Memory pressure for /system.slice is 5.00% > 80.00%\n", 30) +
+				"systemd-oomd[659]: Killed /system.slice/a.service due to memory pressure for /system.slice being 85.03% > 80.00% for > 2s with reclaim activity\n",
+			want: []string{"systemd_oomd_kill pids=[] cgroup=/system.slice/a.service"},
 		},
 		{
 			name: "Kubernetes pod status quoted by OpenPAI: reason OOMKilled, code 137 on one line (host/030)",

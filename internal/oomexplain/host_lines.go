@@ -20,8 +20,12 @@ var (
 	// Lines that name the job or step but are no incident of their own:
 	// "srun: Terminating job step 2750598.0", "*** JOB 7518 ON xantipa
 	// CANCELLED AT ...", "*** STEP 2750598.0 ON node CANCELLED ...".
-	reSlurmID  = regexp.MustCompile(`(?:Terminating job step|\*\*\* (?:JOB|STEP)) ([0-9]+(?:\.[0-9A-Za-z_+]+)?)`)
-	reOOMDKill = regexp.MustCompile(`Killed (/\S+) due to (.+)$`)
+	reSlurmID = regexp.MustCompile(`(?:Terminating job step|\*\*\* (?:JOB|STEP)) ([0-9]+(?:\.[0-9A-Za-z_+]+)?)`)
+	// "Killed /x.scope due to ..." (systemd < 256), "Marked /x.service
+	// for killing due to ..." (newer: corpus host/058); the pids come
+	// before, at debug level: "oomd attempting to kill 407 with KILL".
+	reOOMDKill = regexp.MustCompile(`(?:Killed|Marked) (/\S+) (?:for killing )?due to (.+)$`)
+	reOOMDPID  = regexp.MustCompile(`oomd attempting to kill (\d+) with `)
 	reOOMDUnit = regexp.MustCompile(`(\S+): systemd-oomd killed (\d+) process\(es\) in this unit`)
 )
 
@@ -147,8 +151,17 @@ func adoptSlurmIDs(f *HostFailure, job, step string) {
 }
 
 func (h *hostParser) systemdOOMD(l *line, t string) {
+	if m := reOOMDPID.FindStringSubmatch(t); m != nil {
+		h.oomdPID(l.no, m[1])
+		return
+	}
 	if m := reOOMDKill.FindStringSubmatch(t); m != nil {
-		h.add(l, KindSystemdOOMD, &HostFailure{Cgroup: m[1], Reason: m[2], Message: t}, nil)
+		var pids []int
+		if l.no-h.oomd.no <= oomdLines {
+			pids = h.oomd.pids
+		}
+		h.oomd = oomdPending{}
+		h.add(l, KindSystemdOOMD, &HostFailure{Cgroup: m[1], Reason: m[2], Message: t}, pids)
 		return
 	}
 	if m := reOOMDUnit.FindStringSubmatch(t); m != nil {
@@ -176,4 +189,29 @@ func (h *hostParser) recentDataLoader(no int) *Incident {
 		}
 	}
 	return nil
+}
+
+// oomdLines: systemd-oomd logs the pids it kills just before the line
+// naming their cgroup.
+const oomdLines = 20
+
+// oomdPending holds the pids systemd-oomd said it was killing, until the
+// line that names their cgroup.
+type oomdPending struct {
+	pids []int
+	no   int // line of the last one
+}
+
+func (h *hostParser) oomdPID(no int, pid string) {
+	n, err := strconv.Atoi(pid)
+	if err != nil {
+		return
+	}
+	if no-h.oomd.no > oomdLines {
+		h.oomd = oomdPending{}
+	}
+	if len(h.oomd.pids) < 256 && !hasInt(h.oomd.pids, n) {
+		h.oomd.pids = append(h.oomd.pids, n)
+	}
+	h.oomd.no = no
 }

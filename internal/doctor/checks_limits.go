@@ -2,10 +2,9 @@ package doctor
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/torchmem/torchmem/internal/procfs"
+	"github.com/torchmem/torchmem/internal/shm"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -19,8 +18,8 @@ const (
 	// open per shared tensor in flight.
 	nofileFail = 1024
 	nofileWarn = 4096
-	shmFail    = 1 << 30 // Docker's 64 MB default is the classic "bus error"
-	shmWarn    = 8 << 30
+	// The /dev/shm sizes are judged by internal/shm (Mount.Judge), which
+	// tune's advice shares.
 	pidMaxWarn = 65536
 )
 
@@ -91,22 +90,17 @@ func checkShm(h *Host) []Finding {
 	if err != nil {
 		return []Finding{unreadable("dev.shm", "limits", src, err)}
 	}
-	opts, found := shmMountOptions(mi)
-	if !found {
-		return []Finding{newFinding("dev.shm", "limits", Fail, "/dev/shm is not mounted").ev(src, "no /dev/shm mount").
+	m := shm.ParseMount(mi, h.memTotal())
+	if !m.Mounted {
+		return []Finding{newFinding("dev.shm", "limits", Fail, m.Title()).ev(src, "no /dev/shm mount").
 			why("DataLoader workers pass every batch through POSIX shared memory in /dev/shm.").
 			fix("mount -t tmpfs -o size=50% tmpfs /dev/shm (and an fstab line), or --shm-size / --ipc=host for containers.")}
 	}
-	size, how := shmSize(opts, h.memTotal())
-	f := newFinding("dev.shm", "limits", OK, fmt.Sprintf("/dev/shm is %s", units.Bytes(size))).ev(src, "/dev/shm tmpfs "+opts+" ("+how+")")
-	warn := int64(shmWarn)
-	if q := int64(h.memTotal() / 4); q > 0 && q < warn {
-		warn = q
-	}
-	switch {
-	case size >= warn:
+	f := newFinding("dev.shm", "limits", OK, m.Title()).ev(src, "/dev/shm tmpfs "+m.Options+" ("+m.How+")")
+	switch m.Judge(h.memTotal()) {
+	case shm.Enough:
 		return []Finding{f}
-	case size < shmFail:
+	case shm.TooSmall:
 		f.Severity = Fail
 	default:
 		f.Severity = Warn
@@ -115,43 +109,6 @@ func checkShm(h *Host) []Finding {
 		why("DataLoader workers put each batch in /dev/shm until the main process takes it: num_workers x prefetch_factor batches at once. Too small and workers die with 'bus error' / 'unable to write to file </torch_…>: No space left on device' / 'insufficient shared memory (shm)' — containers default to 64 MB.").
 		fix("Containers: docker run --shm-size=16g (or --ipc=host), Kubernetes: an emptyDir with medium: Memory at /dev/shm. Hosts: a systemd drop-in for dev-shm.mount (Options=size=50%) or 'tmpfs /dev/shm tmpfs defaults,size=50% 0 0' in /etc/fstab, then mount -o remount /dev/shm yourself. torchmem tune writes the drop-in, never remounts.").
 		tune("dev.shm")}
-}
-
-// shmMountOptions returns the super options of the last /dev/shm mount in
-// mountinfo text (the one on top).
-func shmMountOptions(mountinfo string) (string, bool) {
-	opts, found := "", false
-	for _, line := range strings.Split(mountinfo, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 10 || f[4] != "/dev/shm" {
-			continue
-		}
-		for i, x := range f {
-			if x == "-" && i+3 < len(f) {
-				opts, found = f[i+3], true
-			}
-		}
-	}
-	return opts, found
-}
-
-// shmSize reads size= from tmpfs options ("size=65536k", "size=50%"); no
-// size means the tmpfs default, half of RAM.
-func shmSize(opts string, memTotal uint64) (int64, string) {
-	for _, o := range strings.Split(opts, ",") {
-		v, ok := strings.CutPrefix(o, "size=")
-		if !ok {
-			continue
-		}
-		if p, ok := strings.CutSuffix(v, "%"); ok {
-			pct, _ := strconv.ParseFloat(p, 64)
-			return int64(pct / 100 * float64(memTotal)), v + " of RAM"
-		}
-		if n, err := units.ParseBytes(v); err == nil {
-			return n, "size option"
-		}
-	}
-	return int64(memTotal / 2), "tmpfs default: half of RAM"
 }
 
 func checkPidMax(h *Host) []Finding {

@@ -16,16 +16,6 @@ func FuzzParseAllocConf(f *testing.F) {
 	})
 }
 
-func FuzzShmMountinfo(f *testing.F) {
-	f.Add("25 24 0:23 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=24684096k\n")
-	f.Add("1 0 0:1 / /dev/shm rw - tmpfs shm rw,size=50%\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		if opts, ok := shmMountOptions(s); ok {
-			_, _ = shmSize(opts, 1<<34)
-		}
-	})
-}
-
 func FuzzVersion(f *testing.F) {
 	f.Add("2.11.0+cu130")
 	f.Add("1.13.0a0")

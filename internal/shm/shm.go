@@ -2,14 +2,20 @@
 // batches to the main process, of a host whose file-system root is injected
 // (never a literal "/"), so tests run against fixture trees.
 //
-// The figures are statfs(2)'s on <root>/dev/shm, as df shows them:
+// Two facts: the size its tmpfs mount is configured with, from mountinfo
+// (mount.go; it reads fixture trees, and is what doctor and tune judge),
+// and statfs(2)'s figures on <root>/dev/shm, as df shows them:
 //
 //	Filesystem      Size  Used Avail Use% Mounted on
 //	tmpfs            63G  1.2G   62G   2% /dev/shm
 //
 // Exported API:
 //
-//	Read(root string) (Usage, error) // ErrNotPresent without a <root>/dev/shm
+//	Read(root string) (Usage, error)                       // ErrNotPresent without a <root>/dev/shm
+//	ReadMount(procRoot string, memTotal uint64) (Mount, error) // <procRoot>/self/mountinfo
+//	ParseMount(mountinfo string, memTotal uint64) Mount
+//	(Mount) Judge(memTotal uint64) Level                   // Enough, Small, TooSmall
+//	(Mount) Title() string                                 // "/dev/shm is 64.00 MiB"
 //
 // A host without /dev/shm (a minimal container) is a state: Read's error
 // is then ErrNotPresent, reported once, never a failure of the command.

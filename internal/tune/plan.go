@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/torchmem/torchmem/internal/doctor"
 	"github.com/torchmem/torchmem/internal/procfs"
+	"github.com/torchmem/torchmem/internal/shm"
 )
 
 // Runner runs a command on the real host (systemctl, tuned-adm).
@@ -212,21 +212,29 @@ func currentLimit(o *Options, item string) (soft, hard string) {
 	return soft, hard
 }
 
-// shmState asks the doctor's /dev/shm check: "ok" or its title.
+// shmState judges /dev/shm's mount as doctor's dev.shm check does, with
+// the same reader and thresholds (internal/shm): "ok", or its title. An
+// unreadable mountinfo is "ok", as the check's finding is then only a notice.
 func shmState(o *Options) string {
-	h := &doctor.Host{ProcRoot: o.ProcRoot, SysRoot: o.SysRoot, Root: o.Root}
-	for _, c := range doctor.Checks() {
-		if c.ID != "dev.shm" {
-			continue
-		}
-		for _, f := range c.Run(h) {
-			if f.Severity < doctor.Warn {
-				return "ok"
-			}
-			return f.Title
-		}
+	mem := memTotal(o.ProcRoot)
+	m, err := shm.ReadMount(o.ProcRoot, mem)
+	if err != nil || m.Judge(mem) == shm.Enough {
+		return "ok"
 	}
-	return "ok"
+	return m.Title()
+}
+
+// memTotal returns MemTotal in bytes, 0 when unknown.
+func memTotal(procRoot string) uint64 {
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return 0
+	}
+	m, err := fs.Meminfo()
+	if err != nil || m.MemTotalBytes == nil {
+		return 0
+	}
+	return *m.MemTotalBytes
 }
 
 func numaNodes(sysRoot string) int {

@@ -63,6 +63,9 @@ func TestGPUBinaryNeedsNoNewGlibc(t *testing.T) {
 
 // The release build of the whole command.
 func TestTorchmemBinaryNeedsNoNewGlibc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: links the whole release binary; make test runs it (TestGPUBinaryNeedsNoNewGlibc checks the purego part)")
+	}
 	need(t, "go", "bash", "readelf")
 	bin := filepath.Join(t.TempDir(), "torchmem")
 	goBuild(t, "0", bin, "./cmd/torchmem")

@@ -139,6 +139,9 @@ func TestTopJSONHonoursFilter(t *testing.T) {
 // TestTopRealTorchJob runs a real training process with a 4-worker
 // DataLoader and checks what `top --json` says about it against /proc.
 func TestTopRealTorchJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs a real PyTorch job with DataLoader workers; make test runs it")
+	}
 	py := runTorchPython()
 	if py == "" {
 		t.Skip("no Python with torch (apt-get install python3-torch, or set TORCHMEM_TEST_PYTHON)")

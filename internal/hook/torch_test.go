@@ -10,9 +10,14 @@ import (
 	"time"
 )
 
-// torchPython returns an interpreter that imports torch, or skips.
+// torchPython returns an interpreter that imports torch, or skips: always
+// under -short, where the hook's Python runs only against the fake torch
+// of testdata (anyPython), in seconds instead of minutes.
 func torchPython(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: starts real PyTorch processes (seconds each); make test runs them")
+	}
 	for _, py := range []string{os.Getenv("TORCHMEM_TEST_PYTHON"), "/usr/bin/python3", "python3"} {
 		if py == "" {
 			continue

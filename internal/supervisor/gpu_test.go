@@ -22,6 +22,9 @@ func (r *recorder) UpdatePeaks(map[string]int64) {}
 // at 95% used: the --gpu-threshold rule must send the hook a cleanup, once
 // (rate limit), and the hook must acknowledge it.
 func TestGPUThresholdCleanup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs a real PyTorch job (TestPolicyForAndEveryOnClock covers the rule on a fake clock); make test runs it")
+	}
 	py := "/usr/bin/python3"
 	if exec.Command(py, "-c", "import torch").Run() != nil {
 		t.Skip("no /usr/bin/python3 with torch")

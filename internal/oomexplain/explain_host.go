@@ -73,6 +73,13 @@ func explainKilled(incs []Incident, i int, ctx Context) finding {
 			return killedByKernel(inc, k, w, ctx)
 		}
 	}
+	if f := inc.Failure; inc.Kind == KindDataLoaderExited && f != nil && f.Platform == PlatformWindows {
+		// No OOM killer and no SIGKILL on Windows: the workers most
+		// likely failed on their own; a forced termination stays possible.
+		fd := finding{verdict: VerdictWorkerExited, alts: []Verdict{VerdictKilledSIGKILL}, summary: msg("host.summary.windows_exit", w)}
+		fd.do(adviceMsg("workers_zero"), msg("because.windows_paths"))
+		return fd
+	}
 	return killedUnknown(inc, w, ctx)
 }
 

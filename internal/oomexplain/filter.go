@@ -15,6 +15,7 @@ var anchors = []string{
 	"xceeded", "Signal 9", "bus error", "Bus error", "</torch_", "Mem-Info", "Free swap", "DataLoader worker",
 	"SIGKILL", "SIGBUS", "job step ", "*** JOB ", "*** STEP ", "xitCode", "xit Code",
 	"mm_fault", "page_fault",
+	`:\`, `\site-packages\`, // Windows paths in a traceback (hostParser.windows)
 }
 
 // anchorAt maps a byte pair to 1 + the index of the anchors starting with

@@ -29,6 +29,7 @@ type hostParser struct {
 	table  torchrunTable
 	ctr    containerState
 	oomd   oomdPending
+	winAt  int // line of the last Windows path
 }
 
 func newHostParser(p *Parser) *hostParser { return &hostParser{p: p} }
@@ -40,11 +41,14 @@ func (h *hostParser) open() bool {
 }
 
 func (h *hostParser) flush() {
-	h.table, h.ctr, h.oomd = torchrunTable{}, containerState{}, oomdPending{}
+	h.table, h.ctr, h.oomd, h.winAt = torchrunTable{}, containerState{}, oomdPending{}, 0
 }
 
 func (h *hostParser) feed(l *line) {
 	t := strings.TrimSpace(l.text)
+	if windowsPath(t) {
+		h.windows(l.no)
+	}
 	if h.table.active {
 		if l.no-h.table.start > torchrunLines {
 			h.table = torchrunTable{}
@@ -106,6 +110,9 @@ func (h *hostParser) add(l *line, kind Kind, f *HostFailure, pids []int) *Incide
 	}
 	inc := h.p.newIncident(kind, l)
 	inc.Failure, inc.PIDs = f, pids
+	if h.winAt > 0 && l.no-h.winAt <= windowsContext {
+		f.Platform = PlatformWindows
+	}
 	h.p.addRaw(inc, l.Text)
 	h.recent = append(h.recent, inc)
 	if len(h.recent) > 16 {

@@ -299,6 +299,9 @@ type GPUProcess struct {
 	Name  string `json:"name,omitempty"`
 }
 
+// PlatformWindows is HostFailure.Platform for a log written on Windows.
+const PlatformWindows = "windows"
+
 // HostFailure is a training failure caused by host memory, shared memory
 // or file-descriptor limits, or a kill by something other than the kernel.
 type HostFailure struct {
@@ -324,6 +327,11 @@ type HostFailure struct {
 	// OOMKilled" from Kubernetes, "OOMKilled": true/false from docker
 	// inspect); absent when it said nothing.
 	OOMKilled *bool `json:"oom_killed,omitempty"`
+	// Platform is PlatformWindows when the log around the failure shows
+	// Windows paths ('File "C:\...\site-packages\torch\..."'): there
+	// is no OOM killer and no SIGKILL there. Absent otherwise (Linux, or
+	// the log does not say).
+	Platform string `json:"platform,omitempty"`
 	// Message is the line that identified the incident.
 	Message string `json:"message"`
 }

@@ -100,6 +100,7 @@ var messagesEN = map[string]string{
 	"host.summary.killed_slurm":      "%[1]s was killed when the Slurm job hit its memory limit (the job's cgroup OOM handler)",
 	"host.summary.killed_kernel":     "%[1]s was killed by the kernel's OOM killer (%[2]s)",
 	"host.summary.sigkill":           "%[1]s was killed with SIGKILL; no kernel OOM report for it is in the logs given. The usual sender is the kernel's OOM killer (a cgroup limit or the whole host)",
+	"host.summary.windows_exit":      "%[1]s exited unexpectedly on Windows, where no OOM killer sends SIGKILL: most likely the workers failed on their own (at start-up in spawn mode, or out of commit memory); a forced termination cannot be ruled out",
 	"host.summary.worker_gone":       "%[1]s exited unexpectedly; when the kernel log shows an OOM kill of that pid, memory is the cause",
 	"host.summary.shm":               "DataLoader workers pass batches through shared memory (/dev/shm) and it ran out",
 	"host.summary.nofile":            "with the file_descriptor sharing strategy every tensor sent between processes holds an open file; the open-file limit was reached",
@@ -146,6 +147,7 @@ var messagesEN = map[string]string{
 	"because.oomd":              "%[1]s",
 	"because.exit_code":         "exit code %[1]s",
 	"because.dataloader_killed": "a DataLoader worker was the one killed",
+	"because.windows_paths":     "the traceback's paths are Windows paths",
 	"because.no_kernel_report":  "no kernel OOM report in the logs given",
 
 	// The run post-mortem.

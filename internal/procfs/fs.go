@@ -28,6 +28,7 @@
 //	FormatLimit(n int64) string                   // "unlimited" or the number
 //	(FS) MapsContain(pid int, needle string) (bool, error)
 //	(FS) Sysctl(name string) (string, error)
+//	(FS) BootID() (string, error)                 // sys/kernel/random/boot_id
 //	(FS) OOMKills() (*uint64, error)              // nil before kernel 4.13
 //	ReadTHP(sysRoot string) (THP, error)
 //	IsVanished(err error) bool
@@ -47,6 +48,9 @@ import (
 
 	prom "github.com/prometheus/procfs"
 )
+
+// DefaultRoot is the host's proc file system, for callers given no root.
+const DefaultRoot = "/proc"
 
 // ErrNotPresent means the kernel does not provide the file on this host
 // (PSI on CentOS 7 or on RHEL 8 without psi=1): a state, not a failure.

@@ -24,6 +24,12 @@ func (f FS) Sysctl(name string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// BootID reads <root>/sys/kernel/random/boot_id: a random id the kernel
+// draws at each boot, which tells a PID of this boot from one of an earlier.
+func (f FS) BootID() (string, error) {
+	return f.Sysctl("kernel.random.boot_id")
+}
+
 // sysctlPath turns a sysctl name into a path under /proc/sys, refusing
 // names that would escape it.
 func sysctlPath(name string) (string, error) {

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/torchmem/torchmem/internal/procfs"
 )
 
 // The child half of TestCrashLeavesReadableDB: write as fast as possible,
@@ -96,6 +98,16 @@ func waitForSamples(t *testing.T, path string, runs int) {
 	t.Fatal("the writer wrote nothing in 20 s")
 }
 
+// procsAt is the procfs reader of a fixture proc tree, as Options.Procs.
+func procsAt(t *testing.T, root string) Procs {
+	t.Helper()
+	fs, err := procfs.NewFS(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
 func TestSupervisorIdentity(t *testing.T) {
 	dir := t.TempDir()
 	pid := 4242
@@ -104,7 +116,7 @@ func TestSupervisorIdentity(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "sys/kernel/random/boot_id"), []byte("boot-a\n"), 0o644)
 	stat := "4242 (torch mem) (x) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 3 0 8374612 3133440 411 18446744073709551615 93967881076736 93967881096617 140721594126976 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 93967881112624 93967881114240 93968872951808 140721594129082 140721594129102 140721594129102 140721594130411 0\n"
 	os.WriteFile(filepath.Join(dir, "4242/stat"), []byte(stat), 0o644)
-	if st, err := procStartTime(dir, pid); err != nil || st != 8374612 {
+	if st, err := procStartTime(procsAt(t, dir), pid); err != nil || st != 8374612 {
 		t.Fatalf("start time %d, %v", st, err)
 	}
 	cases := []struct {
@@ -121,13 +133,13 @@ func TestSupervisorIdentity(t *testing.T) {
 		{"not recorded", 0, 0, "", true},
 	}
 	for _, c := range cases {
-		if got := supervisorAlive(dir, bootID(dir), c.pid, c.start, c.boot); got != c.alive {
+		if got := supervisorAlive(procsAt(t, dir), bootID(procsAt(t, dir)), c.pid, c.start, c.boot); got != c.alive {
 			t.Errorf("%s: alive=%v, want %v", c.name, got, c.alive)
 		}
 	}
 	for _, bad := range []string{"", "12 (x", "1 (a) S 2 3"} {
 		os.WriteFile(filepath.Join(dir, "4242/stat"), []byte(bad), 0o644)
-		if _, err := procStartTime(dir, pid); err == nil {
+		if _, err := procStartTime(procsAt(t, dir), pid); err == nil {
 			t.Errorf("stat %q accepted", bad)
 		}
 	}

@@ -20,29 +20,41 @@ func newRunID() string {
 	return string(b)
 }
 
-// procStartTime returns the start time (clock ticks after boot) of
-// PROCROOT/PID/stat.
-func procStartTime(procRoot string, pid int) (uint64, error) {
-	st, err := procStat(procRoot, pid)
+// Procs is what the store reads of this host's processes to tell whether
+// the supervisor of a running run is still alive; procfs.FS is one. It is
+// injected (Options.Procs): the store opens no /proc path itself.
+type Procs interface {
+	// Stat reads a process's state and start time; procfs.Stat.Exited is
+	// the rule for a process that ended.
+	Stat(pid int) (procfs.Stat, error)
+	// BootID returns this boot's random id.
+	BootID() (string, error)
+}
+
+// hostProcs is this host's proc file system, for callers that inject
+// none. Without one, every read fails as a missing /proc's would.
+func hostProcs() Procs {
+	fs, err := procfs.NewFS(procfs.DefaultRoot)
+	if err != nil {
+		return absentProcs{err}
+	}
+	return fs
+}
+
+type absentProcs struct{ err error }
+
+func (a absentProcs) Stat(int) (procfs.Stat, error) { return procfs.Stat{}, a.err }
+func (a absentProcs) BootID() (string, error)       { return "", a.err }
+
+// procStartTime returns the start time (clock ticks after boot) of pid.
+func procStartTime(p Procs, pid int) (uint64, error) {
+	st, err := p.Stat(pid)
 	return st.StartTicks, err
 }
 
-// procStat reads PROCROOT/PID/stat through the procfs leaf reader.
-func procStat(procRoot string, pid int) (procfs.Stat, error) {
-	fs, err := procfs.NewFS(procRoot)
-	if err != nil {
-		return procfs.Stat{}, err
-	}
-	return fs.Stat(pid)
-}
-
-// bootID returns PROCROOT/sys/kernel/random/boot_id, "" when unreadable.
-func bootID(procRoot string) string {
-	fs, err := procfs.NewFS(procRoot)
-	if err != nil {
-		return ""
-	}
-	id, _ := fs.Sysctl("kernel.random.boot_id")
+// bootID returns this boot's id, "" when unreadable.
+func bootID(p Procs) string {
+	id, _ := p.BootID()
 	return id
 }
 
@@ -52,14 +64,14 @@ func bootID(procRoot string) string {
 // waiting to be reaped is dead: it will never finish the run). Unknown identities (0)
 // count as alive only on the same boot with the pid present, so a store
 // written without /proc is not wrongly marked lost.
-func supervisorAlive(procRoot, curBoot string, pid int, start uint64, boot string) bool {
+func supervisorAlive(p Procs, curBoot string, pid int, start uint64, boot string) bool {
 	if pid <= 0 {
 		return true // not recorded: nothing to judge by
 	}
 	if boot != "" && curBoot != "" && curBoot != boot {
 		return false
 	}
-	st, err := procStat(procRoot, pid)
+	st, err := p.Stat(pid)
 	if err != nil {
 		return !procfs.IsVanished(err)
 	}

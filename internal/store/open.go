@@ -21,8 +21,9 @@ type Options struct {
 	// Tiers say how old samples are downsampled; nil means DefaultTiers.
 	// An empty non-nil slice keeps every sample.
 	Tiers []Tier
-	// ProcRoot is where supervisor liveness is checked (default "/proc").
-	ProcRoot string
+	// Procs reads this host's processes, by which a running run's
+	// supervisor is judged alive or lost; nil: procfs at procfs.DefaultRoot.
+	Procs Procs
 	// Now is the clock used for downsampling ages (default time.Now).
 	Now func() time.Time
 	// ReadOnly opens without writing anything, not even the lost-supervisor
@@ -90,8 +91,8 @@ func Open(path string, o Options) (*DB, error) {
 	if o.Tiers == nil {
 		o.Tiers = DefaultTiers
 	}
-	if o.ProcRoot == "" {
-		o.ProcRoot = "/proc"
+	if o.Procs == nil {
+		o.Procs = hostProcs()
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -108,7 +109,7 @@ func Open(path string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	host, _ := os.Hostname()
-	db := &DB{sql: sdb, path: path, opts: o, host: host, boot: bootID(o.ProcRoot), runIDs: map[string]int64{}, active: map[int64]bool{},
+	db := &DB{sql: sdb, path: path, opts: o, host: host, boot: bootID(o.Procs), runIDs: map[string]int64{}, active: map[int64]bool{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := db.init(); err != nil {
 		sdb.Close()

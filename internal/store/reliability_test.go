@@ -28,7 +28,7 @@ func TestReliabilityZombieSupervisorIsDead(t *testing.T) {
 	var got []string
 	for state, alive := range map[string]bool{"S": true, "R": true, "D": true, "T": true, "Z": false, "X": false, "x": false} {
 		os.WriteFile(filepath.Join(dir, "4242/stat"), []byte(strings.Replace(stat, "%s", state, 1)), 0o644)
-		if a := supervisorAlive(dir, bootID(dir), 4242, 8374612, "boot-a"); a != alive {
+		if a := supervisorAlive(procsAt(t, dir), bootID(procsAt(t, dir)), 4242, 8374612, "boot-a"); a != alive {
 			t.Errorf("state %s: alive=%v, want %v", state, a, alive)
 		}
 		if !alive {
@@ -42,19 +42,20 @@ func TestReliabilityZombieSupervisorIsDead(t *testing.T) {
 	}
 	defer cmd.Wait()
 	pid := cmd.Process.Pid
-	start, err := procStartTime("/proc", pid)
+	host := procsAt(t, "/proc")
+	start, err := procStartTime(host, pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for supervisorAlive("/proc", bootID("/proc"), pid, start, bootID("/proc")) {
+	for supervisorAlive(host, bootID(host), pid, start, bootID(host)) {
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 			t.Fatalf("zombie pid %d still alive after 5 s (%s)", pid, b)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	st, _ := procStat("/proc", pid)
+	st, _ := host.Stat(pid)
 	slices.Sort(got)
 	reliability(t, "zombie supervisor counts as dead", "dead: states X,Z,x and a real unreaped child",
 		fmt.Sprintf("dead: states %s and a real unreaped child (state %s)", strings.Join(got, ","), st.State))

@@ -35,7 +35,7 @@ func (db *DB) CreateRun(r *Run) error {
 	}
 	if r.SupervisorPID == 0 {
 		r.SupervisorPID = os.Getpid()
-		r.SupervisorStart, _ = procStartTime(db.opts.ProcRoot, r.SupervisorPID)
+		r.SupervisorStart, _ = procStartTime(db.opts.Procs, r.SupervisorPID)
 		r.BootID = db.boot
 	}
 	r.Status = StatusRunning
@@ -256,7 +256,7 @@ func (db *DB) runAlive(host string, pid int, start uint64, boot string) bool {
 	if host != "" && db.host != "" && host != db.host {
 		return true
 	}
-	return supervisorAlive(db.opts.ProcRoot, db.boot, pid, start, boot)
+	return supervisorAlive(db.opts.Procs, db.boot, pid, start, boot)
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }

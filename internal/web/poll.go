@@ -147,7 +147,7 @@ func (s *Server) store() (*store.DB, error) {
 	if _, err := os.Stat(s.cfg.DBPath); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no run yet: history appears with the first `torchmem run`
 	}
-	db, err := store.Open(s.cfg.DBPath, store.Options{ReadOnly: true, ProcRoot: s.cfg.ProcRoot, Now: s.cfg.Now})
+	db, err := store.Open(s.cfg.DBPath, store.Options{ReadOnly: true, Procs: s.procFS, Now: s.cfg.Now})
 	if err != nil {
 		return nil, fmt.Errorf("open history %s: %w", s.cfg.DBPath, err)
 	}

@@ -124,7 +124,7 @@ func oomTitle(inc *oomexplain.Incident) string {
 	}
 	switch {
 	case inc.Kernel != nil:
-		return oomKernelTitle(inc.Kernel)
+		return oomKernelTitle(inc.Kernel, inc.Explanation)
 	case inc.CUDA != nil:
 		return oomCUDATitle(inc) + rank
 	}
@@ -146,22 +146,28 @@ func oomTitle(inc *oomexplain.Incident) string {
 	return titles[inc.Kind] + pids + rank
 }
 
-func oomKernelTitle(k *oomexplain.KernelOOM) string {
+// oomKernelTitle names the victim and where the memory ran out, as the
+// explanation decided (the title never claims more than the verdict).
+func oomKernelTitle(k *oomexplain.KernelOOM, e *oomexplain.Explanation) string {
 	s := "kernel OOM kill"
 	if v := k.Victim; v != nil {
 		s += fmt.Sprintf(": %s (pid %d)", v.Comm, v.PID)
 	} else if sel := k.Selected; sel != nil {
 		s += fmt.Sprintf(": %s (pid %d) selected", sel.Comm, sel.PID)
 	}
-	switch {
-	case k.OOMMemcg != "" && k.Constraint != "CONSTRAINT_NONE":
-		s += " in memory cgroup " + k.OOMMemcg
-	case k.Constraint == "CONSTRAINT_MEMCG":
-		s += " in a memory cgroup"
-	case k.Constraint == "CONSTRAINT_CPUSET" || k.Constraint == "CONSTRAINT_MEMORY_POLICY":
-		s += " (NUMA nodes " + k.MemsAllowed + " exhausted)"
-	case k.Constraint == "CONSTRAINT_NONE" || k.MemInfo != nil:
-		s += " (whole host)"
+	if e == nil || len(e.Alternatives) > 0 {
+		return s
+	}
+	switch e.Verdict {
+	case oomexplain.VerdictCgroupLimit:
+		if k.OOMMemcg != "" {
+			return s + " in memory cgroup " + k.OOMMemcg
+		}
+		return s + " in a memory cgroup"
+	case oomexplain.VerdictCpusetExhausted:
+		return s + " (NUMA nodes " + k.MemsAllowed + " exhausted)"
+	case oomexplain.VerdictHostExhausted:
+		return s + " (whole host)"
 	}
 	return s
 }

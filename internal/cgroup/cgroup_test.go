@@ -190,3 +190,27 @@ func TestRebase(t *testing.T) {
 	var none Hierarchy
 	none.Rebase("fixture/sys") // no mounts: nothing to move, no panic
 }
+
+// Events round-trip through JSON, and a summary stored with jobcgroup's
+// former int64 copy (under_oom 0/1) still decodes.
+func TestEventsJSON(t *testing.T) {
+	n, yes := uint64(3), true
+	in := Events{Source: "memory.oom_control+memory.failcnt", Max: &n, OOMKill: &n, UnderOOM: &yes, OOMKillDisable: &yes}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Events
+	if err := json.Unmarshal(b, &out); err != nil || *out.Max != 3 || *out.OOMKill != 3 || !*out.UnderOOM || !*out.OOMKillDisable || out.Source != in.Source {
+		t.Fatalf("round trip %s: %+v %v", b, out, err)
+	}
+	for text, want := range map[string]*bool{`{"max": 457, "oom_kill": 1, "under_oom": 0}`: new(bool), `{"under_oom": 1}`: &yes, `{"max": 1}`: nil} {
+		var e Events
+		if err := json.Unmarshal([]byte(text), &e); err != nil || (want == nil) != (e.UnderOOM == nil) || want != nil && *want != *e.UnderOOM {
+			t.Errorf("%s: %+v %v", text, e, err)
+		}
+	}
+	if err := json.Unmarshal([]byte(`{"under_oom": 2}`), &out); err == nil {
+		t.Error("under_oom 2 accepted")
+	}
+}

@@ -15,6 +15,7 @@ package cgroup
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -38,6 +39,31 @@ type Events struct {
 	// UnderOOM and OOMKillDisable are v1's memory.oom_control flags.
 	UnderOOM       *bool `json:"under_oom,omitempty"`
 	OOMKillDisable *bool `json:"oom_kill_disable,omitempty"`
+}
+
+// UnmarshalJSON reads Events as encoding/json writes them, and also
+// under_oom as the number 0 or 1: run summaries stored before the job
+// cgroup shared this type hold it so (internal/jobcgroup had its own int64
+// copy of these counters), and `torchmem show` still decodes them.
+func (e *Events) UnmarshalJSON(b []byte) error {
+	type plain Events
+	aux := struct {
+		*plain
+		UnderOOM json.RawMessage `json:"under_oom,omitempty"`
+	}{plain: (*plain)(e)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	e.UnderOOM = nil
+	switch s := string(aux.UnderOOM); s {
+	case "", "null":
+	case "0", "1", "false", "true":
+		v := s == "1" || s == "true"
+		e.UnderOOM = &v
+	default:
+		return fmt.Errorf("under_oom: %s is not a flag", s)
+	}
+	return nil
 }
 
 // parseKeyValues parses "key value" lines into counters.

@@ -57,22 +57,6 @@ type Options struct {
 	write func(path, v string) error
 }
 
-// Events are the group's memory event counters. Fields a kernel does not
-// report are nil.
-type Events struct {
-	// Max: times usage hit the limit (v2 memory.events max, v1 memory.failcnt).
-	Max *int64 `json:"max,omitempty"`
-	// High: times usage went over memory.high (v2 only).
-	High *int64 `json:"high,omitempty"`
-	// OOM: times the OOM path was entered (v2 memory.events oom).
-	OOM *int64 `json:"oom,omitempty"`
-	// OOMKill: processes the kernel OOM-killed in the group (v2 oom_kill,
-	// v1 memory.oom_control oom_kill on kernels >= 4.13).
-	OOMKill *int64 `json:"oom_kill,omitempty"`
-	// UnderOOM: v1 memory.oom_control under_oom (1 while the group is in OOM).
-	UnderOOM *int64 `json:"under_oom,omitempty"`
-}
-
 // Event is one notification from Watch.
 type Event struct {
 	Time time.Time
@@ -156,33 +140,20 @@ func (g *Group) Peak() *int64 {
 }
 
 // Events reads the group's memory event counters (v2 memory.events, v1
-// memory.oom_control and memory.failcnt) with internal/cgroup's reader.
-func (g *Group) Events() (Events, error) {
-	ce, err := cgroup.ReadEvents(g.Dir(), g.version == 2)
+// memory.oom_control and memory.failcnt) with internal/cgroup's reader,
+// whose type is the one for these counters.
+func (g *Group) Events() (cgroup.Events, error) {
+	ev, err := cgroup.ReadEvents(g.Dir(), g.version == 2)
 	if err != nil {
-		return Events{}, err
+		return cgroup.Events{}, err
 	}
-	ev := Events{Max: signed(ce.Max), High: signed(ce.High), OOM: signed(ce.OOM), OOMKill: signed(ce.OOMKill)}
-	if ce.UnderOOM != nil {
-		n := int64(0)
-		if *ce.UnderOOM {
-			n = 1
-		}
-		ev.UnderOOM = &n
-	}
-	if ev == (Events{}) {
+	counters := ev
+	counters.Source = ""
+	if counters == (cgroup.Events{}) {
 		// No counter at all: the file is missing, not a group without events.
-		return Events{}, fmt.Errorf("read %s: no memory event counters", g.Dir())
+		return cgroup.Events{}, fmt.Errorf("read %s: no memory event counters", g.Dir())
 	}
 	return ev, nil
-}
-
-func signed(p *uint64) *int64 {
-	if p == nil {
-		return nil
-	}
-	n := int64(*p)
-	return &n
 }
 
 func parsePids(s string) []int {

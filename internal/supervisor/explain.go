@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/torchmem/torchmem/internal/jobcgroup"
+	"github.com/torchmem/torchmem/internal/cgroup"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
@@ -69,11 +69,11 @@ func (s *Summary) Print(w io.Writer, runID string) {
 	}
 }
 
-func eventsText(ev *jobcgroup.Events) string {
+func eventsText(ev *cgroup.Events) string {
 	var parts []string
 	for _, f := range []struct {
 		n string
-		v *int64
+		v *uint64
 	}{{"max", ev.Max}, {"high", ev.High}, {"oom", ev.OOM}, {"oom_kill", ev.OOMKill}} {
 		if f.v != nil {
 			parts = append(parts, fmt.Sprintf(" %s %d", f.n, *f.v))

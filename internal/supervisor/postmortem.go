@@ -4,8 +4,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/torchmem/torchmem/internal/cgroup"
 	"github.com/torchmem/torchmem/internal/hook"
-	"github.com/torchmem/torchmem/internal/jobcgroup"
 	"github.com/torchmem/torchmem/internal/oomexplain"
 )
 
@@ -31,11 +31,11 @@ type Summary struct {
 	// Victims are the processes the kernel OOM killer killed.
 	Victims []Victim `json:"victims,omitempty"`
 	// Cgroup: where the job ran, its limit and its memory event counters.
-	Cgroup       string            `json:"cgroup,omitempty"`
-	CgroupLimit  *int64            `json:"cgroup_limit,omitempty"`
-	CgroupEvents *jobcgroup.Events `json:"cgroup_events,omitempty"`
-	KernelLines  []string          `json:"kernel_lines,omitempty"`
-	CUDAOOM      *hook.OOM         `json:"cuda_oom,omitempty"`
+	Cgroup       string         `json:"cgroup,omitempty"`
+	CgroupLimit  *int64         `json:"cgroup_limit,omitempty"`
+	CgroupEvents *cgroup.Events `json:"cgroup_events,omitempty"`
+	KernelLines  []string       `json:"kernel_lines,omitempty"`
+	CUDAOOM      *hook.OOM      `json:"cuda_oom,omitempty"`
 	// Fragmentation is "fragmentation" when the CUDA OOM's verdict (or one
 	// it cannot rule out) is the allocator's fragmentation.
 	Fragmentation   string           `json:"fragmentation,omitempty"`
@@ -74,7 +74,7 @@ type evidence struct {
 	sig     *int
 	mainPID int
 	dur     time.Duration
-	events  *jobcgroup.Events
+	events  *cgroup.Events
 	limit   *int64
 	kernel  []string
 	// allocPeaks are the supervisor's peaks (the hook's allocator peaks
@@ -99,8 +99,9 @@ func (e evidence) runEvidence() oomexplain.RunEvidence {
 	if p, ok := e.allocPeaks["cgroup_usage"]; ok {
 		ev.CgroupPeakBytes = &p
 	}
-	if e.events != nil {
-		ev.CgroupOOMKills = e.events.OOMKill
+	if e.events != nil && e.events.OOMKill != nil {
+		n := int64(*e.events.OOMKill)
+		ev.CgroupOOMKills = &n
 	}
 	for pid := range e.jobPIDs {
 		ev.JobPIDs = append(ev.JobPIDs, pid)

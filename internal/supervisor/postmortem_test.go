@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/torchmem/torchmem/internal/cgroup"
 	"github.com/torchmem/torchmem/internal/hook"
-	"github.com/torchmem/torchmem/internal/jobcgroup"
 )
 
 // TestClassify: the supervisor's evidence reaches internal/oomexplain's
@@ -17,7 +17,7 @@ func TestClassify(t *testing.T) {
 		t.Fatal(err)
 	}
 	kernel := strings.Split(strings.TrimSpace(string(b)), "\n")
-	one, nine := int64(1), 9
+	one, nine := uint64(1), 9
 	limit := int64(200 << 20)
 	worker := &hook.Hello{Worker: true}
 	cases := []struct {
@@ -31,12 +31,12 @@ func TestClassify(t *testing.T) {
 		{"signal", evidence{code: 139, sig: intp(11)}, CauseSignal, []string{"SIGSEGV (not by the OOM killer)"}},
 		{"interrupted", evidence{code: 130, sig: intp(2), interrupts: 1}, CauseSignal, []string{"stopped with Ctrl-C (1×)"}},
 		{"main killed in cgroup", evidence{code: 137, sig: &nine, mainPID: 30640, kernel: kernel, limit: &limit,
-			events: &jobcgroup.Events{OOMKill: &one}, jobPIDs: map[int]bool{30640: true}},
+			events: &cgroup.Events{OOMKill: &one}, jobPIDs: map[int]bool{30640: true}},
 			CauseCgroupOOMKill, []string{"200.00 MiB", "victim main process 30640 (python3)"}},
-		{"worker killed", evidence{code: 1, mainPID: 1, kernel: kernel, events: &jobcgroup.Events{OOMKill: &one},
+		{"worker killed", evidence{code: 1, mainPID: 1, kernel: kernel, events: &cgroup.Events{OOMKill: &one},
 			jobPIDs: map[int]bool{1: true, 30640: true}, hello: map[int]*hook.Hello{30640: worker}},
 			CauseWorkerKilled, []string{"DataLoader worker was killed", "victim DataLoader worker 30640"}},
-		{"no kernel log", evidence{code: 137, sig: &nine, mainPID: 5, events: &jobcgroup.Events{OOMKill: &one}},
+		{"no kernel log", evidence{code: 137, sig: &nine, mainPID: 5, events: &cgroup.Events{OOMKill: &one}},
 			CauseCgroupOOMKill, []string{"victim main process 5"}},
 		{"cuda oom, tensors fill the reach", evidence{code: 1, hello: map[int]*hook.Hello{7: {CUDA: "13.0"}},
 			ooms: []pidOOM{{PID: 7, OOM: hook.OOM{Device: 0, Alloc: 2 << 30, DeviceFree: 1 << 20,

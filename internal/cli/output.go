@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"text/tabwriter"
 
@@ -37,16 +36,8 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(f.Fd())
 }
 
-// textBar draws v of limit as [####......], width characters inside the
-// brackets: run --tui's cgroup usage, snapshot's reading progress.
-func textBar(v, limit int64, width int) string {
-	n := int(float64(width) * float64(v) / float64(limit))
-	n = min(max(n, 0), width)
-	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
-}
-
 // syncBuffer is a bytes.Buffer that one goroutine may write while another
-// reads it: run --tui's notices, and tests reading a command's output as it runs.
+// reads it: tests reading a command's output as it runs.
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -119,31 +119,6 @@ func TestReliabilityExecStatusLikeBash(t *testing.T) {
 	reliability(t, "exec failure exit codes", "same as bash for every case", "torchmem: "+strings.Join(rows, ", "))
 }
 
-func TestCheckLimitSize(t *testing.T) {
-	total := uint64(8 << 30)
-	for _, c := range []struct {
-		n              int64
-		total          *uint64
-		err, noticeHas string
-	}{
-		{0, &total, "below the minimum of 32.00 MiB", ""},
-		{1 << 10, &total, "--memory-max 1K: below the minimum", ""},
-		{32<<20 - 1, &total, "below the minimum", ""},
-		{32 << 20, &total, "", ""},
-		{8 << 30, &total, "", ""},
-		{8<<30 + 1, &total, "", "above this host's memory (MemTotal 8.00 GiB)"},
-		{1 << 50, nil, "", ""}, // MemTotal unknown: nothing to compare with
-	} {
-		note, err := checkLimitSize("memory-max", "1K", c.n, c.total)
-		if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) || c.err == "" && err != nil {
-			t.Errorf("%d: err %v, want %q", c.n, err, c.err)
-		}
-		if c.noticeHas != "" && !strings.Contains(note, c.noticeHas) || c.noticeHas == "" && note != "" {
-			t.Errorf("%d: notice %q, want %q", c.n, note, c.noticeHas)
-		}
-	}
-}
-
 func TestReliabilityMemoryMaxMinimum(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs a job cgroup (root) to apply --memory-max")

@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"fmt"
-	"os/exec"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/torchmem/torchmem/internal/jobcgroup"
-	"github.com/torchmem/torchmem/internal/policy"
-	"github.com/torchmem/torchmem/internal/units"
+	"github.com/torchmem/torchmem/internal/runner"
 )
 
 // runFlags are torchmem run's options as typed on the command line.
@@ -52,116 +49,16 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.db, "db", "", "history database (default $XDG_STATE_HOME/torchmem/torchmem.db; root: /var/lib/torchmem/torchmem.db)")
 }
 
-func optBytes(flag, s string) (*int64, error) {
-	if s == "" {
-		return nil, nil
+// config is the run the flags ask for; the runner checks the settings.
+func (f *runFlags) config(env *Env, argv []string) runner.Config {
+	c := runner.Config{Argv: argv, Notices: env.Stderr, Terminal: isTerminal(env.Stderr), ProcRoot: env.ProcRoot,
+		SysRoot: env.SysRoot, ScopeArgs: os.Args[1:], DB: f.db, NoHistory: f.noHistory, TUI: f.tui,
+		MemoryMax: f.memoryMax, MemoryHigh: f.memoryHigh, SwapMax: f.swapMax, NProc: f.nproc, NoFile: f.nofile,
+		NUMA: f.numa, GPUThreshold: f.gpuThreshold, HostThreshold: f.hostThreshold, PolicyFile: f.policyFile,
+		Interval: f.interval, HookInterval: f.hookInterval, Grace: f.grace, NoHook: f.noHook, NoCgroup: f.noCgroup,
+		RecordHistory: f.recordHistory, KeepHookDir: f.keepHookDir, KeepJobOnExit: f.keepJob}
+	if f.oomSet {
+		c.OOMScoreAdj = &f.oomScoreAdj
 	}
-	n, err := units.ParseBytes(s)
-	if err != nil || n < 0 {
-		return nil, fmt.Errorf("--%s %q: want a size like 64G or 512M", flag, s)
-	}
-	return &n, nil
-}
-
-// limits parses the limit flags. memTotal is the host's MemTotal (nil:
-// unknown); notices are limits that are valid but will not act as hoped.
-func (f *runFlags) limits(memTotal *uint64) (jobcgroup.Limits, []string, error) {
-	var l jobcgroup.Limits
-	var notices []string
-	for _, m := range []struct {
-		flag, val string
-		dst       **int64
-	}{{"memory-max", f.memoryMax, &l.MemoryMax}, {"memory-high", f.memoryHigh, &l.MemoryHigh}} {
-		n, err := optBytes(m.flag, m.val)
-		if err != nil {
-			return l, nil, err
-		}
-		if n == nil {
-			continue
-		}
-		note, err := checkLimitSize(m.flag, m.val, *n, memTotal)
-		if err != nil {
-			return l, nil, err
-		}
-		if note != "" {
-			notices = append(notices, note)
-		}
-		*m.dst = n
-	}
-	if l.MemoryHigh != nil && l.MemoryMax != nil && *l.MemoryHigh > *l.MemoryMax {
-		return l, nil, fmt.Errorf("--memory-high %s is above --memory-max %s: it would never act (give it below the hard limit)", f.memoryHigh, f.memoryMax)
-	}
-	var err error
-	l.SwapMax, err = optBytes("swap-max", f.swapMax)
-	return l, notices, err
-}
-
-// checkLimitSize refuses a limit no job can start in and returns a notice
-// for one above the host's memory, which the cgroup never reaches (the
-// host's OOM killer acts first). Pure.
-func checkLimitSize(flag, given string, n int64, memTotal *uint64) (string, error) {
-	if n < jobcgroup.MinMemory {
-		return "", fmt.Errorf("--%s %s: below the minimum of %s, the least a job can start in (torchmem's trampoline and a bare python3 with the hook need ~8 MiB before the command's first line; importing torch ~250 MiB)",
-			flag, given, units.Bytes(jobcgroup.MinMemory))
-	}
-	if memTotal != nil && uint64(n) > *memTotal {
-		return fmt.Sprintf("--%s %s is above this host's memory (MemTotal %s): the cgroup will not reach it before the host runs out; the host's OOM killer acts instead",
-			flag, given, units.Bytes(int64(*memTotal))), nil
-	}
-	return "", nil
-}
-
-// rules turns the threshold flags and the policy file into rules.
-func (f *runFlags) rules() ([]policy.Rule, error) {
-	var out []policy.Rule
-	if f.gpuThreshold != "" {
-		t, err := policy.ParseThreshold(policy.GPUUsedFraction, f.gpuThreshold)
-		if err != nil {
-			return nil, fmt.Errorf("--gpu-threshold: %w", err)
-		}
-		out = append(out, policy.Rule{Name: "gpu-threshold", Metric: policy.GPUUsedFraction, Above: true,
-			Threshold: t, Action: policy.Cleanup, Every: policy.DefaultEvery(policy.Cleanup)})
-	}
-	host := f.hostThreshold
-	if host == "" && f.memoryMax != "" {
-		host = "90%"
-	}
-	if host != "" {
-		metric := policy.HostUsedFraction
-		if f.memoryMax != "" && !f.noCgroup {
-			metric = policy.CgroupUsageFraction
-		}
-		t, err := policy.ParseThreshold(metric, host)
-		if err != nil {
-			return nil, fmt.Errorf("--host-threshold: %w", err)
-		}
-		out = append(out, policy.Rule{Name: "host-threshold", Metric: metric, Above: true,
-			Threshold: t, Action: policy.Warn, Every: policy.DefaultEvery(policy.Warn)})
-	}
-	if f.policyFile != "" {
-		r, err := policy.Load(f.policyFile)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r...)
-	}
-	return out, nil
-}
-
-func (f *runFlags) check() error {
-	if f.oomScoreAdj < -1000 || f.oomScoreAdj > 1000 {
-		return fmt.Errorf("--oom-score-adj %d: want -1000..1000", f.oomScoreAdj)
-	}
-	if f.interval < 10*time.Millisecond {
-		return fmt.Errorf("--interval %s: at least 10ms", f.interval)
-	}
-	return nil
-}
-
-func lookNumactl() string {
-	p, err := exec.LookPath("numactl")
-	if err != nil {
-		return ""
-	}
-	return p
+	return c
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/torchmem/torchmem/internal/runner"
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/supervisor"
 )
@@ -34,7 +35,7 @@ func runsFixtureDB(t *testing.T) (string, string) {
 	sum := supervisor.Summary{ExitCode: 137, Signal: &nine, Cause: supervisor.CauseCgroupOOMKill, CgroupLimit: &limit,
 		Verdict: "killed by the kernel OOM killer", Peaks: map[string]int64{"cgroup_usage": 19 << 24},
 		Recommendations: []string{"raise --memory-max"}}
-	fin := finishOf(&supervisor.Result{ExitCode: 137, Summary: sum})
+	fin := runner.FinishOf(&supervisor.Result{ExitCode: 137, Summary: sum})
 	fin.End = t0.Add(20 * time.Second)
 	if err := db.FinishRun(r.ID, fin); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/snapshot"
+	"github.com/torchmem/torchmem/internal/tui"
 )
 
 func init() { register("snapshot", newSnapshotCmd) }
@@ -103,7 +104,7 @@ func snapshotProgressBar(w io.Writer) func(read, total int64) {
 		}
 		last = time.Now()
 		frac := min(float64(read)/float64(total), 1)
-		fmt.Fprintf(w, "\rreading snapshot %s %3.0f%% %.1fs", textBar(read, total, 30), frac*100, time.Since(start).Seconds())
+		fmt.Fprintf(w, "\rreading snapshot %s %3.0f%% %.1fs", tui.Bar(read, total, 30), frac*100, time.Since(start).Seconds())
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package tui renders Samples for people: the live `torchmem top` view
 // (bubbletea + lipgloss) and, through the same Render, its --once table.
-// Lines are laid out for 80 columns and cut to the terminal's width.
+// Lines are laid out for 80 columns and cut to the terminal's width. It
+// also holds torchmem run --tui's live view of a supervised job (RunView).
 package tui
 
 import (

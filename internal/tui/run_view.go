@@ -1,60 +1,76 @@
-package cli
+package tui
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
 	"github.com/torchmem/torchmem/internal/supervisor"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
-// runTUI is the --tui live view: a full-screen page of the job's memory,
-// its last events and the tail of its output. The job writes to a log file
-// meanwhile (a full-screen view and the job cannot share the terminal);
-// its path is printed at the end.
-type runTUI struct {
+// RunView is torchmem run --tui's live view: a full-screen page of the
+// job's memory (supervisor.Live), its last events, torchmem's notices and
+// the tail of the job's output, which the job writes to LogPath meanwhile.
+type RunView struct {
+	// LogPath is the job's output file, tailed in the view.
+	LogPath string
 	p       *tea.Program
 	done    chan struct{}
 	notices *syncBuffer
-	logPath string
 }
 
-// runSetupTUI sends the job's output to torchmem-ID.log and torchmem's own
-// lines into the view. Without a terminal it says so and changes nothing.
-func runSetupTUI(env *Env, cfg *supervisor.Config, id string, argv []string) (*runTUI, error) {
-	if !cfg.StatusLine {
-		fmt.Fprintln(env.Stderr, "torchmem: --tui needs a terminal on stderr; running without it")
-		return nil, nil
+// StartRunView shows the view on out, reading keys from in, until Stop.
+func StartRunView(in io.Reader, out io.Writer, title, logPath string) *RunView {
+	v := &RunView{LogPath: logPath, done: make(chan struct{}), notices: &syncBuffer{}}
+	m := &runModel{title: title, logPath: logPath, notices: v.notices}
+	v.p = tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out))
+	go func() {
+		_, _ = v.p.Run()
+		close(v.done)
+	}()
+	return v
+}
+
+// Notices is where torchmem's own lines go while the view is up: shown in
+// it, and printed by Stop.
+func (v *RunView) Notices() io.Writer { return v.notices }
+
+// Live is supervisor.Config.OnLive: it never blocks the supervisor.
+func (v *RunView) Live(l supervisor.Live) {
+	go v.p.Send(runLiveMsg(l))
+}
+
+// Stop closes the view and prints what torchmem said meanwhile on w.
+func (v *RunView) Stop(w io.Writer) {
+	v.p.Quit()
+	select {
+	case <-v.done:
+	case <-time.After(2 * time.Second):
 	}
-	path := "torchmem-" + id + ".log"
-	logf, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("--tui: create the job's log: %w", err)
-	}
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		logf.Close()
-		return nil, err
-	}
-	cfg.Stdout, cfg.Stderr, cfg.Stdin = logf, logf, devnull
-	cfg.Interactive, cfg.StatusLine = false, false
-	cfg.Env = append(cfg.Env, "PYTHONUNBUFFERED=1") // the tail stays current
-	t := runStartTUI(env, "torchmem run "+id+": "+strings.Join(argv, " "), path)
-	t.logPath = path
-	cfg.Notices, cfg.OnLive = t.notices, t.live
-	return t, nil
+	io.WriteString(w, v.notices.String())
+}
+
+// Bar draws v of limit as [####......], width characters inside the
+// brackets: run --tui's cgroup usage, snapshot's reading progress.
+func Bar(v, limit int64, width int) string {
+	n := int(float64(width) * float64(v) / float64(limit))
+	n = min(max(n, 0), width)
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
 }
 
 type runLiveMsg supervisor.Live
 type runTickMsg struct{}
 
-type runTUIModel struct {
+type runModel struct {
 	title, logPath string
 	notices        *syncBuffer
 	live           supervisor.Live
@@ -62,39 +78,13 @@ type runTUIModel struct {
 	width, height  int
 }
 
-func runStartTUI(env *Env, title, logPath string) *runTUI {
-	t := &runTUI{done: make(chan struct{}), notices: &syncBuffer{}}
-	m := &runTUIModel{title: title, logPath: logPath, notices: t.notices}
-	t.p = tea.NewProgram(m, tea.WithInput(os.Stdin), tea.WithOutput(env.Stderr))
-	go func() {
-		_, _ = t.p.Run()
-		close(t.done)
-	}()
-	return t
-}
-
-// live is supervisor.Config.OnLive: it never blocks the supervisor.
-func (t *runTUI) live(l supervisor.Live) {
-	go t.p.Send(runLiveMsg(l))
-}
-
-// stop closes the view and prints what torchmem said meanwhile.
-func (t *runTUI) stop(w io.Writer) {
-	t.p.Quit()
-	select {
-	case <-t.done:
-	case <-time.After(2 * time.Second):
-	}
-	io.WriteString(w, t.notices.String())
-}
-
-func (m *runTUIModel) Init() tea.Cmd { return runTick() }
+func (m *runModel) Init() tea.Cmd { return runTick() }
 
 func runTick() tea.Cmd {
 	return tea.Tick(500*time.Millisecond, func(time.Time) tea.Msg { return runTickMsg{} })
 }
 
-func (m *runTUIModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+func (m *runModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case runLiveMsg:
 		m.live = supervisor.Live(msg)
@@ -116,10 +106,10 @@ func (m *runTUIModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m *runTUIModel) View() tea.View {
+func (m *runModel) View() tea.View {
 	lines := []string{m.title, ""}
 	if l := m.live; l.Usage != nil && l.Limit != nil && *l.Limit > 0 {
-		lines = append(lines, "cgroup "+textBar(*l.Usage, *l.Limit, 40)+" "+units.Short(*l.Usage)+" / "+units.Short(*l.Limit))
+		lines = append(lines, "cgroup "+Bar(*l.Usage, *l.Limit, 40)+" "+units.Short(*l.Usage)+" / "+units.Short(*l.Limit))
 	}
 	for _, p := range m.live.Parts {
 		lines = append(lines, "  "+p)
@@ -177,4 +167,23 @@ func runTail(path string, max int64) []string {
 		return nil
 	}
 	return strings.Split(strings.ReplaceAll(s, "\r", ""), "\n")
+}
+
+// syncBuffer is a bytes.Buffer that the supervisor writes while the view
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

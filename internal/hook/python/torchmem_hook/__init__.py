@@ -11,17 +11,29 @@ cleanup, snapshot and reset_peaks.
 Rules: never initialise CUDA (allocator calls only after
 torch.cuda.is_initialized()), never raise into the program, never print,
 go quiet when the socket goes away. Python >= 3.8, torch >= 1.10.
+
+Modules, each importing only those below it (no cycle):
+
+    _agent       the connection: owns this process's Agent, starts it,
+                 installs the hooks below and hands them `current`, the
+                 getter of the agent (replaced after a fork)
+    _cuda        the CUDA-init hook, the OOM observer, commands
+    _torchstats  what is read from torch; exception and exit hooks
+    _steps       the optimizer step hook
+    _common      versions, start_argv, debug
 """
 
 import sys
 
-HOOK_VERSION = 1
-PROTOCOL_VERSION = 1
+from torchmem_hook import _common
+
+HOOK_VERSION = _common.HOOK_VERSION
+PROTOCOL_VERSION = _common.PROTOCOL_VERSION
 
 _armed = False
-# The command line as the interpreter started: a spawned multiprocessing
-# child rewrites sys.argv to its parent's before it imports torch.
-start_argv = []
+# The command line as the interpreter started (_common.start_argv, the
+# same list).
+start_argv = _common.start_argv
 
 
 class _TorchLoader(object):
@@ -85,7 +97,7 @@ def _on_torch_imported(module):
 
         _agent.start(module)
     except Exception:
-        _debug()
+        _common.debug()
 
 
 def _remove_finder():
@@ -97,22 +109,13 @@ def _remove_finder():
                 pass
 
 
-def _debug():
-    import os
-
-    if os.environ.get("TORCHMEM_HOOK_DEBUG"):
-        import traceback
-
-        sys.stderr.write("torchmem hook: " + traceback.format_exc())
-
-
 def arm():
     """Start watching for `import torch` (or hook at once if it is loaded)."""
-    global _armed, start_argv
+    global _armed
     if _armed:
         return
     _armed = True
-    start_argv = list(getattr(sys, "orig_argv", None) or getattr(sys, "argv", []))
+    start_argv[:] = list(getattr(sys, "orig_argv", None) or getattr(sys, "argv", []))
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "__version__"):
         _on_torch_imported(torch)

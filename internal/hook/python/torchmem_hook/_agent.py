@@ -2,7 +2,11 @@
 sleeps in select() on the socket and a wake pipe, sends queued messages,
 ticks allocator stats and runs commands. Program threads only append to a
 bounded queue (and write one byte to the pipe), except when the process is
-dying (uncaught exception, OOM, exit), where messages are sent at once."""
+dying (uncaught exception, OOM, exit), where messages are sent at once.
+
+This module owns the connection: it alone holds the Agent, and the hooks
+it installs (_steps, _cuda, _torchstats) get `current`, the getter of the
+process's agent, rather than importing this module."""
 
 import collections
 import json
@@ -13,8 +17,7 @@ import sys
 import threading
 import time
 
-from torchmem_hook import PROTOCOL_VERSION, _debug
-from torchmem_hook import _cuda
+from torchmem_hook import _common, _cuda, _steps
 from torchmem_hook import _torchstats as ts
 
 _agent = None  # the Agent of this process (replaced after fork)
@@ -81,14 +84,14 @@ class Agent(object):
                 # Every line carries the protocol version; stamped here, where
                 # all messages pass, rather than by each producer.
                 msg = self.queue.popleft()
-                msg["v"] = PROTOCOL_VERSION
+                msg["v"] = _common.PROTOCOL_VERSION
                 try:
                     line = json.dumps(msg, separators=(",", ":"), default=str) + "\n"
                     self.sock.sendall(line.encode("utf-8", "replace"))
                 except (OSError, ValueError):
                     self._go_quiet()
                 except Exception:
-                    _debug()
+                    _common.debug()
 
     def _go_quiet(self):
         """The supervisor is gone: stop sending, keep the program untouched."""
@@ -122,7 +125,7 @@ class Agent(object):
                 self.interval = None  # workers send no allocator stats
             self._loop()
         except Exception:
-            _debug()
+            _common.debug()
             self._go_quiet()
 
     def ensure_hello(self):
@@ -281,22 +284,33 @@ def start(torch):
         except OSError:
             return  # no supervisor listening: stay out of the way
     _agent = a
-    ts.install(torch, a)
+    _install(torch)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_in_child)
     a.start()
 
 
 def current():
+    """The Agent of this process (None: not started, or the supervisor was
+    not listening); the hooks call it each time, as a fork replaces it."""
     return _agent
+
+
+def _install(torch):
+    """Install the step hook, the DataLoader worker hook, exception hooks,
+    the CUDA-init hook and atexit, each given current; one that fails
+    leaves the others."""
+    for fn in (_steps.install_step_hook, ts.install_worker_hook, ts.install_excepthooks, _cuda.install_cuda_init, ts.install_atexit):
+        try:
+            fn(torch, current)
+        except Exception:
+            _common.debug()
 
 
 def _is_mp_child():
     # A spawn/forkserver child imports torch while unpickling its target,
     # before multiprocessing records the parent: its argv says it instead.
-    import torchmem_hook
-
-    for arg in torchmem_hook.start_argv:
+    for arg in _common.start_argv:
         if arg == "--multiprocessing-fork" or "multiprocessing.forkserver" in str(arg):
             return True
     mp = sys.modules.get("multiprocessing.process")
@@ -330,8 +344,3 @@ def _after_fork_in_child():
     except Exception:
         _agent = None
 
-
-def worker_started(worker_id):
-    a = _agent
-    if a is not None and not a.closed:
-        a.worker_started(worker_id)

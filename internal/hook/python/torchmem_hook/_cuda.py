@@ -1,13 +1,15 @@
 """CUDA-side pieces: armed through torch.cuda._lazy_call, so they run inside
 torch's own lazy initialisation (right after the allocator exists, before
 the first allocation) and never cause it. OOM observer, history recording,
-and the commands cleanup / snapshot / reset_peaks."""
+and the commands cleanup / snapshot / reset_peaks. The observer reports to
+the agent that `current` returns (given by _agent); commands get it."""
 
 import gc
 import os
 import time
 
-from torchmem_hook import _debug
+from torchmem_hook import _common
+from torchmem_hook import _torchstats as ts
 
 _oom_count = 0
 
@@ -20,42 +22,38 @@ def record_history_entries():
     return n if n > 0 else 0
 
 
-def install_cuda_init(torch):
+def install_cuda_init(torch, current):
     """Queue _on_cuda_init to run when the program initialises CUDA."""
-    from torchmem_hook._torchstats import notice
-
     cuda = getattr(torch, "cuda", None)
     if cuda is None:
         return
     lazy = getattr(cuda, "_lazy_call", None)
     if lazy is None:
-        notice("torch.cuda has no _lazy_call: no OOM observer")
+        ts.notice(current(), "torch.cuda has no _lazy_call: no OOM observer")
         return
 
     def on_init():
         try:
-            _on_cuda_init(torch)
+            _on_cuda_init(torch, current)
         except Exception:  # never surface as DeferredCudaCallError
-            _debug()
+            _common.debug()
 
     lazy(on_init)
 
 
-def _on_cuda_init(torch):
-    from torchmem_hook import _torchstats as ts
-
+def _on_cuda_init(torch, current):
     n = record_history_entries()
     if n:
         err = _start_history(torch, n)
         if err:
-            ts.notice("history recording unavailable: " + err)
+            ts.notice(current(), "history recording unavailable: " + err)
         else:
             ts._record_history = True
     attach = getattr(torch._C, "_cuda_attach_out_of_memory_observer", None)
     if attach is None:
-        ts.notice("torch %s has no OOM observer: CUDA OOMs are seen only as exceptions" % torch.__version__)
+        ts.notice(current(), "torch %s has no OOM observer: CUDA OOMs are seen only as exceptions" % torch.__version__)
         return
-    attach(_observer(torch))
+    attach(_observer(torch, current))
 
 
 def _start_history(torch, n):
@@ -80,15 +78,13 @@ def _snapshot_path(kind):
     return os.path.join(d, "%s-%d-%d.pickle" % (kind, os.getpid(), int(time.time() * 1000)))
 
 
-def _observer(torch):
+def _observer(torch, current):
     def on_oom(device, alloc, device_alloc, device_free):
         # Runs in the allocating thread while the tensors are still alive.
-        from torchmem_hook import _agent, _torchstats as ts
-
         global _oom_count
         try:
             _oom_count += 1
-            a = _agent.current()
+            a = current()
             if a is None or a.closed:
                 return
             msg = {"type": "oom", "t": time.time(), "device": int(device), "alloc": int(alloc),
@@ -108,15 +104,13 @@ def _observer(torch):
                     msg["snapshot_error"] = str(err)[:500]
             a.send_now(msg)
         except Exception:
-            _debug()
+            _common.debug()
 
     return on_oom
 
 
 def run_command(agent, cmd):
     """Run one supervisor command; returns the ack message."""
-    from torchmem_hook import _torchstats as ts
-
     torch = agent.torch
     kind = cmd.get("type")
     ack = {"type": "ack", "id": cmd.get("id", 0), "cmd": kind, "ok": True}
@@ -146,6 +140,4 @@ def run_command(agent, cmd):
 
 
 def _reserved(torch):
-    from torchmem_hook import _torchstats as ts
-
     return sum(d["reserved"] for d in ts.all_device_stats(torch))

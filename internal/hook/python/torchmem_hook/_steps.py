@@ -1,34 +1,30 @@
 """Optimizer step numbers without code changes: torch >= 2.0's global
 step post-hook, torch 1.12/1.13's _optimizer_step_code, or on 1.10/1.11 a
-wrapper of each optimizer class's step."""
+wrapper of each optimizer class's step. Each step is reported to the
+agent that `current` returns at that moment (the one of this process)."""
 
-from torchmem_hook import _debug
+from torchmem_hook import _common
 
 hook_kind = "none"  # "global", "wrapped" or "none", reported in hello
 
 
-def _agent():
-    from torchmem_hook import _agent as ag
-
-    return ag.current()
-
-
-def _on_step(optimizer, *args, **kwargs):
+def _on_step(current, optimizer):
     try:
-        a = _agent()
+        a = current()
         if a is not None:
             a.on_step(optimizer)
     except Exception:
-        _debug()
+        _common.debug()
 
 
-def install_step_hook(torch):
+def install_step_hook(torch, current):
+    """Report every optimizer step to current(), the process's agent."""
     global hook_kind
     import torch.optim.optimizer as optmod
 
     reg = getattr(optmod, "register_optimizer_step_post_hook", None)
     if reg is not None:  # torch >= 2.0: one global hook for every optimizer
-        reg(lambda opt, args, kwargs: _on_step(opt))
+        reg(lambda opt, args, kwargs: _on_step(current, opt))
         hook_kind = "global"
         return
     opt = optmod.Optimizer
@@ -40,7 +36,7 @@ def install_step_hook(torch):
             try:
                 return orig(self, *a, **k)
             finally:
-                _on_step(self)
+                _on_step(current, self)
 
         opt._optimizer_step_code = _optimizer_step_code
         hook_kind = "wrapped"
@@ -52,9 +48,9 @@ def install_step_hook(torch):
     def __init__(self, *a, **k):
         orig_init(self, *a, **k)
         try:
-            _wrap_class_step(type(self))
+            _wrap_class_step(type(self), current)
         except Exception:
-            _debug()
+            _common.debug()
 
     opt.__init__ = __init__
     hook_kind = "wrapped"
@@ -63,7 +59,7 @@ def install_step_hook(torch):
 _step_depth = None  # threading.local: nested wrapped steps count once
 
 
-def _wrap_class_step(cls):
+def _wrap_class_step(cls, current):
     """Wrap the step that cls resolves to, once per defining class."""
     global _step_depth
     import threading
@@ -85,7 +81,7 @@ def _wrap_class_step(cls):
         finally:
             _step_depth.n = depth
             if depth == 0:
-                _on_step(self)
+                _on_step(current, self)
 
     wrapped._torchmem_wrapped = True
     wrapped.__wrapped__ = step

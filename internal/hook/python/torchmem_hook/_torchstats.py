@@ -1,12 +1,14 @@
 """What the hook reads from and does to torch. Every CUDA call is behind
-torch.cuda.is_initialized(): the hook never initialises CUDA itself."""
+torch.cuda.is_initialized(): the hook never initialises CUDA itself. The
+exception, exit and DataLoader-worker hooks reach the process's agent
+through `current`, which _agent hands them."""
 
 import os
 import sys
 import time
 import traceback
 
-from torchmem_hook import HOOK_VERSION, _debug
+from torchmem_hook import _common, _steps
 
 _MAX_TEXT = 64 * 1024
 
@@ -30,19 +32,13 @@ _record_history = False
 _notices = []
 
 
-def notice(text):
-    """Tell the supervisor the hook degraded; queued until hello is sent."""
-    a = _agent()
-    if a is not None and a.hello_sent:
-        a.enqueue({"type": "notice", "text": text})
+def notice(agent, text):
+    """Tell the supervisor the hook degraded, through agent (None: not
+    started); queued until hello is sent."""
+    if agent is not None and agent.hello_sent:
+        agent.enqueue({"type": "notice", "text": text})
     else:
         _notices.append(text)
-
-
-def _agent():
-    from torchmem_hook import _agent as ag
-
-    return ag.current()
 
 
 def _env_int(name):
@@ -80,7 +76,7 @@ def all_device_stats(torch):
             if dev == cur or d["reserved"] > 0:
                 out.append(d)
     except Exception:
-        _debug()
+        _common.debug()
     return out
 
 
@@ -96,9 +92,7 @@ def worker_info(torch):
 
 def _is_launcher():
     """torchrun (or python -m torch.distributed.run/launch) itself."""
-    import torchmem_hook
-
-    argv = [str(a) for a in torchmem_hook.start_argv[:6]]
+    argv = [str(a) for a in _common.start_argv[:6]]
     for i, a in enumerate(argv):
         if os.path.basename(a) == "torchrun":
             return True
@@ -108,8 +102,6 @@ def _is_launcher():
 
 
 def hello(agent):
-    from torchmem_hook import _steps
-
     torch = agent.torch
     msg = {
         "type": "hello",
@@ -124,7 +116,7 @@ def hello(agent):
         "argv": [str(a)[:512] for a in sys.argv[:64]],
         "step_hook": _steps.hook_kind,
         "record_history": _record_history,
-        "hook_version": HOOK_VERSION,
+        "hook_version": _common.HOOK_VERSION,
         "cuda_initialized": cuda_initialized(torch),
     }
     for env, key in (("RANK", "rank"), ("LOCAL_RANK", "local_rank"), ("WORLD_SIZE", "world_size")):
@@ -152,23 +144,10 @@ def stats_message(agent, kind):
     return msg
 
 
-# ---- installation ----------------------------------------------------------
+# ---- installation (by _agent, which passes current) -------------------------
 
 
-def install(torch, agent):
-    """Install the step hook, exception hooks, the CUDA-init hook and atexit."""
-    from torchmem_hook import _cuda
-
-    from torchmem_hook import _steps
-
-    for fn in (_steps.install_step_hook, _install_worker_hook, _install_excepthooks, _cuda.install_cuda_init, _install_atexit):
-        try:
-            fn(torch)
-        except Exception:
-            _debug()
-
-
-def _install_worker_hook(torch):
+def install_worker_hook(torch, current):
     """Wrap torch's DataLoader worker loop so a worker says it is one before
     doing anything. The Process target is looked up (fork) or unpickled by
     name (spawn) after this runs, so both start methods get the wrapper."""
@@ -184,11 +163,11 @@ def _install_worker_hook(torch):
     def _worker_loop(*args, **kwargs):
         try:
             wid = sig.bind_partial(*args, **kwargs).arguments.get("worker_id")
-            from torchmem_hook import _agent as ag
-
-            ag.worker_started(wid)
+            a = current()
+            if a is not None and not a.closed:
+                a.worker_started(wid)
         except Exception:
-            _debug()
+            _common.debug()
         return orig(*args, **kwargs)
 
     w._worker_loop = _worker_loop
@@ -203,7 +182,7 @@ def _is_oom(exc):
     return isinstance(exc, RuntimeError) and "out of memory" in str(exc)
 
 
-def _exception_message(exc_type, exc, tb, thread=None):
+def _exception_message(agent, exc_type, exc, tb, thread=None):
     text = "".join(traceback.format_exception(exc_type, exc, tb))
     if len(text) > _MAX_TEXT:  # keep the head and the message at the end
         text = text[:8192] + "\n[... truncated by torchmem ...]\n" + text[-(_MAX_TEXT - 8300):]
@@ -216,28 +195,27 @@ def _exception_message(exc_type, exc, tb, thread=None):
     }
     if thread:
         msg["thread"] = thread
-    a = _agent()
-    if a is not None and a.step is not None:
-        msg["step"] = a.step
+    if agent.step is not None:
+        msg["step"] = agent.step
     return msg
 
 
-def _report_exception(exc_type, exc, tb, thread=None):
+def _report_exception(current, exc_type, exc, tb, thread=None):
     try:
         if exc_type is None or issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
             return
-        a = _agent()
+        a = current()
         if a is not None:
-            a.send_now(_exception_message(exc_type, exc, tb, thread))
+            a.send_now(_exception_message(a, exc_type, exc, tb, thread))
     except Exception:
-        _debug()
+        _common.debug()
 
 
-def _install_excepthooks(torch):
+def install_excepthooks(torch, current):
     prev = sys.excepthook
 
     def excepthook(exc_type, exc, tb):
-        _report_exception(exc_type, exc, tb)
+        _report_exception(current, exc_type, exc, tb)
         prev(exc_type, exc, tb)
 
     sys.excepthook = excepthook
@@ -250,17 +228,17 @@ def _install_excepthooks(torch):
     def texcepthook(args):
         name = getattr(args.thread, "name", None) if args.thread is not None else None
         if name != "torchmem-hook":
-            _report_exception(args.exc_type, args.exc_value, args.exc_traceback, name)
+            _report_exception(current, args.exc_type, args.exc_value, args.exc_traceback, name)
         tprev(args)
 
     threading.excepthook = texcepthook
 
 
-def _install_atexit(torch):
+def install_atexit(torch, current):
     import atexit
 
     def bye():
-        a = _agent()
+        a = current()
         if a is None or a.closed:
             return
         try:
@@ -274,6 +252,6 @@ def _install_atexit(torch):
                 msg["step"] = a.step
             a.send_now(msg)
         except Exception:
-            _debug()
+            _common.debug()
 
     atexit.register(bye)

@@ -1,0 +1,44 @@
+package python
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestNoImportCycle writes the embedded package out as hook.Install does
+// and runs testdata/importgraph.py over it: no import cycle among the
+// hook's modules (imports inside functions count), only the package
+// itself imports _agent (the others get the agent passed in), and each
+// module imports alone, without torch. Fast enough for -short.
+func TestNoImportCycle(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	dir := t.TempDir()
+	err = fs.WalkDir(Files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(Files, path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, "-B", "testdata/importgraph.py", dir).CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("importgraph.py: %v", err)
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/torchmem/torchmem/internal/kmsg"
 	"github.com/torchmem/torchmem/internal/oomexplain"
 	"github.com/torchmem/torchmem/internal/shm"
 	"golang.org/x/sys/unix"
@@ -113,7 +112,7 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 // oomReadKernel parses this boot's kernel log; dropped counts incidents
 // past the cap.
 func oomReadKernel(ctx context.Context, env *Env, since time.Time) (incs []oomexplain.Incident, dropped int, err error) {
-	res, src, err := oomexplain.ReadKernelAll(ctx, kmsg.Config{Since: since, ProcRoot: env.ProcRoot}, oomexplain.Options{})
+	res, src, err := oomexplain.ReadKernelAll(ctx, oomexplain.LogConfig{Since: since, ProcRoot: env.ProcRoot}, oomexplain.Options{})
 	err = oomKernelHint(err)
 	if src != "" && src != "/dev/kmsg" {
 		fmt.Fprintf(env.Stderr, "torchmem: reading the kernel log through %s (/dev/kmsg needs root)\n", src)
@@ -176,7 +175,7 @@ func oomFollow(ctx context.Context, env *Env, f *oomFlags, since time.Time) erro
 	n := 0
 	var printErr error
 	// Follow means "from now on" unless --since says otherwise.
-	cfg := kmsg.Config{Since: since, OnlyNew: since.IsZero(), ProcRoot: env.ProcRoot}
+	cfg := oomexplain.LogConfig{Since: since, OnlyNew: since.IsZero(), ProcRoot: env.ProcRoot}
 	err := oomexplain.Follow(ctx, cfg, oomexplain.Options{}, oomHostContext(env), func(inc oomexplain.Incident) {
 		if printErr != nil || len(oomexplain.Filter([]oomexplain.Incident{inc}, time.Time{}, f.pids)) == 0 {
 			return
@@ -194,7 +193,7 @@ func oomFollow(ctx context.Context, env *Env, f *oomFlags, since time.Time) erro
 
 // oomKernelHint adds what to do when no kernel log source is readable.
 func oomKernelHint(err error) error {
-	if errors.Is(err, kmsg.ErrNotPresent) {
+	if errors.Is(err, oomexplain.ErrNoKernelLog) {
 		return fmt.Errorf("%w\n(run as root, or as a member of the systemd-journal or adm group, or give a saved log: torchmem oom FILE)", err)
 	}
 	return err

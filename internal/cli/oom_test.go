@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/torchmem/torchmem/internal/kmsg"
+	"github.com/torchmem/torchmem/internal/oomexplain"
 )
 
 // oomTestdata is the parsers' real captures, shared with their own tests.
@@ -261,8 +261,8 @@ func TestOomFollowRealKill(t *testing.T) {
 
 // No readable kernel log: the error says what to do, and stays ErrNotPresent.
 func TestOomKernelHint(t *testing.T) {
-	err := oomKernelHint(fmt.Errorf("%w: open /dev/kmsg: operation not permitted", kmsg.ErrNotPresent))
-	if !errors.Is(err, kmsg.ErrNotPresent) || !strings.Contains(err.Error(), "run as root") {
+	err := oomKernelHint(fmt.Errorf("%w: open /dev/kmsg: operation not permitted", oomexplain.ErrNoKernelLog))
+	if !errors.Is(err, oomexplain.ErrNoKernelLog) || !strings.Contains(err.Error(), "run as root") {
 		t.Errorf("err = %v", err)
 	}
 	if other := errors.New("x"); oomKernelHint(other) != other {

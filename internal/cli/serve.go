@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/torchmem/torchmem/internal/kmsg"
 	"github.com/torchmem/torchmem/internal/oomexplain"
 	"github.com/torchmem/torchmem/internal/sample"
 	"github.com/torchmem/torchmem/internal/store"
@@ -176,6 +175,6 @@ func serveKernelOOM(env *Env, off bool) web.OOMSource {
 		return nil
 	}
 	return func(ctx context.Context, emit func(oomexplain.Incident)) error {
-		return oomexplain.Follow(ctx, kmsg.Config{ProcRoot: env.ProcRoot}, oomexplain.Options{}, oomHostContext(env), emit)
+		return oomexplain.Follow(ctx, oomexplain.LogConfig{ProcRoot: env.ProcRoot}, oomexplain.Options{}, oomHostContext(env), emit)
 	}
 }

@@ -12,7 +12,8 @@
 //	p.Feed(kmsg.Line) / p.FeedBytes([]byte) ; p.Close() []Incident
 //	Options.OnIncident is called as soon as an incident is complete (--follow)
 //	ParseLines(lines []kmsg.Line, opts) []Incident         lines from a kmsg reader
-//	ReadKernel(ctx, kmsg.Config{Since: t}, opts) ([]Incident, source, error)
+//	ReadKernel(ctx, LogConfig{Since: t}, opts) ([]Incident, source, error)
+//	Follow(ctx, LogConfig{}, opts, host, emit)        the live kernel log, explained
 //	                                                          this boot's kernel log
 //	Filter(incs, since time.Time, pids []int) []Incident      narrow before explaining
 //

@@ -18,21 +18,39 @@ func ParseLines(lines []kmsg.Line, opts Options) []Incident {
 	return p.Close()
 }
 
+// LogConfig says which part of this boot's kernel log to read; callers
+// need not know the log's sources (internal/kmsg owns them).
+type LogConfig struct {
+	// Since skips lines logged before it (zero: the whole boot).
+	Since time.Time
+	// OnlyNew (with Follow) starts at the end of the log.
+	OnlyNew bool
+	// ProcRoot is where /proc is (boot time, boot id); "" for /proc.
+	ProcRoot string
+}
+
+// ErrNoKernelLog: no kernel log source is readable (not root, no journal
+// access, dmesg restricted).
+var ErrNoKernelLog = kmsg.ErrNotPresent
+
+func (c LogConfig) kmsg() kmsg.Config {
+	return kmsg.Config{Since: c.Since, OnlyNew: c.OnlyNew, ProcRoot: c.ProcRoot}
+}
+
 // ReadKernel reads this boot's kernel log at or after cfg.Since (from
 // /dev/kmsg, journalctl -k or dmesg, whichever works; cfg.Follow is
 // ignored) and returns its incidents and the source's name. This is what
-// a post-mortem calls: ReadKernel(ctx, kmsg.Config{Since: jobStart}, ...)
+// a post-mortem calls: ReadKernel(ctx, LogConfig{Since: jobStart}, ...)
 // and then Filter(incs, time.Time{}, jobPIDs).
-func ReadKernel(ctx context.Context, cfg kmsg.Config, opts Options) ([]Incident, string, error) {
-	res, src, err := ReadKernelAll(ctx, cfg, opts)
+func ReadKernel(ctx context.Context, lc LogConfig, opts Options) ([]Incident, string, error) {
+	res, src, err := ReadKernelAll(ctx, lc, opts)
 	return res.Incidents, src, err
 }
 
 // ReadKernelAll is ReadKernel with the count of incidents dropped past
 // Options.MaxIncidents.
-func ReadKernelAll(ctx context.Context, cfg kmsg.Config, opts Options) (Result, string, error) {
-	cfg.Follow = false
-	r, err := kmsg.Open(ctx, cfg)
+func ReadKernelAll(ctx context.Context, lc LogConfig, opts Options) (Result, string, error) {
+	r, err := kmsg.Open(ctx, lc.kmsg())
 	if err != nil {
 		return Result{}, "", err
 	}
@@ -88,7 +106,8 @@ func anyPID(have, want []int) bool {
 // is complete, explained with ctx's facts about this host. Memory stays
 // bounded: the parser keeps no incident after reporting it. It returns
 // when ctx ends (nil) or the log cannot be read.
-func Follow(ctx context.Context, cfg kmsg.Config, opts Options, host Context, emit func(Incident)) error {
+func Follow(ctx context.Context, lc LogConfig, opts Options, host Context, emit func(Incident)) error {
+	cfg := lc.kmsg()
 	cfg.Follow = true
 	r, err := kmsg.Open(ctx, cfg)
 	if err != nil {

@@ -18,7 +18,9 @@ start=$(date +%s.%N)
 		"$tmp/torchmem" oom --json - >"$tmp/out.json"
 end=$(date +%s.%N)
 incidents=$(grep -c '"kind":' "$tmp/out.json" || true)
-echo "input:      $bytes bytes ($size), $incidents incidents found"
+reports=$(grep -o '"count": [0-9]*' "$tmp/out.json" | awk '{ n += $2 } END { print n + 0 }')
+dropped=$(grep -o '"dropped": [0-9]*' "$tmp/out.json" | head -1 | awk '{ print $2 + 0 }')
+echo "input:      $bytes bytes ($size), $incidents incidents after grouping repeats ($reports reports), ${dropped:-0} past the cap"
 echo "torchmem:   $(cat "$tmp/time")"
 awk -v b="$bytes" -v s="$start" -v e="$end" 'BEGIN { printf "throughput: %.0f MB/s (wall, generator included)\n", b / (e - s) / 1e6 }'
 awk -v b="$bytes" -v t="$(cut -d' ' -f4 "$tmp/time")" -v y="$(cut -d' ' -f7 "$tmp/time")" \

@@ -6,7 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -87,7 +87,7 @@ func runsTable(w io.Writer, list []store.Run, width int) {
 	rows := [][]string{{"ID", "START", "TIME", "STATUS", "EXIT", "HOST", "GPU"}}
 	for _, r := range list {
 		rows = append(rows, []string{r.ID, r.Start.Local().Format("01-02 15:04"), runsShortDuration(runsLength(r)), string(r.Status),
-			runsExit(r), runsPeak(r.Peaks, "cgroup_usage", "pss_total", "rss_total"), runsPeak(r.Peaks, runsGPUKeys(r.Peaks)...)})
+			runsExit(r), runsPeak(r.Peaks, store.PeakCgroupUsage, store.PeakPSSTotal, store.PeakRSSTotal), runsPeak(r.Peaks, runsGPUKeys(r.Peaks)...)})
 	}
 	const gap = 2
 	widths := make([]int, len(rows[0]))
@@ -172,23 +172,25 @@ func runsExit(r store.Run) string {
 
 // runsPeak is the first measured of the named peaks, best source first
 // (host: cgroup usage, else PSS, else RSS, which double-counts shared pages).
-func runsPeak(p map[string]int64, keys ...string) string {
+func runsPeak(p store.Peaks, keys ...store.PeakKey) string {
 	for _, k := range keys {
-		if v, ok := p[k]; ok && v > 0 {
+		if v, ok := p.Get(k); ok && v > 0 {
 			return units.Short(v)
 		}
 	}
 	return "-"
 }
 
-func runsGPUKeys(p map[string]int64) []string {
-	var out []string
+// runsGPUKeys are the run's whole-device GPU peaks (store.PeakGPUUsed),
+// sorted by name.
+func runsGPUKeys(p store.Peaks) []store.PeakKey {
+	var out []store.PeakKey
 	for k := range p {
-		if strings.HasPrefix(k, "gpu") && strings.HasSuffix(k, "_used") && !strings.Contains(k, "job") {
-			out = append(out, k)
+		if _, ok := store.PeakKey(k).GPUUsedIndex(); ok {
+			out = append(out, store.PeakKey(k))
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 

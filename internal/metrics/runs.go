@@ -41,10 +41,10 @@ func (storeSource) collect(st *State, ch chan<- prometheus.Metric) error {
 	for _, r := range st.Runs {
 		l := []string{r.Run.ID, r.Job}
 		counter(ch, allocOOMs, float64(r.CUDAOOMs), l...)
-		if v, ok := r.Run.Peaks["alloc_peak_allocated"]; ok {
+		if v, ok := r.Run.Peaks.Get(store.PeakAllocPeakAllocated); ok {
 			gauge(ch, allocPeak, float64(v), l...)
 		}
-		if v, ok := r.Run.Peaks["alloc_peak_reserved"]; ok {
+		if v, ok := r.Run.Peaks.Get(store.PeakAllocPeakReserved); ok {
 			gauge(ch, allocPeakRes, float64(v), l...)
 		}
 		s := r.Latest

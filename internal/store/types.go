@@ -35,9 +35,9 @@ type Run struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// Limits as the supervisor applied them (memory_max, gpu_threshold, ...): free-form JSON.
 	Limits json.RawMessage `json:"limits,omitempty"`
-	// Peaks by series name (bytes unless the name says otherwise), e.g.
-	// "cgroup_usage", "pss_total", "gpu0_used", "alloc_allocated", "alloc_reserved".
-	Peaks map[string]int64 `json:"peaks,omitempty"`
+	// Peaks by PeakKey, bytes, e.g. "cgroup_usage", "pss_total",
+	// "gpu0_used", "alloc_peak_allocated".
+	Peaks Peaks `json:"peaks,omitempty"`
 	// Summary is the post-mortem (free-form JSON written by the supervisor).
 	Summary json.RawMessage `json:"summary,omitempty"`
 	// Supervisor identity, used to detect a dead supervisor.
@@ -68,7 +68,8 @@ type Sample struct {
 	// are devices without a reading.
 	GPUUsed    []*int64 `json:"gpu_used,omitempty"`
 	GPUJobUsed []*int64 `json:"gpu_job_used,omitempty"`
-	// Extra holds any other series by name (e.g. "psi_some_avg10", "shm_used").
+	// Extra holds any other series by name: ExtraAllocRetries and
+	// ExtraAllocOOMs, the only ones written.
 	Extra map[string]float64 `json:"extra,omitempty"`
 	// Resolution is how many milliseconds this row summarises: 0 for a raw
 	// sample, the bucket width for downsampled rows (values are bucket maxima).
@@ -116,7 +117,7 @@ type Finish struct {
 	Status   Status
 	ExitCode *int
 	Signal   *int
-	Peaks    map[string]int64 // merged into the stored peaks (max per key)
+	Peaks    Peaks // merged into the stored peaks (max per key)
 	Summary  json.RawMessage
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/torchmem/torchmem/internal/cgroup"
+	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
@@ -85,7 +86,7 @@ func eventsText(ev *cgroup.Events) string {
 // peakNote says when a peak comes from a sparse series: PSS is read every
 // few seconds only (pssEvery), so its peak can miss a short spike that the
 // cgroup's own high-water mark and RSS (every tick) catch.
-var peakNote = map[string]string{"pss_total": " (read every " + pssEvery.String() + ")"}
+var peakNote = map[string]string{string(store.PeakPSSTotal): " (read every " + pssEvery.String() + ")"}
 
 func peaksText(p map[string]int64) string {
 	keys := make([]string, 0, len(p))

@@ -5,6 +5,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/torchmem/torchmem/internal/store"
 )
 
 // finish runs after the main process was reaped: it takes a last sample,
@@ -16,8 +18,8 @@ func (s *sup) finish(ctx context.Context) *Result {
 	s.sampleNow(end)
 	if s.cg != nil {
 		// The kernel's own high-water mark catches peaks between samples.
-		if p := s.cg.Peak(); p != nil && *p > s.peaks["cgroup_usage"] {
-			s.peaks["cgroup_usage"] = *p
+		if p := s.cg.Peak(); p != nil && *p > 0 {
+			s.peaks.Raise(store.PeakCgroupUsage, *p)
 		}
 	}
 	jobPIDs := s.seenPIDs()

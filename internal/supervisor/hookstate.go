@@ -60,6 +60,15 @@ type allocTotals struct {
 	retries, ooms       int64 // num_alloc_retries, num_ooms summed
 }
 
+// peaks folds the allocator's high-water marks into the run's peaks once
+// a process is hooked, 0 included.
+func (t allocTotals) peaks(into store.Peaks) {
+	if t.n > 0 {
+		into.Raise(store.PeakAllocPeakAllocated, t.peakAlloc)
+		into.Raise(store.PeakAllocPeakReserved, t.peakRes)
+	}
+}
+
 func (h *hookState) totals(gpuTotal func(dev int) int64) allocTotals {
 	t := allocTotals{step: h.step}
 	for _, st := range h.last {

@@ -7,6 +7,7 @@ import (
 	"github.com/torchmem/torchmem/internal/cgroup"
 	"github.com/torchmem/torchmem/internal/hook"
 	"github.com/torchmem/torchmem/internal/oomexplain"
+	"github.com/torchmem/torchmem/internal/store"
 )
 
 // Causes of a run's end, most specific first (internal/oomexplain owns
@@ -38,15 +39,15 @@ type Summary struct {
 	CUDAOOM      *hook.OOM      `json:"cuda_oom,omitempty"`
 	// Fragmentation is "fragmentation" when the CUDA OOM's verdict (or one
 	// it cannot rule out) is the allocator's fragmentation.
-	Fragmentation   string           `json:"fragmentation,omitempty"`
-	Exception       string           `json:"exception,omitempty"`
-	Peaks           map[string]int64 `json:"peaks"`
-	Steps           int64            `json:"steps"`
-	PerStep         *StepPeaks       `json:"per_step,omitempty"`
-	LastStep        *int64           `json:"last_step,omitempty"`
-	OrphansKilled   int              `json:"orphans_killed"`
-	Hooked          int              `json:"hooked_processes"`
-	Recommendations []string         `json:"recommendations,omitempty"`
+	Fragmentation   string      `json:"fragmentation,omitempty"`
+	Exception       string      `json:"exception,omitempty"`
+	Peaks           store.Peaks `json:"peaks"`
+	Steps           int64       `json:"steps"`
+	PerStep         *StepPeaks  `json:"per_step,omitempty"`
+	LastStep        *int64      `json:"last_step,omitempty"`
+	OrphansKilled   int         `json:"orphans_killed"`
+	Hooked          int         `json:"hooked_processes"`
+	Recommendations []string    `json:"recommendations,omitempty"`
 	// Growth is set when the job's memory climbed steadily with its steps
 	// up to an OOM kill (a leak).
 	Growth *Growth `json:"growth,omitempty"`
@@ -79,7 +80,7 @@ type evidence struct {
 	kernel  []string
 	// allocPeaks are the supervisor's peaks (the hook's allocator peaks
 	// among them), for the explanations.
-	allocPeaks map[string]int64
+	allocPeaks store.Peaks
 	ooms       []pidOOM
 	excs       []pidException
 	hello      map[int]*hook.Hello
@@ -95,8 +96,8 @@ type evidence struct {
 func (e evidence) runEvidence() oomexplain.RunEvidence {
 	ev := oomexplain.RunEvidence{ExitCode: e.code, Signal: e.sig, MainPID: e.mainPID, CgroupPath: e.cgroupRel,
 		CgroupLimitBytes: e.limit, KernelLines: e.kernel, Growth: e.growth, Interrupts: e.interrupts,
-		PeakAllocated: e.allocPeaks["alloc_peak_allocated"], PeakReserved: e.allocPeaks["alloc_peak_reserved"]}
-	if p, ok := e.allocPeaks["cgroup_usage"]; ok {
+		PeakAllocated: e.allocPeaks.Value(store.PeakAllocPeakAllocated), PeakReserved: e.allocPeaks.Value(store.PeakAllocPeakReserved)}
+	if p, ok := e.allocPeaks.Get(store.PeakCgroupUsage); ok {
 		ev.CgroupPeakBytes = &p
 	}
 	if e.events != nil && e.events.OOMKill != nil {

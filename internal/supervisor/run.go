@@ -25,7 +25,7 @@ type sup struct {
 	hk     *hookState
 	sm     *sampler
 	began  time.Time
-	peaks  map[string]int64
+	peaks  store.Peaks
 	pst    policy.State
 	events []store.Event // the latest, for the live view (liveEvents; the store keeps all)
 	last   reading
@@ -56,7 +56,7 @@ type Result struct {
 // for failing to start the job at all.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.defaults()
-	s := &sup{cfg: cfg, hk: newHookState(), peaks: map[string]int64{}, began: cfg.Now(), everPIDs: map[int]bool{}}
+	s := &sup{cfg: cfg, hk: newHookState(), peaks: store.Peaks{}, began: cfg.Now(), everPIDs: map[int]bool{}}
 	s.status = statusLine{w: cfg.Notices, on: cfg.StatusLine, now: cfg.Now}
 	p, err := s.plan()
 	if err != nil {
@@ -203,10 +203,7 @@ func (s *sup) loop(ctx context.Context, sigs <-chan os.Signal) {
 func (s *sup) sampleNow(now time.Time) {
 	tot := s.hk.totals(s.gpuTotal)
 	r := s.sm.collect(now, tot)
-	if tot.n > 0 {
-		s.peaks["alloc_peak_allocated"] = max(s.peaks["alloc_peak_allocated"], tot.peakAlloc)
-		s.peaks["alloc_peak_reserved"] = max(s.peaks["alloc_peak_reserved"], tot.peakRes)
-	}
+	tot.peaks(s.peaks)
 	r.peaks(s.peaks)
 	s.trackGrowth(r)
 	s.last = r

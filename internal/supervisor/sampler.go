@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/torchmem/torchmem/internal/gpu"
@@ -228,26 +227,26 @@ func (sm *sampler) gpus(r *reading, g sample.GPU) {
 	}
 }
 
-// peaks folds a reading into the running maxima by series name.
-func (r reading) peaks(into map[string]int64) {
-	up := func(k string, v *int64) {
-		if v != nil && *v > into[k] {
-			into[k] = *v
+// peaks folds a reading into the running maxima (store.PeakKey).
+func (r reading) peaks(into store.Peaks) {
+	up := func(k store.PeakKey, v *int64) {
+		if v != nil && *v > 0 { // a series is recorded once above 0
+			into.Raise(k, *v)
 		}
 	}
-	up("cgroup_usage", r.s.CgroupUsage)
-	up("pss_total", r.s.PSSTotal)
-	up("rss_total", r.s.RSSTotal)
-	up("swap_total", r.s.SwapTotal)
-	up("alloc_allocated", r.s.AllocAllocated)
-	up("alloc_reserved", r.s.AllocReserved)
+	up(store.PeakCgroupUsage, r.s.CgroupUsage)
+	up(store.PeakPSSTotal, r.s.PSSTotal)
+	up(store.PeakRSSTotal, r.s.RSSTotal)
+	up(store.PeakSwapTotal, r.s.SwapTotal)
+	up(store.PeakAllocAllocated, r.s.AllocAllocated)
+	up(store.PeakAllocReserved, r.s.AllocReserved)
 	for i, v := range r.s.GPUUsed {
-		up(fmt.Sprintf("gpu%d_used", i), v)
+		up(store.PeakGPUUsed(i), v)
 	}
 	for i, v := range r.s.GPUJobUsed {
-		up(fmt.Sprintf("gpu%d_job_used", i), v)
+		up(store.PeakGPUJobUsed(i), v)
 	}
 	for pid, v := range r.gpuProc {
-		up(fmt.Sprintf("gpu_pid_%d", pid), &v)
+		up(store.PeakGPUPID(pid), &v)
 	}
 }

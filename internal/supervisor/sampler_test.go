@@ -10,6 +10,7 @@ import (
 	"github.com/torchmem/torchmem/internal/jobs"
 	"github.com/torchmem/torchmem/internal/policy"
 	"github.com/torchmem/torchmem/internal/sample"
+	"github.com/torchmem/torchmem/internal/store"
 )
 
 // A PSS total is stored only when every figure in it was read in the same
@@ -113,5 +114,30 @@ func TestAllocTotalsCountRetries(t *testing.T) {
 	got := h.totals(func(int) int64 { return 0 })
 	if got.retries != 7 || got.ooms != 1 || got.allocated != 6 || got.reserved != 10 {
 		t.Fatalf("totals %+v", got)
+	}
+}
+
+// Every peak the supervisor writes is a declared store.PeakKey: the
+// readers (runs, show, serve, /metrics) look them up by those names.
+func TestPeakKeysDeclared(t *testing.T) {
+	n := int64(1)
+	r := reading{s: store.Sample{CgroupUsage: &n, PSSTotal: &n, RSSTotal: &n, SwapTotal: &n,
+		AllocAllocated: &n, AllocReserved: &n, GPUUsed: []*int64{nil, &n}, GPUJobUsed: []*int64{&n, &n}},
+		gpuProc: map[int]int64{4127: 1}}
+	p := store.Peaks{}
+	r.peaks(p)
+	allocTotals{n: 1, peakAlloc: 1, peakRes: 1}.peaks(p)
+	if len(p) != 12 {
+		t.Errorf("%d peaks written, want 12: %v", len(p), p)
+	}
+	for k := range p {
+		if !store.KnownPeakKey(k) {
+			t.Errorf("peak %q is written but not declared in store (PeakKey)", k)
+		}
+	}
+	for k := range peakNote {
+		if !store.KnownPeakKey(k) {
+			t.Errorf("peakNote names %q, not a peak", k)
+		}
 	}
 }

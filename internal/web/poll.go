@@ -205,10 +205,10 @@ func liveRuns(rs []metrics.RunState) []LiveRun {
 	out := make([]LiveRun, 0, len(rs))
 	for _, r := range rs {
 		l := LiveRun{ID: r.Run.ID, Job: r.Job, Command: r.Run.Command, Start: r.Run.Start, LastSample: r.Run.LastSample, CUDAOOMs: r.CUDAOOMs}
-		if v, ok := r.Run.Peaks["alloc_peak_allocated"]; ok {
+		if v, ok := r.Run.Peaks.Get(store.PeakAllocPeakAllocated); ok {
 			l.PeakAllocatedBytes = &v
 		}
-		if v, ok := r.Run.Peaks["alloc_peak_reserved"]; ok {
+		if v, ok := r.Run.Peaks.Get(store.PeakAllocPeakReserved); ok {
 			l.PeakReservedBytes = &v
 		}
 		if s := r.Latest; s != nil {

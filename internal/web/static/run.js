@@ -1,6 +1,8 @@
 // torchmem dashboard, runs and run pages (helpers in app.js).
 "use strict";
 
+// Peak keys are store.PeakKey (internal/store/peaks.go); TestDashboardPeakKeys
+// checks that the names used here are declared there.
 function runPeak(peaks, pred) {
   let best = null;
   for (const [k, v] of Object.entries(peaks || {})) if (pred(k) && (best === null || v > best)) best = v;

@@ -17,9 +17,32 @@ type pssCost struct {
 	cost time.Duration
 }
 
+// pssSlack: callers collect every interval give or take scheduling
+// jitter; one Collect landing a hair before a whole read is due must not
+// push that read a whole interval.
+const pssSlack = 50 * time.Millisecond
+
+// scheduleTogether makes this Collect re-read every process's PSS when,
+// with Options.PSSTogether, the whole read is due.
+func (s *Sampler) scheduleTogether(now time.Time) {
+	if !s.opts.PSSTogether || s.opts.PSSPeriod < 0 {
+		return
+	}
+	switch {
+	case s.nextPSS.IsZero():
+		// The first Collect reads every (new) process anyway; the first
+		// whole read comes PSSFirst later.
+		s.nextPSS = now.Add(s.opts.PSSFirst)
+	case !now.Add(pssSlack).Before(s.nextPSS):
+		s.forcePSS = true
+		s.nextPSS = now.Add(s.opts.PSSPeriod)
+	}
+}
+
 // refreshPSS runs the PSS tier for the job members whose figures are
-// missing, older than PSSPeriod, or whose RSS moved by more than
-// PSSRSSChange since.
+// missing, or are stale: older than PSSPeriod or RSS moved by more than
+// PSSRSSChange since (per process), or a whole read is due (PSSTogether,
+// RefreshPSS).
 func (s *Sampler) refreshPSS(ctx context.Context, trees []jobs.Tree, now time.Time) pssCost {
 	var c pssCost
 	if s.opts.PSSPeriod < 0 {
@@ -105,7 +128,13 @@ func (s *Sampler) readOnePSS(pid int) pssResult {
 }
 
 func (s *Sampler) pssStale(ps *procState, now time.Time) bool {
-	if s.forcePSS || ps.pss == nil || now.Sub(ps.pssAt) >= s.opts.PSSPeriod {
+	if s.forcePSS || ps.pss == nil {
+		return true
+	}
+	if s.opts.PSSTogether {
+		return false // only whole reads (forcePSS) re-read a known process
+	}
+	if now.Sub(ps.pssAt) >= s.opts.PSSPeriod {
 		return true
 	}
 	old, cur := float64(ps.rssAtPSS), float64(ps.rss())

@@ -8,7 +8,9 @@
 // cgroup usage and events, PSI, meminfo, GPU backend) runs on every Collect;
 // the PSS tier (smaps_rollup, oom_score) runs for a process when its figures
 // are older than Options.PSSPeriod, or its RSS moved by more than
-// Options.PSSRSSChange since they were read. Every PSS figure carries its age.
+// Options.PSSRSSChange since they were read; with Options.PSSTogether (the
+// run supervisor) for every process at once every PSSPeriod instead. Every
+// PSS figure carries its age.
 //
 // Exported API (stable: the supervisor of `torchmem run` and `torchmem serve`
 // build on it):

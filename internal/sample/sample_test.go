@@ -126,6 +126,36 @@ func TestPSSTierIsAdaptive(t *testing.T) {
 	}
 }
 
+// PSSTogether (the run supervisor's schedule): every process at once every
+// PSSPeriod, the first whole read PSSFirst after the first Collect, a tick
+// a hair early still counting, and nothing early on an RSS move.
+func TestPSSTierTogether(t *testing.T) {
+	s, tree, clk := newSampler(t, 4, func(o *Options) {
+		o.PSSTogether, o.PSSPeriod, o.PSSFirst = true, 5*time.Second, time.Second
+	})
+	ctx := context.Background()
+	step := func(d time.Duration, want int, what string) *Sample {
+		t.Helper()
+		clk.add(d)
+		smp, err := s.Collect(ctx)
+		if err != nil || smp.Tier.PSSRead != want {
+			t.Fatalf("%s: read %d PSS, want %d (%v)", what, smp.Tier.PSSRead, want, err)
+		}
+		return smp
+	}
+	step(0, 5, "first collect: every new process")
+	smp := step(960*time.Millisecond, 5, "PSSFirst less 40 ms of jitter")
+	if smp.Jobs[0].Totals.PSSMaxAgeSeconds != 0 || !smp.Jobs[0].Totals.PSSComplete {
+		t.Errorf("whole read: totals %+v", smp.Jobs[0].Totals)
+	}
+	setRSS(t, tree.ProcRoot, sampletest.MainPID+2, "201835") // +20%
+	step(time.Second, 0, "after an RSS move")
+	step(3*time.Second, 0, "4 s after the whole read")
+	step(time.Second, 5, "5 s after the whole read")
+	s.RefreshPSS()
+	step(time.Second, 5, "RefreshPSS")
+}
+
 func TestPSSTierOff(t *testing.T) {
 	s, _, _ := newSampler(t, 2, func(o *Options) { o.PSSPeriod = -1 })
 	smp, err := s.Collect(context.Background())

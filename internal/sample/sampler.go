@@ -49,6 +49,18 @@ type Options struct {
 	// PSSRSSChange re-reads a process's PSS early when its RSS moved by more
 	// than this fraction (DefaultPSSRSSChange unless set).
 	PSSRSSChange float64
+	// PSSTogether schedules the PSS tier for all processes at once rather
+	// than per process: every PSSPeriod one Collect re-reads every process
+	// (the first such Collect PSSFirst after the first Collect), a process
+	// seen for the first time is read at once, and none is read early on
+	// an RSS move (PSSRSSChange is unused). A PSS total then sums figures
+	// of one instant (Totals.PSSMaxAgeSeconds 0), and a process growing
+	// into its limit is not walked on every jump: the run supervisor's
+	// schedule, where Collect's clock is the supervisor's tick.
+	PSSTogether bool
+	// PSSFirst is, with PSSTogether, the wait from the first Collect to the
+	// first whole read (one PSSPeriod unless set).
+	PSSFirst time.Duration
 	// PSSWorkers is how many smaps_rollup reads run at once (default: the
 	// number of CPUs, at most 4; 1 reads one after the other).
 	PSSWorkers int
@@ -71,6 +83,8 @@ type Sampler struct {
 	noted    map[string]bool
 	psiOff   bool
 	forcePSS bool
+	// nextPSS is when the next whole read is due (PSSTogether).
+	nextPSS time.Time
 	// cgErrNoted: a cgroup read failure was already reported.
 	cgErrNoted bool
 }
@@ -92,6 +106,9 @@ func New(opts Options) (*Sampler, error) {
 	}
 	if opts.PSSRSSChange == 0 {
 		opts.PSSRSSChange = DefaultPSSRSSChange
+	}
+	if opts.PSSFirst == 0 {
+		opts.PSSFirst = opts.PSSPeriod
 	}
 	if opts.PSSWorkers <= 0 {
 		opts.PSSWorkers = min(4, runtime.NumCPU())
@@ -140,6 +157,7 @@ func (s *Sampler) RefreshPSS() { s.forcePSS = true }
 func (s *Sampler) Collect(ctx context.Context) (*Sample, error) {
 	start := time.Now() // cost accounting uses the real clock, not opts.Now
 	now := s.opts.Now()
+	s.scheduleTogether(now) // first: a whole read due stays due if this Collect fails
 	out := &Sample{Schema: SchemaVersion, Time: now, Jobs: []Job{}}
 	out.Host.CgroupMode = s.hier.Mode.String()
 	if err := s.readHost(&out.Host); err != nil {

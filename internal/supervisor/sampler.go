@@ -13,9 +13,10 @@ import (
 )
 
 // sampler turns internal/sample's Sample of the job (the same reader as
-// `torchmem top`: fast tier every tick, PSS tier when figures are older
-// than 5 s or RSS moved) into a store row and policy metrics. The cgroup's
-// usage comes from the job's own group: the exact job total.
+// `torchmem top`: fast tier every tick, PSS tier of the whole job every
+// pssEvery on sample's PSSTogether schedule) into a store row and policy
+// metrics. The cgroup's usage comes from the job's own group: the exact
+// job total.
 type sampler struct {
 	smp     *sample.Sampler
 	fs      procfs.FS
@@ -23,20 +24,24 @@ type sampler struct {
 	rootPID int
 
 	lastPSS *int64
-	nextPSS time.Time // when the whole job's PSS is read again (pssEvery)
+	// tick is the time of the tick being collected: the sample's clock,
+	// so its PSS schedule runs on Config.Now like the rest of the run.
+	tick time.Time
 }
 
 // pssEvery is how often the supervisor reads the PSS of every process of
-// the job in one tick. A stored PSS total sums figures read in that same
+// the job in one tick (sample.Options.PSSTogether). A stored PSS total sums figures read in that same
 // tick only: summing a fresh figure of a new DataLoader worker with a
 // seconds-old one of a main process that has grown since under-reports
 // the job (a run that leaked into its limit showed PSS 100 MiB while its
 // cgroup held 243 MiB).
 const pssEvery = 5 * time.Second
 
-// pssSlack: ticks come every interval give or take scheduling jitter; one
-// landing microseconds before nextPSS must not push the read a whole tick.
-const pssSlack = 50 * time.Millisecond
+// pssFirst is when the first whole read comes: the first tick reads every
+// (new) process anyway, a second or so after exec; the next full read
+// comes soon so that a short run has a PSS figure of the job at work, not
+// only of its start.
+const pssFirst = time.Second
 
 // reading is one sample with the derived policy metrics and the job's
 // per-process GPU memory.
@@ -56,8 +61,8 @@ func newSampler(procRoot, sysRoot string, b gpu.Backend, cg *jobcgroup.Group, ro
 		return nil, err
 	}
 	sm := &sampler{fs: fs, cg: cg, rootPID: rootPID}
-	// PSS only every pssEvery (RefreshPSS), never early on an RSS jump and
-	// never on the sampler's own per-process period: walking the page
+	// PSS only every pssEvery for the whole job (PSSTogether), never early
+	// on an RSS jump and never on a per-process period: walking the page
 	// tables (smaps_rollup) of a process that is growing into the limit or
 	// being OOM-killed delays the release of its memory, and in tests the
 	// kernel then killed a second process of the job (the main one after
@@ -65,22 +70,13 @@ func newSampler(procRoot, sysRoot string, b gpu.Backend, cg *jobcgroup.Group, ro
 	// The job's cgroup is read through sm.cg (usage, limit, events), so the
 	// sample need not read it again.
 	sm.smp, err = sample.New(sample.Options{ProcRoot: procRoot, SysRoot: sysRoot, GPU: b, PIDs: sm.jobPIDs,
-		NoCgroup: true, PSSPeriod: 24 * time.Hour, PSSRSSChange: 1e9})
+		NoCgroup: true, PSSTogether: true, PSSPeriod: pssEvery, PSSFirst: pssFirst, Now: sm.now})
 	return sm, err
 }
 
 func (sm *sampler) collect(now time.Time, alloc allocTotals) reading {
 	r := reading{s: store.Sample{Time: now}, metrics: map[string]float64{}, gpuProc: map[int]int64{}}
-	switch {
-	case sm.nextPSS.IsZero():
-		// The first tick reads every (new) process anyway, a second or
-		// so after exec; the next full read comes soon so that a short
-		// run has a PSS figure of the job at work, not only of its start.
-		sm.nextPSS = now.Add(time.Second)
-	case !now.Add(pssSlack).Before(sm.nextPSS): // a tick a hair early still counts
-		sm.smp.RefreshPSS()
-		sm.nextPSS = now.Add(pssEvery)
-	}
+	sm.tick = now
 	smp, err := sm.smp.Collect(context.Background())
 	if err == nil {
 		sm.host(&r, smp.Host)
@@ -103,6 +99,9 @@ func (sm *sampler) collect(now time.Time, alloc allocTotals) reading {
 	}
 	return r
 }
+
+// now is the sample's clock: the tick being collected.
+func (sm *sampler) now() time.Time { return sm.tick }
 
 func (sm *sampler) jobPIDs() []int {
 	if sm.cg != nil {

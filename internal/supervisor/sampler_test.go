@@ -5,11 +5,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/torchmem/torchmem/internal/hook"
 	"github.com/torchmem/torchmem/internal/jobs"
 	"github.com/torchmem/torchmem/internal/policy"
 	"github.com/torchmem/torchmem/internal/sample"
+	"github.com/torchmem/torchmem/internal/sample/sampletest"
 	"github.com/torchmem/torchmem/internal/store"
 )
 
@@ -138,6 +140,35 @@ func TestPeakKeysDeclared(t *testing.T) {
 	for k := range peakNote {
 		if !store.KnownPeakKey(k) {
 			t.Errorf("peakNote names %q, not a peak", k)
+		}
+	}
+}
+
+// The supervisor's PSS schedule (sample's PSSTogether) on its own clock:
+// every process at its first tick, the whole job pssFirst later (a tick a
+// hair early counts), then every pssEvery and not between, so a stored PSS
+// total always sums figures of one tick.
+func TestPSSEveryFewSeconds(t *testing.T) {
+	tree, err := sampletest.WriteJobTree(t.TempDir(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm, err := newSampler(tree.ProcRoot, tree.SysRoot, nil, nil, sampletest.MainPID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		after   time.Duration
+		wantPSS bool
+	}{
+		{0, true}, {pssFirst - 40*time.Millisecond, true}, {time.Second, false},
+		{pssEvery - time.Second, true}, {pssEvery / 2, false}, {pssEvery / 2, true},
+	} {
+		now = now.Add(c.after)
+		r := sm.collect(now, allocTotals{step: -1})
+		if got := r.s.PSSTotal != nil; got != c.wantPSS || len(r.pids) != 3 {
+			t.Errorf("%v later: PSS stored %v, want %v (pids %v)", c.after, got, c.wantPSS, r.pids)
 		}
 	}
 }

@@ -27,8 +27,13 @@ func msg(id string, args ...string) Msg { return Msg{ID: id, Args: args} }
 func (m Msg) zero() bool { return m.ID == "" }
 
 // catalogs maps each language to its message texts (fmt verbs, with
-// explicit argument indexes where a translation may reorder them).
-var catalogs = map[language.Tag]map[string]string{language.English: messagesEN}
+// explicit argument indexes where a translation may reorder them). One tag
+// per base language: render picks a catalog by base, so zh, zh-CN, zh-Hans
+// and zh-TW all get the (Simplified) Chinese text.
+var catalogs = map[language.Tag]map[string]string{
+	language.English: messagesEN,
+	language.Chinese: messagesZH,
+}
 
 var printers = buildPrinters()
 
@@ -57,12 +62,25 @@ func Languages() []language.Tag {
 	return out
 }
 
+// printerFor is lang's printer, or its base language's (zh-TW → zh), or
+// English's when neither has a catalog.
+func printerFor(lang language.Tag) *message.Printer {
+	if p, ok := printers[lang]; ok {
+		return p
+	}
+	if base, conf := lang.Base(); conf != language.No {
+		for tag, p := range printers {
+			if b, _ := tag.Base(); b == base {
+				return p
+			}
+		}
+	}
+	return printers[language.English]
+}
+
 // render prints m in lang (English when lang has no catalog).
 func render(lang language.Tag, m Msg) string {
-	p, ok := printers[lang]
-	if !ok {
-		p = printers[language.English]
-	}
+	p := printerFor(lang)
 	args := make([]any, len(m.Args))
 	for i, a := range m.Args {
 		args[i] = a

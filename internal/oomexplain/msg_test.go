@@ -1,11 +1,15 @@
 package oomexplain
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/text/language"
 )
 
 // TestMessagesComplete: every message id the rules name has English text,
@@ -50,6 +54,70 @@ func TestMessagesComplete(t *testing.T) {
 			t.Errorf("English text %q is never used", id)
 		}
 	}
+	for tag, texts := range catalogs {
+		catalogComplete(t, tag.String(), texts)
+	}
+}
+
+// catalogComplete: texts has every English id and no other, each text
+// uses exactly the English text's argument indexes (only as %[n]s), and
+// the printer for the language renders it (no fallback to English).
+func catalogComplete(t *testing.T, lang string, texts map[string]string) {
+	t.Helper()
+	tag := language.MustParse(lang)
+	for id, en := range messagesEN {
+		text, ok := texts[id]
+		if !ok || strings.TrimSpace(text) == "" {
+			t.Errorf("%s: message %q has no text", lang, id)
+			continue
+		}
+		if got, want := argIndexes(t, lang+" "+id, text), argIndexes(t, "en "+id, en); got != want {
+			t.Errorf("%s: message %q uses arguments %s, English %s", lang, id, got, want)
+		}
+		var args []string
+		for i := 1; strings.Contains(en, fmt.Sprintf("%%[%d]s", i)); i++ {
+			args = append(args, fmt.Sprintf("<%d>", i))
+		}
+		m := msg(id, args...)
+		anyArgs := make([]any, len(args))
+		for i, a := range args {
+			anyArgs[i] = a
+		}
+		if got, want := render(tag, m), fmt.Sprintf(text, anyArgs...); got != want {
+			t.Errorf("%s: message %q renders %q, want %q", lang, id, got, want)
+		}
+	}
+	for id := range texts {
+		if _, ok := messagesEN[id]; !ok {
+			t.Errorf("%s: message %q has no English text", lang, id)
+		}
+	}
+}
+
+var verbRE = regexp.MustCompile(`%(\[(\d+)\])?.`)
+
+// argIndexes is the sorted set of argument indexes of text ("1,2"; ""
+// for none); a verb other than %[n]s (or %%) is an error.
+func argIndexes(t *testing.T, where, text string) string {
+	t.Helper()
+	set := map[int]bool{}
+	for _, m := range verbRE.FindAllStringSubmatch(text, -1) {
+		switch {
+		case m[0] == "%%":
+		case m[2] == "" || !strings.HasSuffix(m[0], "s"):
+			t.Errorf("%s: verb %q: want %%[n]s", where, m[0])
+		default:
+			n, _ := strconv.Atoi(m[2])
+			set[n] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for n := range len(text) + 1 {
+		if set[n] {
+			out = append(out, strconv.Itoa(n))
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // noBadVerbs fails on a rendered text with a missing or extra argument.

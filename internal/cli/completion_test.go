@@ -10,6 +10,7 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := DefaultEnv()
+	env.Lang = langEN // the tests read English whatever the locale (lang_test.go: --lang)
 	env.Stdout, env.Stderr, env.Stdin = &out, &errb, strings.NewReader("")
 	code := Run(env, args)
 	return out.String(), errb.String(), code

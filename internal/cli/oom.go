@@ -16,6 +16,7 @@ import (
 	"github.com/torchmem/torchmem/internal/oomexplain"
 	"github.com/torchmem/torchmem/internal/shm"
 	"golang.org/x/sys/unix"
+	"golang.org/x/text/language"
 )
 
 func init() { register("oom", newOomCmd) }
@@ -75,6 +76,7 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 	// the log is this host's own kernel log.
 	hostCtx := oomHostContext(env)
 	hostCtx.SameHost = len(args) == 0
+	hostCtx.Lang = f.lang(env)
 	if len(args) == 0 {
 		incs, dropped, err = oomReadKernel(ctx, env, since)
 		if err != nil {
@@ -176,7 +178,9 @@ func oomFollow(ctx context.Context, env *Env, f *oomFlags, since time.Time) erro
 	var printErr error
 	// Follow means "from now on" unless --since says otherwise.
 	cfg := oomexplain.LogConfig{Since: since, OnlyNew: since.IsZero(), ProcRoot: env.ProcRoot}
-	err := oomexplain.Follow(ctx, cfg, oomexplain.Options{}, oomHostContext(env), func(inc oomexplain.Incident) {
+	hostCtx := oomHostContext(env)
+	hostCtx.Lang = f.lang(env)
+	err := oomexplain.Follow(ctx, cfg, oomexplain.Options{}, hostCtx, func(inc oomexplain.Incident) {
 		if printErr != nil || len(oomexplain.Filter([]oomexplain.Incident{inc}, time.Time{}, f.pids)) == 0 {
 			return
 		}
@@ -197,6 +201,15 @@ func oomKernelHint(err error) error {
 		return fmt.Errorf("%w\n(run as root, or as a member of the systemd-journal or adm group, or give a saved log: torchmem oom FILE)", err)
 	}
 	return err
+}
+
+// lang is the language of the explanations: --lang or the locale's for
+// people, English for --json (scripts never see it change).
+func (f *oomFlags) lang(env *Env) language.Tag {
+	if f.json {
+		return language.English
+	}
+	return env.lang()
 }
 
 // oomHostContext is what this host says about shm and fd limits.

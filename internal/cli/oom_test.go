@@ -25,6 +25,7 @@ func oomRun(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := DefaultEnv()
+	env.Lang = langEN // the tests read English whatever the locale (lang_test.go: --lang)
 	env.Stdout, env.Stderr, env.Stdin = &out, &errb, strings.NewReader(stdin)
 	code := Run(env, append([]string{"oom"}, args...))
 	return out.String(), errb.String(), code

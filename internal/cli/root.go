@@ -28,6 +28,9 @@ type Env struct {
 	SysRoot  string
 	// Root is the file-system root for files under /etc, /dev/shm, /var.
 	Root string
+	// Lang is the language of explanations, "zh" or "en" (""): the
+	// locale's (localeLang), or --lang.
+	Lang string
 }
 
 // ExitError carries a specific exit status out of a command (doctor's 1/2,
@@ -67,6 +70,7 @@ func DefaultEnv() *Env {
 		ProcRoot: envOr("TORCHMEM_PROC_ROOT", "/proc"),
 		SysRoot:  envOr("TORCHMEM_SYS_ROOT", "/sys"),
 		Root:     envOr("TORCHMEM_ROOT", "/"),
+		Lang:     localeLang(os.Getenv),
 	}
 }
 
@@ -89,6 +93,8 @@ func NewRoot(env *Env) *cobra.Command {
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
+	root.PersistentFlags().Var(&langFlag{env: env}, "lang",
+		"language of the explanations of oom and of run's post-mortem, zh or en (default: from LC_ALL, LC_MESSAGES or LANG); --json output is always English")
 	names := make([]string, 0, len(registry))
 	for n := range registry {
 		names = append(names, n)

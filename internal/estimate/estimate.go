@@ -77,46 +77,23 @@ func walk(md *models.Model, o Options) (*ctx, error) {
 	if err := md.Validate(); err != nil {
 		return nil, err
 	}
-	switch md.Family {
-	case models.ViT, models.ResNet:
-		if o.ImageSize == 0 {
-			o.ImageSize = md.ImageSize
-		}
-		if md.Family == models.ViT && o.ImageSize%md.PatchSize != 0 {
-			return nil, fmt.Errorf("--image-size %d is not a multiple of the patch size %d", o.ImageSize, md.PatchSize)
-		}
-		if md.Family == models.ViT && o.ImageSize != md.ImageSize {
-			return nil, fmt.Errorf("--image-size %d: %s's position embedding is for %d", o.ImageSize, md.Name, md.ImageSize)
-		}
-		if o.ImageSize < 32 {
-			return nil, fmt.Errorf("--image-size %d too small", o.ImageSize)
-		}
-		o.Seq = 0
-	default:
-		if o.Seq == 0 {
-			return nil, fmt.Errorf("--seq is required for %s", md.Name)
-		}
-		// Learned absolute positions end at MaxPositions: HF's GPT-2 and
-		// BERT fail with an index error past them, so no memory to estimate.
-		absolute := md.Family == models.GPT2 || md.Family == models.BERT
-		if n := o.Seq + o.GenLen; absolute && md.MaxPositions > 0 && n > md.MaxPositions {
-			what := fmt.Sprintf("--seq %d", o.Seq)
-			if o.GenLen > 0 {
-				what += fmt.Sprintf(" plus --gen-len %d", o.GenLen)
-			}
-			return nil, fmt.Errorf("%s exceeds the %d positions of %s's position embedding", what, md.MaxPositions, md.Name)
-		}
+	fam, err := familyOf(md)
+	if err != nil {
+		return nil, err
 	}
-	if (o.KVCache || o.GenLen > 0) && md.Family != models.GPT2 && md.Family != models.Llama {
+	if o, err = fam.options(md, o); err != nil {
+		return nil, err
+	}
+	if (o.KVCache || o.GenLen > 0) && !fam.generates() {
 		return nil, fmt.Errorf("--kv-cache/--gen-len: generation is modelled for decoder-only language models, not %s", md.Family)
 	}
 	if o.GenLen > 0 {
 		o.KVCache = true
 	}
-	if err := checkSize(md, o); err != nil {
+	if err := checkSize(fam, md, o); err != nil {
 		return nil, err
 	}
-	e := newCtx(md, o)
+	e := newCtx(fam, md, o)
 	if o.Inference {
 		e.infer()
 	} else {
@@ -150,22 +127,8 @@ func (e *ctx) result() *Result {
 
 // checkSize refuses configurations whose largest tensor would not fit in
 // an int64 byte count (no GPU holds an exabyte).
-func checkSize(md *models.Model, o Options) error {
-	b := float64(o.Batch)
-	var big float64
-	switch md.Family {
-	case models.ResNet:
-		big = b * 64 * float64(o.ImageSize) * float64(o.ImageSize)
-	default:
-		s := float64(o.Seq + o.GenLen)
-		if md.Family == models.ViT {
-			s = float64(md.Tokens(o.ImageSize))
-		}
-		big = b * s * float64(max(md.Vocab, 4*md.Intermediate, 4*md.Hidden))
-		if o.Attention == "eager" || md.Family == models.T5 {
-			big = max(big, b*float64(md.Heads)*s*s)
-		}
-	}
+func checkSize(fam family, md *models.Model, o Options) error {
+	big := fam.largestTensor(md, o)
 	if big*8 > 1<<56 {
 		return fmt.Errorf("batch %d with this sequence or image size needs a tensor of %.3g elements: too large to estimate", o.Batch, big)
 	}

@@ -124,8 +124,7 @@ type alt struct {
 	apply         func(*Options) bool // false: not applicable
 }
 
-func alternatives(md *models.Model, o Options) []alt {
-	vision := md.Family == models.ViT || md.Family == models.ResNet
+func alternatives(fam family, o Options) []alt {
 	alts := []alt{
 		{"amp", "--precision amp-bf16 (autocast)", func(o *Options) bool {
 			ok := o.Precision == "fp32"
@@ -173,14 +172,14 @@ func alternatives(md *models.Model, o Options) []alt {
 			return ok
 		}},
 	}
-	if !vision {
+	if !fam.images() {
 		alts = append(alts, alt{"shorter-sequence", fmt.Sprintf("--seq %d", max(1, o.Seq/2)), func(o *Options) bool {
 			ok := o.Seq >= 2
 			o.Seq /= 2
 			return ok
 		}})
 		alts = append(alts, alt{"sdpa", "--attention sdpa (flash / memory-efficient kernels)", func(o *Options) bool {
-			ok := o.Attention == "eager" && md.Family != models.T5
+			ok := o.Attention == "eager" && !fam.alwaysEager()
 			o.Attention = "sdpa"
 			return ok
 		}})
@@ -191,7 +190,11 @@ func alternatives(md *models.Model, o Options) []alt {
 // levers tries each alternative and ranks those that save memory.
 func levers(md *models.Model, base *Result, budget int64) []Lever {
 	out := []Lever{} // [] rather than null in --json when nothing applies
-	for _, a := range alternatives(md, base.Opts) {
+	fam, err := familyOf(md)
+	if err != nil {
+		return out // Estimate refused md before: nothing to try
+	}
+	for _, a := range alternatives(fam, base.Opts) {
 		o := base.Opts
 		if !a.apply(&o) {
 			continue

@@ -234,3 +234,27 @@ func (e *ctx) eagerAttention(a attn) *tensor {
 	}
 	return out
 }
+
+// layerNormOf normalises x and lets go of it (post-LN blocks).
+func (e *ctx) layerNormOf(x *tensor, rows int64) *tensor {
+	out := e.layerNorm(x, rows)
+	e.m.drop(x)
+	return out
+}
+
+// rmsNormOf normalises x and lets go of it.
+func (e *ctx) rmsNormOf(x *tensor, rows int64) *tensor {
+	out := e.rmsNorm(x, rows)
+	e.m.drop(x)
+	return out
+}
+
+// causalMask: for eager attention, a decoder's create_causal_mask
+// materialises a (b, 1, s, s) float mask in the hidden states' dtype,
+// kept for the whole forward.
+func (e *ctx) causalMask() {
+	if e.o.Attention == "eager" {
+		s := int64(e.seq())
+		e.posBias = append(e.posBias, e.act(int64(e.o.Batch)*s*s, e.dt.resid))
+	}
+}

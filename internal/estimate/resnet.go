@@ -25,6 +25,40 @@ import (
 // cuDNN's convolution workspaces are not modelled: their size depends on the
 // engine cuDNN's heuristics pick for each shape on each GPU.
 
+// resnet is torchvision's ResNet (BasicBlock or Bottleneck).
+type resnet struct{ familyDefaults }
+
+var _ family = resnet{}
+
+func (resnet) options(md *models.Model, o Options) (Options, error) { return imageOptions(md, o) }
+func (resnet) images() bool                                         { return true }
+
+// largestTensor: the stem convolution's output, 64 channels at full size.
+func (resnet) largestTensor(_ *models.Model, o Options) float64 {
+	return float64(o.Batch) * 64 * float64(o.ImageSize) * float64(o.ImageSize)
+}
+
+func (resnet) embed(e *ctx, data *tensor) *tensor     { return e.resnetStem(data) }
+func (resnet) block(e *ctx, i int, x *tensor) *tensor { return e.resnetBlock(i, x) }
+func (resnet) blockBackward(e *ctx, i, micro int)     { e.resnetBlockBackward(i, micro) }
+func (resnet) stemBackward(e *ctx, micro int)         { e.resnetStemBackward(micro) }
+
+// head: adaptive_avg_pool2d (which saves its input), then fc.
+func (resnet) head(e *ctx, x *tensor) *tensor {
+	b := int64(e.o.Batch)
+	e.m.save(x)
+	e.m.drop(x)
+	feat := e.act(b*int64(x.elems/b)/int64(e.finalSpatial()), x.dt)
+	return e.classifierHead(feat, resnetWidth(e.md))
+}
+
+func (resnet) outputElems(e *ctx) int64 {
+	return int64(e.o.Batch) * int64(resnetWidth(e.md)) * int64(e.finalSpatial())
+}
+
+// resnetWidth is the channel count of the last stage's output.
+func resnetWidth(md *models.Model) int { return 512 * md.Expansion() }
+
 func convOut(h, k, s, p int) int { return (h+2*p-k)/s + 1 }
 
 // unit is one conv -> bn (-> relu) with what autograd keeps of it.

@@ -3,13 +3,11 @@ package estimate
 import (
 	"fmt"
 	"strings"
-
-	"github.com/torchmem/torchmem/internal/estimate/models"
 )
 
 // inputData is the step's batch on the GPU: token ids (int64) or images.
 func (e *ctx) inputData() *tensor {
-	if e.md.Family == models.ViT || e.md.Family == models.ResNet {
+	if e.fam.images() {
 		s := int64(e.imageSize())
 		return e.m.new(int64(e.o.Batch)*3*s*s, 4, CatData)
 	}
@@ -40,7 +38,7 @@ func (e *ctx) trainMicro(step, micro int) {
 	e.castWeights(-1, e.headParams)
 	e.castWeights(-1, e.stemParams)
 	e.rec = nil
-	x := e.embed(data)
+	x := e.fam.embed(e, data)
 	stem := e.rec
 	x = e.forwardBlocks(x, m.phase)
 	m.phase = fmt.Sprintf("end of forward (head and loss), step %d", step)
@@ -58,11 +56,7 @@ func (e *ctx) trainMicro(step, micro int) {
 	}
 	e.backwardBlocks(step, micro)
 	e.tiedEmbeddingGrad()
-	if e.md.Family == models.ResNet {
-		e.resnetStemBackward(micro)
-	} else {
-		e.paramGrads(e.stemParams, micro)
-	}
+	e.fam.stemBackward(e, micro)
 	m.unsave(stem...)
 	m.drop(stem...)
 	e.releaseBridge()
@@ -162,7 +156,7 @@ func (e *ctx) infer() {
 		e.forwardWorkspace()
 		e.castWeights(-1, e.headParams)
 		e.castWeights(-1, e.stemParams)
-		x := e.forwardBlocks(e.embed(data), e.m.phase)
+		x := e.forwardBlocks(e.fam.embed(e, data), e.m.phase)
 		e.m.phase = fmt.Sprintf("logits, pass %d", step)
 		logits := e.inferHead(x)
 		for _, l := range e.casts {
@@ -182,7 +176,7 @@ func (e *ctx) infer() {
 // inferHead: generate() asks the model for the last position's logits only
 // (logits_to_keep=1) and copies them to fp32.
 func (e *ctx) inferHead(x *tensor) *tensor {
-	if e.o.GenLen == 0 || e.md.Family == models.ViT || e.md.Family == models.ResNet {
+	if e.o.GenLen == 0 || e.fam.images() {
 		return e.head(x)
 	}
 	b, V := int64(e.o.Batch), int64(e.md.Vocab)

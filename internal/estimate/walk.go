@@ -2,17 +2,19 @@ package estimate
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/torchmem/torchmem/internal/estimate/models"
 )
 
 // ctx walks one model through the steps of a job on a machine.
 type ctx struct {
-	m  *machine
-	md *models.Model
-	o  Options
-	dt dtypes
+	m   *machine
+	md  *models.Model
+	fam family // what differs by model family
+	o   Options
+	dt  dtypes
+	// seqLen is the tokens per sample, the family's answer for md and o.
+	seqLen int
 
 	params      []models.Param
 	blockParams [][]models.Param
@@ -44,24 +46,23 @@ type ctx struct {
 	perBlock   int64 // activation bytes block 0 keeps for backward
 }
 
-func (e *ctx) seq() int {
-	if e.md.Family == models.ViT {
-		return e.md.Tokens(e.imageSize())
-	}
-	return e.o.Seq
-}
+func (e *ctx) seq() int { return e.seqLen }
 
-func (e *ctx) imageSize() int {
-	if e.o.ImageSize > 0 {
-		return e.o.ImageSize
+func (e *ctx) imageSize() int { return imageSizeOf(e.md, e.o) }
+
+// imageSizeOf is the image side o asks for, or md's own.
+func imageSizeOf(md *models.Model, o Options) int {
+	if o.ImageSize > 0 {
+		return o.ImageSize
 	}
-	return e.md.ImageSize
+	return md.ImageSize
 }
 
 func (e *ctx) tokens() int64 { return int64(e.o.Batch) * int64(e.seq()) }
 
-func newCtx(md *models.Model, o Options) *ctx {
-	e := &ctx{m: &machine{cat: CatActivations, alloc: allocator{limit: o.AllocatorLimit}}, md: md, o: o, dt: dtypesFor(o.Precision)}
+func newCtx(fam family, md *models.Model, o Options) *ctx {
+	e := &ctx{m: &machine{cat: CatActivations, alloc: allocator{limit: o.AllocatorLimit}}, md: md, fam: fam, o: o,
+		dt: dtypesFor(o.Precision), seqLen: fam.seq(md, o)}
 	e.params = md.Params()
 	// A safetensors header's count replaces the shape-derived one: scale
 	// every tensor so that weights, grads and states add up to it.
@@ -82,8 +83,7 @@ func newCtx(md *models.Model, o Options) *ctx {
 		switch {
 		case p.Block >= 0 && p.Block < len(e.blockParams):
 			e.blockParams[p.Block] = append(e.blockParams[p.Block], p)
-		case p.Matmul && md.Family != models.ResNet && md.Family != models.ViT,
-			strings.HasPrefix(p.Name, "fc.") || strings.HasPrefix(p.Name, "heads."):
+		case p.Matmul && !fam.images(), classifierParam(p):
 			e.headParams = append(e.headParams, p)
 		default:
 			e.stemParams = append(e.stemParams, p)
@@ -175,7 +175,9 @@ func (e *ctx) forwardBlocks(x *tensor, phase string) *tensor {
 	for i := range e.blockParams {
 		e.m.phase = fmt.Sprintf("%s, block %d of %d", phase, i+1, len(e.blockParams))
 		e.rec = nil
-		x = e.enterBlock(i, x)
+		if d := e.fam.decoderStart(e.md); d > 0 && i == d {
+			x = e.fam.enterDecoder(e, x)
+		}
 		e.bridge = append(e.bridge, e.rec...)
 		g := e.gather(e.blockParams[i])
 		before := e.m.cur[CatActivations]
@@ -188,11 +190,11 @@ func (e *ctx) forwardBlocks(x *tensor, phase string) *tensor {
 			e.m.save(x)
 			e.m.grad = false
 			e.castWeights(i, e.blockParams[i])
-			x = e.block(i, x)
+			x = e.fam.block(e, i, x)
 			e.m.grad = true
 		} else {
 			e.castWeights(i, e.blockParams[i])
-			x = e.block(i, x)
+			x = e.fam.block(e, i, x)
 		}
 		if i == 0 && e.perBlock == 0 && e.m.grad && !e.o.Checkpointing {
 			e.perBlock = e.m.cur[CatActivations] - before - x.blk.size
@@ -208,8 +210,8 @@ func (e *ctx) forwardBlocks(x *tensor, phase string) *tensor {
 func (e *ctx) backwardBlocks(step, micro int) {
 	for i := len(e.blockParams) - 1; i >= 0; i-- {
 		e.m.phase = fmt.Sprintf("backward, step %d, block %d of %d", step, i+1, len(e.blockParams))
-		if e.md.Family == models.T5 && i == e.md.Layers-1 {
-			e.releaseBridge() // the encoder's final norm, between the stacks
+		if i == e.fam.decoderStart(e.md)-1 {
+			e.releaseBridge() // an encoder's final norm, between the stacks
 		}
 		g := e.gather(e.blockParams[i])
 		if e.o.Checkpointing {
@@ -217,15 +219,11 @@ func (e *ctx) backwardBlocks(step, micro int) {
 			e.rec = nil
 			in := e.ckptIn[i]
 			in.live = true
-			y := e.block(i, in)
+			y := e.fam.block(e, i, in)
 			e.m.drop(y)
 			e.blocks[i] = e.rec
 		}
-		if e.md.Family == models.ResNet {
-			e.resnetBlockBackward(i, micro)
-		} else {
-			e.blockBackward(e.blocks[i], e.blockParams[i], micro)
-		}
+		e.fam.blockBackward(e, i, micro)
 		e.m.unsave(e.casts[i+1]...)
 		e.m.drop(e.casts[i+1]...)
 		e.casts[i+1] = nil

@@ -1,0 +1,53 @@
+package estimate
+
+import "github.com/torchmem/torchmem/internal/estimate/models"
+
+// gpt2 is Hugging Face's GPT-2: learned absolute positions, pre-LN
+// LayerNorm, a fused qkv Conv1D, a gelu_new MLP.
+type gpt2 struct{ familyDefaults }
+
+var _ family = gpt2{}
+
+func (gpt2) options(md *models.Model, o Options) (Options, error) { return textOptions(md, o, true) }
+func (gpt2) generates() bool                                      { return true }
+
+func (gpt2) embed(e *ctx, _ *tensor) *tensor {
+	e.causalMask()
+	T, h, p, s := e.tokens(), int64(e.md.Hidden), e.dt.param, int64(e.seq())
+	x := e.add(e.act(T*h, p), e.act(s*h, p)) // wte + wpe
+	return e.dropout(x, e.md.EmbedDropout)
+}
+
+func (gpt2) block(e *ctx, _ int, x *tensor) *tensor {
+	T, h := e.tokens(), int64(e.md.Hidden)
+	ln1 := e.layerNorm(x, T)
+	qkv := e.linear(ln1, 3*T*h)
+	e.m.drop(ln1)
+	// q, k, v are views of the c_attn output: SDPA saves that one tensor.
+	att := e.attention(attn{q: qkv, heads: int64(e.md.Heads), kvHeads: int64(e.md.Heads),
+		dHead: int64(e.md.HeadDim), qLen: int64(e.seq()), kLen: int64(e.seq()), dropout: e.md.AttentionDropout})
+	e.kvKeep(T*h, qkv.dt) // keys
+	e.kvKeep(T*h, qkv.dt) // values
+	e.m.drop(qkv)
+	proj := e.linear(att, T*h)
+	e.m.drop(att)
+	x2 := e.add(e.dropout(proj, e.md.HiddenDropout), x)
+	ln2 := e.layerNorm(x2, T)
+	fc := e.linear(ln2, T*int64(e.md.Intermediate))
+	e.m.drop(ln2)
+	y := e.activation(fc, e.md.Activation)
+	p2 := e.linear(y, T*h)
+	e.m.drop(y)
+	x2.live = true // still the residual
+	return e.add(e.dropout(p2, e.md.HiddenDropout), x2)
+}
+
+// head: the final LayerNorm (ln_f), then the LM head or the score layer.
+func (gpt2) head(e *ctx, x *tensor) *tensor {
+	e.exitStack(false)
+	T := e.tokens()
+	if e.md.SeqClassification {
+		return e.seqClassifierHead(e.layerNormOf(x, T), T)
+	}
+	return e.lmHead(e.layerNormOf(x, T))
+}

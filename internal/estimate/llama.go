@@ -1,0 +1,78 @@
+package estimate
+
+// llama is the Llama architecture as transformers runs it (llama, mistral,
+// qwen2/3, gemma, olmo): RMSNorm, rotary embeddings, a gated (SwiGLU) MLP,
+// grouped-query attention.
+type llama struct{ familyDefaults }
+
+var _ family = llama{}
+
+func (llama) generates() bool { return true }
+
+func (llama) embed(e *ctx, _ *tensor) *tensor {
+	e.causalMask()
+	return e.act(e.tokens()*int64(e.md.Hidden), e.dt.param)
+}
+
+func (llama) block(e *ctx, _ int, x *tensor) *tensor {
+	md := e.md
+	T, h, d := e.tokens(), int64(md.Hidden), int64(md.HeadDim)
+	n1 := e.rmsNorm(x, T)
+	q := e.linear(n1, T*int64(md.Heads)*d)
+	k := e.linear(n1, T*int64(md.KVHeads)*d)
+	v := e.linear(n1, T*int64(md.KVHeads)*d)
+	e.m.drop(n1)
+	if md.QKNorm { // qwen3: RMSNorm over each head of q and k
+		q, k = e.rmsNormOf(q, T*int64(md.Heads)), e.rmsNormOf(k, T*int64(md.KVHeads))
+	}
+	qe, ke := e.rope(q), e.rope(k)
+	// transformers passes enable_gqa to SDPA (torch >= 2.5, no mask):
+	// k and v stay at kv-head width; eager attention repeats them.
+	o := e.attention(attn{q: qe, k: ke, v: v, heads: int64(md.Heads), kvHeads: int64(md.KVHeads), dHead: d,
+		qLen: int64(e.seq()), kLen: int64(e.seq()), dropout: md.AttentionDropout, fp32Softmax: true})
+	e.kvKeep(ke.elems, ke.dt)
+	e.kvKeep(v.elems, v.dt)
+	e.m.drop(qe, ke, v)
+	p := e.linear(o, T*h)
+	e.m.drop(o)
+	x2 := e.add(p, x)
+	x2.live = true
+	n2 := e.rmsNorm(x2, T)
+	I := T * int64(md.Intermediate)
+	g := e.linear(n2, I)
+	sg := e.activation(g, md.Activation)
+	u := e.linear(n2, I)
+	e.m.drop(n2)
+	prod := e.act(I, e.dt.compute) // act(gate) * up saves both factors
+	e.m.save(sg, u)
+	e.m.drop(sg, u)
+	dn := e.linear(prod, T*h)
+	e.m.drop(prod)
+	return e.add(dn, x2)
+}
+
+// rope applies rotary embeddings: q*cos + rotate_half(q)*sin. cos and sin
+// have the dtype of the hidden states (fp32 under autocast), so the result
+// is promoted; the muls save only cos and sin (they do not require grad).
+func (e *ctx) rope(q *tensor) *tensor {
+	c := promote(q.dt, e.dt.resid)
+	a := e.act(q.elems, c)
+	half := e.act(q.elems/2, q.dt)
+	rot := e.act(q.elems, q.dt)
+	e.m.drop(half)
+	b := e.act(q.elems, c)
+	e.m.drop(rot)
+	out := e.act(q.elems, c)
+	e.m.drop(a, b, q)
+	return out
+}
+
+// head: the final RMSNorm, then the LM head or the score layer.
+func (llama) head(e *ctx, x *tensor) *tensor {
+	e.exitStack(false)
+	T := e.tokens()
+	if e.md.SeqClassification {
+		return e.seqClassifierHead(e.rmsNormOf(x, T), T)
+	}
+	return e.lmHead(e.rmsNormOf(x, T))
+}

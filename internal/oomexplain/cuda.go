@@ -57,7 +57,13 @@ func rankKey(l *line) string {
 	return l.host
 }
 
+// cudaWords: every line cudaStartKind accepts holds one of these.
+var cudaWords = []string{"out of memory", "OutOfMemoryError", "would exceed", "CUBLAS_STATUS_ALLOC_FAILED"}
+
 func (c *cudaParser) feed(l *line) {
+	if len(c.pending) == 0 && l.words&wordsCUDA == 0 {
+		return // no message open, and the line cannot start one
+	}
 	key := rankKey(l)
 	if c.pending[key] == nil {
 		key = c.wrappedKey(key, l)

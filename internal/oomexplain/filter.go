@@ -68,16 +68,18 @@ func stripRankPrefixes(s string) (string, *int, string) {
 	var rank *int
 	host := ""
 	for i := 0; i < 3; i++ {
+		// intPtr, not &r: r would be moved to the heap on every call,
+		// for every line of a training log.
 		if r, rest, ok := bracketRank(s); ok {
-			rank, s = &r, rest
+			rank, s = intPtr(r), rest
 			continue
 		}
 		if r, rest, ok := mpiTag(s); ok {
-			rank, s = &r, rest
+			rank, s = intPtr(r), rest
 			continue
 		}
 		if r, rest, ok := labelRank(s); ok {
-			rank, s = &r, rest
+			rank, s = intPtr(r), rest
 			continue
 		}
 		if h, rest, ok := hostLabel(s); ok && host == "" {

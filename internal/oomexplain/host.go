@@ -44,7 +44,19 @@ func (h *hostParser) flush() {
 	h.table, h.ctr, h.oomd, h.winAt = torchrunTable{}, containerState{}, oomdPending{}, 0
 }
 
+// hostWords: every literal (and prefix) that feed, windowsPath and
+// tableEntry look for holds one of these.
+var hostWords = []string{
+	"DataLoader worker", "bus error", "This might be caused", "shared memory", "unable to", "ancdata",
+	"Too many open files", "Killed", "killed", "xitCode", "xit Code", "ChildFailedError", "exitcode", "traceback",
+	"msg", "terminated with signal", "oom", "Out Of Memory", "Exceeded ", "slurmstepd", "job step ", "*** JOB ",
+	"*** STEP ", "Marked /", `:\`, `\site-packages\`,
+}
+
 func (h *hostParser) feed(l *line) {
+	if !h.table.active && l.words&wordsHost == 0 && l.Ident != "systemd-oomd" {
+		return // no failure table open, and none of the cases below can match
+	}
 	t := strings.TrimSpace(l.text)
 	if windowsPath(t) {
 		h.windows(l.no)

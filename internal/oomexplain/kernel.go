@@ -78,6 +78,10 @@ func (k *kernelParser) feed(l *line) {
 	if k.cur != nil && l.no-k.useful > maxIdleLines {
 		k.finish(true)
 	}
+	if l.words&wordsKernel == 0 && len(text) == len(l.Text) && !strings.HasPrefix(strings.TrimSpace(text), "[") {
+		k.plain(l)
+		return
+	}
 	if starts(text) || k.cur != nil && nextEvent(k.cur.Kernel, text) {
 		k.begin(l, text)
 		k.cur.Truncated = !starts(text) // the next event, its head missing
@@ -108,6 +112,40 @@ func (k *kernelParser) feed(l *line) {
 	k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = text, inc, l.Prefixed, l.raw, 0
 	k.handle(inc, text, l, false)
 	if k.cur != nil && k.lines > maxKernelLines {
+		k.finish(true)
+		k.overLimit = true
+	}
+}
+
+// kernelWords: every literal that feed, handle, handleBody, recognised,
+// midReport, nextEvent and noteFault look for holds one of these (task
+// rows and table headers start with '[', checked apart).
+var kernelWords = []string{
+	"oom", "mory", "Mem-Info", "Tasks state", "Free swap", "pages RAM", "total-vm", "Killed", "Kill process",
+	"killed as", "sacrifice", "CPU: ", "cpuset=", ": usage", "+0x", "Node ", "free:", "mm_fault", "page_fault",
+}
+
+// plain handles a line that holds none of kernelWords, is no task row
+// and was not unpadded: what handle does with it. Inside a report it is
+// a raw line and a line of the report's current section (memcg stats,
+// Mem-Info); outside one it ends the line a continuation could join.
+func (k *kernelParser) plain(l *line) {
+	inc := k.cur
+	if inc == nil {
+		k.prevInc, k.overLimit = nil, false
+		return
+	}
+	k.lines++
+	k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = l.Text, inc, l.Prefixed, l.raw, 0
+	if k.significant(l.Text) {
+		k.p.addRaw(inc, l.Text)
+	}
+	t := strings.TrimSpace(l.Text)
+	if k.sectionLine(t) {
+		k.useful = l.no
+	}
+	k.handleModeLine(inc.Kernel, t, false)
+	if k.lines > maxKernelLines {
 		k.finish(true)
 		k.overLimit = true
 	}

@@ -9,24 +9,27 @@ import "strings"
 // "key:123", task rows "[ 123] ..."), or one with a report's wording.
 func (k *kernelParser) recognised(text string) bool {
 	t := strings.TrimSpace(text)
-	switch k.mode {
-	case modeMemcgStats:
-		if key, v, ok := strings.Cut(t, " "); ok && key != "" && isDigits(v) {
-			return true
-		}
-	case modeMemInfo:
-		if strings.ContainsAny(t, ":=") || strings.Contains(t, " pages") {
-			return true
-		}
-	case modeTasks:
-		if strings.HasPrefix(t, "[") {
-			return true
-		}
+	if k.sectionLine(t) {
+		return true
 	}
 	for _, w := range []string{"oom", "Killed process", "Kill process", "memory", "Memory cgroup", "Mem-Info", "Tasks state", "CPU: ", "cpuset=", "killed as a result"} {
 		if strings.Contains(t, w) {
 			return true
 		}
+	}
+	return false
+}
+
+// sectionLine: t (trimmed) has the shape of the current section's lines.
+func (k *kernelParser) sectionLine(t string) bool {
+	switch k.mode {
+	case modeMemcgStats:
+		key, v, ok := strings.Cut(t, " ")
+		return ok && key != "" && isDigits(v)
+	case modeMemInfo:
+		return strings.ContainsAny(t, ":=") || strings.Contains(t, " pages")
+	case modeTasks:
+		return strings.HasPrefix(t, "[")
 	}
 	return false
 }

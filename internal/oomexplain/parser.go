@@ -51,11 +51,12 @@ func (o *Options) defaults() {
 // line is what each kind's parser sees.
 type line struct {
 	kmsg.Line
-	no   int    // 1-based line number
-	raw  int    // length of the physical line (prefix, quoting included)
-	text string // Text with "[rankN]:"/"host:" prefixes removed
-	rank *int
-	host string
+	no    int    // 1-based line number
+	raw   int    // length of the physical line (prefix, quoting included)
+	text  string // Text with "[rankN]:"/"host:" prefixes removed
+	rank  *int
+	host  string
+	words wordSet // the kinds whose words Text holds (lineWords)
 }
 
 // kindParser is one incident kind's state machine.
@@ -76,6 +77,10 @@ type Parser struct {
 	dropped   int
 	lineNo    int
 	rawLen    int
+	cur       line // the line being fed (a field: passed by pointer, it would escape per line)
+	// allWords makes every line take every parser's whole chain of
+	// checks (tests compare it with the short paths).
+	allWords bool
 }
 
 // NewParser returns a Parser with opts (zero values mean defaults).
@@ -170,14 +175,18 @@ func (p *Parser) feed(kl kmsg.Line) {
 	if !kl.Prefixed {
 		cutStamp(&kl)
 	}
-	l := line{Line: kl, no: p.lineNo, text: kl.Text, raw: p.rawLen}
+	p.cur = line{Line: kl, no: p.lineNo, text: kl.Text, raw: p.rawLen, words: wordsAll}
+	l := &p.cur
 	// Launcher prefixes belong to training output; kernel lines (with a
 	// kernel timestamp or from the kernel's journal) are left alone.
 	if kl.Ident != "kernel" && !kl.HasUptime {
 		l.text, l.rank, l.host = stripRankPrefixes(kl.Text)
 	}
+	if !p.allWords {
+		l.words = lineWords(kl.Text) // l.text is a part of it
+	}
 	for _, k := range p.kinds {
-		k.feed(&l)
+		k.feed(l)
 	}
 }
 

@@ -56,7 +56,7 @@ func (f *runFlags) config(env *Env, argv []string) runner.Config {
 		MemoryMax: f.memoryMax, MemoryHigh: f.memoryHigh, SwapMax: f.swapMax, NProc: f.nproc, NoFile: f.nofile,
 		NUMA: f.numa, GPUThreshold: f.gpuThreshold, HostThreshold: f.hostThreshold, PolicyFile: f.policyFile,
 		Interval: f.interval, HookInterval: f.hookInterval, Grace: f.grace, NoHook: f.noHook, NoCgroup: f.noCgroup,
-		RecordHistory: f.recordHistory, KeepHookDir: f.keepHookDir, KeepJobOnExit: f.keepJob}
+		RecordHistory: f.recordHistory, KeepHookDir: f.keepHookDir, KeepJobOnExit: f.keepJob, Lang: env.lang()}
 	if f.oomSet {
 		c.OOMScoreAdj = &f.oomScoreAdj
 	}

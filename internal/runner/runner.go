@@ -22,6 +22,7 @@ import (
 
 	"github.com/torchmem/torchmem/internal/supervisor"
 	"github.com/torchmem/torchmem/internal/tui"
+	"golang.org/x/text/language"
 )
 
 // Config is one run as asked for. The settings are named after torchmem
@@ -76,6 +77,9 @@ type Config struct {
 	RecordHistory int
 	// KeepHookDir and KeepJobOnExit: see supervisor.Config.
 	KeepHookDir, KeepJobOnExit bool
+	// Lang is the language of the printed post-mortem (see
+	// supervisor.Config); the recorded run stays English.
+	Lang language.Tag
 }
 
 // Result is how the run ended, for the caller to print.

@@ -27,8 +27,8 @@ func (c *Config) supervisorConfig() (supervisor.Config, error) {
 	sc := supervisor.Config{Argv: c.Argv, Env: env, Notices: c.Notices, ProcRoot: c.ProcRoot, SysRoot: c.SysRoot,
 		Cgroup: !c.NoCgroup, NUMA: c.NUMA, Numactl: lookNumactl(), Interval: c.Interval, Hook: !c.NoHook,
 		HookInterval: c.HookInterval, RecordHistory: c.RecordHistory, Grace: c.Grace, KeepHookDir: c.KeepHookDir,
-		KeepJobOnExit: c.KeepJobOnExit,
-		KernelLog:     supervisor.KmsgLog(c.ProcRoot)}
+		KeepJobOnExit: c.KeepJobOnExit, Lang: c.Lang,
+		KernelLog: supervisor.KmsgLog(c.ProcRoot)}
 	if err := c.check(); err != nil {
 		return sc, err
 	}

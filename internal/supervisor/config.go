@@ -23,6 +23,7 @@ import (
 	"github.com/torchmem/torchmem/internal/jobcgroup"
 	"github.com/torchmem/torchmem/internal/policy"
 	"github.com/torchmem/torchmem/internal/store"
+	"golang.org/x/text/language"
 )
 
 // Recorder is where the run's history goes (the store; a no-op when
@@ -107,6 +108,10 @@ type Config struct {
 	GPU       gpu.Backend // nil: no GPU
 	Rec       Recorder    // nil: no history
 	KernelLog KernelLog
+	// Lang is the language of the post-mortem as Summary.Print shows it
+	// (English when unset); the summary kept with the run, and so every
+	// JSON output, stays English.
+	Lang language.Tag
 	// Now is the clock (time.Now unless set) of the run's decisions: the
 	// policy's durations and rate limits, the grace period's deadline, event
 	// and sample times, the status line's elapsed time and redraw rate, the

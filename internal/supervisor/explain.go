@@ -19,8 +19,9 @@ func sigOf(p *int) (n int) {
 	return n
 }
 
-// Print writes the summary for people.
+// Print writes the summary for people (in Config.Lang).
 func (s *Summary) Print(w io.Writer, runID string) {
+	s = s.forPeople()
 	status := ""
 	if s.Cause != CauseExitCode {
 		status = fmt.Sprintf(" (exit status %d)", s.ExitCode)

@@ -35,6 +35,7 @@ func (s *sup) finish(ctx context.Context) *Result {
 	}
 	e.kernel = s.kernelLines(ctx, e)
 	sum := classify(e)
+	sum.localize(e, s.cfg.Lang)
 	sum.Peaks, sum.OrphansKilled, sum.Hooked = s.peaks, orphans, len(s.hk.hello)
 	sum.PerStep = s.hk.stepPeaks()
 	if s.hk.step >= 0 {

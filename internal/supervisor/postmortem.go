@@ -57,6 +57,8 @@ type Summary struct {
 	// Notes say which evidence is the job's claim (through its hook) and
 	// which torchmem measured, and where they disagree.
 	Notes []string `json:"notes,omitempty"`
+	// text is the same in Config.Lang, for Print only (postmortem_lang.go).
+	text *summaryText
 }
 
 // Explained is one incident as internal/oomexplain explains it.

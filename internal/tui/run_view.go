@@ -14,6 +14,7 @@ import (
 
 	"github.com/torchmem/torchmem/internal/supervisor"
 	"github.com/torchmem/torchmem/internal/termsafe"
+	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -130,14 +131,14 @@ func (m *runModel) View() tea.View {
 	}
 	tail := m.tail[max(0, len(m.tail)-room):]
 	for _, t := range tail {
-		lines = append(lines, "  "+t)
+		// The job's own output, replayed by torchmem: its control
+		// sequences would redraw or retitle this view.
+		lines = append(lines, "  "+termsafe.Line(t))
 	}
 	lines = append(lines, "", "q close this view (the job goes on)   ctrl-c interrupt the job (twice: stop it)")
 	if m.width > 0 {
 		for i, l := range lines {
-			if len(l) > m.width {
-				lines[i] = l[:m.width]
-			}
+			lines[i] = textwrap.Cut(l, m.width)
 		}
 	}
 	v := tea.NewView(strings.Join(lines, "\n"))

@@ -32,20 +32,20 @@ func explainHost(incs []Incident, i int, ctx Context) finding {
 }
 
 // who names the process a host-side incident is about.
-func who(inc *Incident) string {
+func who(inc *Incident) Msg {
 	switch {
 	case inc.Kind == KindTorchrunSIGKILL && inc.Rank != nil:
-		return fmt.Sprintf("rank %d", *inc.Rank)
+		return msg("who.rank", itoa(*inc.Rank))
 	case inc.Kind == KindTorchrunSIGKILL:
-		return "the training process"
+		return msg("who.training_process")
 	case inc.Kind == KindShellKilled && inc.Failure != nil && inc.Failure.Program != "":
-		return inc.Failure.Program
+		return msg("who.program", inc.Failure.Program)
 	case inc.Kind == KindShellKilled:
-		return "the command"
+		return msg("who.command")
 	case len(inc.PIDs) > 0:
-		return "DataLoader worker pid " + joinInts(inc.PIDs)
+		return msg("who.dataloader", joinInts(inc.PIDs))
 	}
-	return "the process"
+	return msg("who.process")
 }
 
 // explainKilled: a worker, a torchrun child or a shell's command died of
@@ -55,14 +55,14 @@ func explainKilled(incs []Incident, i int, ctx Context) finding {
 	inc := &incs[i]
 	w := who(inc)
 	if f := inc.Failure; inc.Kind == KindDataLoaderExited && f != nil && f.ExitCode != nil && *f.ExitCode > 0 {
-		fd := finding{verdict: VerdictWorkerExited, summary: msg("host.summary.worker_exited", w, itoa(*f.ExitCode))}
+		fd := finding{verdict: VerdictWorkerExited, summary: msgOf("host.summary.worker_exited", w, itoa(*f.ExitCode))}
 		fd.do(adviceMsg("workers_zero"), msg("because.exit_code", itoa(*f.ExitCode)))
 		return fd
 	}
 	for _, j := range inc.Related {
 		if k := &incs[j]; k.Kind == KindSlurmOOM {
 			fd := explainSlurm(k.Failure)
-			fd.summary = msg("host.summary.killed_slurm", w)
+			fd.summary = msgOf("host.summary.killed_slurm", w)
 			// Slurm's cgroup limit is enforced by the kernel's OOM killer.
 			fd.alts = []Verdict{VerdictKilledByKernel}
 			return fd
@@ -76,16 +76,16 @@ func explainKilled(incs []Incident, i int, ctx Context) finding {
 	if f := inc.Failure; inc.Kind == KindDataLoaderExited && f != nil && f.Platform == PlatformWindows {
 		// No OOM killer and no SIGKILL on Windows: the workers most
 		// likely failed on their own; a forced termination stays possible.
-		fd := finding{verdict: VerdictWorkerExited, alts: []Verdict{VerdictKilledSIGKILL}, summary: msg("host.summary.windows_exit", w)}
+		fd := finding{verdict: VerdictWorkerExited, alts: []Verdict{VerdictKilledSIGKILL}, summary: msgOf("host.summary.windows_exit", w)}
 		fd.do(adviceMsg("workers_zero"), msg("because.windows_paths"))
 		return fd
 	}
 	return killedUnknown(inc, w, ctx)
 }
 
-func killedByKernel(inc, k *Incident, w string, ctx Context) finding {
+func killedByKernel(inc, k *Incident, w Msg, ctx Context) finding {
 	kf := explainKernel(k, ctx)
-	fd := finding{verdict: VerdictKilledByKernel, summary: msg("host.summary.killed_kernel", w, render(ctx.Lang, kernelWhy(k, kf.verdict)))}
+	fd := finding{verdict: VerdictKilledByKernel, summary: msgOf("host.summary.killed_kernel", w, kernelWhy(k, kf.verdict))}
 	if dataLoaderEvidence(inc) {
 		fd.do(adviceMsg("workers"), msg("because.dataloader_killed"))
 	}
@@ -101,12 +101,12 @@ func hostMemoryAdvice(ctx Context) Msg {
 	return adviceMsg("host_memory")
 }
 
-func killedUnknown(inc *Incident, w string, ctx Context) finding {
-	fd := finding{verdict: VerdictKilledSIGKILL, summary: msg("host.summary.sigkill", w)}
+func killedUnknown(inc *Incident, w Msg, ctx Context) finding {
+	fd := finding{verdict: VerdictKilledSIGKILL, summary: msgOf("host.summary.sigkill", w)}
 	if inc.Kind == KindDataLoaderExited {
 		// No signal reported: a bus error on shared memory or a crash of
 		// the worker leave the same message.
-		fd.summary = msg("host.summary.worker_gone", w)
+		fd.summary = msgOf("host.summary.worker_gone", w)
 		fd.alts = []Verdict{VerdictSharedMemory, VerdictWorkerExited}
 	}
 	why := msg("because.no_kernel_report")

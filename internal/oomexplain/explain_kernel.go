@@ -28,7 +28,7 @@ func explainKernel(inc *Incident, ctx Context) finding {
 	}
 	fd.alts = alts
 	if len(alts) > 0 {
-		fd.summary = msg("kernel.summary.ambiguous", render(ctx.Lang, fd.summary), verdictList(alts), evidenceOf(ctx, sv, alts))
+		fd.summary = msgOf("kernel.summary.ambiguous", fd.summary, verdictList(alts), evidenceOf(sv, alts))
 		fd.note(msg("alternatives", verdictList(alts)))
 	}
 	fd.note(victimLines(ko, ctx)...)
@@ -39,8 +39,8 @@ func explainKernel(inc *Incident, ctx Context) finding {
 	return fd
 }
 
-// evidenceOf renders the signals that speak for the alternatives.
-func evidenceOf(ctx Context, sv scopeVotes, alts []Verdict) string {
+// evidenceOf lists the signals that speak for the alternatives.
+func evidenceOf(sv scopeVotes, alts []Verdict) Arg {
 	var ms []Msg
 	for _, a := range alts {
 		switch a {
@@ -52,7 +52,7 @@ func evidenceOf(ctx Context, sv scopeVotes, alts []Verdict) string {
 			ms = append(ms, sv.cpuset...)
 		}
 	}
-	return joinMsgs(ctx.Lang, ms, "; ")
+	return listArg(ms, "; ")
 }
 
 func orderLine(ko *KernelOOM) []Msg {
@@ -76,7 +76,7 @@ func explainMemcg(ko *KernelOOM, ctx Context, sv scopeVotes) finding {
 	}
 	fd.note(memcgLines(ko, cg)...)
 	fd.note(jobCgroupLine(cg, ctx)...)
-	why := firstOr(sv.memcg, msg("evidence.text", "memory cgroup"))
+	why := firstOr(sv.memcg, msg("evidence.memcg"))
 	limit := "?"
 	if ko.Memcg != nil && !ko.Memcg.Unlimited {
 		limit = b(ko.Memcg.LimitBytes)
@@ -109,7 +109,7 @@ func memswHit(ko *KernelOOM) bool {
 
 func limitText(m *MemcgCounters) string {
 	if m.Unlimited {
-		return "unlimited"
+		return "∞"
 	}
 	return b(m.LimitBytes)
 }
@@ -199,7 +199,7 @@ func explainHostRAM(ko *KernelOOM, ctx Context, sv scopeVotes) finding {
 	if ctx.CgroupLimitBytes > 0 && ko.Victim != nil && hasInt(ctx.JobPIDs, ko.Victim.PID) {
 		fd.note(msg("kernel.arith.job_limit_not_reached", b(ctx.CgroupLimitBytes)))
 	}
-	why := firstOr(sv.host, msg("evidence.text", "global OOM"))
+	why := firstOr(sv.host, msg("evidence.global"))
 	if ctx.Supervised && ctx.CgroupLimitBytes > 0 {
 		fd.do(adviceMsg("lower_own_limit", b(ctx.CgroupLimitBytes)), why)
 	} else {
@@ -358,9 +358,10 @@ func firstOr(ms []Msg, d Msg) Msg {
 	return d
 }
 
+// orUnknown: a name the log did not give, shown as "?" in any language.
 func orUnknown(s string) string {
 	if s == "" {
-		return "(unknown)"
+		return "?"
 	}
 	return s
 }

@@ -65,17 +65,17 @@ func relatedNote(o *Incident) Msg {
 	if o.Line > 0 {
 		where = fmt.Sprintf("%s:%d", o.Source, o.Line)
 	}
-	return msg("note.related", describeKind(o), where)
+	return msgOf("note.related", describeKind(o), where)
 }
 
-func describeKind(o *Incident) string {
+func describeKind(o *Incident) Msg {
 	switch {
 	case o.Kind == KindKernelOOM && o.Kernel != nil && o.Kernel.Victim != nil:
-		return fmt.Sprintf("kernel OOM kill of %s (pid %d)", o.Kernel.Victim.Comm, o.Kernel.Victim.PID)
+		return msg("note.kernel_kill_of", o.Kernel.Victim.Comm, itoa(o.Kernel.Victim.PID))
 	case len(o.PIDs) > 0:
-		return fmt.Sprintf("%s (pid %s)", o.Kind, joinInts(o.PIDs))
+		return msg("note.kind_pids", string(o.Kind), joinInts(o.PIDs))
 	}
-	return string(o.Kind)
+	return msg("note.kind", string(o.Kind))
 }
 
 func joinInts(xs []int) string {

@@ -5,13 +5,22 @@ package oomexplain
 // the same ids (TestMessagesComplete checks both directions).
 var messagesEN = map[string]string{
 	// Shared.
-	"alternatives":        "the evidence cannot rule out: %[1]s",
-	"evidence.text":       "%[1]s",
-	"note.related":        "same event: %[1]s at %[2]s",
-	"note.year_assumed":   "the log's dates carry no year; the year shown was assumed",
-	"hook.peak_allocated": "allocator peak allocated (hook): %[1]s",
-	"hook.peak_reserved":  "allocator peak reserved (hook): %[1]s",
-	"hook.retries":        "the allocator freed its cache and retried %[1]s times before: memory pressure was building",
+	"alternatives":         "the evidence cannot rule out: %[1]s",
+	"evidence.text":        "%[1]s",
+	"note.related":         "same event: %[1]s at %[2]s",
+	"note.kernel_kill_of":  "kernel OOM kill of %[1]s (pid %[2]s)",
+	"who.rank":             "rank %[1]s",
+	"who.training_process": "the training process",
+	"who.command":          "the command",
+	"who.dataloader":       "DataLoader worker pid %[1]s",
+	"who.process":          "the process",
+	"who.program":          "%[1]s",
+	"note.kind_pids":       "%[1]s (pid %[2]s)",
+	"note.kind":            "%[1]s",
+	"note.year_assumed":    "the log's dates carry no year; the year shown was assumed",
+	"hook.peak_allocated":  "allocator peak allocated (hook): %[1]s",
+	"hook.peak_reserved":   "allocator peak reserved (hook): %[1]s",
+	"hook.retries":         "the allocator freed its cache and retried %[1]s times before: memory pressure was building",
 
 	// CUDA summaries.
 	"cuda.summary.no_numbers":         "the GPU ran out of memory (the message gives no numbers)",
@@ -84,6 +93,8 @@ var messagesEN = map[string]string{
 	"kernel.arith.truncated":             "the report is incomplete in this log: numbers not shown were not logged",
 
 	// Kernel evidence.
+	"evidence.memcg":               "a memory cgroup's limit",
+	"evidence.global":              "a global OOM",
 	"evidence.limit_of":            "\"killed as a result of limit of %[1]s\"",
 	"evidence.limit_of_host":       "\"killed as a result of limit of host\": no cgroup limit",
 	"evidence.memcg_at_limit":      "cgroup usage %[1]s at its limit %[2]s",
@@ -167,6 +178,13 @@ var messagesEN = map[string]string{
 	"run.verdict.dataloader_worker_killed": "a DataLoader worker was killed",
 	"run.note.cuda_claim":                  "the CUDA out-of-memory report is the job's own (its hook, pid %[1]s): torchmem did not measure it",
 	"run.note.cuda_claim_impossible":       "the job's hook (pid %[1]s) reported a CUDA out-of-memory error, but that process has no CUDA build of torch and no CUDA device in use: the claim is not taken as the verdict",
+	"run.measured.signal":                  "signal %[1]s",
+	"run.measured.exit":                    "exit status %[1]s",
+	"run.measured.oom_kill":                "cgroup oom_kill %[1]s",
+	"run.measured.kernel_lines":            "%[1]s kernel log lines",
+	"run.victim.main":                      "main process %[1]s (%[2]s)",
+	"run.victim.worker":                    "DataLoader worker %[1]s (%[2]s)",
+	"run.victim.child":                     "child process %[1]s (%[2]s)",
 	"run.note.measured":                    "measured by torchmem: %[1]s",
 	"run.advice.leak":                      "the job's host memory grew steadily by %[1]s per optimizer step (steps %[2]s-%[3]s, R² %[4]s) until the limit: a leak, not a peak, so a larger --memory-max only delays the kill; look for tensors or objects kept across steps (e.g. `losses.append(loss)` instead of `loss.item()`, growing caches or lists)",
 

@@ -1,6 +1,7 @@
 package oomexplain
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 // then complete when it has every key).
 func TestMessagesComplete(t *testing.T) {
 	used := map[string]bool{}
-	re := regexp.MustCompile(`\b(msg|adviceMsg)\("([a-z0-9_.]+)"`)
+	re := regexp.MustCompile(`\b(msg|msgOf|adviceMsg)\("([a-z0-9_.]+)"`)
 	files, _ := filepath.Glob("*.go")
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -132,5 +133,28 @@ func noBadVerbs(t *testing.T, where string, e *Explanation) {
 		if strings.Contains(s, "%!") {
 			t.Errorf("%s: bad message rendering %q", where, s)
 		}
+	}
+}
+
+// TestArgJSON: a message with text, nested and list arguments survives
+// a JSON round trip and renders the same.
+func TestArgJSON(t *testing.T) {
+	m := msgOf("run.verdict.with_victims", msg("run.verdict.ok"), listArg([]Msg{msg("run.victim.main", "5", "python3"), msg("run.victim.worker", "6", "python3")}, ", "))
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Msg
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	en := Languages()[0]
+	for _, tag := range Languages() {
+		if got, want := render(tag, back), render(tag, m); got != want {
+			t.Errorf("%v: %q after the round trip, want %q", tag, got, want)
+		}
+	}
+	if got := render(en, m); strings.Contains(got, "%!") {
+		t.Errorf("rendered %q", got)
 	}
 }

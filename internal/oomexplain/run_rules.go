@@ -255,19 +255,19 @@ func claimNotes(ev RunEvidence, incs []Incident) []Msg {
 			out = append(out, msg("run.note.cuda_claim", joinInts(claimingPIDs(ev))))
 		}
 	}
-	var measured []string
+	var measured []Msg
 	if ev.Signal != nil {
-		measured = append(measured, fmt.Sprintf("signal %s", sigName(*ev.Signal)))
+		measured = append(measured, msg("run.measured.signal", sigName(*ev.Signal)))
 	} else {
-		measured = append(measured, fmt.Sprintf("exit status %d", ev.ExitCode))
+		measured = append(measured, msg("run.measured.exit", itoa(ev.ExitCode)))
 	}
 	if ev.CgroupOOMKills != nil {
-		measured = append(measured, fmt.Sprintf("cgroup oom_kill %d", *ev.CgroupOOMKills))
+		measured = append(measured, msg("run.measured.oom_kill", fmt.Sprint(*ev.CgroupOOMKills)))
 	}
 	if ev.KernelLines != nil {
-		measured = append(measured, fmt.Sprintf("%d kernel log lines", len(ev.KernelLines)))
+		measured = append(measured, msg("run.measured.kernel_lines", itoa(len(ev.KernelLines))))
 	}
-	return append(out, msg("run.note.measured", strings.Join(measured, ", ")))
+	return append(out, msgOf("run.note.measured", listArg(measured, ", ")))
 }
 
 func sigName(n int) string {

@@ -11,12 +11,12 @@ import (
 // out-of-memory end, the primary incident's summary.
 func runVerdictMsg(ev RunEvidence, rv RunVerdict, incs []Incident) Msg {
 	m := causeMsg(ev, rv, incs)
-	if v := victimsText(rv.Victims); v != "" {
-		m = msg("run.verdict.with_victims", render(ev.Lang, m), v)
+	if len(rv.Victims) > 0 {
+		m = msgOf("run.verdict.with_victims", m, victimsArg(rv.Victims))
 	}
 	if ev.Interrupts > 0 && rv.Cause == CauseSignal {
 		// Not a crash: the user stopped it.
-		m = msg("run.verdict.interrupted", itoa(ev.Interrupts), render(ev.Lang, m))
+		m = msgOf("run.verdict.interrupted", itoa(ev.Interrupts), m)
 	}
 	return m
 }
@@ -41,7 +41,7 @@ func causeMsg(ev RunEvidence, rv RunVerdict, incs []Incident) Msg {
 		// The incident's summary is printed under the verdict; the line
 		// names its verdict and what it cannot rule out.
 		vs := append([]Verdict{p.Explanation.Verdict}, p.Explanation.Alternatives...)
-		return msg("run.verdict.explained", render(ev.Lang, head), verdictList(vs))
+		return msgOf("run.verdict.explained", head, verdictList(vs))
 	}
 	return head
 }
@@ -77,19 +77,19 @@ func primary(cause string, incs []Incident) *Incident {
 	return nil
 }
 
-func victimsText(vs []RunVictim) string {
-	var parts []string
+func victimsArg(vs []RunVictim) Arg {
+	var parts []Msg
 	for _, v := range vs {
-		role := "child process"
 		switch {
 		case v.Worker:
-			role = "DataLoader worker"
+			parts = append(parts, msg("run.victim.worker", itoa(v.PID), v.Comm))
 		case v.Main:
-			role = "main process"
+			parts = append(parts, msg("run.victim.main", itoa(v.PID), v.Comm))
+		default:
+			parts = append(parts, msg("run.victim.child", itoa(v.PID), v.Comm))
 		}
-		parts = append(parts, fmt.Sprintf("%s %d (%s)", role, v.PID, v.Comm))
 	}
-	return strings.Join(parts, ", ")
+	return listArg(parts, ", ")
 }
 
 // runAdvice merges the incidents' advice; a leak's comes first, since a

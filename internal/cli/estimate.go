@@ -180,7 +180,7 @@ func estimateHead(md *models.Model, f *estimateFlags) error {
 	default:
 		return fmt.Errorf("--head %q: want lm or classification", f.head)
 	}
-	if md.Family != models.BERT && md.Family != models.GPT2 && md.Family != models.Llama {
+	if !estimate.ClassifierHead(md) {
 		return fmt.Errorf("--head applies to BERT, GPT-2 and Llama-style models, not %s", md.Family)
 	}
 	if f.numLabels < 1 || f.numLabels > 1<<20 {

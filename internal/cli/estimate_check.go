@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/estimate"
 	"github.com/torchmem/torchmem/internal/estimate/models"
 )
 
@@ -21,7 +22,7 @@ func estimateCheckFlags(cmd *cobra.Command, md *models.Model) error {
 			return fmt.Errorf("--%s %d: want 1 or more", name, n)
 		}
 	}
-	vision := md.Family == models.ResNet || md.Family == models.ViT
+	vision := estimate.Images(md)
 	if vision && fl.Changed("seq") {
 		return fmt.Errorf("--seq applies to language models; %s is an image model: give --image-size", md.Name)
 	}

@@ -26,6 +26,9 @@ type family interface {
 	// images: the input is a batch of fp32 images and the head a
 	// classifier over md.Classes, not token ids and a language-model head.
 	images() bool
+	// classifierHead: a sequence-classification head (--head
+	// classification) can replace the language-model head.
+	classifierHead() bool
 	// seq is the tokens per sample the blocks see.
 	seq(md *models.Model, o Options) int
 	// largestTensor is the element count of the largest tensor one step
@@ -78,6 +81,20 @@ func familyOf(md *models.Model) (family, error) {
 	return f, nil
 }
 
+// Images reports whether md's family takes images (--image-size) rather
+// than token ids (--seq); false for a family without an estimator.
+func Images(md *models.Model) bool {
+	f, err := familyOf(md)
+	return err == nil && f.images()
+}
+
+// ClassifierHead reports whether --head classification applies to md's
+// family.
+func ClassifierHead(md *models.Model) bool {
+	f, err := familyOf(md)
+	return err == nil && f.classifierHead()
+}
+
 // familyDefaults are the answers of a single-stack transformer language
 // model; a family embeds it and overrides what differs.
 type familyDefaults struct{}
@@ -87,6 +104,7 @@ func (familyDefaults) options(md *models.Model, o Options) (Options, error) {
 }
 func (familyDefaults) generates() bool                        { return false }
 func (familyDefaults) images() bool                           { return false }
+func (familyDefaults) classifierHead() bool                   { return true }
 func (familyDefaults) seq(_ *models.Model, o Options) int     { return o.Seq }
 func (familyDefaults) alwaysEager() bool                      { return false }
 func (familyDefaults) lossDT(dtypes) int64                    { return 4 }

@@ -32,6 +32,7 @@ var _ family = resnet{}
 
 func (resnet) options(md *models.Model, o Options) (Options, error) { return imageOptions(md, o) }
 func (resnet) images() bool                                         { return true }
+func (resnet) classifierHead() bool                                 { return false }
 
 // largestTensor: the stem convolution's output, 64 channels at full size.
 func (resnet) largestTensor(_ *models.Model, o Options) float64 {

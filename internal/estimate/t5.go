@@ -7,6 +7,9 @@ import "github.com/torchmem/torchmem/internal/estimate/models"
 // position bias, relu or gated-gelu MLP.
 type t5 struct{ familyDefaults }
 
+// No sequence-classification head is modelled for this family.
+func (t5) classifierHead() bool { return false }
+
 var _ family = t5{}
 
 // largestTensor: T5's attention is always eager, so its scores count.

@@ -28,7 +28,8 @@ func (vit) options(md *models.Model, o Options) (Options, error) {
 	return imageOptions(md, o)
 }
 
-func (vit) images() bool { return true }
+func (vit) images() bool         { return true }
+func (vit) classifierHead() bool { return false }
 
 // seq: the patches and the class token.
 func (vit) seq(md *models.Model, o Options) int { return md.Tokens(imageSizeOf(md, o)) }

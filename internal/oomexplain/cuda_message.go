@@ -13,22 +13,21 @@ const size = `([0-9]+(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB)`
 var (
 	reTried        = regexp.MustCompile(`Tried to allocate ` + size)
 	reGPUOld       = regexp.MustCompile(`\(GPU (\d+);`)
-	reTotalOld     = regexp.MustCompile(size + ` total capacity`)
-	reAllocOld     = regexp.MustCompile(size + ` already allocated`)
-	reFreeOld      = regexp.MustCompile(size + ` free[;)]`)
-	reAllowed      = regexp.MustCompile(size + ` allowed;`)
-	reReservedOld  = regexp.MustCompile(size + ` reserved in total by PyTorch`)
-	reCachedOld    = regexp.MustCompile(size + ` cached\)`)
+	reTotalOld     = newSizeFirst(" total capacity", "")
+	reAllocOld     = newSizeFirst(" already allocated", "")
+	reFreeOld      = newSizeFirst(" free", "[;)]")
+	reAllowed      = newSizeFirst(" allowed;", "")
+	reReservedOld  = newSizeFirst(" reserved in total by PyTorch", "")
+	reCachedOld    = newSizeFirst(" cached)", "")
 	reNewHead      = regexp.MustCompile(`GPU ?(\d*) has a total capac(i?)ty of ` + size + ` of which ` + size + ` is free`)
 	reProcess      = regexp.MustCompile(`Process (\d+) has ` + size + ` memory in use`)
-	reThisProcess  = regexp.MustCompile(`[Tt]his process has ` + size + ` memory in use`)
+	reThisProcess  = clauseRe{regexp.MustCompile(`[Tt]his process has ` + size + ` memory in use`), "his process has ", 1}
 	reAllocNew     = regexp.MustCompile(`Of the allocated memory ` + size + ` is allocated by PyTorch`)
 	rePrivatePool  = regexp.MustCompile(`with ` + size + ` allocated in private pools`)
-	reUnallocNew   = regexp.MustCompile(size + ` is reserved by PyTorch but unallocated`)
+	reUnallocNew   = newSizeFirst(" is reserved by PyTorch but unallocated", "")
 	reAsyncDevice  = regexp.MustCompile(`Allocation on device (\d+) would exceed`)
 	reAsyncField   = regexp.MustCompile(`(?m)^\s*(Currently allocated|Requested|Device limit|Free \(according to CUDA\)|)\s*: ` + size)
 	reExceptionPre = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception)):\s*$`)
-	reWS           = regexp.MustCompile(`\s+`)
 )
 
 // maxMessage bounds the message kept in an incident.
@@ -38,7 +37,7 @@ const maxMessage = 4096
 func parseCUDAMessage(kind Kind, s string) *CUDAOOM {
 	c := &CUDAOOM{}
 	if kind != KindCUDAMallocAsync {
-		s = reWS.ReplaceAllString(s, " ")
+		s = collapseSpace(s)
 	}
 	msgStart := cudaMessageStart(kind, s)
 	c.Exception = exceptionBefore(s[:msgStart])
@@ -85,7 +84,7 @@ func exceptionBefore(s string) string {
 
 func parseCachingAllocator(c *CUDAOOM, s string) {
 	c.RequestedBytes = sizeOf(reTried.FindStringSubmatch(s), 1)
-	c.AllowedBytes = sizeOf(reAllowed.FindStringSubmatch(s), 1)
+	c.AllowedBytes = sizeOf(reAllowed.find(s), 1)
 	if m := reNewHead.FindStringSubmatch(s); m != nil {
 		c.Format = "2.2+"
 		if m[2] == "" {
@@ -102,15 +101,15 @@ func parseCachingAllocator(c *CUDAOOM, s string) {
 	if m := reGPUOld.FindStringSubmatch(s); m != nil {
 		c.Device = atoiPtr(m[1])
 	}
-	c.TotalBytes = sizeOf(reTotalOld.FindStringSubmatch(s), 1)
-	c.AllocatedBytes = sizeOf(reAllocOld.FindStringSubmatch(s), 1)
-	c.FreeBytes = sizeOf(reFreeOld.FindStringSubmatch(s), 1)
-	c.ReservedBytes = sizeOf(reReservedOld.FindStringSubmatch(s), 1)
+	c.TotalBytes = sizeOf(reTotalOld.find(s), 1)
+	c.AllocatedBytes = sizeOf(reAllocOld.find(s), 1)
+	c.FreeBytes = sizeOf(reFreeOld.find(s), 1)
+	c.ReservedBytes = sizeOf(reReservedOld.find(s), 1)
 	if c.ReservedBytes != nil && c.AllocatedBytes != nil {
 		c.ReservedUnallocatedBytes = i64Ptr(max(0, *c.ReservedBytes-*c.AllocatedBytes))
 	}
 	// 1.0-1.3 printed "X cached)": the cached but unallocated part.
-	if cached := sizeOf(reCachedOld.FindStringSubmatch(s), 1); cached != nil && c.ReservedBytes == nil {
+	if cached := sizeOf(reCachedOld.find(s), 1); cached != nil && c.ReservedBytes == nil {
 		c.ReservedUnallocatedBytes = cached
 		if c.AllocatedBytes != nil {
 			c.ReservedBytes = i64Ptr(*c.AllocatedBytes + *cached)
@@ -126,10 +125,10 @@ func parseNewBreakdown(c *CUDAOOM, s string) {
 			c.OtherProcesses = append(c.OtherProcesses, GPUProcess{PID: *pid, Bytes: *b})
 		}
 	}
-	c.ProcessBytes = sizeOf(reThisProcess.FindStringSubmatch(s), 1)
+	c.ProcessBytes = sizeOf(reThisProcess.find(s), 1)
 	c.AllocatedBytes = sizeOf(reAllocNew.FindStringSubmatch(s), 1)
 	c.PrivatePoolBytes = sizeOf(rePrivatePool.FindStringSubmatch(s), 1)
-	c.ReservedUnallocatedBytes = sizeOf(reUnallocNew.FindStringSubmatch(s), 1)
+	c.ReservedUnallocatedBytes = sizeOf(reUnallocNew.find(s), 1)
 	if c.AllocatedBytes != nil && c.ReservedUnallocatedBytes != nil {
 		c.ReservedBytes = i64Ptr(*c.AllocatedBytes + *c.ReservedUnallocatedBytes)
 	}

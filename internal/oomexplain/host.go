@@ -49,8 +49,8 @@ func (h *hostParser) flush() {
 var hostWords = []string{
 	"DataLoader worker", "bus error", "This might be caused", "shared memory", "unable to", "ancdata",
 	"Too many open files", "Killed", "killed", "xitCode", "xit Code", "ChildFailedError", "exitcode", "traceback",
-	"msg", "terminated with signal", "oom", "Out Of Memory", "Exceeded ", "slurmstepd", "job step ", "*** JOB ",
-	"*** STEP ", "Marked /", `:\`, `\site-packages\`,
+	"msg", "terminated with signal", "oom-kill event", "oom_kill event", "systemd-oomd", "Out Of Memory",
+	"Exceeded ", "slurmstepd", "job step ", "*** JOB ", "*** STEP ", "Marked /", `:\`, `\site-packages\`,
 }
 
 func (h *hostParser) feed(l *line) {

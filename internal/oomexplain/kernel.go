@@ -72,24 +72,31 @@ func (k *kernelParser) feed(l *line) {
 		k.conts++
 		k.lines++
 		k.p.addRaw(k.prevInc, "\t"+text)
-		k.handle(k.prevInc, joined, l, true)
+		k.handle(k.prevInc, joined, l, true, wordsAll)
 		return
 	}
 	if k.cur != nil && l.no-k.useful > maxIdleLines {
 		k.finish(true)
 	}
-	if l.words&wordsKernel == 0 && len(text) == len(l.Text) && !strings.HasPrefix(strings.TrimSpace(text), "[") {
+	words := l.words
+	if len(text) != len(l.Text) {
+		words = wordsAll // unpadded: its pieces were joined
+	}
+	if words&(wordsKernel|wordsKernelSeen|wordsKernelShape) == 0 && !strings.HasPrefix(strings.TrimSpace(text), "[") {
 		k.plain(l)
 		return
 	}
-	if starts(text) || k.cur != nil && nextEvent(k.cur.Kernel, text) {
+	// report: the line may hold a report's wording; otherwise only its
+	// shape (a trace frame, a zone line, a task row) matters.
+	report := words&wordsKernel != 0
+	if report && (starts(text) || k.cur != nil && nextEvent(k.cur.Kernel, text)) {
 		k.begin(l, text)
 		k.cur.Truncated = !starts(text) // the next event, its head missing
 	}
-	if strings.Contains(text, "oom_reaper: reaped process") {
+	if report && strings.Contains(text, "oom_reaper: reaped process") {
 		if owner := k.reaperOwner(text); owner != nil && owner != k.cur {
 			k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = text, owner, l.Prefixed, l.raw, 0
-			k.handle(owner, text, l, false)
+			k.handle(owner, text, l, false, words)
 			return
 		}
 	}
@@ -100,8 +107,8 @@ func (k *kernelParser) feed(l *line) {
 		switch {
 		case row && k.overLimit:
 			// the rest of a table whose report hit maxKernelLines
-		case midReport(text):
-			k.handle(nil, text, l, false)
+		case row || report && midReport(text): // midReport without the wording is headerlessRow
+			k.handle(nil, text, l, false, words)
 		default:
 			k.prevInc = nil
 		}
@@ -110,42 +117,8 @@ func (k *kernelParser) feed(l *line) {
 	}
 	k.lines++
 	k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = text, inc, l.Prefixed, l.raw, 0
-	k.handle(inc, text, l, false)
+	k.handle(inc, text, l, false, words)
 	if k.cur != nil && k.lines > maxKernelLines {
-		k.finish(true)
-		k.overLimit = true
-	}
-}
-
-// kernelWords: every literal that feed, handle, handleBody, recognised,
-// midReport, nextEvent and noteFault look for holds one of these (task
-// rows and table headers start with '[', checked apart).
-var kernelWords = []string{
-	"oom", "mory", "Mem-Info", "Tasks state", "Free swap", "pages RAM", "total-vm", "Killed", "Kill process",
-	"killed as", "sacrifice", "CPU: ", "cpuset=", ": usage", "+0x", "Node ", "free:", "mm_fault", "page_fault",
-}
-
-// plain handles a line that holds none of kernelWords, is no task row
-// and was not unpadded: what handle does with it. Inside a report it is
-// a raw line and a line of the report's current section (memcg stats,
-// Mem-Info); outside one it ends the line a continuation could join.
-func (k *kernelParser) plain(l *line) {
-	inc := k.cur
-	if inc == nil {
-		k.prevInc, k.overLimit = nil, false
-		return
-	}
-	k.lines++
-	k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = l.Text, inc, l.Prefixed, l.raw, 0
-	if k.significant(l.Text) {
-		k.p.addRaw(inc, l.Text)
-	}
-	t := strings.TrimSpace(l.Text)
-	if k.sectionLine(t) {
-		k.useful = l.no
-	}
-	k.handleModeLine(inc.Kernel, t, false)
-	if k.lines > maxKernelLines {
 		k.finish(true)
 		k.overLimit = true
 	}
@@ -255,8 +228,9 @@ func (k *kernelParser) flush() {
 }
 
 // handle dispatches one line of a report. A line that starts a report when
-// none is open (a paste missing its head) opens one.
-func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) {
+// none is open (a paste missing its head) opens one. A line without
+// kernelWords (words) is read only by its shape.
+func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool, words wordSet) {
 	if inc == nil {
 		if !midReport(text) {
 			return
@@ -276,10 +250,12 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool) 
 	if !rejoin && k.significant(text) {
 		k.p.addRaw(inc, l.Text)
 	}
-	if k.recognised(text) {
+	if k.recognised(text, words) {
 		k.useful = l.no
 	}
 	switch {
+	case words&wordsKernel == 0:
+		k.shapeLine(ko, strings.TrimSpace(text), rejoin)
 	case strings.Contains(text, " invoked oom-killer:"):
 		ko.Trigger = parseTrigger(text, ko.Trigger)
 	case strings.HasPrefix(strings.TrimLeft(text, " "), "oom-kill:"):
@@ -332,14 +308,8 @@ func (k *kernelParser) handleBody(ko *KernelOOM, text string, rejoin bool) {
 		k.mode, k.taskHeader = modeTasks, true
 	case strings.Contains(t, " cpuset=") && strings.Contains(t, " mems_allowed="):
 		parseCpusetLine(ko, t)
-	case strings.Contains(t, "+0x"):
-		if !parseTraceFrame(ko, t) {
-			k.handleModeLine(ko, t, rejoin)
-		}
-	case nodeLine(t):
-		parseNodeLine(ko, t)
 	default:
-		k.handleModeLine(ko, t, rejoin)
+		k.shapeLine(ko, t, rejoin)
 	}
 }
 

@@ -7,12 +7,15 @@ import "strings"
 // recognised: a line that belongs to a report (for the idle limit): one
 // in the shape of the section being read (stats "key 123", Mem-Info
 // "key:123", task rows "[ 123] ..."), or one with a report's wording.
-func (k *kernelParser) recognised(text string) bool {
+func (k *kernelParser) recognised(text string, words wordSet) bool {
 	t := strings.TrimSpace(text)
 	if k.sectionLine(t) {
 		return true
 	}
-	for _, w := range []string{"oom", "Killed process", "Kill process", "memory", "Memory cgroup", "Mem-Info", "Tasks state", "CPU: ", "cpuset=", "killed as a result"} {
+	if words&wordsKernelSeen == 0 {
+		return false // none of these
+	}
+	for _, w := range kernelSeenWords {
 		if strings.Contains(t, w) {
 			return true
 		}

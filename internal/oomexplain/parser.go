@@ -281,11 +281,10 @@ func (p *Parser) emit(inc *Incident) {
 
 // addRaw keeps a raw line within the MaxRaw bound.
 func (p *Parser) addRaw(inc *Incident, s string) {
-	limit := p.opts.MaxRaw
-	if strings.Contains(s, "Killed process") || strings.Contains(s, "oom-kill:") || strings.Contains(s, "oom_reaper") {
-		limit += 8 // the conclusion is kept even after a huge task table
-	}
-	if len(inc.Raw) >= limit {
+	n := len(inc.Raw)
+	// The conclusion is kept even after a huge task table.
+	if n >= p.opts.MaxRaw && (n >= p.opts.MaxRaw+8 ||
+		!strings.Contains(s, "Killed process") && !strings.Contains(s, "oom-kill:") && !strings.Contains(s, "oom_reaper")) {
 		inc.RawDropped++
 		return
 	}

@@ -1,8 +1,8 @@
 package oomexplain
 
 // Each kind's parser tells the lines it cares about by a few words
-// (kernelWords, cudaWords, hostWords: every literal its chain of checks
-// looks for contains one of them). A line holding none of a kind's words
+// (kernelWords, kernelSeenWords, kernelShapeWords, cudaWords, hostWords:
+// every literal its chain of checks looks for contains one of them). A line holding none of a kind's words
 // takes that parser's short path, which does what the whole chain would
 // do with it: nothing, or inside a kernel report keep it as a raw line
 // and read it as a line of the report's current section. This matters
@@ -18,9 +18,11 @@ type wordSet uint8
 
 const (
 	wordsKernel wordSet = 1 << iota
+	wordsKernelSeen
+	wordsKernelShape
 	wordsCUDA
 	wordsHost
-	wordsAll = wordsKernel | wordsCUDA | wordsHost
+	wordsAll = wordsKernel | wordsKernelSeen | wordsKernelShape | wordsCUDA | wordsHost
 )
 
 type word struct {
@@ -44,6 +46,8 @@ var wordAt, wordGroups = func() (*[1 << 16]uint8, [][]word) {
 		}
 	}
 	add(kernelWords, wordsKernel)
+	add(kernelSeenWords, wordsKernelSeen)
+	add(kernelShapeWords, wordsKernelShape)
 	add(cudaWords, wordsCUDA)
 	add(hostWords, wordsHost)
 	return &t, groups

@@ -72,7 +72,7 @@ func (k *kernelParser) feed(l *line) {
 		k.conts++
 		k.lines++
 		k.p.addRaw(k.prevInc, "\t"+text)
-		k.handle(k.prevInc, joined, l, true, wordsAll)
+		k.handle(k.prevInc, joined, l, true, k.p.wordsOf(joined))
 		return
 	}
 	if k.cur != nil && l.no-k.useful > maxIdleLines {
@@ -80,10 +80,10 @@ func (k *kernelParser) feed(l *line) {
 	}
 	words := l.words
 	if len(text) != len(l.Text) {
-		words = wordsAll // unpadded: its pieces were joined
+		words = k.p.wordsOf(text) // unpadded: its pieces were joined
 	}
 	if words&(wordsKernel|wordsKernelSeen|wordsKernelShape) == 0 && !strings.HasPrefix(strings.TrimSpace(text), "[") {
-		k.plain(l)
+		k.plain(l, text)
 		return
 	}
 	// report: the line may hold a report's wording; otherwise only its

@@ -48,14 +48,28 @@ func isDigits(s string) bool {
 
 // significant: the lines worth showing as evidence (not the call trace,
 // registers or the long memcg stat dump).
+// reportNoise: lines of a report not worth keeping; reportNoiseFirst:
+// the bytes they start with (most lines are rejected by that alone).
+var (
+	reportNoise      = []string{"Call Trace:", "RIP:", "Code:", "RSP:", "RAX:", "RDX:", "RBP:", "R10:", "R13:", "Hardware name:", "Tainted:", "Workqueue:"}
+	reportNoiseFirst = func() (first [256]bool) {
+		for _, n := range reportNoise {
+			first[n[0]] = true
+		}
+		return first
+	}()
+)
+
 func (k *kernelParser) significant(text string) bool {
 	t := strings.TrimLeft(text, " ")
 	if t == "" || t != text && !strings.HasPrefix(t, "active_file") && !strings.HasPrefix(t, "free:") {
 		return false // call trace frames start with a space
 	}
-	for _, noise := range []string{"Call Trace:", "RIP:", "Code:", "RSP:", "RAX:", "RDX:", "RBP:", "R10:", "R13:", "Hardware name:", "Tainted:", "Workqueue:"} {
-		if strings.HasPrefix(t, noise) {
-			return false
+	if reportNoiseFirst[t[0]] {
+		for _, noise := range reportNoise {
+			if strings.HasPrefix(t, noise) {
+				return false
+			}
 		}
 	}
 	return k.mode != modeMemcgStats || strings.HasPrefix(t, "Memory cgroup stats") || strings.HasPrefix(t, "Tasks state") || strings.HasPrefix(t, "[")

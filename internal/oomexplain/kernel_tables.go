@@ -204,7 +204,7 @@ func parseMemInfoLine(kv map[string]int64, t string) {
 	case strings.HasPrefix(t, "Node ") && strings.Contains(t, "hugepages_total="):
 		parseHugePages(kv, t)
 	case !strings.HasPrefix(t, "Node "):
-		for _, f := range strings.Fields(t) {
+		for f := range strings.FieldsSeq(t) { // no slice: noise lines come here too
 			k, v, ok := strings.Cut(f, ":")
 			if n, err := strconv.ParseInt(v, 10, 64); ok && err == nil {
 				kv[k] = n

@@ -27,22 +27,23 @@ var (
 	kernelShapeWords = []string{"+0x", "Node ", "free:", "mm_fault", "page_fault"}
 )
 
-// plain handles a line that holds none of kernelWords, kernelSeenWords
-// and kernelShapeWords, is no task row and was not unpadded: what handle does with it. Inside a report it is
-// a raw line and a line of the report's current section (memcg stats,
-// Mem-Info); outside one it ends the line a continuation could join.
-func (k *kernelParser) plain(l *line) {
+// plain handles a line (text, unpadded) that holds none of kernelWords,
+// kernelSeenWords and kernelShapeWords and is no task row: what handle
+// does with it. Inside a report it is a raw line and a line of the
+// report's current section (memcg stats, Mem-Info); outside one it ends
+// the line a continuation could join.
+func (k *kernelParser) plain(l *line, text string) {
 	inc := k.cur
 	if inc == nil {
 		k.prevInc, k.overLimit = nil, false
 		return
 	}
 	k.lines++
-	k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = l.Text, inc, l.Prefixed, l.raw, 0
-	if k.significant(l.Text) {
+	k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = text, inc, l.Prefixed, l.raw, 0
+	if k.significant(text) {
 		k.p.addRaw(inc, l.Text)
 	}
-	t := strings.TrimSpace(l.Text)
+	t := strings.TrimSpace(text)
 	if k.sectionLine(t) {
 		k.useful = l.no
 	}

@@ -175,16 +175,14 @@ func (p *Parser) feed(kl kmsg.Line) {
 	if !kl.Prefixed {
 		cutStamp(&kl)
 	}
-	p.cur = line{Line: kl, no: p.lineNo, text: kl.Text, raw: p.rawLen, words: wordsAll}
+	p.cur = line{Line: kl, no: p.lineNo, text: kl.Text, raw: p.rawLen}
 	l := &p.cur
 	// Launcher prefixes belong to training output; kernel lines (with a
 	// kernel timestamp or from the kernel's journal) are left alone.
 	if kl.Ident != "kernel" && !kl.HasUptime {
 		l.text, l.rank, l.host = stripRankPrefixes(kl.Text)
 	}
-	if !p.allWords {
-		l.words = lineWords(kl.Text) // l.text is a part of it
-	}
+	l.words = p.wordsOf(kl.Text) // l.text is a part of it
 	for _, k := range p.kinds {
 		k.feed(l)
 	}

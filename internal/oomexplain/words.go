@@ -73,3 +73,12 @@ func lineWords(s string) wordSet {
 	}
 	return found
 }
+
+// wordsOf is lineWords, or every kind when the short paths are off
+// (Parser.allWords).
+func (p *Parser) wordsOf(s string) wordSet {
+	if p.allWords {
+		return wordsAll
+	}
+	return lineWords(s)
+}

@@ -57,8 +57,12 @@ func rankKey(l *line) string {
 	return l.host
 }
 
-// cudaWords: every line cudaStartKind accepts holds one of these.
-var cudaWords = []string{"out of memory", "OutOfMemoryError", "would exceed", "CUBLAS_STATUS_ALLOC_FAILED"}
+// cudaWords: every line cudaStartKind accepts holds one of these (not
+// a bare "out of memory": the kernel's "Memory cgroup out of memory").
+var cudaWords = []string{
+	"CUDA out of memory", "HIP out of memory", "OutOfMemoryError", "would exceed", "CUDA error: out of memory",
+	"runtime error (2) : out of memory", "THCudaCheck FAIL", "CUBLAS_STATUS_ALLOC_FAILED", "Cuda failure",
+}
 
 func (c *cudaParser) feed(l *line) {
 	if len(c.pending) == 0 && l.words&wordsCUDA == 0 {

@@ -95,7 +95,7 @@ func bracketRank(s string) (int, string, bool) {
 	if len(s) < 4 || s[0] != '[' {
 		return 0, s, false
 	}
-	end := strings.Index(s, "]:")
+	end := strings.Index(s[:min(len(s), 26)], "]:")
 	if end < 2 || end > 24 {
 		return 0, s, false
 	}
@@ -124,7 +124,7 @@ func labelRank(s string) (int, string, bool) {
 // "slurmstepd: ", "RuntimeError: " and Python logger names like
 // "torch.distributed.elastic.agent: " are not taken for hosts).
 func hostLabel(s string) (string, string, bool) {
-	c := strings.Index(s, ": ")
+	c := strings.Index(s[:min(len(s), 66)], ": ") // a longer name is no host's
 	if c < 2 || c > 64 {
 		return "", s, false
 	}
@@ -168,7 +168,7 @@ func mpiTag(s string) (int, string, bool) {
 	if len(s) < 8 || s[0] != '[' {
 		return 0, s, false
 	}
-	end := strings.Index(s, "]<")
+	end := strings.Index(s[:min(len(s), 26)], "]<")
 	if end < 3 || end > 24 {
 		return 0, s, false
 	}

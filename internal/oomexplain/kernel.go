@@ -155,7 +155,7 @@ func joinWrapped(a, b string, aRaw int) string {
 	if a == "" || strings.HasSuffix(a, " ") || strings.HasPrefix(b, " ") {
 		return a + b
 	}
-	if strings.ContainsAny(a[len(a)-1:], ",=:(/") || strings.ContainsAny(b[:1], ",)=:") || terminalWidths[aRaw] || midToken(a, b) {
+	if strings.ContainsAny(a[len(a)-1:], ",=:(/") || strings.ContainsAny(b[:1], ",)=:") || terminalWidth(aRaw) || midToken(a, b) {
 		return a + b
 	}
 	return a + " " + b
@@ -178,7 +178,15 @@ func midToken(a, b string) bool {
 	return strings.HasPrefix(last, "/") && strings.Contains(first, "/")
 }
 
-var terminalWidths = map[int]bool{80: true, 100: true, 120: true, 128: true, 132: true, 140: true, 150: true, 160: true, 180: true, 200: true, 220: true, 240: true, 250: true, 256: true}
+// terminalWidth: a common terminal width (a switch, not a map: it is
+// asked for every line of a report).
+func terminalWidth(n int) bool {
+	switch n {
+	case 80, 100, 120, 128, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256:
+		return true
+	}
+	return false
+}
 
 // starts reports a line that begins a new report.
 func starts(text string) bool {
@@ -246,7 +254,7 @@ func (k *kernelParser) handle(inc *Incident, text string, l *line, rejoin bool, 
 		k.prevText, k.prevInc, k.prevPref, k.prevRaw, k.conts = text, inc, l.Prefixed, l.raw, 0
 	}
 	ko := inc.Kernel
-	k.cutLine = terminalWidths[l.raw]
+	k.cutLine = terminalWidth(l.raw)
 	if !rejoin && k.significant(text) {
 		k.p.addRaw(inc, l.Text)
 	}

@@ -21,6 +21,9 @@ var wrapPad = strings.Repeat(" ", 32)
 // piece's width is the screen's. Leading and trailing spaces are kept.
 func unpad(text string, prefix int) string {
 	from := len(text) - len(strings.TrimLeft(text, " "))
+	if !mayHoldPad(text[from:]) {
+		return text
+	}
 	for n := 0; n < maxContinuations; n++ {
 		i := strings.Index(text[from:], wrapPad)
 		if i < 0 {
@@ -38,4 +41,16 @@ func unpad(text string, prefix int) string {
 		from = i
 	}
 	return text
+}
+
+// mayHoldPad: s may hold wrapPad. A run of len(wrapPad) spaces covers
+// one of every len(wrapPad)-th bytes, so a line where none of those is a
+// space holds none (most lines, seen without searching them).
+func mayHoldPad(s string) bool {
+	for i := len(wrapPad) - 1; i < len(s); i += len(wrapPad) {
+		if s[i] == ' ' {
+			return true
+		}
+	}
+	return false
 }

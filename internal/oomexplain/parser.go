@@ -203,7 +203,7 @@ func kernelTag(kl *kmsg.Line) {
 // Task in ..."): an excerpt that starts mid-line (corpus kernel/007). It
 // is the line's prefix, so the wrapped rest of the line is joined to it.
 func cutStamp(kl *kmsg.Line) {
-	end := strings.Index(kl.Text, "] ")
+	end := strings.Index(kl.Text[:min(len(kl.Text), 22)], "] ") // only the start can be a stamp
 	if end < 3 || end > 20 {
 		return
 	}

@@ -46,16 +46,13 @@ func cutRow(t string) bool {
 	if end < 2 || strings.Trim(t[1:end], " 0123456789") != "" || strings.TrimSpace(t[1:end]) == "" {
 		return false
 	}
-	f := strings.Fields(t[end+1:])
-	if len(f) < 4 || len(f) > 10 {
-		return false
-	}
-	for _, x := range f {
-		if !isInt(x) {
+	n := 0
+	for x := range strings.FieldsSeq(t[end+1:]) { // no slice: asked of every '[' line
+		if n++; n > 10 || !isInt(x) {
 			return false
 		}
 	}
-	return true
+	return n >= 4
 }
 
 // rowColumns returns cols, or when the header is missing the columns
@@ -68,12 +65,15 @@ func rowColumns(cols []string, t string) []string {
 	if end < 2 || strings.Trim(t[1:end], " 0123456789") != "" || strings.TrimSpace(t[1:end]) == "" {
 		return nil
 	}
-	f := strings.Fields(t[end+1:])
-	n := 0
-	for n < len(f)-1 && isInt(f[n]) {
-		n++
+	// The leading numbers, all but the last field (the name).
+	total, ints := 0, 0
+	for x := range strings.FieldsSeq(t[end+1:]) {
+		if ints == total && isInt(x) {
+			ints++
+		}
+		total++
 	}
-	return headerlessColumns[n]
+	return headerlessColumns[max(0, min(ints, total-1))]
 }
 
 // taskRowShape: a raw line that may be a task-table row, after up to two

@@ -115,8 +115,14 @@ func (fr fileRule) rule() (Rule, error) {
 	if !slices.Contains(Metrics, r.Metric) {
 		return r, fmt.Errorf("unknown metric %q (one of %s)", r.Metric, strings.Join(Metrics, ", "))
 	}
-	if !slices.Contains([]string{Warn, Cleanup, Snapshot, Signal, Stop}, r.Action) {
-		return r, fmt.Errorf("unknown action %q (warn, cleanup, snapshot, signal, stop)", r.Action)
+	if a, target, ok := strings.Cut(r.Action, ":"); ok {
+		r.Action, r.Target = a, target
+	}
+	if !slices.Contains(Actions, r.Action) {
+		return r, fmt.Errorf("unknown action %q (warn, cleanup, snapshot, signal, stop, exec:CMD, notify:URL)", fr.Action)
+	}
+	if err := checkTarget(r.Action, r.Target); err != nil {
+		return r, err
 	}
 	if r.Action == Signal && r.Signal == "" {
 		return r, fmt.Errorf("action signal needs signal: (e.g. SIGUSR1)")
@@ -148,15 +154,32 @@ func (fr fileRule) rule() (Rule, error) {
 	return r, nil
 }
 
-// ParseThreshold reads "90%" or "0.9" for a *_fraction metric and "60G"
-// or a byte count for a *_bytes metric.
+// ParseThreshold reads "90%" or "0.9" for a *_fraction metric, "10" or
+// "10%" for a PSI metric (the kernel's percent), "30s" or a number of
+// seconds for a *.time_to_oom metric, and "60G" or a byte count for a
+// *_bytes metric.
 func ParseThreshold(metric, s string) (float64, error) {
-	if isFraction(metric) {
+	switch kindOf(metric) {
+	case kindFraction:
 		f, err := units.ParsePercent(s)
 		if err != nil {
 			return 0, fmt.Errorf("threshold %q: %w", s, err)
 		}
 		return f, nil
+	case kindPercent:
+		f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+		if err != nil || f < 0 || f > 100 {
+			return 0, fmt.Errorf("threshold %q: want a percentage of time, 0-100", s)
+		}
+		return f, nil
+	case kindSeconds:
+		if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+			return d.Seconds(), nil
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 {
+			return f, nil
+		}
+		return 0, fmt.Errorf("threshold %q: want a duration (30s, 2m)", s)
 	}
 	n, err := units.ParseBytes(s)
 	if err != nil {
@@ -169,13 +192,13 @@ func ParseThreshold(metric, s string) (float64, error) {
 }
 
 // DefaultEvery is the rate limit of an action when none is given: cleanup
-// at most every 30 s (empty_cache stalls the GPU), warnings and snapshots
-// every 60 s, signals and stop once.
+// at most every 30 s (empty_cache stalls the GPU), warnings, snapshots,
+// exec and notify every 60 s, signals and stop once.
 func DefaultEvery(action string) time.Duration {
 	switch action {
 	case Cleanup:
 		return 30 * time.Second
-	case Warn, Snapshot:
+	case Warn, Snapshot, Exec, Notify:
 		return time.Minute
 	}
 	return 100 * 365 * 24 * time.Hour

@@ -29,11 +29,26 @@ const (
 	HostUsedFraction = "host.used_fraction"
 	// JobPSSBytes: summed PSS of the job's processes (smaps_rollup).
 	JobPSSBytes = "job.pss_bytes"
+	// PSISomeAvg10 and PSIFullAvg10: the share of the last 10 s (percent,
+	// 0-100, as the kernel prints it) in which some / all of the tasks
+	// stalled on memory: the job cgroup's memory.pressure on cgroup v2,
+	// the host's /proc/pressure/memory otherwise.
+	PSISomeAvg10 = "psi.memory.some_avg10"
+	PSIFullAvg10 = "psi.memory.full_avg10"
+	// CgroupTimeToOOM: seconds until the job cgroup's usage reaches its
+	// limit at the current growth rate (Project over cgroup usage);
+	// absent when it is not growing steadily or has no limit.
+	CgroupTimeToOOM = "cgroup.time_to_oom"
+	// GPUTimeToOOM: the least, over the job's GPUs, of the seconds until
+	// the device's used memory (NVML) reaches its total at the current
+	// growth rate; absent when none is growing steadily.
+	GPUTimeToOOM = "gpu.time_to_oom"
 )
 
 // Metrics is the set of names a rule may use.
 var Metrics = []string{GPUUsedFraction, AllocReservedFraction, CgroupUsageFraction,
-	CgroupUsageBytes, HostAvailableBytes, HostUsedFraction, JobPSSBytes}
+	CgroupUsageBytes, HostAvailableBytes, HostUsedFraction, JobPSSBytes,
+	PSISomeAvg10, PSIFullAvg10, CgroupTimeToOOM, GPUTimeToOOM}
 
 // Actions a rule can take.
 const (
@@ -42,7 +57,18 @@ const (
 	Snapshot = "snapshot" // hook: dump a memory snapshot
 	Signal   = "signal"   // send Rule.Signal to the job's process group
 	Stop     = "stop"     // SIGTERM the job, SIGKILL its cgroup after the grace period
+	// Exec runs Rule.Target with sh -c, TORCHMEM_RUN_ID, TORCHMEM_RULE,
+	// TORCHMEM_METRIC and TORCHMEM_VALUE in its environment, for a bounded
+	// time ("exec:CMD" in a policy file).
+	Exec = "exec"
+	// Notify sends one small JSON object to Rule.Target: an HTTP POST to a
+	// loopback http URL or a unix:PATH socket, or one line on fifo:PATH
+	// ("notify:URL" in a policy file).
+	Notify = "notify"
 )
+
+// Actions lists every action a rule may take.
+var Actions = []string{Warn, Cleanup, Snapshot, Signal, Stop, Exec, Notify}
 
 // Rule is a condition over one metric held for a duration, and the action
 // taken when it holds, at most once per Every.
@@ -57,6 +83,9 @@ type Rule struct {
 	Action string
 	// Signal: the signal name for the signal action ("SIGUSR1").
 	Signal string
+	// Target: the command of exec, the URL (or unix:PATH, fifo:PATH) of
+	// notify; "" for the other actions.
+	Target string
 	// Every: the rate limit; the action repeats at most this often while
 	// the condition keeps holding.
 	Every time.Duration
@@ -72,7 +101,11 @@ func (r Rule) String() string {
 	if r.For > 0 {
 		s += " for " + r.For.String()
 	}
-	return s + " -> " + r.Action
+	s += " -> " + r.Action
+	if r.Target != "" {
+		s += ":" + r.Target
+	}
+	return s
 }
 
 // State is what Evaluate remembers between calls, per rule index.
@@ -135,12 +168,34 @@ func holds(r Rule, v float64) bool {
 }
 
 func formatThreshold(metric string, v float64) string {
-	if isFraction(metric) {
+	switch kindOf(metric) {
+	case kindFraction:
 		return fmt.Sprintf("%.1f%%", v*100)
+	case kindPercent:
+		return fmt.Sprintf("%.2f%%", v)
+	case kindSeconds:
+		return fmt.Sprintf("%.1fs", v)
 	}
 	return fmt.Sprintf("%.0f", v)
 }
 
-func isFraction(metric string) bool {
-	return strings.HasSuffix(metric, "_fraction")
+// The units of a metric's value, which decide how its threshold is
+// written and shown.
+const (
+	kindBytes    = iota // a byte count ("2G"), or a plain number
+	kindFraction        // 0-1, written "90%" or "0.9"
+	kindPercent         // PSI's 0-100, written "10" or "10%"
+	kindSeconds         // a duration, written "30s" or a number of seconds
+)
+
+func kindOf(metric string) int {
+	switch {
+	case strings.HasSuffix(metric, "_fraction"):
+		return kindFraction
+	case strings.HasPrefix(metric, "psi."):
+		return kindPercent
+	case strings.HasSuffix(metric, ".time_to_oom"):
+		return kindSeconds
+	}
+	return kindBytes
 }

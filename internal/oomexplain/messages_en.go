@@ -187,6 +187,7 @@ var messagesEN = map[string]string{
 	"run.victim.child":                     "child process %[1]s (%[2]s)",
 	"run.note.measured":                    "measured by torchmem: %[1]s",
 	"run.advice.leak":                      "the job's host memory grew steadily by %[1]s per optimizer step (steps %[2]s-%[3]s, R² %[4]s) until the limit: a leak, not a peak, so a larger --memory-max only delays the kill; look for tensors or objects kept across steps (e.g. `losses.append(loss)` instead of `loss.item()`, growing caches or lists)",
+	"run.advice.copy_on_read":              "%[1]s of %[2]s DataLoader workers measured copied the dataset on read: each one's private memory (USS) grew by %[3]s (median; %[4]s in all) while its parent's grew by at most %[5]s. Reading Python objects writes their reference counts, so the kernel copies every page a worker touches. Store the dataset as numpy arrays or memory-mapped files (np.load(..., mmap_mode='r'), np.memmap, Arrow), not Python lists or dicts of objects; or set persistent_workers=False so each epoch's new workers start from shared pages again",
 
 	// Recommendations.
 	"advice.batch":                  "lower the batch size (or sequence length), and keep the effective batch with gradient accumulation",

@@ -38,7 +38,10 @@ type RunEvidence struct {
 	PeakAllocated, PeakReserved int64
 	// Growth is a steady host-memory climb per step, when one was seen.
 	Growth *Growth
-	Lang   language.Tag
+	// CopyOnRead is DataLoader workers' private memory growing while
+	// their parent's did not (run_copyonread.go), when it was seen.
+	CopyOnRead *CopyOnRead
+	Lang       language.Tag
 }
 
 // JobException is an uncaught exception the job's hook reported.

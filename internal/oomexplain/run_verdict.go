@@ -100,6 +100,7 @@ func runAdvice(ev RunEvidence, rv RunVerdict, incs []Incident) []string {
 		out = append(out, render(ev.Lang, msg("run.advice.leak", units.Bytes(int64(g.BytesPerStep)),
 			fmt.Sprint(g.FromStep), fmt.Sprint(g.ToStep), fmt.Sprintf("%.2f", g.R2))))
 	}
+	out = append(out, copyOnReadAdvice(ev)...)
 	seen := map[string]bool{}
 	for _, inc := range incs {
 		if inc.Explanation == nil {

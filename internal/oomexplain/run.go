@@ -41,7 +41,28 @@ type RunEvidence struct {
 	// CopyOnRead is DataLoader workers' private memory growing while
 	// their parent's did not (run_copyonread.go), when it was seen.
 	CopyOnRead *CopyOnRead
-	Lang       language.Tag
+	// TimeToOOM is torchmem's projection, made before the end, of when
+	// the job's memory would reach its limit (nil: none was made).
+	TimeToOOM *TimeToOOM
+	Lang      language.Tag
+}
+
+// TimeToOOM is a projection of the time until a resource's usage reaches
+// its limit at the growth rate then measured (policy.Project), and how
+// long before the end of the run it was made.
+type TimeToOOM struct {
+	// Resource is "cgroup" (usage against the job cgroup's limit) or
+	// "gpuN" (device N's used memory against its total).
+	Resource string `json:"resource"`
+	// Seconds is the projected time to the limit.
+	Seconds        float64 `json:"seconds"`
+	BytesPerSecond float64 `json:"bytes_per_second"`
+	// Before is the measured time from the projection to the end of the
+	// run (the job's exit), seconds.
+	Before float64 `json:"before_end_s"`
+	// Rule names the time-to-OOM rule that fired on this projection, ""
+	// when none did (then it is the last projection made).
+	Rule string `json:"rule,omitempty"`
 }
 
 // JobException is an uncaught exception the job's hook reported.
@@ -115,7 +136,7 @@ func ExplainRun(ev RunEvidence) RunVerdict {
 	rv.Victims, rv.KernelLines = runVictims(ev, incs)
 	rv.Exception = lastException(ev)
 	rv.Cause = runCause(ev, rv, incs)
-	notes := claimNotes(ev, incs)
+	notes := append(claimNotes(ev, incs), timeToOOMNotes(ev, rv)...)
 	ctx := runContext(ev)
 	ExplainAll(incs, ctx)
 	rv.Incidents = incs

@@ -3,6 +3,7 @@ package oomexplain
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/torchmem/torchmem/internal/units"
 )
@@ -126,4 +127,31 @@ func valInt(p *int) int {
 		return 0
 	}
 	return *p
+}
+
+// timeToOOMNotes says what torchmem projected before the end, next to what
+// happened: for a run that ran out of memory, or one a rule acted on.
+func timeToOOMNotes(ev RunEvidence, rv RunVerdict) []Msg {
+	p := ev.TimeToOOM
+	oom := rv.Cause == CauseCgroupOOMKill || rv.Cause == CauseHostOOMKill || rv.Cause == CauseCUDAOOM
+	if p == nil || (!oom && p.Rule == "") {
+		return nil
+	}
+	res := msg("run.resource.cgroup")
+	if dev, ok := strings.CutPrefix(p.Resource, "gpu"); ok {
+		res = msg("run.resource.gpu", dev)
+	}
+	args := []any{seconds(p.Before), res, seconds(p.Seconds), units.Bytes(int64(p.BytesPerSecond))}
+	if p.Rule != "" {
+		return []Msg{msgOf("run.note.time_to_oom_rule", append(args, p.Rule)...)}
+	}
+	return []Msg{msgOf("run.note.time_to_oom", args...)}
+}
+
+// seconds is a duration the way people read it: "42.0s", "3m12s".
+func seconds(s float64) string {
+	if s < 60 {
+		return fmt.Sprintf("%.1fs", s)
+	}
+	return time.Duration(s * float64(time.Second)).Round(time.Second).String()
 }

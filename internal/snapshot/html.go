@@ -4,7 +4,6 @@ import (
 	"bufio"
 	_ "embed"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"io"
 	"strconv"
@@ -15,6 +14,18 @@ import (
 //go:embed html_page.tmpl
 var htmlPage string
 
+// The band viewer: its own files, so they can be read and linted as
+// JavaScript and CSS.
+var (
+	//go:embed html_viewer.js
+	bandJS string
+	//go:embed html_device.js
+	deviceJS string
+	viewerJS = bandJS + "\n" + deviceJS
+	//go:embed html_viewer.css
+	viewerCSS string
+)
+
 var pageTmpl = template.Must(template.New("page").Parse(htmlPage))
 
 // HTMLOptions tune the page.
@@ -24,6 +35,9 @@ type HTMLOptions struct {
 	MaxPoints  int // all levels together, per device (default 600000)
 	MaxBlocks  int // blocks drawn in the segment map (default 300000)
 	MaxMarkers int // annotation markers per device (default 2000; OOMs always)
+	// MaxBandEntries is the trace entries per device shown as one band per
+	// allocation (default 250000; a longer trace is shown around its peak).
+	MaxBandEntries int
 }
 
 // HTMLStats says what went into a page.
@@ -32,12 +46,15 @@ type HTMLStats struct {
 	Points int   `json:"timeline_points"`
 	Blocks int   `json:"blocks"`
 	Stacks int   `json:"stacks"`
+	Bands  int   `json:"allocation_bands"`
 }
 
-// WriteHTML writes one self-contained page (uPlot inlined, data embedded)
-// for s: a zoomable timeline per device, the segment map with stacks on
-// hover, and the top sites. All reduction happens here, so the page only
-// draws.
+// WriteHTML writes one self-contained page (uPlot and the viewer's script
+// inlined, data embedded) for s: per device an active-memory timeline with
+// one band per allocation and a band per segment (stacks on hover), what
+// is live at the peak, a zoomable allocated/reserved chart, the segment
+// map, and the top sites. Intervals, stacks and downsampled levels are
+// computed here; the page lays the bands out as it draws.
 func WriteHTML(w io.Writer, s *Snapshot, opt HTMLOptions) (HTMLStats, error) {
 	opt = opt.withDefaults()
 	data := buildPageData(s, opt)
@@ -52,6 +69,8 @@ func WriteHTML(w io.Writer, s *Snapshot, opt HTMLOptions) (HTMLStats, error) {
 		"UPlotCSS":  template.CSS(webassets.UPlotCSS),
 		"UPlotJS":   template.JS(webassets.UPlotJS),
 		"Data":      template.JS(payload),
+		"ViewerJS":  template.JS(viewerJS),
+		"ViewerCSS": template.CSS(viewerCSS),
 		"Version":   webassets.UPlotVersion,
 		"Truncated": data.BlocksTruncated,
 	})
@@ -59,6 +78,9 @@ func WriteHTML(w io.Writer, s *Snapshot, opt HTMLOptions) (HTMLStats, error) {
 		err = bw.Flush()
 	}
 	st := HTMLStats{Bytes: cw.n, Blocks: data.blockCount, Stacks: len(data.Stacks)}
+	for _, a := range data.Active {
+		st.Bands += len(a.Allocs.Size)
+	}
 	for _, t := range data.Timelines {
 		for _, l := range t.Levels {
 			st.Points += len(l.X)
@@ -80,6 +102,9 @@ func (o HTMLOptions) withDefaults() HTMLOptions {
 	if o.MaxMarkers <= 0 {
 		o.MaxMarkers = 2000
 	}
+	if o.MaxBandEntries <= 0 {
+		o.MaxBandEntries = 250000
+	}
 	return o
 }
 
@@ -100,7 +125,10 @@ type pageData struct {
 	Devices         []DeviceSummary `json:"devices"`
 	Timelines       []pageTimeline  `json:"timelines"`
 	Segments        []pageSegment   `json:"segments"`
-	Stacks          [][]string      `json:"stacks"` // [site, frames...]
+	Active          []pageActive    `json:"active"`
+	Stacks          [][]int64       `json:"stacks"` // [site, frame, ...] indexes
+	Sites           []string        `json:"sites"`
+	Frames          []string        `json:"frames"`
 	Top             []SiteTable     `json:"top"`
 	TopPeak         []PeakSites     `json:"top_peak"`
 	Leaks           *Leaks          `json:"leaks"`
@@ -144,14 +172,18 @@ type pageSegment struct {
 func buildPageData(s *Snapshot, opt HTMLOptions) *pageData {
 	top := TopSites(s, 1)
 	d := &pageData{Format: s.Format, Devices: deviceSummaries(s), Timelines: []pageTimeline{},
-		Segments: []pageSegment{}, Stacks: [][]string{}, Top: top.AtSnapshot, TopPeak: top.AtPeak,
+		Active: []pageActive{}, Segments: []pageSegment{}, Top: top.AtSnapshot, TopPeak: top.AtPeak,
 		Leaks: FindLeaks(s, LeakOptions{})}
+	st := newStackTable(s)
 	for dev := range s.Traces {
 		if len(s.Traces[dev]) > 0 {
-			d.Timelines = append(d.Timelines, pageTimelineOf(BuildTimeline(s, dev), opt))
+			tl := BuildTimeline(s, dev)
+			d.Timelines = append(d.Timelines, pageTimelineOf(tl, opt))
+			d.Active = append(d.Active, d.pageActiveOf(s, st, dev, tl.Peak, opt.MaxBandEntries))
 		}
 	}
-	d.addSegments(s, opt)
+	d.addSegments(s, st, opt)
+	d.Stacks, d.Sites, d.Frames = st.Stacks, st.Sites, st.Frames
 	return d
 }
 
@@ -199,9 +231,7 @@ func pageTimelineOf(tl *Timeline, opt HTMLOptions) pageTimeline {
 	return pt
 }
 
-func (d *pageData) addSegments(s *Snapshot, opt HTMLOptions) {
-	ss := NewSites(s, 1)
-	stackIdx := map[StackID]int64{}
+func (d *pageData) addSegments(s *Snapshot, st *stackTable, opt HTMLOptions) {
 	for i := range s.Segments {
 		seg := &s.Segments[i]
 		ps := pageSegment{Device: seg.Device, Addr: "0x" + strconv.FormatUint(seg.Address, 16), Size: seg.TotalSize,
@@ -213,7 +243,7 @@ func (d *pageData) addSegments(s *Snapshot, opt HTMLOptions) {
 				break
 			}
 			d.blockCount++
-			ps.Blocks = append(ps.Blocks, off, b.Size, b.Requested, int64(pageState(b.State)), d.stackRef(s, ss, stackIdx, b.Stack))
+			ps.Blocks = append(ps.Blocks, off, b.Size, b.Requested, int64(pageState(b.State)), st.ref(b.Stack))
 			off += b.Size
 		}
 		d.Segments = append(d.Segments, ps)
@@ -228,32 +258,4 @@ func pageState(st BlockState) int {
 		return 1
 	}
 	return 2
-}
-
-// stackRef interns a stack for the page as [site, up to 24 frames].
-func (d *pageData) stackRef(s *Snapshot, ss *Sites, idx map[StackID]int64, id StackID) int64 {
-	if id == 0 {
-		return -1
-	}
-	if i, ok := idx[id]; ok {
-		return i
-	}
-	frames := s.Stack(id)
-	out := []string{ss.Of(id).Key}
-	for j, f := range frames {
-		if j == 24 {
-			out = append(out, fmt.Sprintf("… %d more frames", len(frames)-j))
-			break
-		}
-		fr := s.Frames[f]
-		if fr.Kind() == FrameNative {
-			out = append(out, fr.Name)
-		} else {
-			out = append(out, fmt.Sprintf("%s:%d %s", fr.Filename, fr.Line, fr.Name))
-		}
-	}
-	i := int64(len(d.Stacks))
-	d.Stacks = append(d.Stacks, out)
-	idx[id] = i
-	return i
 }

@@ -14,42 +14,71 @@ import (
 func newSnapshotTopCmd(env *Env) *cobra.Command {
 	var asJSON bool
 	var depth, limit int
+	var groupBy, at string
 	cmd := &cobra.Command{
 		Use:   "top FILE",
-		Short: "The allocation sites holding memory, at the snapshot and at the trace's peak",
-		Long: `Group the memory held by allocation site: the innermost user frame of each
-stack (--depth N keeps N user frames), with library frames (torch, site-packages,
-the standard library) and C++ frames folded away; VIA names the library frame
-that allocated for it. Shown at the moment of the snapshot and, when a trace was
-recorded, at the peak of allocated memory.`,
+		Short: "What holds memory, by call site, library frame, module, file or category, at the snapshot and at the peak",
+		Long: `Group the memory held into rows. --group-by line (default) is the innermost
+user frame of each stack (--depth N keeps N user frames) with library and C++
+frames folded away; library is the innermost frame in an installed library that
+is not plumbing (transformers/activations.py:66 forward, torch/nn/functional.py
+cross_entropy); module the chain of nn.Module forwards; file the innermost Python
+frame's file; category what the memory holds (parameters, gradients, optimizer
+state, activations, autograd temporaries, inputs, other). Rows with equal bytes
+are ordered by key; VIA is the library frame (for line rows) or the user line
+(for the others) holding most of the row's bytes. Shown at the snapshot and, when
+a trace was recorded, at the peak of allocated memory with a breakdown by
+category and phase; --at peak|'entry N'|TIME (1.5s since the first entry) shows
+one moment of the trace instead.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opt := snapshot.TopOptions{Depth: depth}
+			var err error
+			if opt.GroupBy, err = snapshot.ParseGroupBy(groupBy); err != nil {
+				return err
+			}
+			if at != "" {
+				m, err := snapshot.ParseMoment(at)
+				if err != nil {
+					return err
+				}
+				opt.At = &m
+			}
 			s, err := snapshotLoad(env, args[0])
 			if err != nil {
 				return err
 			}
-			top := snapshot.TopSites(s, depth)
+			top := snapshot.TopGroups(s, opt)
 			if asJSON {
 				return writeJSON(env.Stdout, top)
 			}
 			return printSnapshotTop(env.Stdout, top, limit)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print all sites as JSON (sizes in bytes)")
-	cmd.Flags().IntVar(&depth, "depth", 1, "user frames that make up a site")
-	cmd.Flags().IntVarP(&limit, "limit", "n", 15, "sites to show per table (0: all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print all rows as JSON (sizes in bytes)")
+	cmd.Flags().IntVar(&depth, "depth", 1, "user frames that make up a line row")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 15, "rows to show per table (0: all)")
+	cmd.Flags().StringVar(&groupBy, "group-by", "line", "rows by line, library, module, file or category")
+	cmd.Flags().StringVar(&at, "at", "", "only this moment of the trace: peak, 'entry N' or a time since the first entry (1.5s)")
 	return cmd
 }
 
 func printSnapshotTop(w io.Writer, top *snapshot.Top, limit int) error {
 	for _, t := range top.AtSnapshot {
 		fmt.Fprintf(w, "at the snapshot, device %d: %s held by active blocks\n", t.Device, units.Bytes(t.Total))
-		printSnapshotSites(w, t.Sites, limit)
+		printSnapshotSites(w, top.GroupBy, t.Sites, limit)
 	}
-	for _, p := range top.AtPeak {
-		fmt.Fprintf(w, "\nat the peak of allocated memory, device %d: %s requested at trace entry %d\n",
-			p.Device, units.Bytes(p.Peak.Allocated), p.Peak.Index)
-		printSnapshotSites(w, p.Sites, limit)
+	for i, p := range top.AtPeak {
+		if i > 0 || len(top.AtSnapshot) > 0 {
+			fmt.Fprintln(w)
+		}
+		what := "at the peak of allocated memory"
+		if p.Moment != "peak" {
+			what = "at " + p.Moment
+		}
+		fmt.Fprintf(w, "%s, device %d: %s requested at trace entry %d\n", what, p.Device, units.Bytes(p.Peak.Allocated), p.Peak.Index)
+		printSnapshotSites(w, top.GroupBy, p.Sites, limit)
+		printSnapshotBreakdown(w, p.Breakdown)
 	}
 	if len(top.AtPeak) == 0 {
 		fmt.Fprintln(w, "\n(no trace recorded: no view at the peak)")
@@ -57,18 +86,54 @@ func printSnapshotTop(w io.Writer, top *snapshot.Top, limit int) error {
 	return nil
 }
 
-func printSnapshotSites(w io.Writer, sites []snapshot.SiteBytes, limit int) {
+func printSnapshotSites(w io.Writer, by snapshot.GroupBy, sites []snapshot.SiteBytes, limit int) {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "  BYTES\tSHARE\tCOUNT\tSITE\tVIA")
+	head, via := map[snapshot.GroupBy]string{snapshot.GroupLine: "SITE", snapshot.GroupLibrary: "LIBRARY FRAME",
+		snapshot.GroupModule: "MODULE", snapshot.GroupFile: "FILE", snapshot.GroupCategory: "CATEGORY"}[by], "USER LINE"
+	if by == snapshot.GroupLine {
+		via = "VIA"
+	}
+	fmt.Fprintf(tw, "  BYTES\tSHARE\tCOUNT\t%s\t%s\n", head, via)
 	for i, s := range sites {
 		if limit > 0 && i == limit {
-			fmt.Fprintf(tw, "  …\t\t\t%d more sites\t\n", len(sites)-limit)
+			fmt.Fprintf(tw, "  …\t\t\t%d more rows\t\n", len(sites)-limit)
 			break
 		}
 		fmt.Fprintf(tw, "  %s\t%.1f%%\t%d\t%s\t%s\n", units.Bytes(s.Bytes), s.Share*100, s.Count,
 			termsafe.Line(snapshotShortName(s.Key)), termsafe.Line(snapshotShortName(s.Via)))
 	}
 	tw.Flush()
+}
+
+// printSnapshotBreakdown writes the category x phase table of one moment.
+func printSnapshotBreakdown(w io.Writer, b snapshot.Breakdown) {
+	if len(b.Categories) == 0 {
+		return
+	}
+	phases := []string{"forward", "backward", "optimizer", "other"}
+	fmt.Fprintln(w, "  by category and the phase it was allocated in:")
+	tw := newTable(w)
+	fmt.Fprintln(tw, "  CATEGORY\tBYTES\tSHARE\tFORWARD\tBACKWARD\tOPTIMIZER\tOTHER\tCONFIDENCE")
+	for _, c := range b.Categories {
+		fmt.Fprintf(tw, "  %s\t%s\t%.1f%%", c.Category, units.Bytes(c.Bytes), c.Share*100)
+		for _, p := range phases {
+			fmt.Fprintf(tw, "\t%s", snapshotBytesOrDash(c.ByPhase[p]))
+		}
+		fmt.Fprintf(tw, "\t%s\n", c.Confidence)
+	}
+	fmt.Fprintf(tw, "  total\t%s\t100.0%%", units.Bytes(b.Total))
+	for _, p := range phases {
+		fmt.Fprintf(tw, "\t%s", snapshotBytesOrDash(b.Phases[p]))
+	}
+	fmt.Fprintln(tw, "\t")
+	tw.Flush()
+}
+
+func snapshotBytesOrDash(n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return units.Bytes(n)
 }
 
 // snapshotShortName drops the template and argument lists of C++ frames

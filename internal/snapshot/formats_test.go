@@ -65,7 +65,7 @@ func TestTorch21FramesOnBlocks(t *testing.T) {
 		t.Fatalf("format %q, traces %d", s.Format, len(s.Traces))
 	}
 	top := TopSites(s, 1)
-	if top.AtSnapshot[0].Sites[0].Key != "train.py:42 step" || top.AtSnapshot[0].Sites[0].Via != "linear.py:114 forward" {
+	if top.AtSnapshot[0].Sites[0].Key != "train.py:42 step" || top.AtSnapshot[0].Sites[0].Via != "torch/nn/modules/linear.py:114 forward" {
 		t.Errorf("top site %+v", top.AtSnapshot[0].Sites[0])
 	}
 }

@@ -61,9 +61,10 @@ const stackBeforeTrace = StackID(1<<32 - 1)
 
 // Sites computes and caches the site of each stack for one depth.
 type Sites struct {
-	snap  *Snapshot
-	depth int
-	cache map[StackID]*Site
+	snap      *Snapshot
+	depth     int
+	cache     map[StackID]*Site
+	viewCache map[StackID]stackViews
 }
 
 // NewSites groups stacks of s by their innermost depth user frames
@@ -90,17 +91,18 @@ func (ss *Sites) Of(id StackID) *Site {
 func (ss *Sites) compute(stack []FrameID) *Site {
 	var site Site
 	var firstPy, firstNative string
-	for _, fid := range stack {
+	firstUser := -1
+	for i, fid := range stack {
 		f := ss.snap.Frames[fid]
 		switch f.Kind() {
 		case FrameUser:
 			if len(site.Frames) < ss.depth {
 				site.Frames = append(site.Frames, f.Short())
 			}
-		case FrameLibrary:
-			if len(site.Frames) == 0 && site.Via == "" {
-				site.Via = f.Short()
+			if firstUser < 0 {
+				firstUser = i
 			}
+		case FrameLibrary:
 			if firstPy == "" {
 				firstPy = f.Short()
 			}
@@ -112,8 +114,11 @@ func (ss *Sites) compute(stack []FrameID) *Site {
 	}
 	switch {
 	case len(site.Frames) > 0:
+		// Via: the library frame rule over the frames inside the user's
+		// line (library code the user called, not code that called the user).
+		site.Via = ss.snap.libraryFrame(stack[:firstUser])
 	case firstPy != "":
-		site.Frames, site.Via = []string{firstPy}, ""
+		site.Frames = []string{firstPy}
 	case firstNative != "":
 		site.Frames = []string{firstNative}
 	default:

@@ -2,7 +2,8 @@ package snapshot
 
 import "sort"
 
-// SiteBytes is the memory one site holds.
+// SiteBytes is the memory one row (a site, library frame, module, file or
+// category) holds.
 type SiteBytes struct {
 	Site
 	Bytes int64   `json:"bytes"`
@@ -10,7 +11,7 @@ type SiteBytes struct {
 	Share float64 `json:"share"` // of all bytes in the same view
 }
 
-// SiteTable is memory grouped by site at one moment.
+// SiteTable is memory grouped into rows at one moment.
 type SiteTable struct {
 	Device int         `json:"device"`
 	Total  int64       `json:"total_bytes"`
@@ -19,93 +20,125 @@ type SiteTable struct {
 
 // Top is what `torchmem snapshot top` reports.
 type Top struct {
-	Depth      int         `json:"depth"`
+	Depth   int     `json:"depth"`
+	GroupBy GroupBy `json:"group_by"`
+	// AtSnapshot holds the blocks not inactive, per device; empty when
+	// only a moment of the trace was asked for.
 	AtSnapshot []SiteTable `json:"at_snapshot"`
-	// AtPeak holds, per device with a trace, the sites alive when
-	// allocated memory peaked.
+	// AtPeak holds, per device with a trace, the rows alive when allocated
+	// memory peaked, or at the moment TopOptions.At names.
 	AtPeak []PeakSites `json:"at_peak"`
 }
 
-// PeakSites are the sites alive at a device's peak.
+// PeakSites are the rows alive at one moment of a device's trace (its peak
+// unless TopOptions.At said otherwise), with what they hold by category
+// and phase.
 type PeakSites struct {
 	Peak Level `json:"peak"`
+	// Moment is "peak", or the --at value that chose this level.
+	Moment string `json:"moment"`
 	SiteTable
+	Breakdown Breakdown `json:"breakdown"`
 }
 
-type siteAcc struct {
-	ss    *Sites
-	idx   map[string]int
-	table SiteTable
+// TopOptions choose the grouping and the moment of `top`.
+type TopOptions struct {
+	Depth   int     // user frames per line row
+	GroupBy GroupBy // "" is line
+	// At, if set, replaces the snapshot and peak views by this moment
+	// of each device's trace.
+	At *Moment
 }
 
-func newSiteAcc(ss *Sites, dev int) *siteAcc {
-	return &siteAcc{ss: ss, idx: map[string]int{}, table: SiteTable{Device: dev, Sites: []SiteBytes{}}}
-}
-
-func (a *siteAcc) add(stack StackID, size int64) {
-	site := a.ss.Of(stack)
-	i, ok := a.idx[site.Key]
-	if !ok {
-		i = len(a.table.Sites)
-		a.idx[site.Key] = i
-		a.table.Sites = append(a.table.Sites, SiteBytes{Site: *site})
-	}
-	a.table.Sites[i].Bytes += size
-	a.table.Sites[i].Count++
-	a.table.Total += size
-}
-
-func (a *siteAcc) done() SiteTable {
-	t := a.table
-	sort.SliceStable(t.Sites, func(i, j int) bool {
-		if t.Sites[i].Bytes != t.Sites[j].Bytes {
-			return t.Sites[i].Bytes > t.Sites[j].Bytes
-		}
-		return t.Sites[i].Key < t.Sites[j].Key
-	})
-	for i := range t.Sites {
-		if t.Total > 0 {
-			t.Sites[i].Share = float64(t.Sites[i].Bytes) / float64(t.Total)
-		}
-	}
-	return t
-}
-
-// TopSites groups the memory of s by allocation site, at the snapshot
-// (blocks not inactive) and at each device's peak of allocated memory.
+// TopSites groups the memory of s by line site, at the snapshot and at
+// each device's peak (TopGroups with the default options).
 func TopSites(s *Snapshot, depth int) *Top {
-	ss := NewSites(s, depth)
-	top := &Top{Depth: ss.depth, AtSnapshot: []SiteTable{}, AtPeak: []PeakSites{}}
-	accs := map[int64]*siteAcc{}
-	var devs []int64
-	for i := range s.Segments {
-		seg := &s.Segments[i]
-		acc := accs[seg.Device]
-		if acc == nil {
-			acc = newSiteAcc(ss, int(seg.Device))
-			accs[seg.Device] = acc
-			devs = append(devs, seg.Device)
-		}
-		for _, b := range seg.Blocks {
-			if b.State != StateInactive {
-				acc.add(b.Stack, b.Size)
-			}
-		}
+	return TopGroups(s, TopOptions{Depth: depth})
+}
+
+// TopGroups groups the memory of s into rows (opt.GroupBy), at the snapshot
+// (blocks not inactive) and at each device's peak of allocated memory, or
+// only at opt.At.
+func TopGroups(s *Snapshot, opt TopOptions) *Top {
+	ss := NewSites(s, opt.Depth)
+	by := opt.GroupBy
+	if by == "" {
+		by = GroupLine
 	}
-	sort.Slice(devs, func(i, j int) bool { return devs[i] < devs[j] })
-	for _, d := range devs {
-		top.AtSnapshot = append(top.AtSnapshot, accs[d].done())
+	top := &Top{Depth: ss.depth, GroupBy: by, AtSnapshot: []SiteTable{}, AtPeak: []PeakSites{}}
+	if opt.At == nil {
+		top.AtSnapshot = atSnapshot(s, ss, by)
 	}
 	for dev := range s.Traces {
 		if len(s.Traces[dev]) == 0 {
 			continue
 		}
-		peak := s.Peak(dev)
-		acc := newSiteAcc(ss, dev)
-		for _, l := range s.liveAt(dev, peak.Index) {
-			acc.add(l.stack, l.size)
+		m := Moment{Kind: MomentPeak}
+		if opt.At != nil {
+			m = *opt.At
 		}
-		top.AtPeak = append(top.AtPeak, PeakSites{Peak: peak, SiteTable: acc.done()})
+		level := s.LevelAt(dev, m)
+		c := NewClassifier(s, dev)
+		acc := newGroupAcc(ss, by, dev)
+		bd := newBreakdownAcc()
+		for _, l := range s.liveAt(dev, level.Index) {
+			v := c.Of(l.index, l.stack)
+			acc.add(l.stack, v.Category, l.size)
+			bd.add(v, l.size)
+		}
+		top.AtPeak = append(top.AtPeak, PeakSites{Peak: level, Moment: m.String(), SiteTable: acc.done(), Breakdown: bd.done()})
 	}
 	return top
+}
+
+// atSnapshot groups the blocks not inactive of every device; categories
+// come from the trace entry that allocated each block, when there is one.
+func atSnapshot(s *Snapshot, ss *Sites, by GroupBy) []SiteTable {
+	accs := map[int64]*groupAcc{}
+	var devs []int64
+	for i := range s.Segments {
+		seg := &s.Segments[i]
+		acc := accs[seg.Device]
+		if acc == nil {
+			acc = newGroupAcc(ss, by, int(seg.Device))
+			accs[seg.Device] = acc
+			devs = append(devs, seg.Device)
+		}
+	}
+	sort.Slice(devs, func(i, j int) bool { return devs[i] < devs[j] })
+	out := []SiteTable{}
+	for _, d := range devs {
+		var c *Classifier
+		allocIdx := map[uint64]int{}
+		if by == GroupCategory {
+			c = NewClassifier(s, int(d))
+			if int(d) < len(s.Traces) {
+				for addr, l := range s.liveAt(int(d), len(s.Traces[d])-1) {
+					allocIdx[addr] = l.index
+				}
+			}
+		}
+		for i := range s.Segments {
+			seg := &s.Segments[i]
+			if seg.Device != d {
+				continue
+			}
+			for _, b := range seg.Blocks {
+				if b.State == StateInactive {
+					continue
+				}
+				cat := CatOther
+				if c != nil {
+					idx, ok := allocIdx[b.Address]
+					if !ok {
+						idx = -1
+					}
+					cat = c.Of(idx, b.Stack).Category
+				}
+				accs[d].add(b.Stack, cat, b.Size)
+			}
+		}
+		out = append(out, accs[d].done())
+	}
+	return out
 }

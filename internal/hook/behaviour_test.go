@@ -140,7 +140,8 @@ func testCUDAPathsWithFakeTorch(t *testing.T, py string) {
 	j := newJob(t, InstallOptions{Interval: 50 * time.Millisecond, RecordHistory: 1000}, nil)
 	snap := filepath.Join(j.dir, "cmd-{pid}.pickle")
 	j.on = func(m Message) {
-		if m.Type == TypeStats && len(m.Stats.Devices) > 0 && j.on != nil {
+		// After step 3: the reset_peaks command must not race the step peaks.
+		if m.Type == TypeStats && len(m.Stats.Devices) > 0 && m.Stats.Step != nil && *m.Stats.Step >= 3 && j.on != nil {
 			j.on = nil
 			for _, c := range []Command{{Type: CmdCleanup}, {Type: CmdResetPeaks}, {Type: CmdSnapshot, Path: snap}} {
 				if _, err := j.srv.Send(m.Peer.PID, c); err != nil {
@@ -158,7 +159,7 @@ func testCUDAPathsWithFakeTorch(t *testing.T, py string) {
 		t.Fatalf("hello %+v", h)
 	}
 	calls := strings.TrimSpace(j.stdout.String())
-	if calls != "record_memory_history(stacks=python,max_entries=1000),empty_cache,reset_peak_memory_stats(0),dump_snapshot" {
+	if calls != "record_memory_history(stacks=python,max_entries=1000),empty_cache,reset_peak_memory_stats(0),dump_snapshot step_resets=2" {
 		t.Fatalf("calls into CUDA: %q\nstderr: %s", calls, j.stderr.String())
 	}
 	var sawDev bool
@@ -171,12 +172,13 @@ func testCUDAPathsWithFakeTorch(t *testing.T, py string) {
 	if !sawDev {
 		t.Fatalf("no device stats: %v", j.of(TypeStats))
 	}
+	checkFakeStepPeaks(t, j.of(TypeStep))
 	acks := j.of(TypeAck)
 	if len(acks) != 3 || *acks[0].Ack.Freed != 4000 || acks[2].Ack.Path != strings.ReplaceAll(snap, "{pid}", itoa(h[0].Peer.PID)) {
 		t.Fatalf("acks %+v", acks)
 	}
 	ooms := j.of(TypeOOM)
-	if len(ooms) != 1 || ooms[0].OOM.Alloc != 400000286720 || ooms[0].OOM.DeviceFree != 147061866496 || *ooms[0].OOM.Step != 2 {
+	if len(ooms) != 1 || ooms[0].OOM.Alloc != 400000286720 || ooms[0].OOM.DeviceFree != 147061866496 || *ooms[0].OOM.Step != 3 {
 		t.Fatalf("oom %+v", ooms)
 	}
 	if _, err := os.Stat(ooms[0].OOM.Snapshot); err != nil {
@@ -189,6 +191,27 @@ func testCUDAPathsWithFakeTorch(t *testing.T, py string) {
 	}
 	if !strings.Contains(j.stderr.String(), "Traceback") {
 		t.Fatal("the program's own traceback is gone")
+	}
+}
+
+// checkFakeStepPeaks: fakecuda.py's step 1 comes before CUDA (no peaks),
+// step 2 peaked at 3000/6000 and step 3, after the hook's reset, at
+// 2000/5000: measured per step, not the run's high-water mark.
+func checkFakeStepPeaks(t *testing.T, steps []Message) {
+	t.Helper()
+	want := map[int64]*StepPeak{1: nil, 2: {0, 3000, 6000}, 3: {0, 2000, 5000}}
+	for _, m := range steps {
+		w, ok := want[*m.Stats.Step]
+		if !ok {
+			continue
+		}
+		delete(want, *m.Stats.Step)
+		if w == nil && len(m.Stats.StepPeaks) != 0 || w != nil && (len(m.Stats.StepPeaks) != 1 || m.Stats.StepPeaks[0] != *w) {
+			t.Errorf("step %d: step peaks %+v, want %+v", *m.Stats.Step, m.Stats.StepPeaks, w)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("no step message for steps %v", want)
 	}
 }
 

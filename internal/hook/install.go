@@ -20,6 +20,8 @@ const (
 	EnvStepMaxHz     = "TORCHMEM_HOOK_STEP_HZ"   // most step messages per second
 	EnvRecordHistory = "TORCHMEM_RECORD_HISTORY" // max_entries for _record_memory_history; unset or 0: off
 	EnvSnapshotDir   = "TORCHMEM_SNAPSHOT_DIR"   // where OOM snapshots go
+	EnvDetectCycles  = "TORCHMEM_DETECT_CYCLES"  // most cycle reports per process; unset or 0: off
+	EnvStepPeaks     = "TORCHMEM_STEP_PEAKS"     // "0": no per-step peak reset
 )
 
 // InstallOptions tune the hook inside the job.
@@ -35,6 +37,14 @@ type InstallOptions struct {
 	RecordHistory int
 	// SnapshotDir is where OOM snapshots are dumped (default dir/snapshots).
 	SnapshotDir string
+	// DetectCycles > 0 reports reference cycles holding tensors when the
+	// garbage collector frees them, at most this many per process; it
+	// turns on tracemalloc (4 frames) for the creating lines.
+	DetectCycles int
+	// NoStepPeaks stops the hook resetting the allocator's peaks at each
+	// optimizer step (then the program's own max_memory_allocated() is
+	// the peak since start again, and steps carry no measured peaks).
+	NoStepPeaks bool
 }
 
 // PythonDir is where Install puts the package, relative to dir; it is the
@@ -79,6 +89,12 @@ func Install(dir string, o InstallOptions) ([]string, error) {
 	}
 	if o.RecordHistory > 0 {
 		env = append(env, EnvRecordHistory+"="+strconv.Itoa(o.RecordHistory))
+	}
+	if o.DetectCycles > 0 {
+		env = append(env, EnvDetectCycles+"="+strconv.Itoa(o.DetectCycles))
+	}
+	if o.NoStepPeaks {
+		env = append(env, EnvStepPeaks+"=0")
 	}
 	return env, nil
 }

@@ -11,10 +11,11 @@ import (
 //
 //	{"v":1,"type":"hello","pid":4242,"ppid":4200,"rank":0,"local_rank":0,"world_size":2,"worker":false,"torch":"2.11.0+cu130","cuda":"13.0","python":"3.12.3"}
 //	{"v":1,"type":"stats","t":1764455503.25,"step":120,"cuda_initialized":true,"devices":[{"device":0,"allocated":1582062080,"reserved":3435134976,...}]}
-//	{"v":1,"type":"step","t":1764455503.31,"step":121,"steps":1,"step_seconds":0.061,"cuda_initialized":true,"devices":[...]}
+//	{"v":1,"type":"step","t":1764455503.31,"step":121,"steps":1,"step_seconds":0.061,"cuda_initialized":true,"devices":[...],"step_peaks":[{"device":0,"allocated":3331836416,"reserved":3435134976}]}
 //	{"v":1,"type":"oom","t":...,"device":0,"alloc":400000286720,"device_alloc":150109880320,"device_free":147061866496,"snapshot":"/run/.../oom-4242-1.pickle"}
 //	{"v":1,"type":"exception","t":...,"exc_type":"torch.cuda.OutOfMemoryError","oom":true,"text":"Traceback ..."}
-//	{"v":1,"type":"ack","id":7,"cmd":"cleanup","ok":true,"freed":1073741824}
+//	{"v":1,"type":"ack","id":7,"cmd":"cleanup","ok":true,"freed":1073741824,"gc_collected":5120,"gc_uncollectable":0,"host_freed":224395264,"trim_freed":223346688}
+//	{"v":1,"type":"cycle","t":...,"generation":0,"objects":4,"tensors":1,"tensor_bytes":4194304,"types":[{"type":"__main__.Node","count":1},...],"tensor_list":[{"bytes":4194304,"shape":[1024,1024],"dtype":"torch.float32","device":"cpu"}],"lines":["train.py:12"],"report":1,"step":40}
 //	{"v":1,"type":"bye","t":...,"step":500}
 //
 // Commands go the other way, one JSON line each:
@@ -42,6 +43,7 @@ const (
 	TypeAck       = "ack"
 	TypeNotice    = "notice"
 	TypeBye       = "bye"
+	TypeCycle     = "cycle" // with --detect-cycles
 	// TypeDisconnect is synthesised by the server when a connection ends;
 	// it never appears on the wire.
 	TypeDisconnect = "disconnect"
@@ -78,6 +80,7 @@ type Message struct {
 	Ack       *Ack       `json:"ack,omitempty"`
 	Notice    *Notice    `json:"notice,omitempty"`
 	Bye       *Bye       `json:"bye,omitempty"`
+	Cycle     *Cycle     `json:"cycle,omitempty"`
 
 	Raw json.RawMessage `json:"-"`
 }
@@ -123,6 +126,20 @@ type Stats struct {
 	StepSeconds     *float64      `json:"step_seconds,omitempty"` // mean step time over Steps
 	CUDAInitialized bool          `json:"cuda_initialized"`
 	Devices         []DeviceStats `json:"devices,omitempty"`
+	// StepPeaks (step messages only) are the measured peaks of the steps
+	// the message covers, per device: at each optimizer step the hook
+	// reads the allocator's peaks and resets them. Absent before CUDA is
+	// initialised, without CUDA, or with step peaks off.
+	StepPeaks []StepPeak `json:"step_peaks,omitempty"`
+}
+
+// StepPeak is the highest allocated and reserved bytes on one device over
+// the steps of a step message: torch.cuda.max_memory_allocated and
+// max_memory_reserved read at each step's end, then reset.
+type StepPeak struct {
+	Device    int   `json:"device"`
+	Allocated int64 `json:"allocated"`
+	Reserved  int64 `json:"reserved"`
 }
 
 // DeviceStats are the essentials of torch.cuda.memory_stats(device), bytes
@@ -180,7 +197,16 @@ type Ack struct {
 	Error string `json:"error,omitempty"`
 	// Freed is reserved bytes released by cleanup (sum over devices).
 	Freed *int64 `json:"freed,omitempty"`
-	Path  string `json:"path,omitempty"` // snapshot written
+	// GCCollected and GCUncollectable are what cleanup's gc.collect() found
+	// (gc.get_stats() before and after).
+	GCCollected     *int64 `json:"gc_collected,omitempty"`
+	GCUncollectable *int64 `json:"gc_uncollectable,omitempty"`
+	// HostFreed is the fall in the process's resident bytes
+	// (/proc/self/statm) over the whole cleanup; TrimFreed over glibc's
+	// malloc_trim(0) alone (nil without glibc).
+	HostFreed *int64 `json:"host_freed,omitempty"`
+	TrimFreed *int64 `json:"trim_freed,omitempty"`
+	Path      string `json:"path,omitempty"` // snapshot written
 }
 
 // Notice is the hook saying it degraded (e.g. history recording not
@@ -193,6 +219,36 @@ type Notice struct {
 type Bye struct {
 	Time float64 `json:"t"`
 	Step *int64  `json:"step,omitempty"`
+}
+
+// Cycle is a reference cycle that held tensors when the garbage
+// collector freed it (--detect-cycles): the cycle's objects by type, its
+// tensors, and the lines that created them when tracemalloc traced them.
+type Cycle struct {
+	Time        float64       `json:"t"`
+	Generation  int           `json:"generation"` // the collection's generation
+	Objects     int           `json:"objects"`
+	Tensors     int           `json:"tensors"`
+	TensorBytes int64         `json:"tensor_bytes"` // element_size * nelement, summed
+	Types       []TypeCount   `json:"types"`        // most common first, at most 10
+	TensorList  []CycleTensor `json:"tensor_list,omitempty"`
+	Lines       []string      `json:"lines,omitempty"` // "file:line", innermost frame outside torch
+	Report      int           `json:"report"`          // 1.. in this process
+	Step        *int64        `json:"step,omitempty"`
+}
+
+// TypeCount is how many objects of one type a cycle held.
+type TypeCount struct {
+	Type  string `json:"type"`
+	Count int    `json:"count"`
+}
+
+// CycleTensor describes one tensor a cycle held.
+type CycleTensor struct {
+	Bytes  int64   `json:"bytes"`
+	Shape  []int64 `json:"shape,omitempty"`
+	DType  string  `json:"dtype,omitempty"`
+	Device string  `json:"device,omitempty"`
 }
 
 // Command is a request to one hooked process.
@@ -243,6 +299,9 @@ func ParseLine(line []byte) (Message, error) {
 	case TypeBye:
 		m.Bye = &Bye{}
 		target = m.Bye
+	case TypeCycle:
+		m.Cycle = &Cycle{}
+		target = m.Cycle
 	case "":
 		return Message{}, fmt.Errorf("%w: missing \"type\"", ErrBadLine)
 	default:

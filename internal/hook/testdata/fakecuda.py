@@ -12,10 +12,13 @@ opt.step()
 time.sleep(0.3)
 torch.cuda.init()
 torch.cuda.allocated, torch.cuda.reserved, torch.cuda.peak = 1000, 5000, 3000
-opt.step()
+torch.cuda.peak_reserved = 6000
+opt.step()  # step 2 peaked at 3000 allocated, 6000 reserved; the hook resets
+torch.cuda.peak = 2000
+opt.step()  # step 3: 2000, 5000
 wait = float(sys.argv[1]) if len(sys.argv) > 1 else 0.5
 time.sleep(wait)  # the test sends cleanup, reset_peaks, snapshot here
-print(",".join(torch.calls))
+print(",".join(torch.calls), "step_resets=%d" % torch.step_resets)
 sys.stdout.flush()
 # The arguments torch 2.11 passed to an OOM observer on an H200 (captured).
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "oom-observer-args.json")) as f:

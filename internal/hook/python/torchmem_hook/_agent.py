@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from torchmem_hook import _common, _cuda, _steps
+from torchmem_hook import _common, _cuda, _cycles, _steps
 from torchmem_hook import _torchstats as ts
 
 _agent = None  # the Agent of this process (replaced after fork)
@@ -58,6 +58,10 @@ class Agent(object):
         self.conn_lock = threading.Lock()
         self.step_lock = threading.Lock()
         self.role_known = threading.Event()
+        self.collect_wait = None  # seconds until _cycles' quiet collection is due
+        self.cuda_devices = []  # devices of the last stats tick (step peaks read these)
+        self.step_peaks = {}  # device -> [allocated, reserved]: max over the pending steps
+        self.step_peaks_on = _steps.peaks_enabled()
 
     # ---- sending -------------------------------------------------------
 
@@ -142,6 +146,13 @@ class Agent(object):
                 self.enqueue(n)
         self._flush()
 
+    def request_collect(self):
+        """From a gc callback: wake the thread to run _cycles' quiet collection."""
+        try:
+            os.write(self.wake_w, b"x")
+        except OSError:
+            pass
+
     def worker_started(self, worker_id):
         """Called by the wrapped torch DataLoader worker loop, before it runs:
         workers can live for milliseconds, so say hello synchronously."""
@@ -172,6 +183,8 @@ class Agent(object):
             if self.steps_pending:
                 gap = max(0.0, self.last_step_sent + self.step_gap - time.monotonic())
                 timeout = gap if timeout is None else min(timeout, gap)
+            if self.collect_wait is not None:
+                timeout = self.collect_wait if timeout is None else min(timeout, self.collect_wait)
             try:
                 ready, _, _ = select.select([self.sock, self.wake_r], [], [], timeout)
             except (OSError, ValueError):
@@ -197,6 +210,7 @@ class Agent(object):
             msg = self.pending_steps_message()
             if msg is not None:
                 self.queue.append(msg)
+            self.collect_wait = _cycles.tick()
             if self.interval and time.monotonic() >= next_tick:
                 next_tick = time.monotonic() + self.interval
                 if not self.worker:
@@ -226,8 +240,12 @@ class Agent(object):
         self.opt_steps[key] = n
         if self.step is not None and n <= self.step:
             return  # another optimizer of the same iteration (GANs, multi-opt)
+        peaks = self._take_peaks()
         now = time.monotonic()
         with self.step_lock:
+            for d, a, r in peaks:
+                p = self.step_peaks.setdefault(d, [a, r])
+                p[0], p[1] = max(p[0], a), max(p[1], r)
             if self.last_step_time is not None:
                 self.step_seconds_sum += now - self.last_step_time
             self.last_step_time = now
@@ -245,11 +263,24 @@ class Agent(object):
             msg = self._step_message(now)
         self.enqueue(msg)
 
+    def _take_peaks(self):
+        if not self.step_peaks_on:
+            return []
+        try:
+            return _steps.take_peaks(self.torch, self.cuda_devices)
+        except Exception:
+            self.step_peaks_on = False  # a torch without these calls: once
+            _common.debug()
+            return []
+
     def _step_message(self, now):
         """Build the step message for the pending steps; hold step_lock."""
         self.last_step_sent = now
         msg = ts.stats_message(self, "step")
         msg["steps"] = self.steps_pending
+        if self.step_peaks:
+            msg["step_peaks"] = [{"device": d, "allocated": p[0], "reserved": p[1]} for d, p in sorted(self.step_peaks.items())]
+            self.step_peaks = {}
         if self.step_seconds_sum > 0:
             msg["step_seconds"] = self.step_seconds_sum / self.steps_pending
         self.steps_pending = 0
@@ -300,7 +331,8 @@ def _install(torch):
     """Install the step hook, the DataLoader worker hook, exception hooks,
     the CUDA-init hook and atexit, each given current; one that fails
     leaves the others."""
-    for fn in (_steps.install_step_hook, ts.install_worker_hook, ts.install_excepthooks, _cuda.install_cuda_init, ts.install_atexit):
+    for fn in (_steps.install_step_hook, ts.install_worker_hook, ts.install_excepthooks, _cuda.install_cuda_init, ts.install_atexit,
+               _cycles.install):
         try:
             fn(torch, current)
         except Exception:

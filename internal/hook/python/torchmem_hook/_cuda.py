@@ -8,7 +8,7 @@ import gc
 import os
 import time
 
-from torchmem_hook import _common
+from torchmem_hook import _common, _cycles, _host
 from torchmem_hook import _torchstats as ts
 
 _oom_count = 0
@@ -116,11 +116,7 @@ def run_command(agent, cmd):
     ack = {"type": "ack", "id": cmd.get("id", 0), "cmd": kind, "ok": True}
     try:
         if kind == "cleanup":
-            before = _reserved(torch)
-            gc.collect()
-            if ts.cuda_initialized(torch):
-                torch.cuda.empty_cache()
-            ack["freed"] = max(0, before - _reserved(torch))
+            _cleanup(torch, ack)
         elif kind == "snapshot":
             if not ts.cuda_initialized(torch):
                 raise RuntimeError("CUDA is not initialised in this process")
@@ -137,6 +133,31 @@ def run_command(agent, cmd):
         ack["ok"] = False
         ack["error"] = ("%s: %s" % (type(err).__name__, err))[:1000]
     return ack
+
+
+def _cleanup(torch, ack):
+    """gc.collect(), empty_cache(), malloc_trim(0). The ack says what each
+    gave back: freed (reserved GPU bytes), gc_collected / gc_uncollectable
+    (gc.get_stats() over the collection), host_freed (the fall in resident
+    bytes over the whole cleanup), trim_freed (over malloc_trim alone; absent
+    without glibc)."""
+    before = _reserved(torch)
+    rss = _host.rss_bytes()
+    st = gc.get_stats()
+    gc.collect()
+    after = gc.get_stats()
+    _cycles.free_saved()  # with --detect-cycles the collection only saved them
+    ack["gc_collected"] = sum(b["collected"] - a["collected"] for a, b in zip(st, after))
+    ack["gc_uncollectable"] = sum(b["uncollectable"] - a["uncollectable"] for a, b in zip(st, after))
+    if ts.cuda_initialized(torch):
+        torch.cuda.empty_cache()
+    ack["freed"] = max(0, before - _reserved(torch))
+    ran, trimmed = _host.trim()
+    if ran and trimmed is not None:
+        ack["trim_freed"] = trimmed
+    rss_after = _host.rss_bytes()
+    if rss is not None and rss_after is not None:
+        ack["host_freed"] = max(0, rss - rss_after)
 
 
 def _reserved(torch):

@@ -1,7 +1,14 @@
 """Optimizer step numbers without code changes: torch >= 2.0's global
 step post-hook, torch 1.12/1.13's _optimizer_step_code, or on 1.10/1.11 a
 wrapper of each optimizer class's step. Each step is reported to the
-agent that `current` returns at that moment (the one of this process)."""
+agent that `current` returns at that moment (the one of this process).
+
+At that boundary take_peaks reads the allocator's peaks of the step just
+ended and resets them (what users do by hand with
+torch.cuda.reset_peak_memory_stats() and max_memory_allocated()), so each
+step's peak is measured, not sampled."""
+
+import os
 
 from torchmem_hook import _common
 
@@ -15,6 +22,39 @@ def _on_step(current, optimizer):
             a.on_step(optimizer)
     except Exception:
         _common.debug()
+
+
+def peaks_enabled():
+    """Step peaks are on unless TORCHMEM_STEP_PEAKS=0 (torchmem run
+    --no-step-peaks): the reset also resets what the program itself reads
+    from torch.cuda.max_memory_allocated()."""
+    return os.environ.get("TORCHMEM_STEP_PEAKS", "1") != "0"
+
+
+def take_peaks(torch, devices):
+    """The allocated and reserved peaks since the last reset on each of
+    devices (the current device when empty), each reset after reading:
+    [(device, allocated, reserved)]. Empty while CUDA is not initialised
+    (never initialises it). Uses torch._C's two calls where present: the
+    public max_memory_* each build the whole memory_stats() dict."""
+    cuda = torch.cuda
+    if not cuda.is_initialized():
+        return []
+    if not devices:
+        devices = [cuda.current_device()]
+    stats = getattr(torch._C, "_cuda_memoryStats", None)
+    reset = getattr(torch._C, "_cuda_resetPeakMemoryStats", None)
+    out = []
+    for d in devices:
+        if stats is not None and reset is not None:
+            s = stats(d)
+            a, r = s["allocated_bytes"]["all"]["peak"], s["reserved_bytes"]["all"]["peak"]
+            reset(d)
+        else:
+            a, r = cuda.max_memory_allocated(d), cuda.max_memory_reserved(d)
+            cuda.reset_peak_memory_stats(d)
+        out.append((d, int(a), int(r)))
+    return out
 
 
 def install_step_hook(torch, current):

@@ -141,6 +141,7 @@ def stats_message(agent, kind):
     devs = all_device_stats(agent.torch)
     if devs:
         msg["devices"] = devs
+        agent.cuda_devices = [d["device"] for d in devs]
     return msg
 
 

@@ -6,6 +6,7 @@ import types
 __version__ = "2.11.0+fake"
 version = types.SimpleNamespace(cuda="13.0")
 calls = []  # what the hook did to "CUDA", for the test script to print
+step_resets = 0  # peak resets through torch._C (the step peaks)
 
 
 class _Cuda(types.ModuleType):
@@ -16,6 +17,7 @@ class _Cuda(types.ModuleType):
         self.reserved = 0
         self.allocated = 0
         self.peak = 0
+        self.peak_reserved = 0
         self.memory = types.SimpleNamespace(_record_memory_history=self._record, _dump_snapshot=self._dump)
 
     def is_initialized(self):
@@ -45,7 +47,7 @@ class _Cuda(types.ModuleType):
         a = self.allocated if device == 0 else 0
         return {"allocated_bytes.all.current": a, "reserved_bytes.all.current": r, "active_bytes.all.current": a,
                 "inactive_split_bytes.all.current": r - a, "allocated_bytes.all.peak": self.peak,
-                "reserved_bytes.all.peak": r, "num_alloc_retries": 1, "num_ooms": len(_C.observers) and 0}
+                "reserved_bytes.all.peak": max(r, self.peak_reserved), "num_alloc_retries": 1, "num_ooms": len(_C.observers) and 0}
 
     def empty_cache(self):
         calls.append("empty_cache")
@@ -71,6 +73,18 @@ class _C_mod(types.ModuleType):
 
     def _cuda_attach_out_of_memory_observer(self, fn):
         self.observers.append(fn)
+
+    # The two calls the step peaks use (torch.cuda.memory's own
+    # max_memory_allocated and reset_peak_memory_stats wrap them).
+    def _cuda_memoryStats(self, device):
+        assert cuda._initialized, "hook initialised CUDA"
+        return {"allocated_bytes": {"all": {"peak": cuda.peak if device == 0 else 0}},
+                "reserved_bytes": {"all": {"peak": max(cuda.reserved, cuda.peak_reserved) if device == 0 else 0}}}
+
+    def _cuda_resetPeakMemoryStats(self, device):
+        global step_resets
+        step_resets += 1
+        cuda.peak, cuda.peak_reserved = cuda.allocated, cuda.reserved
 
 
 cuda = _Cuda()

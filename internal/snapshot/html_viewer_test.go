@@ -1,0 +1,133 @@
+package snapshot
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+)
+
+// openTrainPage loads the page of the real GPT-2 training snapshot in
+// headless Chromium and checks it drew without script errors.
+func openTrainPage(t *testing.T) (ctx context.Context) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	path, _ := writePage(t, loadReal(t, "train_gpt2_bf16.pickle.gz"))
+	c := browserContext(t)
+	if err := chromedp.Do(c, chromedp.EmulateViewport(1400, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	if errs := loadPage(t, c, path); len(errs) > 0 {
+		t.Fatalf("script errors: %v", errs)
+	}
+	return c
+}
+
+func mouse(t *testing.T, ctx context.Context, typ input.DispatchMouseEventType, xy []float64, opts ...chromedp.MouseOption) {
+	t.Helper()
+	if len(xy) != 2 {
+		t.Fatalf("no point to move to: %v", xy)
+	}
+	if err := chromedp.Do(ctx, chromedp.MouseEvent(typ, xy[0], xy[1], opts...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestActiveTimelineInChromium: the band timeline draws, hovering the
+// largest band alive at the peak shows its size and Python stack,
+// clicking pins it and shows the allocator state at that entry.
+func TestActiveTimelineInChromium(t *testing.T) {
+	ctx := openTrainPage(t)
+	inked := eval[int](t, ctx, `(() => { const v = torchmemViews[0].active, d = v.ctx.getImageData(78, 8, v.W, v.H).data;
+		let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i+3] && (d[i] < 250 || d[i+1] < 250 || d[i+2] < 250)) n++; return n; })()`)
+	if inked < 20000 {
+		t.Fatalf("active timeline: %d pixels drawn", inked)
+	}
+	xy := eval[[]float64](t, ctx, `(() => { const v = torchmemViews[0], A = v.allocs, p = v.a.peak;
+		let best = -1; for (let i = 0; i < A.n; i++) if (A.start[i] <= p && A.end[i] > p && A.stack[i] >= 0 && (best < 0 || A.size[i] > A.size[best])) best = i;
+		window.hoverBand = best; v.active.cv.scrollIntoView(); return v.active.locate(best); })()`)
+	mouse(t, ctx, input.DispatchMouseEventTypeMouseMoved, xy)
+	tip := eval[string](t, ctx, `document.getElementById("tip").textContent`)
+	size := eval[string](t, ctx, `fmtBytes(torchmemViews[0].allocs.size[hoverBand])`)
+	if !strings.Contains(tip, "allocation "+size) || !strings.Contains(tip, "site: ") || !strings.Contains(tip, ".py:") {
+		t.Errorf("hover at %v over a %s band shows %q", xy, size, tip)
+	}
+	mouse(t, ctx, input.DispatchMouseEventTypeMousePressed, xy, chromedp.ButtonLeft, chromedp.ClickCount(1))
+	mouse(t, ctx, input.DispatchMouseEventTypeMouseReleased, xy, chromedp.ButtonLeft, chromedp.ClickCount(1))
+	if pinned := eval[int](t, ctx, `torchmemViews[0].active.pinned`); pinned != eval[int](t, ctx, `hoverBand`) {
+		t.Errorf("click pinned band %d", pinned)
+	}
+	if txt := eval[string](t, ctx, `document.querySelector("#active .pinned").textContent`); !strings.Contains(txt, ".py:") {
+		t.Errorf("pinned panel shows %q", txt)
+	}
+	// The state rebuilt at the clicked entry holds the pinned allocation.
+	if n := eval[int](t, ctx, `torchmemViews[0].stateAt(torchmemViews[0].selected).reduce((n, s) => n + s.blocks.length / 5, 0)`); n < 100 {
+		t.Errorf("allocator state at the selected entry holds %d blocks", n)
+	}
+}
+
+// TestActiveZoomInChromium: the wheel narrows the range around the
+// pointer, a drag selects a range, the time filter sets one, and
+// double-click goes back to the whole trace.
+func TestActiveZoomInChromium(t *testing.T) {
+	ctx := openTrainPage(t)
+	entries := eval[int](t, ctx, `torchmemViews[0].entries`)
+	mid := eval[[]float64](t, ctx, `(() => { const cv = torchmemViews[0].active.cv; cv.scrollIntoView(); const r = cv.getBoundingClientRect();
+		return [r.left + 78 + torchmemViews[0].active.W / 2, r.top + 100]; })()`)
+	for i := 0; i < 3; i++ {
+		if err := chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, mid[0], mid[1], wheelUp)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	span := eval[[]int](t, ctx, `[torchmemViews[0].v0, torchmemViews[0].v1]`)
+	if w := span[1] - span[0]; w > entries*6/10 || w < entries/4 || span[0] > entries/2 || span[1] < entries/2 {
+		t.Errorf("after 3 wheel steps in the middle the range is %v of %d entries", span, entries)
+	}
+	a := []float64{mid[0] - 200, mid[1]}
+	mouse(t, ctx, input.DispatchMouseEventTypeMousePressed, a, chromedp.ButtonLeft)
+	mouse(t, ctx, input.DispatchMouseEventTypeMouseReleased, []float64{mid[0] - 100, mid[1]}, chromedp.ButtonLeft)
+	drag := eval[[]int](t, ctx, `[torchmemViews[0].v0, torchmemViews[0].v1]`)
+	if w := drag[1] - drag[0]; w >= span[1]-span[0] || drag[0] < span[0] || w < 10 {
+		t.Errorf("drag over 100 px of %v selected %v", span, drag)
+	}
+	got := eval[[]int](t, ctx, `(() => { const v = torchmemViews[0], q = s => v.host.querySelector(s);
+		const a = v.times[5000], b = v.times[8000], lb = x => v.times.findIndex(t => t >= x);
+		q(".from").value = a.toFixed(6); q(".to").value = b.toFixed(6); q(".apply").click();
+		return [v.v0, v.v1, lb(a), v.times.findLastIndex(t => t <= b + 1e-6) + 1]; })()`)
+	if got[0] != got[2] || got[1] != got[3] || got[0] > 5000 || got[1] <= 8000 {
+		t.Errorf("time filter from entry 5000's time to entry 8000's: entries [%d, %d), want [%d, %d)", got[0], got[1], got[2], got[3])
+	}
+	if txt := eval[string](t, ctx, `torchmemViews[0].host.querySelector(".range").textContent`); !strings.HasPrefix(txt, itoa(int64(got[1]-got[0]))+" of ") {
+		t.Errorf("range note says %q", txt)
+	}
+	mouse(t, ctx, input.DispatchMouseEventTypeMousePressed, mid, chromedp.ButtonLeft, chromedp.ClickCount(2))
+	mouse(t, ctx, input.DispatchMouseEventTypeMouseReleased, mid, chromedp.ButtonLeft, chromedp.ClickCount(2))
+	if whole := eval[[]int](t, ctx, `[torchmemViews[0].v0, torchmemViews[0].v1]`); whole[0] != 0 || whole[1] != entries {
+		t.Errorf("double-click: range %v, want the whole trace", whole)
+	}
+}
+
+// wheelUp scrolls up (zooms in). CDP wants deltaX too, and a 0 would be
+// omitted from the message.
+func wheelUp(p *input.DispatchMouseEventParams) { p.DeltaX, p.DeltaY = 0.01, -100 }
+
+// TestPeakViewInChromium: what the peak view lists adds up to the peak of
+// allocated memory, grouped by stack, largest first, each with its stack.
+func TestPeakViewInChromium(t *testing.T) {
+	ctx := openTrainPage(t)
+	got := eval[[]float64](t, ctx, `(() => { const r = torchmemViews[0].liveAtPeak();
+		return [r.total, D.timelines[0].peak.allocated_bytes, r.groups.length, r.groups[0].bytes, r.groups[r.groups.length-1].bytes]; })()`)
+	if got[0] != got[1] || got[2] < 2 || got[3] < got[4] {
+		t.Errorf("peak view: %v (total, peak, groups, first, last)", got)
+	}
+	rows := eval[int](t, ctx, `document.querySelectorAll("#peaks table.peak tr").length`)
+	head := eval[string](t, ctx, `document.querySelector("#peaks h3").textContent`)
+	first := eval[string](t, ctx, `document.querySelector("#peaks table.peak details pre").textContent`)
+	if rows != int(got[2])+1 || !strings.Contains(head, "3.06 GiB live at the peak") || !strings.Contains(first, ".py:") {
+		t.Errorf("peak table: %d rows for %v groups, heading %q, first stack %q", rows, got[2], head, first)
+	}
+}

@@ -21,6 +21,7 @@ type runFlags struct {
 	noHook, noCgroup, noHistory    bool
 	recordHistory                  int
 	keepHookDir, tui, keepJob      bool
+	detectCycles, noStepPeaks      bool
 	db                             string
 }
 
@@ -43,6 +44,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.noCgroup, "no-cgroup", false, "monitor only: no cgroup, no limits")
 	fl.BoolVar(&f.noHistory, "no-history", false, "do not record the run in the history store")
 	fl.IntVar(&f.recordHistory, "record-history", 0, "record allocator history (max_entries) so a CUDA OOM dumps a snapshot; costs ~20% step time")
+	fl.BoolVar(&f.detectCycles, "detect-cycles", false, "report reference cycles that held tensors when Python's garbage collector frees them, with their types and creating lines (tracemalloc on: slower Python)")
+	fl.BoolVar(&f.noStepPeaks, "no-step-peaks", false, "do not reset the allocator's peaks at each optimizer step (no measured per-step peaks; the job's own max_memory_allocated() is then the peak since start)")
 	fl.BoolVar(&f.keepHookDir, "keep-hook-dir", false, "keep the run's private hook directory (snapshots) after the run")
 	fl.BoolVar(&f.keepJob, "keep-job-on-exit", false, "let the job outlive torchmem: no parent-death signal, SIGTERM only forwarded, no later cleanup of its cgroup (default: stopping torchmem stops the job)")
 	fl.BoolVar(&f.tui, "tui", false, "full-screen live view (memory, events, the tail of the job's output); the job's output goes to torchmem-RUN.log meanwhile")
@@ -56,7 +59,7 @@ func (f *runFlags) config(env *Env, argv []string) runner.Config {
 		MemoryMax: f.memoryMax, MemoryHigh: f.memoryHigh, SwapMax: f.swapMax, NProc: f.nproc, NoFile: f.nofile,
 		NUMA: f.numa, GPUThreshold: f.gpuThreshold, HostThreshold: f.hostThreshold, PolicyFile: f.policyFile,
 		Interval: f.interval, HookInterval: f.hookInterval, Grace: f.grace, NoHook: f.noHook, NoCgroup: f.noCgroup,
-		RecordHistory: f.recordHistory, KeepHookDir: f.keepHookDir, KeepJobOnExit: f.keepJob, Lang: env.lang()}
+		RecordHistory: f.recordHistory, DetectCycles: f.detectCycles, NoStepPeaks: f.noStepPeaks, KeepHookDir: f.keepHookDir, KeepJobOnExit: f.keepJob, Lang: env.lang()}
 	if f.oomSet {
 		c.OOMScoreAdj = &f.oomScoreAdj
 	}

@@ -75,6 +75,10 @@ type Config struct {
 	NoHook, NoCgroup bool
 	// RecordHistory is the allocator history's max_entries (0: off).
 	RecordHistory int
+	// DetectCycles reports reference cycles holding tensors when the
+	// garbage collector frees them (the hook's --detect-cycles mode);
+	// NoStepPeaks leaves the allocator's peaks alone at optimizer steps.
+	DetectCycles, NoStepPeaks bool
 	// KeepHookDir and KeepJobOnExit: see supervisor.Config.
 	KeepHookDir, KeepJobOnExit bool
 	// Lang is the language of the printed post-mortem (see

@@ -27,6 +27,7 @@ func (c *Config) supervisorConfig() (supervisor.Config, error) {
 	sc := supervisor.Config{Argv: c.Argv, Env: env, Notices: c.Notices, ProcRoot: c.ProcRoot, SysRoot: c.SysRoot,
 		Cgroup: !c.NoCgroup, NUMA: c.NUMA, Numactl: lookNumactl(), Interval: c.Interval, Hook: !c.NoHook,
 		HookInterval: c.HookInterval, RecordHistory: c.RecordHistory, Grace: c.Grace, KeepHookDir: c.KeepHookDir,
+		DetectCycles: cycleReports(c.DetectCycles), NoStepPeaks: c.NoStepPeaks,
 		KeepJobOnExit: c.KeepJobOnExit, Lang: c.Lang,
 		KernelLog: supervisor.KmsgLog(c.ProcRoot)}
 	if err := c.check(); err != nil {
@@ -191,4 +192,15 @@ func (c *Config) rules() ([]policy.Rule, error) {
 		out = append(out, r...)
 	}
 	return out, nil
+}
+
+// DetectCycleReports is how many tensor cycles the hook reports per
+// process with --detect-cycles before it stops looking.
+const DetectCycleReports = 20
+
+func cycleReports(on bool) int {
+	if on {
+		return DetectCycleReports
+	}
+	return 0
 }

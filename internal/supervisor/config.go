@@ -96,6 +96,11 @@ type Config struct {
 	SnapshotDir   string
 	HookInterval  time.Duration
 	RecordHistory int
+	// DetectCycles > 0 has the hook report reference cycles holding
+	// tensors, at most this many per process (hook.InstallOptions).
+	DetectCycles int
+	// NoStepPeaks: no per-step peak reset in the hook (hook.InstallOptions).
+	NoStepPeaks bool
 	// Grace is how long a stop, a second Ctrl-C or a SIGTERM to torchmem
 	// waits after SIGTERM before SIGKILLing the cgroup (default 10 s).
 	Grace time.Duration

@@ -129,7 +129,7 @@ func (s *sup) setupHook() []string {
 		return env
 	}
 	add, err := hook.Install(s.cfg.HookDir, hook.InstallOptions{Interval: s.cfg.HookInterval,
-		RecordHistory: s.cfg.RecordHistory, SnapshotDir: s.snapshotDir()})
+		RecordHistory: s.cfg.RecordHistory, SnapshotDir: s.snapshotDir(), DetectCycles: s.cfg.DetectCycles, NoStepPeaks: s.cfg.NoStepPeaks})
 	if err == nil {
 		s.srv, err = hook.Listen(s.cfg.HookDir, hook.Options{Accept: s.acceptPeer, Now: s.cfg.Now})
 	}

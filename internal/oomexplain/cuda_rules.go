@@ -15,6 +15,11 @@ func cudaVerdict(f cudaFacts) (Verdict, []Verdict) {
 	case f.req < 0 || f.free < 0 && f.alloc < 0:
 		return VerdictGPUOOM, nil
 	case f.total > 0 && f.req > f.total:
+		if f.free > f.total {
+			// Free above total (unified-memory APUs, a driver's odd
+			// figures): the numbers themselves are suspect.
+			return VerdictRequestTooLarge, []Verdict{VerdictGPUOOM}
+		}
 		return VerdictRequestTooLarge, nil
 	case overCap(f):
 		if f.free >= 0 && f.free < f.req {
@@ -82,10 +87,15 @@ func roomyVerdict(f cudaFacts) (Verdict, []Verdict) {
 	if _, ok := inferredCap(f); ok {
 		return VerdictMemoryFraction, []Verdict{VerdictGPUOOM}
 	}
+	var alts []Verdict
 	if out := f.outside(); out > contextAllowance {
-		return VerdictGPUOOM, []Verdict{VerdictOtherProcesses}
+		alts = append(alts, VerdictOtherProcesses)
 	}
-	return VerdictGPUOOM, nil
+	if f.total > 0 && float64(f.req) >= largeRequestShare*float64(f.total) {
+		// One request of half the card: little else fits beside it.
+		alts = append(alts, VerdictDoesNotFit)
+	}
+	return VerdictGPUOOM, alts
 }
 
 // inferredCap finds a memory fraction k/20 of the GPU that PyTorch's

@@ -10,6 +10,7 @@ package oomexplain
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Group returns incs with incidents that repeat an earlier one folded into
@@ -85,7 +86,26 @@ func groupKey(inc *Incident) string {
 		// failures (cuda.go, repeatOf).
 		return fmt.Sprintf("%s|%d|%s|%s", head, dev, inc.CUDA.Exception, inc.CUDA.Message)
 	case inc.Failure != nil:
-		return head + "|" + inc.Failure.Message
+		return head + "|" + messageCore(inc.Failure.Message)
 	}
 	return fmt.Sprintf("%s|%s|%d", head, inc.Source, inc.Line) // nothing to compare: never grouped
+}
+
+// messageAnchors start the messages host failures are recognised by.
+var messageAnchors = []string{"ERROR:", "RuntimeError:", "DataLoader worker", "unable to ", "Killed", "slurmstepd", "systemd-oomd"}
+
+// messageCore drops what a progress bar or a prompt glued before the
+// message (tqdm redraws with \r, and a lost newline joins them), so the
+// same failure printed twice is one incident.
+func messageCore(m string) string {
+	best := -1
+	for _, a := range messageAnchors {
+		if i := strings.Index(m, a); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	if best > 0 {
+		return m[best:]
+	}
+	return m
 }

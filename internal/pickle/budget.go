@@ -26,6 +26,39 @@ const (
 	budgetEvery = 1 << 12
 )
 
+// The string budget. Strings are the one value whose memory is not bounded
+// by the values budget: a gzip file of a few megabytes can declare and hold
+// a string of gigabytes of zeros. Real snapshots hold at most about 4 bytes
+// of strings per stored byte (frame names and file names, memoized once;
+// the longest string seen is 2 KB), so the decoder refuses to hold more than
+// stringFloor bytes of strings plus stringsPerByte per byte of the input as
+// stored (the compressed file for gzip), checked before a string is read.
+const (
+	stringFloor    = 64 << 20
+	stringsPerByte = 64
+)
+
+// StringBudget is how many bytes of strings the decoder may hold after
+// reading stored bytes of the input as stored.
+func StringBudget(stored int64) int64 { return stringFloor + stringsPerByte*stored }
+
+func (d *Decoder) storedRead() int64 {
+	if d.stored != nil {
+		return d.stored()
+	}
+	return d.in.offset()
+}
+
+// reserveString fails when n more bytes of strings would pass the budget.
+func (d *Decoder) reserveString(n uint64) error {
+	stored := d.storedRead()
+	if limit := StringBudget(stored); n > uint64(limit) || d.strBytes+int64(n) > limit {
+		return fmt.Errorf("a string of %d bytes would make %d bytes of strings after %d bytes of input (limit %d): "+
+			"far larger strings than any memory snapshot has", n, d.strBytes+int64(min(n, 1<<62)), stored, limit)
+	}
+	return nil
+}
+
 // Stats are the decoder's counts of values it holds, for tests and
 // benchmarks.
 type Stats struct {
@@ -52,6 +85,9 @@ func (d *Decoder) Stats() Stats {
 func Budget(n int64) int64 { return budgetFloor + n/budgetBytes }
 
 func (d *Decoder) checkBudget() error {
+	if err := d.reserveString(0); err != nil {
+		return err
+	}
 	live := d.Stats().Live
 	d.peakLive = max(d.peakLive, live)
 	read := d.in.offset()

@@ -38,6 +38,10 @@ type Options struct {
 	Hooks Hooks
 	// Progress, if set, is called with the number of bytes read so far.
 	Progress func(read int64)
+	// Stored, if set, returns how many bytes of the input as stored have
+	// been read (a gzip file's compressed bytes): the string budget grows
+	// with it. Unset: the pickle stream's own offset.
+	Stored func() int64
 }
 
 // Decoder reads one pickle from a stream.
@@ -62,6 +66,8 @@ type Decoder struct {
 	released  []Value // release's work list, kept for reuse
 	ops       uint32  // opcodes run, for the periodic budget check
 	peakLive  int
+	strBytes  int64 // bytes of the strings in strs
+	stored    func() int64
 }
 
 // NewDecoder returns a decoder reading from r.
@@ -85,6 +91,7 @@ func NewDecoder(r io.Reader, opt Options) *Decoder {
 		memoFirst: first,
 		in:        input{r: r, buf: make([]byte, initial), size: size, progress: opt.Progress},
 		hooks:     opt.Hooks,
+		stored:    opt.Stored,
 	}
 }
 
@@ -267,6 +274,7 @@ func (d *Decoder) popMark() ([]Value, error) {
 
 func (d *Decoder) addString(s string) Value {
 	d.strs = append(d.strs, s)
+	d.strBytes += int64(len(s))
 	return Value{Kind: KindString, N: int64(len(d.strs) - 1)}
 }
 

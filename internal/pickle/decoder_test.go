@@ -97,9 +97,9 @@ func TestMalformed(t *testing.T) {
 		{"newobj", "\x80\x02N)\x81.", "NEWOBJ"},
 		{"memo out of range", "\x80\x02h\x05.", "memo index 5 was never stored"},
 		{"long memo out of range", "\x80\x02j\xff\xff\xff\xff.", "memo index 4294967295"},
-		{"huge unicode8", "\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\x7fabc.", "exceeds the rest|truncated"},
-		{"huge unicode", "\x80\x04X\xff\xff\xff\xffabc.", "exceeds the rest|truncated"},
-		{"huge long4", "\x80\x04\x8b\xff\xff\xff\x7f.", "exceeds the rest|truncated"},
+		{"huge unicode8", "\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\x7fabc.", "exceeds the rest|bytes of strings"},
+		{"huge unicode", "\x80\x04X\xff\xff\xff\xffabc.", "exceeds the rest|bytes of strings"},
+		{"huge long4", "\x80\x04\x8b\xff\xff\xff\x7f.", "exceeds the rest|bytes of strings"},
 		{"negative long4", "\x80\x04\x8b\xff\xff\xff\xff.", "negative"},
 		{"huge frame", "\x80\x04\x95\xff\xff\xff\xff\xff\xff\xff\xff.", "exceeds the rest|STOP with 0"},
 		{"append to dict", "\x80\x02}K\x01a.", "target is a dict"},
@@ -125,12 +125,34 @@ func TestMalformed(t *testing.T) {
 }
 
 // TestHugeLengthUnknownSize: with the size unknown (compressed input), a
-// declared 4 GiB string must fail on truncation, having read only what is there.
+// declared 4 GiB string is refused by the string budget before anything is
+// read, and one within the budget fails on truncation, having read only
+// what is there.
 func TestHugeLengthUnknownSize(t *testing.T) {
 	in := "\x80\x04\x8d\x00\x00\x00\x00\x01\x00\x00\x00" + strings.Repeat("a", 3<<20)
 	_, _, err := decodeBytes(t, []byte(in), false)
-	if err == nil || !strings.Contains(err.Error(), "truncated") {
+	if err == nil || !strings.Contains(err.Error(), "pickle offset 2: BINUNICODE8: a string of 4294967296 bytes") {
 		t.Fatalf("err = %v", err)
+	}
+	in = "\x80\x04\x8d\x00\x00\x00\x03\x00\x00\x00\x00" + strings.Repeat("a", 3<<20)
+	if _, _, err = decodeBytes(t, []byte(in), false); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("48 MiB declared, 3 MiB there: err = %v", err)
+	}
+}
+
+// TestStringBudget: strings may total StringBudget of the bytes read; the
+// budget is checked before a string is read.
+func TestStringBudget(t *testing.T) {
+	if StringBudget(0) != 64<<20 || StringBudget(1<<20) != 128<<20 {
+		t.Errorf("budget %d, %d", StringBudget(0), StringBudget(1<<20))
+	}
+	d := NewDecoder(strings.NewReader(""), Options{Stored: func() int64 { return 10 }})
+	d.strBytes = StringBudget(10) - 5
+	if err := d.reserveString(5); err != nil {
+		t.Errorf("within the budget: %v", err)
+	}
+	if err := d.reserveString(6); err == nil {
+		t.Errorf("one byte over the budget accepted")
 	}
 }
 

@@ -126,6 +126,9 @@ func (d *Decoder) long(n uint64) error {
 		d.push(decodeLong(b))
 		return nil
 	}
+	if err := d.reserveString(n); err != nil {
+		return err
+	}
 	s, err := d.in.readString(n)
 	if err != nil {
 		return err
@@ -182,6 +185,12 @@ func (d *Decoder) unicode(op byte) error {
 			return err
 		}
 		n = binary.LittleEndian.Uint64(b)
+	}
+	if d.in.size >= 0 && n > uint64(d.in.size-d.in.offset()) {
+		return errTooLong // said first: the file is cut, not hostile
+	}
+	if err := d.reserveString(n); err != nil {
+		return err
 	}
 	s, err := d.in.readString(n)
 	if err != nil {

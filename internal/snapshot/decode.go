@@ -193,8 +193,14 @@ func intOf(v pickle.Value) (int64, bool) {
 // Read decodes a snapshot from r. size is the stream length when known
 // (-1 otherwise); progress, if not nil, is told how many bytes were read.
 func Read(r io.Reader, size int64, progress func(int64)) (*Snapshot, error) {
+	return readStored(r, size, progress, nil)
+}
+
+// readStored is Read with the count of bytes read of the input as stored
+// (a gzip file's own bytes), which bounds the strings the decoder holds.
+func readStored(r io.Reader, size int64, progress func(int64), stored func() int64) (*Snapshot, error) {
 	b := newBuilder()
-	dec := pickle.NewDecoder(r, pickle.Options{Size: size, Hooks: b, Progress: progress})
+	dec := pickle.NewDecoder(r, pickle.Options{Size: size, Hooks: b, Progress: progress, Stored: stored})
 	b.dec = dec
 	top, err := dec.Decode()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 )
 
 // ReadFile opens path (plain or gzip-compressed, told apart by content)
@@ -60,9 +61,9 @@ func readStream(r io.Reader, size int64, progress func(read, total int64)) (*Sna
 	var cb func(int64)
 	if progress != nil {
 		total := diskSize
-		cb = func(int64) { progress(cr.n, total) }
+		cb = func(int64) { progress(cr.n.Load(), total) }
 	}
-	return Read(src, size, cb)
+	return readStored(src, size, cb, func() int64 { return cr.n.Load() })
 }
 
 // sniffPickle turns the two commonest wrong inputs into errors that say what
@@ -83,13 +84,15 @@ func sniffPickle(br *bufio.Reader) error {
 	return nil
 }
 
+// countingReader counts the bytes read of the input as stored; the count
+// is atomic because a read-ahead goroutine reads while the decoder asks.
 type countingReader struct {
 	r io.Reader
-	n int64
+	n atomic.Int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }

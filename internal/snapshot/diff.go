@@ -25,6 +25,7 @@ type Diff struct {
 func Compare(a, b *Snapshot, depth int) *Diff {
 	d := &Diff{Before: deviceSummaries(a), After: deviceSummaries(b)}
 	idx := map[string]int{}
+	var vias []map[string]int64
 	add := func(s *Snapshot, after bool) {
 		ss := NewSites(s, depth)
 		for i := range s.Segments {
@@ -37,7 +38,11 @@ func Compare(a, b *Snapshot, depth int) *Diff {
 				if !ok {
 					j = len(d.Sites)
 					idx[site.Key] = j
-					d.Sites = append(d.Sites, SiteDelta{Site: site.Key, Via: site.Via})
+					d.Sites = append(d.Sites, SiteDelta{Site: site.Key})
+					vias = append(vias, map[string]int64{})
+				}
+				if site.Via != "" {
+					vias[j][site.Via] += blk.Size
 				}
 				if after {
 					d.Sites[j].AfterBytes += blk.Size
@@ -53,6 +58,7 @@ func Compare(a, b *Snapshot, depth int) *Diff {
 	add(b, true)
 	for i := range d.Sites {
 		d.Sites[i].DeltaBytes = d.Sites[i].AfterBytes - d.Sites[i].BeforeBytes
+		d.Sites[i].Via = heaviest(vias[i]) // the tie rule of group.go
 	}
 	sort.SliceStable(d.Sites, func(i, j int) bool {
 		if d.Sites[i].DeltaBytes != d.Sites[j].DeltaBytes {

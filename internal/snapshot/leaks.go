@@ -62,6 +62,7 @@ func FindLeaks(s *Snapshot, opt LeakOptions) *Leaks {
 		blockSize := s.blockSizes(dev)
 		bySite := map[string][]survivor{}
 		siteOf := map[string]*Site{}
+		vias := map[string]map[string]int64{}
 		for _, l := range s.liveAt(dev, len(trace)-1) {
 			if l.index < 0 {
 				continue
@@ -72,12 +73,17 @@ func FindLeaks(s *Snapshot, opt LeakOptions) *Leaks {
 				size = bs // alive at the snapshot: its block's real size
 			}
 			bySite[site.Key] = append(bySite[site.Key], survivor{l.index, l.time, size})
-			if prev := siteOf[site.Key]; prev == nil || (prev.Via == "" && site.Via != "") {
-				siteOf[site.Key] = site
+			if siteOf[site.Key] == nil {
+				siteOf[site.Key], vias[site.Key] = site, map[string]int64{}
+			}
+			if site.Via != "" {
+				vias[site.Key][site.Via] += size
 			}
 		}
 		for key, sv := range bySite {
-			if lk, ok := judge(siteOf[key], sv, len(trace), stepStarts, opt); ok {
+			site := *siteOf[key]
+			site.Via = heaviest(vias[key]) // the tie rule of group.go
+			if lk, ok := judge(&site, sv, len(trace), stepStarts, opt); ok {
 				lk.Device = dev
 				out.Leaks = append(out.Leaks, lk)
 			}

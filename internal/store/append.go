@@ -154,7 +154,8 @@ func insertSteps(tx *sql.Tx, rows []rowStep) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	st, err := tx.Prepare(`INSERT INTO steps (run, t_ms, step, pid, rank, steps, step_seconds, allocated, reserved, peak_allocated, peak_reserved) VALUES (?,?,?,?,?,?,?,?,?,?,?)`)
+	st, err := tx.Prepare(`INSERT INTO steps (run, t_ms, step, pid, rank, steps, step_seconds, allocated, reserved, peak_allocated, peak_reserved,
+		step_peak_allocated, step_peak_reserved) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return err
 	}
@@ -166,7 +167,8 @@ func insertSteps(tx *sql.Tx, rows []rowStep) error {
 			n = 1
 		}
 		if _, err := st.Exec(r.run, ms(s.Time), s.Step, s.PID, orNil(s.Rank), n, orNil(s.StepSeconds),
-			orNil(s.Allocated), orNil(s.Reserved), orNil(s.PeakAllocated), orNil(s.PeakReserved)); err != nil {
+			orNil(s.Allocated), orNil(s.Reserved), orNil(s.PeakAllocated), orNil(s.PeakReserved),
+			orNil(s.StepPeakAllocated), orNil(s.StepPeakReserved)); err != nil {
 			return err
 		}
 	}

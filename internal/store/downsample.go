@@ -200,6 +200,8 @@ func mergeStep(dst *Step, s Step) {
 	dst.Reserved = maxPtr(dst.Reserved, s.Reserved)
 	dst.PeakAllocated = maxPtr(dst.PeakAllocated, s.PeakAllocated)
 	dst.PeakReserved = maxPtr(dst.PeakReserved, s.PeakReserved)
+	dst.StepPeakAllocated = maxPtr(dst.StepPeakAllocated, s.StepPeakAllocated)
+	dst.StepPeakReserved = maxPtr(dst.StepPeakReserved, s.StepPeakReserved)
 }
 
 func maxPtr(a, b *int64) *int64 {

@@ -214,7 +214,8 @@ func (db *DB) CountEvents(id, kind string) (int, error) {
 	return n, nil
 }
 
-const stepCols = `t_ms, step, pid, rank, steps, step_seconds, allocated, reserved, peak_allocated, peak_reserved`
+const stepCols = `t_ms, step, pid, rank, steps, step_seconds, allocated, reserved, peak_allocated, peak_reserved,
+	step_peak_allocated, step_peak_reserved`
 
 // Steps returns the step rows of run id, oldest first; limit > 0 keeps
 // the newest limit rows.

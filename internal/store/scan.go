@@ -89,12 +89,12 @@ func scanStep(rows *sql.Rows) (Step, error) {
 	var t int64
 	var rank sql.Null[int]
 	var secs sql.Null[float64]
-	var cols [4]sql.Null[int64]
-	if err := rows.Scan(&t, &s.Step, &s.PID, &rank, &s.Steps, &secs, &cols[0], &cols[1], &cols[2], &cols[3]); err != nil {
+	var cols [6]sql.Null[int64]
+	if err := rows.Scan(&t, &s.Step, &s.PID, &rank, &s.Steps, &secs, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5]); err != nil {
 		return s, err
 	}
 	s.Time, s.Rank, s.StepSeconds = fromMS(t), ptrOrNil(rank), ptrOrNil(secs)
-	dst := []**int64{&s.Allocated, &s.Reserved, &s.PeakAllocated, &s.PeakReserved}
+	dst := []**int64{&s.Allocated, &s.Reserved, &s.PeakAllocated, &s.PeakReserved, &s.StepPeakAllocated, &s.StepPeakReserved}
 	for i, c := range cols {
 		*dst[i] = ptrOrNil(c)
 	}

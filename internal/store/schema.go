@@ -63,6 +63,10 @@ var migrations = []string{
 		allocated INTEGER, reserved INTEGER, peak_allocated INTEGER, peak_reserved INTEGER
 	);
 	CREATE INDEX steps_run_t ON steps(run, t_ms);`,
+	// 2: measured per-step peaks (the hook resets the allocator's peaks at
+	// each optimizer step and reads them at the next).
+	`ALTER TABLE steps ADD COLUMN step_peak_allocated INTEGER;
+	ALTER TABLE steps ADD COLUMN step_peak_reserved INTEGER;`,
 }
 
 func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {

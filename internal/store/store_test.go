@@ -37,7 +37,7 @@ func TestRunLifecycle(t *testing.T) {
 		}
 	}
 	db.AppendEvent(r.ID, Event{Time: t0.Add(time.Second), Kind: "cleanup", Source: "policy", Message: "gpu0 above 90%", Data: json.RawMessage(`{"freed":123}`)})
-	db.AppendStep(r.ID, Step{Time: t0.Add(time.Second), Step: 10, PID: 7, Allocated: Int(99)})
+	db.AppendStep(r.ID, Step{Time: t0.Add(time.Second), Step: 10, PID: 7, Allocated: Int(99), StepPeakAllocated: Int(150), StepPeakReserved: Int(200)})
 	db.UpdatePeaks(r.ID, map[string]int64{"cgroup_usage": 1049})
 	code := 3
 	if err := db.FinishRun(r.ID, Finish{End: t0.Add(5 * time.Second), Status: StatusExited, ExitCode: &code,
@@ -74,7 +74,8 @@ func TestRunLifecycle(t *testing.T) {
 		t.Fatalf("CountEvents(cuda_oom) = %d, %v", n, err)
 	}
 	steps, _ := db.Steps(r.ID, 0)
-	if len(steps) != 1 || steps[0].Step != 10 || *steps[0].Allocated != 99 {
+	if len(steps) != 1 || steps[0].Step != 10 || *steps[0].Allocated != 99 || *steps[0].StepPeakAllocated != 150 ||
+		*steps[0].StepPeakReserved != 200 || steps[0].PeakAllocated != nil {
 		t.Fatalf("steps %+v", steps)
 	}
 	if last, _ := db.Run("last"); last.ID != r.ID {

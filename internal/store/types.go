@@ -107,8 +107,17 @@ type Step struct {
 	StepSeconds   *float64  `json:"step_seconds,omitempty"` // mean step time
 	Allocated     *int64    `json:"allocated,omitempty"`    // allocator, summed over the process's devices
 	Reserved      *int64    `json:"reserved,omitempty"`
-	PeakAllocated *int64    `json:"peak_allocated,omitempty"`
-	PeakReserved  *int64    `json:"peak_reserved,omitempty"`
+	// PeakAllocated and PeakReserved are the allocator's high-water marks
+	// as the step message carried them (since the process started, or
+	// since the last reset: with step peaks on, the step's end).
+	PeakAllocated *int64 `json:"peak_allocated,omitempty"`
+	PeakReserved  *int64 `json:"peak_reserved,omitempty"`
+	// StepPeakAllocated and StepPeakReserved are the measured peaks of the
+	// steps this row covers (max_memory_allocated/reserved read and reset
+	// by the hook at each step), summed over the process's devices; nil
+	// without CUDA or with step peaks off.
+	StepPeakAllocated *int64 `json:"step_peak_allocated,omitempty"`
+	StepPeakReserved  *int64 `json:"step_peak_reserved,omitempty"`
 }
 
 // Finish is what FinishRun records at the end of a run.

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/torchmem/torchmem/internal/hook"
@@ -37,7 +38,10 @@ type pidException struct {
 
 // StepPeaks are the per-step highs from the hook's step messages: the
 // step at which allocated and reserved memory peaked, and step time.
+// Measured: the highs are the hook's measured step peaks; otherwise they
+// are the allocator's current values sampled at step messages.
 type StepPeaks struct {
+	Measured       bool     `json:"measured,omitempty"`
 	AllocatedStep  int64    `json:"allocated_step,omitempty"`
 	Allocated      int64    `json:"allocated,omitempty"`
 	ReservedStep   int64    `json:"reserved_step,omitempty"`
@@ -119,7 +123,9 @@ func (s *sup) onHook(m hook.Message) {
 			s.notice("hook: " + m.Notice.Text)
 		}
 	case hook.TypeAck:
-		s.event(m.Received, "ack", "hook", pid, fmt.Sprintf("%s ok=%v %s", m.Ack.Cmd, m.Ack.OK, m.Ack.Error), m.Ack)
+		s.event(m.Received, "ack", "hook", pid, ackMessage(m.Ack), m.Ack)
+	case hook.TypeCycle:
+		s.event(m.Received, "tensor_cycle", "hook", pid, cycleMessage(m.Cycle), m.Cycle)
 	case hook.TypeDisconnect:
 		delete(h.last, pid)
 	}
@@ -150,12 +156,10 @@ func (s *sup) onStats(m hook.Message) {
 			a, r, pa, pr = a+d.Allocated, r+d.Reserved, pa+d.PeakAllocated, pr+d.PeakReserved
 		}
 		row.Allocated, row.Reserved, row.PeakAllocated, row.PeakReserved = &a, &r, &pa, &pr
-		if a > h.perStep.Allocated {
-			h.perStep.Allocated, h.perStep.AllocatedStep = a, *st.Step
-		}
-		if r > h.perStep.Reserved {
-			h.perStep.Reserved, h.perStep.ReservedStep = r, *st.Step
-		}
+		h.perStep.raise(a, r, *st.Step, false)
+	}
+	if len(st.StepPeaks) > 0 {
+		s.recordStepPeaks(&row, st.StepPeaks)
 	}
 	if st.StepSeconds != nil && len(h.stepTimes) < 100000 {
 		h.stepTimes = append(h.stepTimes, *st.StepSeconds)
@@ -163,6 +167,71 @@ func (s *sup) onStats(m hook.Message) {
 	if s.budget.takeStep() {
 		s.cfg.Rec.AppendStep(row)
 	}
+}
+
+// recordStepPeaks puts the hook's measured step peaks into row and into
+// the run's peaks: the hook resets the allocator's peaks at every step, so
+// a stats message's peak only covers the step in progress and these
+// messages carry the rest.
+func (s *sup) recordStepPeaks(row *store.Step, peaks []hook.StepPeak) {
+	var a, r int64
+	for _, p := range peaks {
+		a, r = a+p.Allocated, r+p.Reserved
+	}
+	row.StepPeakAllocated, row.StepPeakReserved = &a, &r
+	s.hk.perStep.raise(a, r, row.Step, true)
+	s.peaks.Raise(store.PeakAllocPeakAllocated, a)
+	s.peaks.Raise(store.PeakAllocPeakReserved, r)
+}
+
+// raise keeps the highest allocated and reserved bytes and their steps.
+// Once a measured step peak arrives, sampled values no longer count.
+func (p *StepPeaks) raise(a, r, step int64, measured bool) {
+	if measured && !p.Measured {
+		*p = StepPeaks{Measured: true, MedianStepTime: p.MedianStepTime}
+	} else if !measured && p.Measured {
+		return
+	}
+	if a > p.Allocated {
+		p.Allocated, p.AllocatedStep = a, step
+	}
+	if r > p.Reserved {
+		p.Reserved, p.ReservedStep = r, step
+	}
+}
+
+// cycleMessage is the event line of a --detect-cycles report.
+func cycleMessage(c *hook.Cycle) string {
+	types := make([]string, 0, len(c.Types))
+	for _, t := range c.Types {
+		types = append(types, fmt.Sprintf("%s x%d", t.Type, t.Count))
+	}
+	msg := fmt.Sprintf("garbage collector freed a reference cycle holding %d tensor(s), %d bytes: %s", c.Tensors, c.TensorBytes, strings.Join(types, ", "))
+	if len(c.Lines) > 0 {
+		msg += "; created at " + strings.Join(c.Lines, ", ")
+	}
+	return msg
+}
+
+// ackMessage is the event line of a command's answer; cleanup says what
+// it gave back (GPU cache, objects collected, host bytes).
+func ackMessage(a *hook.Ack) string {
+	msg := fmt.Sprintf("%s ok=%v", a.Cmd, a.OK)
+	if a.Error != "" {
+		msg += " " + a.Error
+	}
+	if a.Cmd != hook.CmdCleanup || !a.OK {
+		return msg
+	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{{"gpu_freed", a.Freed}, {"gc_collected", a.GCCollected}, {"host_freed", a.HostFreed}, {"trim_freed", a.TrimFreed}} {
+		if f.v != nil {
+			msg += fmt.Sprintf(" %s=%d", f.name, *f.v)
+		}
+	}
+	return msg
 }
 
 // event shows an event in the live view and stores it within the run's

@@ -32,7 +32,10 @@ var pageTmpl = template.Must(template.New("page").Parse(htmlPage))
 type HTMLOptions struct {
 	Title      string
 	BasePoints int // buckets of the coarsest timeline level (default 2000)
-	MaxPoints  int // all levels together, per device (default 600000)
+	// MaxPoints bounds all levels together, per device (default 150000:
+	// levels of 2000, 16000 and 128000 buckets; finer detail is the band
+	// view's, and a page several times larger loads seconds slower).
+	MaxPoints  int
 	MaxBlocks  int // blocks drawn in the segment map (default 300000)
 	MaxMarkers int // annotation markers per device (default 2000; OOMs always)
 	// MaxBandEntries is the trace entries per device shown as one band per
@@ -94,7 +97,7 @@ func (o HTMLOptions) withDefaults() HTMLOptions {
 		o.BasePoints = 2000
 	}
 	if o.MaxPoints <= 0 {
-		o.MaxPoints = 600000
+		o.MaxPoints = 150000
 	}
 	if o.MaxBlocks <= 0 {
 		o.MaxBlocks = 300000

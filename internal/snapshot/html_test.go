@@ -158,7 +158,7 @@ func TestHTMLLoadTime(t *testing.T) {
 	elapsed := time.Since(start)
 	inPage := eval[float64](t, ctx, `performance.now()`)
 	errs := eval[[]string](t, ctx, `window.torchmemErrors`)
-	t.Logf("page ready after %.2f s (performance.now %.0f ms), script errors: %v", elapsed.Seconds(), inPage, errs)
+	t.Logf("page ready after %.2f s (performance.now %.0f ms), script errors: %v, timing %s", elapsed.Seconds(), inPage, errs, eval[string](t, ctx, `JSON.stringify(window.torchmemTiming)`))
 }
 
 // TestHTMLOldFormatInChromium: a torch 1.13 snapshot (no trace) still

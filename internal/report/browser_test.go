@@ -49,7 +49,7 @@ func TestHTMLRendersInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if charts != "4" || canvases != 4 {
-		t.Fatalf("charts %q canvases %d, want 4", charts, canvases)
+	if charts != "5" || canvases != 5 { // testData: host, available, GPU, step peaks, step time
+		t.Fatalf("charts %q canvases %d, want 5", charts, canvases)
 	}
 }

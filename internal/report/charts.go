@@ -61,7 +61,8 @@ func hasValue(col []*float64) bool {
 
 // charts: host memory (cgroup, PSS, RSS, swap, host available), GPU memory
 // per device (NVML, whole device and the job's share), allocator
-// (allocated vs reserved), and step time from the step rows.
+// (allocated vs reserved), and from the step rows the measured per-step
+// peaks and step time.
 func charts(d *Data, limit *int64) []*chart {
 	var out []*chart
 	host := []string{"cgroup usage (cgroup)", "PSS (smaps_rollup)", "RSS (status)", "swap"}
@@ -81,6 +82,7 @@ func charts(d *Data, limit *int64) []*chart {
 	out = append(out, sampleChart("PyTorch allocator (hook)", d.Samples, []string{"allocated", "reserved"}, func(s store.Sample, i int) *float64 {
 		return f64([]*int64{s.AllocAllocated, s.AllocReserved}[i])
 	}))
+	out = append(out, stepPeakChart(d.Steps))
 	out = append(out, stepChart(d.Steps))
 	var kept []*chart
 	for _, c := range out {
@@ -114,35 +116,55 @@ func gpuChart(samples []store.Sample) *chart {
 
 // stepChart plots the mean step time per rank over time.
 func stepChart(steps []store.Step) *chart {
-	byRank := map[string]map[int]*float64{}
+	return rankChart("Step time (hook)", "s", steps, []string{""}, func(st store.Step, _ int) *float64 { return st.StepSeconds })
+}
+
+// stepPeakChart plots the measured per-step peaks per rank: the hook reads
+// max_memory_allocated/reserved at each optimizer step and resets them, so
+// a spike between samples is still there.
+func stepPeakChart(steps []store.Step) *chart {
+	return rankChart("Per-step peaks (hook, measured)", "bytes", steps, []string{" allocated", " reserved"}, func(st store.Step, i int) *float64 {
+		return f64([]*int64{st.StepPeakAllocated, st.StepPeakReserved}[i])
+	})
+}
+
+// rankChart plots, per rank (or pid) and per suffix, the value get
+// returns for each step row; rows without any value are skipped.
+func rankChart(title, unit string, steps []store.Step, suffixes []string, get func(st store.Step, i int) *float64) *chart {
+	series := map[string]map[int]*float64{}
 	var xs []float64
 	for _, st := range steps {
-		if st.StepSeconds == nil {
-			continue
-		}
 		key := fmt.Sprintf("pid %d", st.PID)
 		if st.Rank != nil {
 			key = fmt.Sprintf("rank %d", *st.Rank)
 		}
-		if byRank[key] == nil {
-			byRank[key] = map[int]*float64{}
+		row := false
+		for i, suf := range suffixes {
+			v := get(st, i)
+			if v == nil {
+				continue
+			}
+			if series[key+suf] == nil {
+				series[key+suf] = map[int]*float64{}
+			}
+			series[key+suf][len(xs)], row = v, true
 		}
-		v := *st.StepSeconds
-		byRank[key][len(xs)] = &v
-		xs = append(xs, float64(st.Time.UnixMilli())/1000)
+		if row {
+			xs = append(xs, float64(st.Time.UnixMilli())/1000)
+		}
 	}
 	if len(xs) == 0 {
 		return nil
 	}
-	c := &chart{Title: "Step time (hook)", Unit: "s", X: xs}
-	keys := make([]string, 0, len(byRank))
-	for k := range byRank {
+	c := &chart{Title: title, Unit: unit, X: xs}
+	keys := make([]string, 0, len(series))
+	for k := range series {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
 		col := make([]*float64, len(xs))
-		for i, v := range byRank[k] {
+		for i, v := range series[k] {
 			col[i] = v
 		}
 		c.Series, c.Cols = append(c.Series, k), append(c.Cols, col)

@@ -23,7 +23,9 @@ func testData() *Data {
 			HostAvailable: store.Int(20 << 30), GPUUsed: []*int64{store.Int(u * 3)}})
 	}
 	sec := 0.02
-	d.Steps = []store.Step{{Time: t0.Add(time.Second), Step: 1, PID: 42, StepSeconds: &sec}}
+	rank := 0
+	d.Steps = []store.Step{{Time: t0.Add(time.Second), Step: 1, PID: 42, StepSeconds: &sec},
+		{Time: t0.Add(2 * time.Second), Step: 2, PID: 42, Rank: &rank, StepPeakAllocated: store.Int(3 << 30), StepPeakReserved: store.Int(4 << 30)}}
 	d.Events = []store.Event{{Time: t0.Add(2900 * time.Millisecond), Kind: "cgroup_oom", Source: "cgroup", Message: "cgroup hit its memory limit"}}
 	return d
 }
@@ -60,7 +62,13 @@ func TestWriteHTMLSelfContained(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(titles, "|"); got != "Job host memory|Host memory available (meminfo)|GPU memory|Step time (hook)" {
+	if got := strings.Join(titles, "|"); got != "Job host memory|Host memory available (meminfo)|GPU memory|Per-step peaks (hook, measured)|Step time (hook)" {
+		t.Fatalf("charts %s", got)
+	}
+	if c := pd.Charts[3]; strings.Join(c.Series, ",") != "rank 0 allocated,rank 0 reserved" || len(c.X) != 1 || *c.Cols[0][0] != 3<<30 {
+		t.Fatalf("step peaks chart %+v", c)
+	}
+	if got := strings.Join(titles, "|"); got == "" {
 		t.Fatalf("charts %s", got)
 	}
 	if pd.Charts[0].Limit == nil || *pd.Charts[0].Limit != 209715200 || len(pd.Events) != 1 {

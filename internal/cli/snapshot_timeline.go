@@ -43,7 +43,7 @@ below. --csv writes one row per trace entry and one per annotation; --json write
 	fl := cmd.Flags()
 	fl.BoolVar(&f.json, "json", false, "print bucketed levels and markers as JSON (sizes in bytes)")
 	fl.BoolVar(&f.csv, "csv", false, "print every trace entry as CSV: device,index,time_us,action,size,allocated_bytes,reserved_bytes,annotation")
-	fl.IntVar(&f.width, "width", 66, "sparkline width in characters (the default keeps lines within 80 columns)")
+	fl.IntVar(&f.width, "width", 0, "sparkline width in characters (default: fit the terminal: $COLUMNS, the tty, else 80 columns)")
 	fl.IntVar(&f.points, "points", 1000, "buckets per device in --json")
 	fl.IntVar(&f.device, "device", -1, "only this device (default: every device with a trace)")
 	return cmd
@@ -65,8 +65,12 @@ func runSnapshotTimeline(w io.Writer, s *snapshot.Snapshot, f *snapshotTimelineF
 	if len(tls) == 0 {
 		fmt.Fprintln(w, "no trace in this snapshot: record one with torch.cuda.memory._record_memory_history()")
 	}
+	width := f.width
+	if width <= 0 {
+		width = snapshotSparklineWidth(runsWidth(w))
+	}
 	for _, tl := range tls {
-		printSnapshotSparkline(w, tl, max(f.width, 8))
+		printSnapshotSparkline(w, tl, max(width, 8))
 	}
 	return nil
 }
@@ -123,6 +127,10 @@ func writeSnapshotTimelineCSV(w io.Writer, s *snapshot.Snapshot, tls []*snapshot
 	cw.Flush()
 	return cw.Error()
 }
+
+// snapshotSparklineWidth is the sparkline width that fits a terminal of
+// cols columns: the line's label ("  allocated ") takes 12.
+func snapshotSparklineWidth(cols int) int { return max(cols-12, 8) }
 
 var snapshotBars = []rune("▁▂▃▄▅▆▇█")
 

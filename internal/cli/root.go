@@ -31,6 +31,11 @@ type Env struct {
 	// Lang is the language of explanations, "zh" or "en" (""): the
 	// locale's (localeLang), or --lang.
 	Lang string
+	// Self is this program's path when it runs as the torchmem binary
+	// (Main), so `run` can start its reaper (`torchmem __reap`); empty in
+	// tests that call Run in-process, which must never re-execute the
+	// test binary.
+	Self string
 }
 
 // ExitError carries a specific exit status out of a command (doctor's 1/2,
@@ -127,5 +132,9 @@ func Run(env *Env, args []string) int {
 
 // Main is the entry point used by cmd/torchmem.
 func Main(args []string) int {
-	return Run(DefaultEnv(), args)
+	env := DefaultEnv()
+	if exe, err := os.Executable(); err == nil {
+		env.Self = exe
+	}
+	return Run(env, args)
 }

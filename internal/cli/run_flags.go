@@ -63,5 +63,8 @@ func (f *runFlags) config(env *Env, argv []string) runner.Config {
 	if f.oomSet {
 		c.OOMScoreAdj = &f.oomScoreAdj
 	}
+	if env.Self != "" {
+		c.ReaperArgv = []string{env.Self, reapCommand}
+	}
 	return c
 }

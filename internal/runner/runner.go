@@ -47,6 +47,10 @@ type Config struct {
 	// torchmem run command may replace its process.
 	ScopeArgs []string
 
+	// ReaperArgv runs the process that cleans up if torchmem dies
+	// (supervisor.Config.ReaperArgv); the CLI passes itself.
+	ReaperArgv []string
+
 	// DB is the history store's path ("": store.DefaultPath); NoHistory
 	// records nothing.
 	DB        string

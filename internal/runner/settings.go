@@ -28,7 +28,7 @@ func (c *Config) supervisorConfig() (supervisor.Config, error) {
 		Cgroup: !c.NoCgroup, NUMA: c.NUMA, Numactl: lookNumactl(), Interval: c.Interval, Hook: !c.NoHook,
 		HookInterval: c.HookInterval, RecordHistory: c.RecordHistory, Grace: c.Grace, KeepHookDir: c.KeepHookDir,
 		DetectCycles: cycleReports(c.DetectCycles), NoStepPeaks: c.NoStepPeaks,
-		KeepJobOnExit: c.KeepJobOnExit, Lang: c.Lang,
+		KeepJobOnExit: c.KeepJobOnExit, Lang: c.Lang, ReaperArgv: c.ReaperArgv,
 		KernelLog: supervisor.KmsgLog(c.ProcRoot)}
 	if err := c.check(); err != nil {
 		return sc, err

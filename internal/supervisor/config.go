@@ -109,6 +109,11 @@ type Config struct {
 	// its cgroup. By default stopping torchmem stops the job (as systemd's
 	// KillMode=control-group).
 	KeepJobOnExit bool
+	// ReaperArgv runs the reaper (reaper.go) with the owner record's path
+	// appended, e.g. {"/usr/bin/torchmem", "__reap"}; nil: none, and a
+	// supervisor that dies leaves its cgroup and run directory to the
+	// next run's sweep.
+	ReaperArgv []string
 
 	GPU       gpu.Backend // nil: no GPU
 	Rec       Recorder    // nil: no history

@@ -146,6 +146,7 @@ func (s *sup) workerDeathSuspected() bool {
 
 // cleanup closes the hook server and removes the cgroup and hook dir.
 func (s *sup) cleanup() {
+	s.stopReaper()
 	if s.srv != nil {
 		_ = s.srv.Close()
 	}

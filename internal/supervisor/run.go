@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -42,6 +43,7 @@ type sup struct {
 	terms      int       // SIGTERMs to torchmem (onTerm)
 	wit        *witness  // interactive runs: who else got a SIGINT
 	killAt     time.Time // SIGKILL the job's cgroup at this time (zero: not scheduled)
+	reaper     *exec.Cmd // cleans up if torchmem dies (reaper.go); nil: none
 }
 
 // Result is how the run ended.
@@ -69,6 +71,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	s.setupCgroup()
 	s.writeOwner()
+	s.startReaper()
 	if s.sm, err = newSampler(cfg.ProcRoot, cfg.SysRoot, cfg.GPU, s.cg, 0); err != nil {
 		s.cleanup()
 		return nil, err

@@ -124,18 +124,23 @@ func (c *countWriter) Write(p []byte) (int, error) {
 
 // pageData is the JSON the page's script reads.
 type pageData struct {
-	Format          string          `json:"format"`
-	Devices         []DeviceSummary `json:"devices"`
-	Timelines       []pageTimeline  `json:"timelines"`
-	Segments        []pageSegment   `json:"segments"`
-	Active          []pageActive    `json:"active"`
-	Stacks          [][]int64       `json:"stacks"` // [site, frame, ...] indexes
-	Sites           []string        `json:"sites"`
-	Frames          []string        `json:"frames"`
-	Top             []SiteTable     `json:"top"`
-	TopPeak         []PeakSites     `json:"top_peak"`
-	Leaks           *Leaks          `json:"leaks"`
-	BlocksTruncated bool            `json:"blocks_truncated"`
+	Format    string          `json:"format"`
+	Devices   []DeviceSummary `json:"devices"`
+	Timelines []pageTimeline  `json:"timelines"`
+	Segments  []pageSegment   `json:"segments"`
+	Active    []pageActive    `json:"active"`
+	Stacks    [][]int64       `json:"stacks"` // [site, frame, ...] indexes
+	Sites     []string        `json:"sites"`
+	Frames    []string        `json:"frames"`
+	// Verdicts are the allocations' categories: [category, confidence,
+	// rule, phase]; Categories names them in table order.
+	Verdicts        [][4]string `json:"verdicts"`
+	Categories      []string    `json:"categories"`
+	verdictIdx      map[[4]string]int
+	Top             []SiteTable `json:"top"`
+	TopPeak         []PeakSites `json:"top_peak"`
+	Leaks           *Leaks      `json:"leaks"`
+	BlocksTruncated bool        `json:"blocks_truncated"`
 	blockCount      int
 }
 
@@ -176,7 +181,10 @@ func buildPageData(s *Snapshot, opt HTMLOptions) *pageData {
 	top := TopSites(s, 1)
 	d := &pageData{Format: s.Format, Devices: deviceSummaries(s), Timelines: []pageTimeline{},
 		Active: []pageActive{}, Segments: []pageSegment{}, Top: top.AtSnapshot, TopPeak: top.AtPeak,
-		Leaks: FindLeaks(s, LeakOptions{})}
+		Leaks: FindLeaks(s, LeakOptions{}), Verdicts: [][4]string{}, verdictIdx: map[[4]string]int{}}
+	for c := Category(0); c < nCategories; c++ {
+		d.Categories = append(d.Categories, c.String())
+	}
 	st := newStackTable(s)
 	for dev := range s.Traces {
 		if len(s.Traces[dev]) > 0 {

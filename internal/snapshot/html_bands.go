@@ -12,6 +12,8 @@ type pageBands struct {
 	Size  []int64 `json:"size"`
 	Addr  []int64 `json:"addr"`  // address minus the device's base
 	Stack []int64 `json:"stack"` // index into the page's stacks, -1 none
+	// Verdict indexes the page's verdicts: each allocation's category.
+	Verdict []int `json:"verdict,omitempty"`
 }
 
 // pageActive is one device's per-allocation view: the bands of its
@@ -53,6 +55,7 @@ func (d *pageData) pageActiveOf(s *Snapshot, st *stackTable, dev int, peak Level
 	}
 	pa.Base = "0x" + uhex(base)
 	pa.Allocs = bandsOf(allocs, st, w0, w1, base)
+	pa.Allocs.Verdict = d.verdictsOf(NewClassifier(s, dev), allocs, w0, w1)
 	pa.Segments = bandsOf(segs, st, w0, w1, base)
 	if tr := s.Traces[dev]; n > 0 && tr[0].HasTime {
 		pa.DT = make([]int64, 0, w1-w0)
@@ -63,6 +66,27 @@ func (d *pageData) pageActiveOf(s *Snapshot, st *stackTable, dev int, peak Level
 		}
 	}
 	return pa
+}
+
+// verdictsOf categorizes the allocations bandsOf keeps, interning each
+// distinct verdict in d.Verdicts as [category, confidence, rule, phase].
+func (d *pageData) verdictsOf(c *Classifier, ivs []interval, w0, w1 int) []int {
+	out := make([]int, 0, len(ivs))
+	for _, iv := range ivs {
+		if iv.end <= w0 || iv.start >= w1 {
+			continue
+		}
+		v := c.Of(iv.start, iv.stack)
+		key := [4]string{v.Category.String(), string(v.Confidence), v.Rule, v.Phase.String()}
+		i, ok := d.verdictIdx[key]
+		if !ok {
+			i = len(d.Verdicts)
+			d.verdictIdx[key] = i
+			d.Verdicts = append(d.Verdicts, key)
+		}
+		out = append(out, i)
+	}
+	return out
 }
 
 func bandsOf(ivs []interval, st *stackTable, w0, w1 int, base uint64) pageBands {

@@ -20,6 +20,7 @@ class DeviceView {
       `<p class="note">The trace has ${a.total} entries; entries ${a.first}-${a.first + a.entries - 1}, around the peak, are drawn one band per allocation.</p>` : "") +
       `<div class="bandbar">range <input class="from" size="12"> to <input class="to" size="12"> ${a.dt ? "seconds" : "entries"}
        <button class="apply">apply</button> <button class="reset">whole trace</button> <button class="peak">go to the peak</button>
+       colour by <select class="colorby"><option value="allocation">allocation</option><option value="category">category</option></select>
        <span class="range note"></span></div>
        <div class="active"></div><h4>Segments over time (reserved memory, one band per segment)</h4><div class="segs"></div>
        <pre class="pinned note">Click a band to pin its details here and show the allocator state at that entry.</pre>
@@ -32,6 +33,8 @@ class DeviceView {
     q(".reset").onclick = () => this.setRange(0, this.entries);
     q(".peak").onclick = () => this.goPeak();
     this.stateMap = new SegmentMap(q(".statemap"), q(".statewrap"));
+    this.colorBy = "allocation";
+    q(".colorby").onchange = e => { this.colorBy = e.target.value; this.render(); };
   }
 
   label(e) {
@@ -106,17 +109,20 @@ class DeviceView {
     return segs.map(s => ({device: this.device, addr: this.address(s.addr), size: s.size, pool: "", stream: "", blocks: sortBlocks(s.blocks)}));
   }
 
-  // liveAtPeak groups what is alive at the peak entry by stack.
+  // liveAtPeak groups what is alive at the peak entry by stack and
+  // category, and sums it by category.
   liveAtPeak() {
-    const A = this.allocs, p = this.a.peak, groups = new Map();
+    const A = this.allocs, p = this.a.peak, groups = new Map(), cats = D.categories.map(name => ({name, bytes: 0, count: 0}));
     let total = 0;
     for (let i = 0; i < A.n && A.start[i] <= p; i++) {
       if (A.end[i] <= p) continue;
-      const g = groups.get(A.stack[i]) || {stack: A.stack[i], bytes: 0, count: 0};
+      const c = A.cat ? A.cat[i] : -1, key = A.stack[i] + "/" + c;
+      const g = groups.get(key) || {stack: A.stack[i], cat: c, bytes: 0, count: 0};
       g.bytes += A.size[i]; g.count++; total += A.size[i];
-      groups.set(A.stack[i], g);
+      groups.set(key, g);
+      if (c >= 0) { cats[c].bytes += A.size[i]; cats[c].count++; }
     }
-    return {total, groups: [...groups.values()].sort((x, y) => y.bytes - x.bytes)};
+    return {total, groups: [...groups.values()].sort((x, y) => y.bytes - x.bytes), cats: cats.filter(c => c.count)};
   }
 }
 
@@ -128,14 +134,17 @@ function sortBlocks(b) {
 }
 
 function peakTable(v) {
-  const {total, groups} = v.liveAtPeak(), el = document.createElement("div");
+  const {total, groups, cats} = v.liveAtPeak(), el = document.createElement("div");
   const at = v.a.peak < 0 ? "before the first entry" : `after entry ${v.first + v.a.peak}` + (v.times ? ` (${v.label(v.a.peak)})` : "");
   let h = `<h3>device ${v.device}: ${fmtBytes(total)} live at the peak, ${at}</h3>` +
-    `<table class="peak"><tr><th>bytes</th><th>share</th><th>count</th><th>site and stack</th></tr>`;
+    (cats.length ? `<table class="cats"><tr><th>category</th><th>bytes</th><th>share</th><th>count</th></tr>` + cats.map(c =>
+      `<tr><td><span class="swatch" style="background:${CAT_CSS[D.categories.indexOf(c.name)]}"></span>${esc(c.name)}</td><td class="num">${fmtBytes(c.bytes)}</td>` +
+      `<td class="num">${(100 * c.bytes / Math.max(total, 1)).toFixed(1)}%</td><td class="num">${c.count}</td></tr>`).join("") + "</table><p></p>" : "") +
+    `<table class="peak"><tr><th>bytes</th><th>share</th><th>count</th><th>category</th><th>site and stack</th></tr>`;
   for (const g of groups.slice(0, 300)) {
     const site = g.stack < 0 ? "<no stack recorded>" : D.sites[D.stacks[g.stack][0]];
     h += `<tr><td class="num">${fmtBytes(g.bytes)}</td><td class="num">${(100 * g.bytes / Math.max(total, 1)).toFixed(1)}%</td>` +
-      `<td class="num">${g.count}</td><td><details><summary>${esc(site)}</summary><pre>${esc(stackText(g.stack))}</pre></details></td></tr>`;
+      `<td class="num">${g.count}</td><td>${g.cat >= 0 ? esc(D.categories[g.cat]) : ""}</td><td><details><summary>${esc(site)}</summary><pre>${esc(stackText(g.stack))}</pre></details></td></tr>`;
   }
   el.innerHTML = h + "</table>" + (groups.length > 300 ? `<p class="note">${groups.length - 300} more stacks not listed.</p>` : "");
   return el;

@@ -27,7 +27,8 @@ function decodeBands(b, entries) {
   const level = new Float64Array(entries);
   let acc = 0;
   for (let k = 0; k < entries; k++) { acc += diff[k]; level[k] = acc; }
-  return {n, start, end, byEnd, level, size: b.size, addr: b.addr, stack: b.stack};
+  const cat = b.verdict ? Int8Array.from(b.verdict, v => D.categories.indexOf(D.verdicts[v][0])) : null;
+  return {n, start, end, byEnd, level, size: b.size, addr: b.addr, stack: b.stack, verdict: b.verdict, cat};
 }
 
 const PALETTE = (() => {
@@ -39,6 +40,9 @@ const PALETTE = (() => {
   return out;
 })();
 const GREY = 0xffbdbdbd, PINNED = 0xff202020;
+// Category colours (CSS and ABGR), in D.categories' order.
+const CAT_CSS = ["#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#d62728", "#8c564b", "#7f7f7f"];
+const CAT_PX = CAT_CSS.map(c => (255 << 24) | (parseInt(c.slice(5, 7), 16) << 16) | (parseInt(c.slice(3, 5), 16) << 8) | parseInt(c.slice(1, 3), 16));
 
 class BandView {
   // kind: "allocation" or "segment"; ctl: the device's controller, which
@@ -82,6 +86,7 @@ class BandView {
     const N = B.n + 1, tree = new Float64Array(N + 1), val = new Float64Array(N), slot = new Int32Array(B.n);
     for (let i = 0; i < B.n; i++) slot[i] = B.size[i] < this.small() ? 0 : i + 1;
     const add = (s, d) => { val[s] += d; for (let k = s + 1; k <= N; k += k & -k) tree[k] += d; };
+    const byCat = this.ctl.colorBy === "category" && B.cat;
     let hb = 1; while (hb * 2 <= N) hb *= 2;
     const img = ctx.createImageData(W, H), px = new Uint32Array(img.data.buffer);
     let ps = 0, pe = 0;
@@ -97,7 +102,7 @@ class BandView {
         if (pos >= N) break;
         const lo = b - rem, hi = lo + val[pos];
         const r1 = Math.min(H, Math.max(Math.ceil(hi / this.bpp), row + 1));
-        const color = pos === 0 ? GREY : pos - 1 === this.pinned ? PINNED : PALETTE[(pos - 1) % PALETTE.length];
+        const color = pos === 0 ? GREY : pos - 1 === this.pinned ? PINNED : byCat ? CAT_PX[B.cat[pos - 1]] : PALETTE[(pos - 1) % PALETTE.length];
         for (let r = row; r < r1; r++) px[(H - 1 - r) * W + c] = color;
         row = r1; b = Math.max(hi, row * this.bpp);
       }
@@ -177,6 +182,7 @@ class BandView {
     const gone = B.end[i] >= ctl.entries ? (ctl.first + ctl.entries < ctl.total ? "alive after the window" : "still there at the snapshot") :
       (this.kind === "segment" ? "released" : "freed") + " at entry " + (ctl.first + B.end[i]) + (ctl.times ? " (" + ctl.label(B.end[i]) + ")" : "");
     text += `${this.kind} ${fmtBytes(B.size[i])} (${B.size[i]} bytes) at ${ctl.address(B.addr[i])}\nmade ${made}, ${gone}\n`;
+    if (B.verdict) { const v = D.verdicts[B.verdict[i]]; text += `category: ${v[0]} (${v[1]} confidence, rule ${v[2]}, phase ${v[3]})\n`; }
     return text + stackText(B.stack[i]);
   }
 

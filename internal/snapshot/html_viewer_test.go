@@ -53,7 +53,8 @@ func TestActiveTimelineInChromium(t *testing.T) {
 	mouse(t, ctx, input.DispatchMouseEventTypeMouseMoved, xy)
 	tip := eval[string](t, ctx, `document.getElementById("tip").textContent`)
 	size := eval[string](t, ctx, `fmtBytes(torchmemViews[0].allocs.size[hoverBand])`)
-	if !strings.Contains(tip, "allocation "+size) || !strings.Contains(tip, "site: ") || !strings.Contains(tip, ".py:") {
+	if !strings.Contains(tip, "allocation "+size) || !strings.Contains(tip, "site: ") || !strings.Contains(tip, ".py:") ||
+		!strings.Contains(tip, "category: ") {
 		t.Errorf("hover at %v over a %s band shows %q", xy, size, tip)
 	}
 	mouse(t, ctx, input.DispatchMouseEventTypeMousePressed, xy, chromedp.ButtonLeft, chromedp.ClickCount(1))
@@ -116,13 +117,19 @@ func TestActiveZoomInChromium(t *testing.T) {
 func wheelUp(p *input.DispatchMouseEventParams) { p.DeltaX, p.DeltaY = 0.01, -100 }
 
 // TestPeakViewInChromium: what the peak view lists adds up to the peak of
-// allocated memory, grouped by stack, largest first, each with its stack.
+// allocated memory, grouped by stack and category, largest first, each
+// with its stack, and the categories add up to the same bytes.
 func TestPeakViewInChromium(t *testing.T) {
 	ctx := openTrainPage(t)
 	got := eval[[]float64](t, ctx, `(() => { const r = torchmemViews[0].liveAtPeak();
 		return [r.total, D.timelines[0].peak.allocated_bytes, r.groups.length, r.groups[0].bytes, r.groups[r.groups.length-1].bytes]; })()`)
 	if got[0] != got[1] || got[2] < 2 || got[3] < got[4] {
 		t.Errorf("peak view: %v (total, peak, groups, first, last)", got)
+	}
+	cats := eval[[]float64](t, ctx, `(() => { const r = torchmemViews[0].liveAtPeak();
+		return [r.cats.reduce((n, c) => n + c.bytes, 0), r.cats.length, r.cats.find(c => c.name === "optimizer state")?.bytes ?? 0]; })()`)
+	if cats[0] != got[0] || cats[1] < 3 || cats[2] == 0 {
+		t.Errorf("categories at the peak: %v (sum, count, optimizer state) for %v bytes", cats, got[0])
 	}
 	rows := eval[int](t, ctx, `document.querySelectorAll("#peaks table.peak tr").length`)
 	head := eval[string](t, ctx, `document.querySelector("#peaks h3").textContent`)

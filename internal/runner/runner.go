@@ -116,6 +116,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	defer rec.close()
 	id := rec.run.ID
 	sc.CgroupName = "run-" + id
+	sc.RunID = id
 	sc.SnapshotDir = snapshotDir(rec.db, rec.run.Cwd, id)
 	// The private run directory: the hook's files and socket, and the
 	// owner record a later run cleans up by if this one dies (made

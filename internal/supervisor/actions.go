@@ -156,6 +156,15 @@ func (s *sup) act(now time.Time, d policy.Decision) bool {
 		s.signalJob(syscall.SIGTERM)
 		s.killAt = now.Add(s.cfg.Grace)
 		s.notice("stopping the job: " + msg)
+	case policy.Exec, policy.Notify:
+		m, ok := s.external(now, d)
+		if !ok {
+			return false
+		}
+		msg += m
+	}
+	if d.Rule.Metric == policy.CgroupTimeToOOM || d.Rule.Metric == policy.GPUTimeToOOM {
+		s.noteFired(d)
 	}
 	// sample_ns: when the sample (or the cgroup event) that triggered it was
 	// taken; at_ns: when the action was done (for reaction benchmarks).

@@ -115,6 +115,10 @@ type Config struct {
 	// next run's sweep.
 	ReaperArgv []string
 
+	// RunID is the run's id, given to exec and notify actions ("": the
+	// CgroupName after its "run-").
+	RunID string
+
 	GPU       gpu.Backend // nil: no GPU
 	Rec       Recorder    // nil: no history
 	KernelLog KernelLog

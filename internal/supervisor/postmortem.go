@@ -51,6 +51,9 @@ type Summary struct {
 	// Growth is set when the job's memory climbed steadily with its steps
 	// up to an OOM kill (a leak).
 	Growth *Growth `json:"growth,omitempty"`
+	// TimeToOOM is torchmem's time-to-OOM projection before the end, when
+	// the post-mortem states one (an OOM end, or a rule acted on it).
+	TimeToOOM *oomexplain.TimeToOOM `json:"time_to_oom,omitempty"`
 	// Incidents are the OOM incidents about this job as internal/oomexplain
 	// (shared with `torchmem oom`) explains them.
 	Incidents []Explained `json:"incidents,omitempty"`
@@ -91,6 +94,7 @@ type evidence struct {
 	cgroupRel  string
 	interrupts int
 	growth     *Growth
+	timeToOOM  *oomexplain.TimeToOOM
 }
 
 // runEvidence is the evidence in internal/oomexplain's terms: what the
@@ -99,6 +103,7 @@ func (e evidence) runEvidence() oomexplain.RunEvidence {
 	ev := oomexplain.RunEvidence{ExitCode: e.code, Signal: e.sig, MainPID: e.mainPID, CgroupPath: e.cgroupRel,
 		CgroupLimitBytes: e.limit, KernelLines: e.kernel, Growth: e.growth, Interrupts: e.interrupts,
 		PeakAllocated: e.allocPeaks.Value(store.PeakAllocPeakAllocated), PeakReserved: e.allocPeaks.Value(store.PeakAllocPeakReserved)}
+	ev.TimeToOOM = e.timeToOOM
 	if p, ok := e.allocPeaks.Get(store.PeakCgroupUsage); ok {
 		ev.CgroupPeakBytes = &p
 	}
@@ -150,6 +155,9 @@ func classify(e evidence) Summary {
 	}
 	if rv.Cause == CauseCgroupOOMKill || rv.Cause == CauseHostOOMKill {
 		s.Growth = e.growth
+	}
+	if oom := rv.Cause == CauseCgroupOOMKill || rv.Cause == CauseHostOOMKill || rv.Cause == CauseCUDAOOM; e.timeToOOM != nil && (oom || e.timeToOOM.Rule != "") {
+		s.TimeToOOM = e.timeToOOM
 	}
 	return s
 }

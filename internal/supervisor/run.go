@@ -44,6 +44,9 @@ type sup struct {
 	wit        *witness  // interactive runs: who else got a SIGINT
 	killAt     time.Time // SIGKILL the job's cgroup at this time (zero: not scheduled)
 	reaper     *exec.Cmd // cleans up if torchmem dies (reaper.go); nil: none
+
+	// in: PSI, time to OOM, exec/notify in flight (policyinputs.go).
+	in policyInputs
 }
 
 // Result is how the run ended.
@@ -209,6 +212,7 @@ func (s *sup) sampleNow(now time.Time) {
 	tot.peaks(s.peaks)
 	r.peaks(s.peaks)
 	s.trackGrowth(r)
+	s.addPolicyInputs(now, &r)
 	s.last = r
 	for _, p := range r.pids {
 		s.everPIDs[p] = true

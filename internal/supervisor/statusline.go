@@ -164,5 +164,8 @@ func (s *sup) statusParts() []string {
 	if r.Step != nil {
 		parts = append(parts, fmt.Sprintf("step %d", *r.Step))
 	}
+	if p := s.projectionText(); p != "" {
+		parts = append(parts, p)
+	}
 	return append(parts, s.now().Sub(s.began).Truncate(time.Second).String())
 }

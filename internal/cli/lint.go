@@ -16,6 +16,7 @@ func init() { register("lint", newLintCmd) }
 type lintFlags struct {
 	python  string
 	asJSON  bool
+	sarif   bool
 	format  string
 	noHost  bool
 	list    bool
@@ -45,6 +46,7 @@ Exit status: 0 clean, 1 findings, 2 usage or parse-tool errors.`,
 	f := cmd.Flags()
 	f.StringVar(&fl.python, "python", "python3", "Python interpreter that parses the files (the one the jobs run with; 3.8+)")
 	f.BoolVar(&fl.asJSON, "json", false, "print findings as a JSON array (same as --format json)")
+	f.BoolVar(&fl.sarif, "sarif", false, "print findings as SARIF 2.1.0 (same as --format sarif)")
 	f.StringVar(&fl.format, "format", "text", "output format: text, json or sarif (SARIF 2.1.0 for code scanning)")
 	f.BoolVar(&fl.noHost, "no-host", false, "do not read this machine's limits (TM013): lint away from the machine that runs the jobs")
 	f.StringSliceVar(&fl.disable, "disable", nil, "rules to turn off (ids or names, comma-separated)")
@@ -53,8 +55,14 @@ Exit status: 0 clean, 1 findings, 2 usage or parse-tool errors.`,
 }
 
 func runLintCmd(cmd *cobra.Command, env *Env, fl lintFlags, args []string) error {
+	if fl.asJSON && fl.sarif {
+		return &ExitError{Code: 2, Err: fmt.Errorf("--json and --sarif: choose one format")}
+	}
 	if fl.asJSON {
 		fl.format = "json"
+	}
+	if fl.sarif {
+		fl.format = "sarif"
 	}
 	if fl.list {
 		return writeLintRules(env, fl.format == "json")

@@ -103,6 +103,12 @@ func TestLintJSONAndSARIF(t *testing.T) {
 		len(log.Runs) != 1 || len(log.Runs[0].Results) != 1 || log.Runs[0].Results[0].RuleID != "TM011" {
 		t.Errorf("sarif: exit %d err %v\n%s", code, err, out)
 	}
+	if alias, _, code := runLint(t, "--python", py, "--sarif", "--no-host", bad); code != 1 || alias != out {
+		t.Errorf("--sarif is not --format sarif: exit %d\n%s", code, alias)
+	}
+	if _, _, code := runLint(t, "--python", py, "--sarif", "--json", bad); code != 2 {
+		t.Errorf("--sarif --json: exit %d, want 2", code)
+	}
 }
 
 func TestLintSuppressionConfigAndSyntaxError(t *testing.T) {
@@ -110,7 +116,7 @@ func TestLintSuppressionConfigAndSyntaxError(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "pyproject.toml"), []byte("[tool.torchmem]\ndisable = [\"TM013\"]\nseverity = { TM011 = \"error\" }\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
-	os.WriteFile(filepath.Join(dir, "src", "a.py"), []byte(lintBad+"s2 = torch.load('x')  # torchmem: ignore[TM011]\ns3 = torch.load('y')  # torchmem: ignore\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "src", "a.py"), []byte(lintBad+"s2 = torch.load('x')  # torchmem: ignore[TM011]\ns3 = torch.load('y')  # torchmem: ignore\ns4 = torch.load('z')  # noqa: E501, TM011\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "src", "broken.py"), []byte("def f(:\n    pass\n"), 0o644)
 	out, _, code := runLint(t, "--python", py, dir)
 	if code != 1 {

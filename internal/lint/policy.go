@@ -56,26 +56,44 @@ func suppressedIn(lines []string, line, end int, rule string) bool {
 	return false
 }
 
-var ignoreRe = regexp.MustCompile(`#\s*torchmem:\s*ignore\b(?:\[([^\]]*)\])?`)
+var (
+	ignoreRe = regexp.MustCompile(`#\s*torchmem:\s*ignore\b(?:\[([^\]]*)\])?`)
+	// noqaRe is flake8's spelling: "# noqa" (every rule) or "# noqa: TM002,E501"
+	// (the codes up to the first character that cannot be in a list of codes).
+	noqaRe = regexp.MustCompile(`(?i)#\s*noqa\b(?:\s*:\s*([A-Za-z0-9_-]+(?:[\s,]+[A-Za-z0-9_-]+)*))?`)
+)
 
 // suppressed reports a "# torchmem: ignore" (all rules) or
-// "# torchmem: ignore[TM002, TM010]" comment on the finding's line.
+// "# torchmem: ignore[TM002, TM010]" comment on the finding's line, or
+// its flake8 aliases "# noqa" and "# noqa: TM002".
 func suppressed(lines []string, line int, rule string) bool {
 	if line < 1 || line > len(lines) {
 		return false
 	}
 	text := lines[line-1]
-	if !strings.Contains(text, "torchmem") {
-		return false
-	}
-	for _, m := range ignoreRe.FindAllStringSubmatch(text, -1) {
-		if m[1] == "" && !strings.Contains(m[0], "[") {
-			return true
-		}
-		for _, id := range strings.Split(m[1], ",") {
-			if r, ok := resolveRule(id); ok && r == rule {
+	if strings.Contains(text, "torchmem") {
+		for _, m := range ignoreRe.FindAllStringSubmatch(text, -1) {
+			if m[1] == "" && !strings.Contains(m[0], "[") || listsRule(m[1], rule) {
 				return true
 			}
+		}
+	}
+	if strings.Contains(strings.ToLower(text), "noqa") {
+		for _, m := range noqaRe.FindAllStringSubmatch(text, -1) {
+			if m[1] == "" || listsRule(m[1], rule) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// listsRule reports rule among the ids or names of a comma- or
+// space-separated list ("TM002, TM010", "E501,TM002").
+func listsRule(list, rule string) bool {
+	for _, id := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+		if r, ok := resolveRule(id); ok && r == rule {
+			return true
 		}
 	}
 	return false

@@ -75,11 +75,18 @@ func TestSuppressed(t *testing.T) {
 		"total += loss  # torchmem: ignore[TM010, accumulated-autograd-history]",
 		"total += loss  # torchmem: ignore[TM010]",
 		"total += loss",
+		"total += loss  # noqa: TM002",
+		"total += loss  # noqa",
+		"total += loss  # NOQA:E501,TM002",
+		"total += loss  # noqa: E501",
+		"total += loss  # noqa: F401 accumulated-autograd-history is fine here",
+		"total += loss  # noqa: TM010",
 	}
 	cases := []struct {
 		line int
 		want bool
-	}{{1, true}, {2, true}, {3, true}, {4, false}, {5, false}, {9, false}}
+	}{{1, true}, {2, true}, {3, true}, {4, false}, {5, false}, {6, true}, {7, true}, {8, true},
+		{9, false}, {10, true}, {11, false}, {12, false}}
 	for _, c := range cases {
 		if got := suppressed(lines, c.line, "TM002"); got != c.want {
 			t.Errorf("line %d: got %v want %v", c.line, got, c.want)

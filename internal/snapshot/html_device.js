@@ -78,8 +78,7 @@ class DeviceView {
     const tip = document.getElementById("tip");
     if (!text) { tip.style.display = "none"; return; }
     tip.textContent = text; tip.style.display = "block";
-    tip.style.left = Math.min(x + 14, window.innerWidth - 420) + "px";
-    tip.style.top = Math.min(y + 14, window.innerHeight - 80) + "px";
+    placeTip(tip, x, y);
   }
 
   // select shows the allocator state after entry e and pins text.
@@ -126,6 +125,13 @@ class DeviceView {
   }
 }
 
+// placeTip puts the tooltip beside the pointer, on the side it fits.
+function placeTip(tip, x, y) {
+  const w = tip.offsetWidth, h = tip.offsetHeight;
+  tip.style.left = (x + 14 + w <= window.innerWidth ? x + 14 : Math.max(0, x - 14 - w)) + "px";
+  tip.style.top = Math.max(0, Math.min(y + 14, window.innerHeight - h - 4)) + "px";
+}
+
 function sortBlocks(b) {
   const idx = [];
   for (let i = 0; i < b.length; i += 5) idx.push(i);
@@ -161,8 +167,7 @@ class SegmentMap {
       const text = this.describe(e);
       if (!text) { tip.style.display = "none"; return; }
       tip.textContent = text; tip.style.display = "block";
-      tip.style.left = Math.min(e.clientX + 14, window.innerWidth - 400) + "px";
-      tip.style.top = (e.clientY + 14) + "px";
+      placeTip(tip, e.clientX, e.clientY);
     });
     cv.addEventListener("mouseleave", () => { tip.style.display = "none"; });
   }

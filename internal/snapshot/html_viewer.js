@@ -158,10 +158,10 @@ class BandView {
   }
 
   // locate returns the client coordinates of the middle of band i at the
-  // first column where it is drawn, or null (used by the tests).
-  locate(i) {
+  // first column from c0 where it is drawn, or null (used by the tests).
+  locate(i, c0 = 0) {
     const B = this.bands;
-    for (let c = 0; c < this.W; c++) {
+    for (let c = c0; c < this.W; c++) {
       const t = this.col[c];
       if (t < B.start[i] || t >= B.end[i]) continue;
       let off = 0;
@@ -172,7 +172,7 @@ class BandView {
     return null;
   }
 
-  describe(h) {
+  describe(h, short) {
     const B = this.bands, ctl = this.ctl;
     let text = `entry ${ctl.first + h.entry}${ctl.times ? ", " + ctl.label(h.entry) : ""}\n`;
     if (h.band === -1) return text + `${h.nSmall} ${this.kind}s too small to draw at this zoom: ${fmtBytes(h.small)} together`;
@@ -183,7 +183,7 @@ class BandView {
       (this.kind === "segment" ? "released" : "freed") + " at entry " + (ctl.first + B.end[i]) + (ctl.times ? " (" + ctl.label(B.end[i]) + ")" : "");
     text += `${this.kind} ${fmtBytes(B.size[i])} (${B.size[i]} bytes) at ${ctl.address(B.addr[i])}\nmade ${made}, ${gone}\n`;
     if (B.verdict) { const v = D.verdicts[B.verdict[i]]; text += `category: ${v[0]} (${v[1]} confidence, rule ${v[2]}, phase ${v[3]})\n`; }
-    return text + stackText(B.stack[i]);
+    return text + stackText(B.stack[i], short);
   }
 
   bind() {
@@ -193,7 +193,7 @@ class BandView {
     cv.addEventListener("mousemove", e => {
       const [x, y] = pos(e), h = this.at(x, y);
       if (!h) { ctl.tip(null); return; }
-      ctl.tip(this.describe(h), e.clientX, e.clientY);
+      ctl.tip(this.describe(h, true), e.clientX, e.clientY);
     });
     cv.addEventListener("mouseleave", () => ctl.tip(null));
     cv.addEventListener("mousedown", e => { down = pos(e)[0]; });
@@ -224,8 +224,10 @@ class BandView {
   }
 }
 
-function stackText(si) {
+// stackText is a stack, innermost frame first; short drops C++ argument
+// and template lists (the pinned panel keeps them).
+function stackText(si, short) {
   if (si < 0) return "no stack recorded";
-  const s = D.stacks[si];
-  return "site: " + D.sites[s[0]] + "\n  " + s.slice(1).map(f => D.frames[f]).join("\n  ");
+  const s = D.stacks[si], cut = f => /\.py:\d+ /.test(f) ? f : f.replaceAll("(anonymous namespace)", "{anon}").replace(/[<(].*$/s, m => m[0] === "(" ? "(…)" : "<…>");
+  return "site: " + (short ? cut(D.sites[s[0]]) : D.sites[s[0]]) + "\n  " + s.slice(1).map(f => short ? cut(D.frames[f]) : D.frames[f]).join("\n  ");
 }

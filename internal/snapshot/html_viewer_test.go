@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -11,14 +12,14 @@ import (
 
 // openTrainPage loads the page of the real GPT-2 training snapshot in
 // headless Chromium and checks it drew without script errors.
-func openTrainPage(t *testing.T) (ctx context.Context) {
+func openTrainPage(t *testing.T, width, height int64) (ctx context.Context) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
 	}
 	path, _ := writePage(t, loadReal(t, "train_gpt2_bf16.pickle.gz"))
 	c := browserContext(t)
-	if err := chromedp.Do(c, chromedp.EmulateViewport(1400, 1000)); err != nil {
+	if err := chromedp.Do(c, chromedp.EmulateViewport(width, height)); err != nil {
 		t.Fatal(err)
 	}
 	if errs := loadPage(t, c, path); len(errs) > 0 {
@@ -41,7 +42,7 @@ func mouse(t *testing.T, ctx context.Context, typ input.DispatchMouseEventType, 
 // largest band alive at the peak shows its size and Python stack,
 // clicking pins it and shows the allocator state at that entry.
 func TestActiveTimelineInChromium(t *testing.T) {
-	ctx := openTrainPage(t)
+	ctx := openTrainPage(t, 1400, 1000)
 	inked := eval[int](t, ctx, `(() => { const v = torchmemViews[0].active, d = v.ctx.getImageData(78, 8, v.W, v.H).data;
 		let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i+3] && (d[i] < 250 || d[i+1] < 250 || d[i+2] < 250)) n++; return n; })()`)
 	if inked < 20000 {
@@ -75,7 +76,7 @@ func TestActiveTimelineInChromium(t *testing.T) {
 // pointer, a drag selects a range, the time filter sets one, and
 // double-click goes back to the whole trace.
 func TestActiveZoomInChromium(t *testing.T) {
-	ctx := openTrainPage(t)
+	ctx := openTrainPage(t, 1400, 1000)
 	entries := eval[int](t, ctx, `torchmemViews[0].entries`)
 	mid := eval[[]float64](t, ctx, `(() => { const cv = torchmemViews[0].active.cv; cv.scrollIntoView(); const r = cv.getBoundingClientRect();
 		return [r.left + 78 + torchmemViews[0].active.W / 2, r.top + 100]; })()`)
@@ -120,7 +121,7 @@ func wheelUp(p *input.DispatchMouseEventParams) { p.DeltaX, p.DeltaY = 0.01, -10
 // allocated memory, grouped by stack and category, largest first, each
 // with its stack, and the categories add up to the same bytes.
 func TestPeakViewInChromium(t *testing.T) {
-	ctx := openTrainPage(t)
+	ctx := openTrainPage(t, 1400, 1000)
 	got := eval[[]float64](t, ctx, `(() => { const r = torchmemViews[0].liveAtPeak();
 		return [r.total, D.timelines[0].peak.allocated_bytes, r.groups.length, r.groups[0].bytes, r.groups[r.groups.length-1].bytes]; })()`)
 	if got[0] != got[1] || got[2] < 2 || got[3] < got[4] {
@@ -136,5 +137,32 @@ func TestPeakViewInChromium(t *testing.T) {
 	first := eval[string](t, ctx, `document.querySelector("#peaks table.peak details pre").textContent`)
 	if rows != int(got[2])+1 || !strings.Contains(head, "3.06 GiB live at the peak") || !strings.Contains(first, ".py:") {
 		t.Errorf("peak table: %d rows for %v groups, heading %q, first stack %q", rows, got[2], head, first)
+	}
+}
+
+// TestHTMLScreenshot writes the PNG docs/snapshot.md shows when
+// TORCHMEM_SCREENSHOT names a file: the training snapshot's band timeline
+// with a band of the last step hovered.
+//
+//	TORCHMEM_SCREENSHOT=$PWD/docs/snapshot-html.png go test -run TestHTMLScreenshot ./internal/snapshot
+func TestHTMLScreenshot(t *testing.T) {
+	out := os.Getenv("TORCHMEM_SCREENSHOT")
+	if out == "" {
+		t.Skip("set TORCHMEM_SCREENSHOT to a PNG path to write the page's screenshot")
+	}
+	ctx := openTrainPage(t, 1100, 760)
+	// The largest band with a Python site alive late in the last step, so
+	// the tooltip opens to the left of it.
+	xy := eval[[]float64](t, ctx, `(() => { const v = torchmemViews[0].active, A = v.bands, c = Math.floor(v.W * 0.86), e = v.col[c];
+		let best = -1; for (let i = 0; i < A.n; i++) if (A.start[i] <= e && A.end[i] > e && A.stack[i] >= 0 &&
+			D.sites[D.stacks[A.stack[i]][0]].includes(".py:") && (best < 0 || A.size[i] > A.size[best])) best = i;
+		document.querySelector("#active h3").scrollIntoView(); return v.locate(best, c); })()`)
+	mouse(t, ctx, input.DispatchMouseEventTypeMouseMoved, xy)
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, png, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

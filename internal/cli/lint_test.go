@@ -45,9 +45,11 @@ func writeScript(t *testing.T, name, src string) string {
 	return p
 }
 
+// lintBad is a DDP script: TM011 reports torch.load only in multi-process
+// jobs (and CPU inference).
 const lintBad = `import torch
 from torch.utils.data import DataLoader
-
+import torch.distributed as dist
 state = torch.load("ckpt.pt")
 loader = DataLoader(range(8), num_workers=64)
 `

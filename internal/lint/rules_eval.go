@@ -1,6 +1,10 @@
 package lint
 
-import "fmt"
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
 
 // TM001: a model called for evaluation with autograd on.
 
@@ -13,6 +17,9 @@ var evalFuncWords = []string{"evaluate", "eval", "validate", "validation", "val"
 	"inference", "predict", "evaluation"}
 
 func checkTM001(f *file) {
+	if f.isTestFile() {
+		return // unit tests run a handful of tiny forwards
+	}
 	seen := map[string]bool{}
 	usesGrad := map[*Node]bool{}
 	for _, call := range f.nodes("Call") {
@@ -20,7 +27,7 @@ func checkTM001(f *file) {
 			continue
 		}
 		fn := enclosingFunc(call)
-		if fn != nil && f.inModuleClass(fn) {
+		if fn != nil && (f.inModuleClass(fn) || f.inUnitTest(fn)) {
 			continue
 		}
 		scope := fn
@@ -63,6 +70,12 @@ func (f *file) evalContext(call, scope *Node, gradWanted bool) string {
 				return fmt.Sprintf("%s is called over batches in %s() (loop at line %d) with autograd on: each batch's activations are kept for a backward that never comes", name, funcName(fn), loop.Line)
 			}
 		}
+	}
+	// A one-off forward outside any loop (predict(x) after model.eval())
+	// holds one batch's graph for as long as its output lives: not worth a
+	// warning.
+	if len(loopsOf(call)) == 0 {
+		return ""
 	}
 	if l := evalCallBefore(scope, name, call.Line); l > 0 {
 		return fmt.Sprintf("%s is called after %s.eval() (line %d) with autograd on: the activations are kept for a backward that never comes", name, name, l)
@@ -150,4 +163,36 @@ func (f *file) frozen() map[string]bool {
 		})
 	}
 	return f.frozenModels
+}
+
+// isTestFile: test_*.py, *_test.py or conftest.py, the names pytest collects.
+func (f *file) isTestFile() bool {
+	base := filepath.Base(f.path)
+	return strings.HasPrefix(base, "test_") && strings.HasSuffix(base, ".py") ||
+		strings.HasSuffix(base, "_test.py") || base == "conftest.py"
+}
+
+// inUnitTest: fn (or a function around it) is a method of a
+// unittest.TestCase subclass, or a test_* function that asserts or sits in
+// a file importing pytest or unittest. A bare `def test_loop(model,
+// loader)` in a training script is an evaluation loop, not a unit test.
+func (f *file) inUnitTest(fn *Node) bool {
+	_, pytest := f.imports["pytest"]
+	_, unittest := f.imports["unittest"]
+	for p := fn; p != nil; p = p.Parent {
+		if p.Is("ClassDef") {
+			for _, b := range p.L("bases") {
+				if strings.HasSuffix(dotted(b), "TestCase") {
+					return true
+				}
+			}
+		}
+		if !p.Is("FunctionDef", "AsyncFunctionDef") || !strings.HasPrefix(p.S("name"), "test") {
+			continue
+		}
+		if pytest || unittest || findInScope(p, func(n *Node) bool { return n.Is("Assert") }) != nil {
+			return true
+		}
+	}
+	return false
 }

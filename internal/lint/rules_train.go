@@ -1,10 +1,18 @@
 package lint
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Training-loop rules: TM004, TM005, TM012.
 
 func checkTM004(f *file) {
+	if f.accumulatesGradsManually() {
+		// p.grad += g needs the .grad tensors to exist: set_to_none=False is
+		// required there, and the gradients are managed by hand.
+		return
+	}
 	for _, call := range f.nodes("Call") {
 		if _, m := methodCall(call); m == "zero_grad" {
 			if v, ok := constBool(kwarg(call, "set_to_none")); ok && !v {
@@ -37,13 +45,56 @@ func reportNeverZeroed(f *file, lacksReset func(*Node) bool) {
 			continue
 		}
 		loops := loopsOf(call)
-		if len(loops) == 0 || seen[loops[0]] || !trainsIn(loops[0], "\x00") || !lacksReset(loops[0]) {
+		if len(loops) == 0 || seen[loops[0]] || !trainsIn(loops[0], "\x00") || !lacksReset(loops[0]) ||
+			f.distAutograd(loops[0]) {
 			continue
 		}
 		seen[loops[0]] = true
 		f.report(call, "TM004", fmt.Sprintf(
 			"the training loop at line %d never zeroes gradients: they accumulate across steps", loops[0].Line))
 	}
+}
+
+// distAutograd: the loop runs under, or opens, a distributed autograd
+// context (torch.distributed.rpc). Gradients live in the context, which is
+// released every iteration; there is nothing to zero (the RPC parameter
+// server tutorial: "not necessary to zero grads since they are accumulated
+// into the distributed autograd context").
+func (f *file) distAutograd(loop *Node) bool {
+	isCtx := func(n *Node) bool {
+		if !n.Is("withitem") {
+			return false
+		}
+		c := n.K("context_expr")
+		return c.Is("Call") && strings.HasSuffix(f.qualify(c.K("func")), "distributed.autograd.context")
+	}
+	for p := loop; p != nil; p = p.Parent {
+		if p.Is("With", "AsyncWith") && len(p.L("items")) > 0 && isCtx(p.L("items")[0]) {
+			return true
+		}
+	}
+	return findInScope(loop, isCtx) != nil
+}
+
+// accumulatesGradsManually: p.grad += g, p.grad.add_(g), p.grad.data.add_(g)
+// or p.grad.copy_(g) somewhere in the file.
+func (f *file) accumulatesGradsManually() bool {
+	for _, a := range f.nodes("Attribute") {
+		if a.S("attr") != "grad" {
+			continue
+		}
+		if a.Field == "target" && a.Parent.Is("AugAssign") {
+			return true
+		}
+		p := a.Parent
+		if p.Is("Attribute") && p.S("attr") == "data" {
+			p = p.Parent
+		}
+		if p.Is("Attribute") && p.Field == "func" && (p.S("attr") == "add_" || p.S("attr") == "copy_") {
+			return true
+		}
+	}
+	return false
 }
 
 // zeroesGrads reports any gradient reset in the file.

@@ -12,11 +12,6 @@ def validate(model, val_loader, device):
     return correct
 
 
-def predict(net, x):
-    net.eval()
-    return net(x)  # want: TM001
-
-
 class Trainer:
     def evaluate(self):
         total = 0.0

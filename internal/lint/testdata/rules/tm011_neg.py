@@ -12,3 +12,6 @@ state5 = torch.load(
 scripted = torch.jit.load("model.pt", map_location="cpu")
 import pickle
 obj = pickle.load(open("x.pkl", "rb"))
+# A single-process training script resuming on the device it saved from: not
+# a memory problem worth a finding.
+state6 = torch.load("last.pt")

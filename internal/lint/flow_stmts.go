@@ -4,6 +4,10 @@ package lint
 // statements entered, nested functions and classes left to their own pass.
 
 func (fl *flow) stmts(list []*Node) {
+	if !fl.started && len(list) > 0 {
+		fl.started = true
+		fl.startScope(enclosingFunc(list[0]))
+	}
 	for _, s := range list {
 		fl.stmt(s)
 	}
@@ -21,6 +25,10 @@ func (fl *flow) stmt(s *Node) {
 		fl.augAssign(s)
 	case "Expr":
 		fl.exprStmt(s)
+	case "Return":
+		if fl.sum != nil && s.K("value") != nil {
+			fl.sum.ret = fl.sum.ret.or(fl.expr(s.K("value")))
+		}
 	case "For", "AsyncFor":
 		fl.setTargets(s.K("target"), taint{})
 		fl.stmts(s.L("body"))
@@ -52,14 +60,15 @@ func (fl *flow) stmt(s *Node) {
 
 func (fl *flow) assign(s *Node, targets []*Node, value *Node) {
 	t := fl.expr(value)
+	fl.calleeEffects(s, value)
 	for _, tg := range targets {
 		// total = total + loss
 		if k := dotted(tg); k != "" && value.Is("BinOp") && value.K("op").Is("Add") {
 			l, r := value.K("left"), value.K("right")
 			if dotted(l) == k {
-				fl.onAccum(s, k, fl.expr(r), false)
+				fl.accum(s, k, fl.expr(r), false)
 			} else if dotted(r) == k {
-				fl.onAccum(s, k, fl.expr(l), false)
+				fl.accum(s, k, fl.expr(l), false)
 			}
 		}
 		if tg.Is("Tuple", "List") && fl.f.isLossCall(value) && len(tg.L("elts")) > 1 {
@@ -120,7 +129,7 @@ func (fl *flow) augAssign(s *Node) {
 	t := fl.expr(value)
 	if s.K("op").Is("Add", "Sub") {
 		if k := baseKey(tg); k != "" {
-			fl.onAccum(s, k, t, value.Is("List"))
+			fl.accum(s, k, t, value.Is("List"))
 		}
 	}
 	if k := dotted(tg); k != "" && tg.Is("Name", "Attribute") {
@@ -131,6 +140,7 @@ func (fl *flow) augAssign(s *Node) {
 // exprStmt catches acc.append(x) / acc.extend([x]) / acc[k].append(x).
 func (fl *flow) exprStmt(s *Node) {
 	call := s.K("value")
+	fl.calleeEffects(s, call)
 	recv, m := methodCall(call)
 	if (m != "append" && m != "extend") || len(call.L("args")) != 1 {
 		return
@@ -140,5 +150,5 @@ func (fl *flow) exprStmt(s *Node) {
 		return
 	}
 	arg := call.L("args")[0]
-	fl.onAccum(s, k, fl.expr(arg), true)
+	fl.accum(s, k, fl.expr(arg), true)
 }

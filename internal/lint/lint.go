@@ -125,6 +125,7 @@ func lintParsed(parsed []Parsed, opts Options) (*Result, error) {
 		host = *opts.Host
 	}
 	proj := newProject(host)
+	proj.python = opts.Python
 	var all []Finding
 	for _, p := range parsed {
 		if p.Err != nil {

@@ -13,6 +13,25 @@ type project struct {
 	workerClasses map[string]bool // Dataset / collate classes used with num_workers != 0
 	workerFuncs   map[string]bool // collate_fn / worker functions by name
 	workerLambdas map[*Node]bool
+	// ctxFiles are local modules the linted files import that were not
+	// given on the command line: read for summaries and facts, never
+	// reported on (see imports_local.go).
+	ctxFiles      []*file
+	python        string
+	topFuncs      map[string][]funcRef
+	classDefs     map[string][]funcRef
+	summaries     map[*Node]*funcSummary
+	summaryDepth  int
+	loaderClasses map[string]bool // project classes deriving from DataLoader
+	workerLoaders []funcArg       // loader calls that use worker processes
+}
+
+// allFiles is the linted files followed by the imported context modules.
+func (p *project) allFiles() []*file {
+	if len(p.ctxFiles) == 0 {
+		return p.files
+	}
+	return append(append([]*file(nil), p.files...), p.ctxFiles...)
 }
 
 func newProject(host Host) *project {
@@ -25,6 +44,10 @@ func newProject(host Host) *project {
 		workerClasses: map[string]bool{},
 		workerFuncs:   map[string]bool{},
 		workerLambdas: map[*Node]bool{},
+		topFuncs:      map[string][]funcRef{},
+		classDefs:     map[string][]funcRef{},
+		summaries:     map[*Node]*funcSummary{},
+		loaderClasses: map[string]bool{},
 	}
 }
 
@@ -34,7 +57,8 @@ var moduleBases = map[string]bool{
 
 // analyze gathers the cross-file facts, then classifies names per file.
 func (p *project) analyze() {
-	for _, f := range p.files {
+	p.loadLocalImports()
+	for _, f := range p.allFiles() {
 		for _, c := range f.nodes("ClassDef") {
 			p.classNames[c.S("name")] = true
 		}
@@ -42,9 +66,11 @@ func (p *project) analyze() {
 			p.funcNames[fn.S("name")] = true
 		}
 	}
+	p.indexDefs()
 	p.findModuleClasses()
+	p.findLoaderClasses()
 	p.findNoGradCallees()
-	for _, f := range p.files {
+	for _, f := range p.allFiles() {
 		f.classify()
 		f.findWorkerUse()
 	}
@@ -55,7 +81,7 @@ func (p *project) analyze() {
 func (p *project) findModuleClasses() {
 	for changed, rounds := true, 0; changed && rounds < 8; rounds++ {
 		changed = false
-		for _, f := range p.files {
+		for _, f := range p.allFiles() {
 			for _, c := range f.nodes("ClassDef") {
 				name := c.S("name")
 				if p.moduleClasses[name] {
@@ -79,7 +105,7 @@ func (p *project) findModuleClasses() {
 func (p *project) findNoGradCallees() {
 	for changed, rounds := true, 0; changed && rounds < 6; rounds++ {
 		changed = false
-		for _, f := range p.files {
+		for _, f := range p.allFiles() {
 			for _, call := range f.nodes("Call") {
 				name := lastName(call.K("func"))
 				if name == "" || !p.funcNames[name] || p.noGradCallees[name] {

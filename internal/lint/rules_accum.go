@@ -11,7 +11,7 @@ import (
 func checkTM002TM010(f *file) {
 	scopes := append([]*Node{f.mod}, f.nodes("FunctionDef", "AsyncFunctionDef")...)
 	for _, sc := range scopes {
-		if sc != f.mod && f.inModuleClass(sc) {
+		if sc != f.mod && f.inModuleClass(sc) && sc.S("name") != "training_step" {
 			continue // forward() internals: a list of per-layer outputs is the model's business
 		}
 		backward, anyBackward := backwardKeys(sc)

@@ -9,6 +9,7 @@ import (
 
 func checkTM007(f *file) {
 	p := f.proj
+	f.checkGPUDatasets() // gpu_dataset.go: data already on the GPU when workers read it
 	for _, cls := range f.nodes("ClassDef") {
 		name := cls.S("name")
 		if !p.workerClasses[name] {

@@ -48,6 +48,13 @@ type flow struct {
 	// anyBackward: the scope backpropagates something, so accumulated
 	// history may be meant for it.
 	anyBackward bool
+	// sum is set in summary mode (summary.go): accumulations and returns
+	// are recorded for the callers instead of reported.
+	sum *summaryRec
+	// started: the scope's first statement has been seen (stepHook is set
+	// then).
+	started  bool
+	stepHook bool // the scope is a Lightning training_step
 }
 
 // expr returns the taint of e under the current state.
@@ -114,6 +121,9 @@ func (fl *flow) call(e *Node) taint {
 			}
 		}
 		return t
+	}
+	if c, ok := f.resolveCall(e); ok {
+		return fl.calleeReturn(e, c, gradOn)
 	}
 	recv, m := methodCall(e)
 	if recv != nil {

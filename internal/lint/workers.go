@@ -38,16 +38,17 @@ func workersOn(call *Node) bool {
 func (f *file) findWorkerUse() {
 	p := f.proj
 	for _, call := range f.nodes("Call") {
-		if !isDataLoader(call) || !workersOn(call) {
+		if !f.isLoaderCall(call) || !f.loaderWorkersOn(call) {
 			continue
 		}
 		ds := kwarg(call, "dataset")
 		if ds == nil && len(call.L("args")) > 0 {
 			ds = call.L("args")[0]
 		}
-		for _, cls := range f.classesOf(ds) {
+		for _, cls := range f.datasetClassesOf(ds) {
 			p.workerClasses[cls] = true
 		}
+		p.workerLoaders = append(p.workerLoaders, funcArg{call, f})
 		for _, kw := range []string{"collate_fn", "worker_init_fn"} {
 			f.markWorkerCallable(kwarg(call, kw))
 		}

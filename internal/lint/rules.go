@@ -68,6 +68,9 @@ var allRules = []*Rule{
 	{ID: "TM015", Name: "hook-keeps-graph", Severity: SevWarning,
 		Summary: "a module hook stores its output or gradient with the autograd graph: a forward hook appending to a list that is never cleared keeps every batch's activations; a backward hook storing grad_output forms a reference cycle",
 		Fix:     "store `output.detach()` (and `.cpu()` if it is kept for long), and clear the list after each batch"},
+	{ID: "TM016", Name: "rnn-hidden-not-detached", Severity: SevWarning,
+		Summary: "a recurrent hidden state is fed back from one training iteration to the next without .detach(): each batch's graph stays linked to every previous one (with retain_graph=True, memory grows every batch; without it, the second backward fails)",
+		Fix:     "detach the state between batches: `hidden = hidden.detach()` (an LSTM's (h, c): `hidden = tuple(h.detach() for h in hidden)`), or re-initialize it per batch; then drop retain_graph=True"},
 }
 
 var ruleByID = func() map[string]*Rule {
@@ -95,4 +98,5 @@ var checks = map[string]func(*file){
 	"TM013": checkTM013,
 	"TM014": checkTM014,
 	"TM015": checkTM015,
+	"TM016": checkTM016,
 }

@@ -196,7 +196,8 @@ func checkTM012(f *file) {
 			continue
 		}
 		loops := loopsOf(call)
-		if len(loops) == 0 || laterPlainBackward(loops[0], call) || graphFromOutside(loops[0], call) {
+		if len(loops) == 0 || laterPlainBackward(loops[0], call) || graphFromOutside(loops[0], call) ||
+			f.carriesHidden(loops[0]) { // TM016 gives the right fix: detach the state
 			continue
 		}
 		f.report(call, "TM012", fmt.Sprintf(

@@ -32,11 +32,14 @@ type Process struct {
 	SwapBytes     *uint64 `json:"swap_bytes,omitempty"`
 	// From smaps_rollup (PSS tier): PSSSource says which file; PSSAgeSeconds
 	// how old the figures are at the sample's time.
-	PSSBytes      *uint64  `json:"pss_bytes,omitempty"`
-	USSBytes      *uint64  `json:"uss_bytes,omitempty"`
-	SwapPSSBytes  *uint64  `json:"swap_pss_bytes,omitempty"`
-	PSSSource     string   `json:"pss_source,omitempty"`
-	PSSAgeSeconds *float64 `json:"pss_age_seconds,omitempty"`
+	PSSBytes *uint64 `json:"pss_bytes,omitempty"`
+	USSBytes *uint64 `json:"uss_bytes,omitempty"`
+	// PrivateDirtyBytes is the part of USS that was written (Private_Dirty):
+	// anonymous memory and copy-on-write copies, not clean file pages.
+	PrivateDirtyBytes *uint64  `json:"private_dirty_bytes,omitempty"`
+	SwapPSSBytes      *uint64  `json:"swap_pss_bytes,omitempty"`
+	PSSSource         string   `json:"pss_source,omitempty"`
+	PSSAgeSeconds     *float64 `json:"pss_age_seconds,omitempty"`
 	// From the GPU backend: bytes on all GPUs together and which GPUs.
 	GPUBytes   *int64 `json:"gpu_bytes,omitempty"`
 	GPUIndexes []int  `json:"gpu_indexes,omitempty"`

@@ -178,7 +178,7 @@ var messagesZH = map[string]string{
 	"run.resource.gpu":                     "GPU %[1]s",
 	"run.note.measured":                    "torchmem 测得：%[1]s",
 	"run.advice.leak":                      "作业的主机内存随优化器 step 稳定增长，每 step 增加 %[1]s（step %[2]s-%[3]s，R² %[4]s），直到达到限制：这是内存泄漏 (leak)，不是峰值，加大 --memory-max 只会推迟被杀；请检查跨 step 保留的张量或对象（例如用了 `losses.append(loss)` 而不是 `loss.item()`，或不断增长的缓存、列表）",
-	"run.advice.copy_on_read":              "实测的 %[2]s 个 DataLoader worker 中有 %[1]s 个在读取时复制了数据集：每个 worker 的私有内存（USS）增长了 %[3]s（中位数；合计 %[4]s），而其父进程最多只增长了 %[5]s。读取 Python 对象会写入其引用计数，内核因此会复制 worker 触碰到的每一页。请将数据集存为 numpy 数组或内存映射文件（np.load(..., mmap_mode='r')、np.memmap、Arrow），而不是 Python 对象的列表或字典；或设置 persistent_workers=False，让每个 epoch 新建的 worker 重新从共享页开始",
+	"run.advice.copy_on_read":              "实测的 %[2]s 个 DataLoader worker 中有 %[1]s 个在读取时复制了数据集：每个 worker 已写入的私有内存（Private_Dirty）增长了 %[3]s（中位数；合计 %[4]s），而其父进程最多只增长了 %[5]s。读取 Python 对象会写入其引用计数，内核因此会复制 worker 触碰到的每一页。请将数据集存为 numpy 数组或内存映射文件（np.load(..., mmap_mode='r')、np.memmap、Arrow），而不是 Python 对象的列表或字典；或设置 persistent_workers=False，让每个 epoch 新建的 worker 重新从共享页开始",
 
 	// Recommendations.
 	"advice.batch":                  "减小 batch size（或序列长度），并用梯度累积 (gradient accumulation) 保持等效 batch size",

@@ -103,6 +103,7 @@ func (s *Sampler) process(m jobs.Member, ps *procState, g gpuUse, now time.Time)
 		r := ps.pss
 		age := now.Sub(ps.pssAt).Seconds()
 		p.PSSBytes, p.USSBytes, p.SwapPSSBytes = &r.PssBytes, &r.USSBytes, &r.SwapPssBytes
+		p.PrivateDirtyBytes = &r.PrivateDirtyBytes
 		p.PSSSource, p.PSSAgeSeconds = r.Source, &age
 	}
 	if ps.oom != nil {

@@ -26,7 +26,7 @@ func (s *sup) finish(ctx context.Context) *Result {
 	orphans := s.killOrphans()
 	e := evidence{code: code, sig: sig, mainPID: s.job.pid, dur: end.Sub(s.began), ooms: s.hk.ooms,
 		excs: s.hk.exceptions, hello: s.hk.hello, cudaPIDs: s.hk.cudaPIDs, jobPIDs: jobPIDs, allocPeaks: s.peaks,
-		interrupts: s.interrupts, growth: s.growth.leak()}
+		interrupts: s.interrupts, growth: s.growth.leak(), copyOnRead: s.growth.workers.detect(s.hk.hello)}
 	e.timeToOOM = s.timeToOOM(end)
 	if s.cg != nil {
 		if ev, err := s.cg.Events(); err == nil {

@@ -16,6 +16,9 @@ type Growth = oomexplain.Growth
 // other point when it holds growthMax, so a day-long run stays small.
 type growthTrack struct {
 	pts []growthPoint
+	// workers is each process's private memory over its life, for
+	// DataLoader workers that copy the dataset on read (copyonread.go).
+	workers workerTrack
 }
 
 type growthPoint struct{ step, bytes int64 }
@@ -62,7 +65,8 @@ func (g *growthTrack) leak() *Growth {
 	return &Growth{BytesPerStep: slope, FromStep: g.pts[0].step, ToStep: g.pts[n-1].step, R2: r2}
 }
 
-// trackGrowth records a sample's host memory at its optimizer step.
+// trackGrowth records a sample's host memory at its optimizer step, and
+// its processes' private memory when the sample read it.
 func (s *sup) trackGrowth(r reading) {
 	b := r.s.CgroupUsage
 	if b == nil {
@@ -71,4 +75,5 @@ func (s *sup) trackGrowth(r reading) {
 	if r.s.Step != nil && b != nil {
 		s.growth.add(*r.s.Step, *b)
 	}
+	s.trackWorkers(r)
 }

@@ -51,6 +51,9 @@ type Summary struct {
 	// Growth is set when the job's memory climbed steadily with its steps
 	// up to an OOM kill (a leak).
 	Growth *Growth `json:"growth,omitempty"`
+	// CopyOnRead is set when DataLoader workers' private memory grew while
+	// their parent's did not (copy-on-read), however the run ended.
+	CopyOnRead *CopyOnRead `json:"copy_on_read,omitempty"`
 	// TimeToOOM is torchmem's time-to-OOM projection before the end, when
 	// the post-mortem states one (an OOM end, or a rule acted on it).
 	TimeToOOM *oomexplain.TimeToOOM `json:"time_to_oom,omitempty"`
@@ -94,6 +97,7 @@ type evidence struct {
 	cgroupRel  string
 	interrupts int
 	growth     *Growth
+	copyOnRead *CopyOnRead
 	timeToOOM  *oomexplain.TimeToOOM
 }
 
@@ -101,7 +105,7 @@ type evidence struct {
 // supervisor measured, and what the job's hook claimed.
 func (e evidence) runEvidence() oomexplain.RunEvidence {
 	ev := oomexplain.RunEvidence{ExitCode: e.code, Signal: e.sig, MainPID: e.mainPID, CgroupPath: e.cgroupRel,
-		CgroupLimitBytes: e.limit, KernelLines: e.kernel, Growth: e.growth, Interrupts: e.interrupts,
+		CgroupLimitBytes: e.limit, KernelLines: e.kernel, Growth: e.growth, CopyOnRead: e.copyOnRead, Interrupts: e.interrupts,
 		PeakAllocated: e.allocPeaks.Value(store.PeakAllocPeakAllocated), PeakReserved: e.allocPeaks.Value(store.PeakAllocPeakReserved)}
 	ev.TimeToOOM = e.timeToOOM
 	if p, ok := e.allocPeaks.Get(store.PeakCgroupUsage); ok {
@@ -156,6 +160,7 @@ func classify(e evidence) Summary {
 	if rv.Cause == CauseCgroupOOMKill || rv.Cause == CauseHostOOMKill {
 		s.Growth = e.growth
 	}
+	s.CopyOnRead = e.copyOnRead
 	if oom := rv.Cause == CauseCgroupOOMKill || rv.Cause == CauseHostOOMKill || rv.Cause == CauseCUDAOOM; e.timeToOOM != nil && (oom || e.timeToOOM.Rule != "") {
 		s.TimeToOOM = e.timeToOOM
 	}

@@ -53,6 +53,9 @@ type reading struct {
 	// limit is the job cgroup's limit read with its usage (nil: none or
 	// unlimited), for the status line and live view.
 	limit *int64
+	// mem is each process's anonymous RSS and, when this tick read its
+	// smaps_rollup, its written private memory (copyonread.go).
+	mem []procMem
 }
 
 func newSampler(procRoot, sysRoot string, b gpu.Backend, cg *jobcgroup.Group, rootPID int) (*sampler, error) {
@@ -164,6 +167,7 @@ func (sm *sampler) job(r *reading, smp *sample.Sample) {
 		complete = complete && j.Totals.PSSComplete && j.Totals.PSSMaxAgeSeconds == 0
 		for _, p := range j.Processes {
 			r.pids = append(r.pids, p.PID)
+			r.mem = append(r.mem, memOf(p))
 			if p.GPUBytes != nil {
 				r.gpuProc[p.PID] = *p.GPUBytes
 			}

@@ -2,7 +2,9 @@ package snapshot
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,5 +210,35 @@ func TestHTMLLeakTable(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), `"site":"capture_torch.py:149 leak"`) || !strings.Contains(buf.String(), `"top_peak":[{`) {
 		t.Error("page data lacks the leak or the sites at the peak")
+	}
+}
+
+// TestHTMLSmallerThanPickle: with one band per allocation the page still
+// takes fewer bytes than the pickle it shows, for the real captures with
+// a trace of some length (a page is about 100 KB of script before data).
+func TestHTMLSmallerThanPickle(t *testing.T) {
+	for _, name := range []string{"train_gpt2_bf16.pickle.gz", "expandable_segments.pickle", "fragmented.pickle", "leak_loss_history.pickle"} {
+		f, err := os.Open(filepath.Join("testdata", "real", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r io.Reader = f
+		if strings.HasSuffix(name, ".gz") {
+			if r, err = gzip.NewReader(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		size, err := io.Copy(io.Discard, r)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := WriteHTML(io.Discard, loadReal(t, name), HTMLOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Bytes >= size || st.Bands == 0 {
+			t.Errorf("%s: page %d bytes (%d allocation bands) for a %d-byte pickle", name, st.Bytes, st.Bands, size)
+		}
 	}
 }

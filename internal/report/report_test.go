@@ -84,3 +84,26 @@ func TestParseSummaryBad(t *testing.T) {
 		t.Fatal(s, err)
 	}
 }
+
+// TestCopyOnReadTable: a run whose workers copied the dataset on read shows
+// each worker's growth.
+func TestCopyOnReadTable(t *testing.T) {
+	d := testData()
+	d.Run.Summary = json.RawMessage(`{"cause":"ok","verdict":"exited normally","copy_on_read":{"workers":2,"measured":2,"median_growth_bytes":88604672,` +
+		`"per_worker":[{"pid":7,"parent_pid":1,"first_private_dirty":7340032,"last_private_dirty":95944704,"parent_first_rss_anon":495976448,"parent_last_rss_anon":496082944,"seconds":11,"grew":true},` +
+		`{"pid":8,"parent_pid":1,"first_private_dirty":7340032,"last_private_dirty":9437184,"parent_first_rss_anon":495976448,"parent_last_rss_anon":496082944,"seconds":2,"grew":false}]}}`)
+	var b bytes.Buffer
+	if err := WriteHTML(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{`id="copy-on-read"`, "2 of 2 workers measured", "<td>7</td><td>1</td><td>7.00 MiB</td><td>91.50 MiB</td><td>84.50 MiB</td><td>104.00 KiB</td><td>11 s</td><td>yes</td>", "<td>no</td>"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	var plain bytes.Buffer
+	if err := WriteHTML(&plain, testData()); err != nil || strings.Contains(plain.String(), "copy-on-read") {
+		t.Fatalf("a run without copy-on-read shows the table (err %v)", err)
+	}
+}

@@ -21,6 +21,8 @@ type lintFlags struct {
 	noHost  bool
 	list    bool
 	disable []string
+	fix     bool
+	diff    bool
 }
 
 func newLintCmd(env *Env) *cobra.Command {
@@ -51,6 +53,8 @@ Exit status: 0 clean, 1 findings, 2 usage or parse-tool errors.`,
 	f.BoolVar(&fl.noHost, "no-host", false, "do not read this machine's limits (TM013): lint away from the machine that runs the jobs")
 	f.StringSliceVar(&fl.disable, "disable", nil, "rules to turn off (ids or names, comma-separated)")
 	f.BoolVar(&fl.list, "list-rules", false, "print the rules (id, name, severity, why) and exit")
+	f.BoolVar(&fl.fix, "fix", false, "apply the mechanical fixes in place (TM004, TM011, inference-mode, device-at-creation), then report what is left")
+	f.BoolVar(&fl.diff, "diff", false, "print the mechanical fixes as a unified diff instead of writing them")
 	return cmd
 }
 
@@ -80,6 +84,11 @@ func runLintCmd(cmd *cobra.Command, env *Env, fl lintFlags, args []string) error
 		h := lint.ReadHost(env.ProcRoot, env.Root)
 		opts.Host = &h
 	}
+	if fl.fix || fl.diff {
+		if err := runLintFix(cmd, env, fl, args, opts); err != nil || fl.diff {
+			return err
+		}
+	}
 	res, err := lint.Lint(cmd.Context(), args, opts)
 	if err != nil {
 		// 2, not 1: a broken lint run must not look like "findings".
@@ -90,6 +99,30 @@ func runLintCmd(cmd *cobra.Command, env *Env, fl lintFlags, args []string) error
 	}
 	if len(res.Findings) > 0 {
 		return &ExitError{Code: 1}
+	}
+	return nil
+}
+
+// runLintFix prints the fixes as a diff (--diff) or writes them (--fix)
+// and says what was fixed on stderr.
+func runLintFix(cmd *cobra.Command, env *Env, fl lintFlags, args []string, opts lint.Options) error {
+	fixes, err := lint.Fix(cmd.Context(), args, opts)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	if fl.diff {
+		for _, fx := range fixes {
+			fmt.Fprint(env.Stdout, lint.UnifiedDiff(fx))
+		}
+		return nil
+	}
+	if err := lint.WriteFixes(fixes); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	for _, fx := range fixes {
+		for _, a := range fx.Applied {
+			fmt.Fprintf(env.Stderr, "torchmem: fixed %s:%d: %s (%s)\n", fx.Path, a.Line, a.Rule, a.What)
+		}
 	}
 	return nil
 }

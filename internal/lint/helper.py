@@ -9,6 +9,8 @@
 # NODE is {"_": type, "l": line, "c": col (0-based, UTF-8 bytes), "e": end line
 # (simple statements spanning lines), field: value...};
 # fields that are None, empty lists and expression contexts are left out.
+# With the argument --spans (torchmem lint --fix) every positioned node also
+# carries "el" and "ec": its end line and end column (UTF-8 bytes).
 import ast
 import gc
 import json
@@ -16,6 +18,7 @@ import sys
 
 _SKIP = frozenset(("ctx", "type_comment", "kind", "type_ignores"))
 _fields_cache = {}
+_SPANS = "--spans" in sys.argv[1:]
 
 
 def _fields(cls):
@@ -47,6 +50,9 @@ def conv(node):
             end = getattr(node, "end_lineno", None)
             if end is not None and end != ln:
                 d["e"] = end
+        if _SPANS and getattr(node, "end_lineno", None) is not None:
+            d["el"] = node.end_lineno
+            d["ec"] = node.end_col_offset
     if cls is ast.Constant:
         d["value"] = _const(node.value)
         return d

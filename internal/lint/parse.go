@@ -37,6 +37,12 @@ var ErrNoPython = errors.New("no Python interpreter")
 // runs the jobs, so the grammar is exactly theirs). -I -S keep user site
 // packages and sitecustomize out: the helper needs only ast and json.
 func ParseFiles(ctx context.Context, python string, paths []string) ([]Parsed, error) {
+	return parseFiles(ctx, python, paths)
+}
+
+// parseFiles runs the helper with extra arguments (--spans: end positions
+// on every node, for --fix).
+func parseFiles(ctx context.Context, python string, paths []string, helperArgs ...string) ([]Parsed, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
@@ -44,7 +50,7 @@ func ParseFiles(ctx context.Context, python string, paths []string) ([]Parsed, e
 	if err != nil {
 		return nil, fmt.Errorf("encode path list: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, python, "-I", "-S", "-c", helperSource)
+	cmd := exec.CommandContext(ctx, python, append([]string{"-I", "-S", "-c", helperSource}, helperArgs...)...)
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

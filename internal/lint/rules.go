@@ -71,6 +71,18 @@ var allRules = []*Rule{
 	{ID: "TM016", Name: "rnn-hidden-not-detached", Severity: SevWarning,
 		Summary: "a recurrent hidden state is fed back from one training iteration to the next without .detach(): each batch's graph stays linked to every previous one (with retain_graph=True, memory grows every batch; without it, the second backward fails)",
 		Fix:     "detach the state between batches: `hidden = hidden.detach()` (an LSTM's (h, c): `hidden = tuple(h.detach() for h in hidden)`), or re-initialize it per batch; then drop retain_graph=True"},
+	{ID: "TM017", Name: "gc-collect-per-sample", Severity: SevWarning,
+		Summary: "gc.collect() in Dataset.__getitem__ runs a full collection for every sample: it frees nothing reference counting would not, and slows loading by orders of magnitude, so people raise num_workers (and memory) to compensate",
+		Fix:     "remove it; if worker memory grows, find what holds it (per-sample Python objects: TM006) or collect in worker_init_fn / every N batches in the training loop"},
+	{ID: "TM018", Name: "file-handle-shared-with-workers", Severity: SevWarning,
+		Summary: "an HDF5/LMDB handle opened in Dataset.__init__ is inherited by every forked DataLoader worker: h5py and LMDB handles are not fork-safe (corrupt reads, crashes), and under spawn they cannot be pickled",
+		Fix:     "store the path in __init__ and open the file lazily in the worker: `if self.db is None: self.db = h5py.File(self.path, \"r\")` at the top of __getitem__ (or in worker_init_fn)"},
+	{ID: "TM019", Name: "tensor-created-then-moved", Severity: SevInfo,
+		Summary: "a tensor is built in host memory and copied to the GPU right after (torch.randn(...).cuda()): an extra host allocation and a synchronous copy, every time it runs",
+		Fix:     "create it on the device: `torch.randn(..., device=device)` (or `torch.zeros_like(x)` to follow an existing tensor)"},
+	{ID: "TM020", Name: "accumulation-loss-not-scaled", Severity: SevWarning,
+		Summary: "a loop backpropagates every batch but steps the optimizer only every N batches (a counter, or a modulus TM003 does not read) without dividing the loss by N: the summed gradient is N times too large",
+		Fix:     "divide the loss by the number of accumulated batches before backward (`(loss / accum_steps).backward()`)"},
 }
 
 var ruleByID = func() map[string]*Rule {
@@ -99,4 +111,8 @@ var checks = map[string]func(*file){
 	"TM014": checkTM014,
 	"TM015": checkTM015,
 	"TM016": checkTM016,
+	"TM017": checkTM017,
+	"TM018": checkTM018,
+	"TM019": checkTM019,
+	"TM020": checkTM020,
 }

@@ -182,6 +182,9 @@ func buildPageData(s *Snapshot, opt HTMLOptions) *pageData {
 	d := &pageData{Format: s.Format, Devices: deviceSummaries(s), Timelines: []pageTimeline{},
 		Active: []pageActive{}, Segments: []pageSegment{}, Top: top.AtSnapshot, TopPeak: top.AtPeak,
 		Leaks: FindLeaks(s, LeakOptions{}), Verdicts: [][4]string{}, verdictIdx: map[[4]string]int{}}
+	if d.Devices == nil { // a trace without segments: the page iterates it
+		d.Devices = []DeviceSummary{}
+	}
 	for c := Category(0); c < nCategories; c++ {
 		d.Categories = append(d.Categories, c.String())
 	}

@@ -166,3 +166,29 @@ func TestHTMLScreenshot(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBandViewFormatsInChromium: traces without times (torch 2.0, 2.1)
+// label the axis and filter by entry, and a trace that shares entries
+// draws; hovering and zooming raise no script errors.
+func TestBandViewFormatsInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	ctx := browserContext(t)
+	for _, name := range []string{"torch-2.0", "torch-2.1", "shared-entries"} {
+		path, _ := writePage(t, loadFormat(t, name))
+		if errs := loadPage(t, ctx, path); len(errs) > 0 {
+			t.Fatalf("%s: script errors: %v", name, errs)
+		}
+		if n := eval[int](t, ctx, `D.active.length`); n == 0 {
+			t.Fatalf("%s: no band view", name)
+		}
+		got := eval[string](t, ctx, `(() => { const v = torchmemViews[0], e = v.entries;
+			v.applyFilter(String(v.first), String(v.first + Math.max(e - 2, 0))); v.setRange(0, e);
+			const r = v.active.cv.getBoundingClientRect(); v.active.at(78 + v.active.W / 2, 8 + v.active.H - 2);
+			return (v.times ? "time " : "entries ") + v.label(0) + " " + v.v1 + "/" + e + " " + window.torchmemErrors.join(";"); })()`)
+		if name != "shared-entries" && !strings.HasPrefix(got, "entries entry ") || strings.Contains(got, "Error") {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+}

@@ -27,6 +27,7 @@ type pageActive struct {
 	// first: from the trace's first entry); absent without times.
 	DT       []int64   `json:"dt,omitempty"`
 	Peak     int       `json:"peak"` // window entry of the peak of allocated memory
+	OOMs     []int     `json:"ooms"` // window entries of oom events
 	Base     string    `json:"base"` // hex address the bands' addresses count from
 	Allocs   pageBands `json:"allocs"`
 	Segments pageBands `json:"segments"`
@@ -57,6 +58,12 @@ func (d *pageData) pageActiveOf(s *Snapshot, st *stackTable, dev int, peak Level
 	pa.Allocs = bandsOf(allocs, st, w0, w1, base)
 	pa.Allocs.Verdict = d.verdictsOf(NewClassifier(s, dev), allocs, w0, w1)
 	pa.Segments = bandsOf(segs, st, w0, w1, base)
+	pa.OOMs = []int{}
+	for i := w0; i < w1; i++ {
+		if s.Traces[dev][i].Action == ActionOOM {
+			pa.OOMs = append(pa.OOMs, i-w0)
+		}
+	}
 	if tr := s.Traces[dev]; n > 0 && tr[0].HasTime {
 		pa.DT = make([]int64, 0, w1-w0)
 		prev := tr[0].TimeUS

@@ -38,13 +38,17 @@ class DeviceView {
   }
 
   label(e) {
-    if (this.times) return (this.times[Math.max(0, Math.min(e, this.entries - 1))] ?? 0).toFixed(3) + " s";
+    if (this.times) return (this.times[Math.max(0, Math.min(e, this.entries - 1))] ?? 0).toFixed(this.digits ?? 3) + " s";
     return "entry " + (this.first + e);
   }
 
   address(rel) { return "0x" + (this.base + BigInt(rel)).toString(16); }
 
   render() {
+    if (this.times) { // enough decimals to tell the axis' ticks apart
+      const span = this.times[this.v1 - 1] - this.times[this.v0];
+      this.digits = span > 0 ? Math.min(6, Math.max(3, Math.ceil(-Math.log10(span / 6)) + 1)) : 6;
+    }
     this.active.render(); this.segView.render();
     const q = s => this.host.querySelector(s);
     const val = e => this.times ? this.times[Math.min(e, this.entries - 1)].toFixed(6) : String(this.first + e);

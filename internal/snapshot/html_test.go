@@ -242,3 +242,13 @@ func TestHTMLSmallerThanPickle(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLBandViewOOM: the band view marks the oom entry of a snapshot
+// dumped from inside the OOM observer.
+func TestHTMLBandViewOOM(t *testing.T) {
+	s := loadReal(t, "oom_huge.pickle")
+	d := buildPageData(s, HTMLOptions{}.withDefaults())
+	if len(d.Active) != 1 || len(d.Active[0].OOMs) != 1 || s.Traces[0][d.Active[0].OOMs[0]].Action != ActionOOM {
+		t.Errorf("band views %+v", d.Active)
+	}
+}

@@ -126,6 +126,11 @@ class BandView {
       const label = this.ctl.label(e);
       ctx.fillText(label, Math.min(Math.max(x - ctx.measureText(label).width / 2, 0), this.cv.width - ctx.measureText(label).width), BV.top + H + 16);
     }
+    ctx.fillStyle = "#d62728";
+    for (const e of this.ctl.a.ooms) if (e >= v0 && e < v1) {
+      const x = BV.left + this.columnOf(e);
+      ctx.fillRect(x - 1, BV.top, 3, H); ctx.fillText("OOM", x + 4, BV.top + 12);
+    }
     const sel = this.ctl.selected;
     if (sel >= v0 && sel < v1) {
       const c = this.columnOf(sel);

@@ -29,6 +29,8 @@ func Checks() []Check {
 		{"gpu.processes", checkGPUProcesses},
 		{"gpu.cuda_compat", checkCUDACompat},
 		{"pytorch.versions", checkPythonEnv},
+		{"pytorch.hook", checkHook},
+		{"pytorch.nccl", checkNCCL},
 		{"pytorch.alloc_conf", checkAllocConf},
 		{"pytorch.cuda_module_loading", checkModuleLoading},
 	}

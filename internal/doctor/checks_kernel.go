@@ -101,37 +101,6 @@ func checkMinFree(h *Host) []Finding {
 	return []Finding{f}
 }
 
-func checkSwap(h *Host) []Finding {
-	m, err := h.meminfo()
-	if err != nil || m.SwapTotalBytes == nil || m.SwapFreeBytes == nil {
-		return []Finding{unreadable("swap", "kernel", "/proc/meminfo", err)}
-	}
-	total, free := *m.SwapTotalBytes, *m.SwapFreeBytes
-	zs, zsrc, zerr := h.sysFile("module/zswap/parameters/enabled")
-	f := newFinding("swap", "kernel", OK, "").ev("/proc/meminfo", fmt.Sprintf("SwapTotal %s, SwapFree %s", units.Bytes(int64(total)), units.Bytes(int64(free))))
-	if zerr == nil {
-		f = f.ev(zsrc, zs)
-	}
-	zswap := zerr == nil && (zs == "Y" || zs == "1")
-	switch {
-	case total == 0:
-		f.Severity = Info
-		f.Title = "no swap"
-		f = f.why("Without swap a job that outgrows RAM is OOM-killed at once; with a little swap (and low swappiness) it slows down first, which torchmem run can see and act on.")
-	case float64(total-free) > swapUsedWarnFrac*float64(total):
-		f.Severity = Warn
-		f.Title = fmt.Sprintf("swap %s, %s in use", units.Bytes(int64(total)), units.Bytes(int64(total-free)))
-		f = f.why("More than half of swap is in use: memory is over-committed and jobs are paying for swap-in on their hot path.").
-			fix("Find the holders (torchmem top, smem -s swap) and lower their memory, or add RAM.")
-	default:
-		f.Title = fmt.Sprintf("swap %s, %s in use", units.Bytes(int64(total)), units.Bytes(int64(total-free)))
-	}
-	if zswap {
-		f.Title += ", zswap on"
-	}
-	return []Finding{f}
-}
-
 func checkPSI(h *Host) []Finding {
 	const src = "/proc/pressure/memory"
 	if psiPresent(h) {

@@ -59,7 +59,8 @@ func TestGoldenReports(t *testing.T) {
 	hosts := map[string]func(t *testing.T) *Host{
 		"debian12": func(t *testing.T) *Host {
 			h := fixtureHost("debian12")
-			h.Run = pythonSays(`{"python": "3.11.2", "numpy": "1.24.2", "torch": "1.13.0a0", "torch_cuda": ""}`)
+			// The probe's output on that machine (2026-12-01).
+			h.Run = pythonSays(`{"python": "3.11.2", "executable": "/usr/bin/python3", "sitecustomize": "/usr/lib/python3.11/sitecustomize.py", "numpy": "1.24.2", "torch": "1.13.0a0", "torch_cuda": ""}`)
 			return h
 		},
 		"h200": h200Host,

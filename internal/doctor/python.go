@@ -11,7 +11,21 @@ import (
 // probeScript prints the versions that matter, as JSON. It imports torch
 // but never initialises CUDA (torch.version.cuda is a build constant).
 const probeScript = `import json, sys
-out = {"python": sys.version.split()[0]}
+out = {"python": sys.version.split()[0], "executable": sys.executable}
+try:
+    import importlib.util
+    spec = importlib.util.find_spec("sitecustomize")
+    out["sitecustomize"] = (spec.origin or "") if spec else ""
+except Exception:
+    pass  # the hook chains to whatever site.py would have run
+try:
+    import importlib.util, glob, os
+    spec = importlib.util.find_spec("nvidia.nccl")
+    if spec and spec.submodule_search_locations:
+        libs = glob.glob(os.path.join(list(spec.submodule_search_locations)[0], "lib", "libnccl.so*"))
+        out["nccl_lib"] = sorted(libs)[-1] if libs else ""
+except Exception:
+    pass  # no pip NCCL wheel
 try:
     import numpy
     out["numpy"] = numpy.__version__
@@ -21,6 +35,15 @@ try:
     import torch
     out["torch"] = torch.__version__
     out["torch_cuda"] = torch.version.cuda or ""
+    if torch.version.cuda:
+        try:
+            # ncclGetVersion only: no CUDA context is made.
+            v = torch.cuda.nccl.version()
+            if isinstance(v, int):  # torch < 1.13: NCCL_VERSION_CODE
+                v = (v // 10000, v // 100 % 100, v % 100) if v >= 10000 else (v // 1000, v // 100 % 10, v % 100)
+            out["nccl"] = ".".join(str(x) for x in v[:3])
+        except Exception:
+            pass  # a build without NCCL
 except Exception as e:
     out["torch_error"] = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
 print(json.dumps(out))
@@ -33,7 +56,16 @@ type pyProbe struct {
 	Torch      string `json:"torch"`
 	TorchCUDA  string `json:"torch_cuda"` // "" for a CPU build
 	TorchError string `json:"torch_error"`
-	err        string // the interpreter could not run the probe
+	// Executable is sys.executable: the interpreter the jobs run with.
+	Executable string `json:"executable"`
+	// SiteCustomize is the sitecustomize module the hook's own chains to
+	// ("" when none).
+	SiteCustomize string `json:"sitecustomize"`
+	// NCCL is the NCCL torch loads (torch.cuda.nccl.version()), "" for a CPU
+	// build or when not reported; NCCLLib the pip wheel's library, if any.
+	NCCL    string `json:"nccl"`
+	NCCLLib string `json:"nccl_lib"`
+	err     string // the interpreter could not run the probe
 }
 
 const probeTimeout = 60 * time.Second

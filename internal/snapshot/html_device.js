@@ -32,9 +32,9 @@ class DeviceView {
     q(".apply").onclick = () => this.applyFilter(q(".from").value, q(".to").value);
     q(".reset").onclick = () => this.setRange(0, this.entries);
     q(".peak").onclick = () => this.goPeak();
-    this.stateMap = new SegmentMap(q(".statemap"), q(".statewrap"));
+    this.stateMap = new SegmentMap(q(".statemap"), q(".statewrap"), this);
     this.colorBy = "allocation";
-    q(".colorby").onchange = e => { this.colorBy = e.target.value; this.render(); };
+    q(".colorby").onchange = e => { this.colorBy = e.target.value; this.select(this.selected, ""); };
   }
 
   label(e) {
@@ -96,20 +96,33 @@ class DeviceView {
   }
 
   // stateAt rebuilds the segments alive after entry e and places each
-  // live allocation in the segment holding its address.
+  // live allocation in the segment holding its address; each segment's
+  // bands name the allocations its blocks are.
   stateAt(e) {
     const S = this.segs, A = this.allocs, segs = [];
     for (let i = 0; i < S.n && S.start[i] <= e; i++)
-      if (S.end[i] > e) segs.push({addr: S.addr[i], size: S.size[i], stackIdx: S.stack[i], blocks: []});
+      if (S.end[i] > e) segs.push({addr: S.addr[i], size: S.size[i], live: []});
     segs.sort((x, y) => x.addr - y.addr);
     for (let i = 0; i < A.n && A.start[i] <= e; i++) {
       if (A.end[i] <= e) continue;
       let lo = 0, hi = segs.length;
       while (lo < hi) { const m = (lo + hi) >> 1; if (segs[m].addr <= A.addr[i]) lo = m + 1; else hi = m; }
       const s = segs[lo - 1];
-      if (s && A.addr[i] < s.addr + s.size) s.blocks.push(A.addr[i] - s.addr, A.size[i], A.size[i], 0, A.stack[i]);
+      if (s && A.addr[i] < s.addr + s.size) s.live.push(i);
     }
-    return segs.map(s => ({device: this.device, addr: this.address(s.addr), size: s.size, pool: "", stream: "", blocks: sortBlocks(s.blocks)}));
+    return segs.map(s => {
+      s.live.sort((x, y) => A.addr[x] - A.addr[y]);
+      return {device: this.device, addr: this.address(s.addr), size: s.size, pool: "", stream: "", bands: s.live,
+        blocks: s.live.flatMap(i => [A.addr[i] - s.addr, A.size[i], A.size[i], 0, A.stack[i]])};
+    });
+  }
+
+  // bandColor is the colour of allocation i in the allocator state: the
+  // pinned one dark, else by category or by site as the bands are.
+  bandColor(i) {
+    if (i === this.active.pinned) return "#202020";
+    if (this.colorBy === "category" && this.allocs.cat) return CAT_CSS[this.allocs.cat[i]];
+    return siteColor(this.allocs.stack[i]);
   }
 
   // liveAtPeak groups what is alive at the peak entry by stack and
@@ -136,13 +149,6 @@ function placeTip(tip, x, y) {
   tip.style.top = Math.max(0, Math.min(y + 14, window.innerHeight - h - 4)) + "px";
 }
 
-function sortBlocks(b) {
-  const idx = [];
-  for (let i = 0; i < b.length; i += 5) idx.push(i);
-  idx.sort((x, y) => b[x] - b[y]);
-  return idx.flatMap(i => b.slice(i, i + 5));
-}
-
 function peakTable(v) {
   const {total, groups, cats} = v.liveAtPeak(), el = document.createElement("div");
   const at = v.a.peak < 0 ? "before the first entry" : `after entry ${v.first + v.a.peak}` + (v.times ? ` (${v.label(v.a.peak)})` : "");
@@ -164,8 +170,10 @@ function peakTable(v) {
 // block's stack on hover: the snapshot's segments, or the state rebuilt
 // at an entry.
 class SegmentMap {
-  constructor(cv, wrap) {
-    this.cv = cv; this.wrap = wrap; this.segs = [];
+  // view, when given, colours and describes the blocks of segments that
+  // carry bands (allocation indexes) as its allocations.
+  constructor(cv, wrap, view) {
+    this.cv = cv; this.wrap = wrap; this.segs = []; this.view = view;
     const tip = document.getElementById("tip");
     cv.addEventListener("mousemove", e => {
       const text = this.describe(e);
@@ -192,7 +200,7 @@ class SegmentMap {
       for (let i = 0; i < b.length; i += 5) {
         const st = b[i + 3];
         if (st === 2) continue;
-        ctx.fillStyle = st === 1 ? "#ff9f40" : siteColor(b[i + 4]);
+        ctx.fillStyle = s.bands ? this.view.bandColor(s.bands[i / 5]) : st === 1 ? "#ff9f40" : siteColor(b[i + 4]);
         ctx.fillRect(label + b[i] * k, y + 1, Math.max(b[i + 1] * k, 1), rowH - 2);
       }
     }
@@ -206,7 +214,9 @@ class SegmentMap {
     for (let i = 0; i < b.length; i += 5) {
       if (off < b[i] || off >= b[i] + b[i + 1]) continue;
       text += `\nblock +${b[i]}: ${fmtBytes(b[i + 1])} (requested ${fmtBytes(b[i + 2])}), ${["active", "pending free", "free"][b[i + 3]]}`;
-      if (b[i + 4] >= 0) text += "\n" + stackText(b[i + 4]);
+      const A = s.bands && this.view.allocs;
+      if (A && A.verdict) { const v = D.verdicts[A.verdict[s.bands[i / 5]]]; text += `\ncategory: ${v[0]} (${v[1]} confidence, rule ${v[2]})`; }
+      if (b[i + 4] >= 0) text += "\n" + stackText(b[i + 4], true);
       break;
     }
     return text;

@@ -67,8 +67,10 @@ func TestActiveTimelineInChromium(t *testing.T) {
 		t.Errorf("pinned panel shows %q", txt)
 	}
 	// The state rebuilt at the clicked entry holds the pinned allocation.
-	if n := eval[int](t, ctx, `torchmemViews[0].stateAt(torchmemViews[0].selected).reduce((n, s) => n + s.blocks.length / 5, 0)`); n < 100 {
-		t.Errorf("allocator state at the selected entry holds %d blocks", n)
+	state := eval[[]int](t, ctx, `(() => { const v = torchmemViews[0], st = v.stateAt(v.selected);
+		return [st.reduce((n, s) => n + s.blocks.length / 5, 0), st.filter(s => s.bands.includes(v.active.pinned)).length]; })()`)
+	if state[0] < 100 || state[1] != 1 {
+		t.Errorf("allocator state at the selected entry: %d blocks, pinned allocation in %d segments", state[0], state[1])
 	}
 }
 

@@ -117,6 +117,16 @@ class DeviceView {
     });
   }
 
+  // segmentUse counts the allocations alive after entry e inside
+  // [addr, addr+size) and their bytes.
+  segmentUse(addr, size, e) {
+    const A = this.allocs;
+    let n = 0, used = 0;
+    for (let i = 0; i < A.n && A.start[i] <= e; i++)
+      if (A.end[i] > e && A.addr[i] >= addr && A.addr[i] < addr + size) { n++; used += A.size[i]; }
+    return [n, used];
+  }
+
   // bandColor is the colour of allocation i in the allocator state: the
   // pinned one dark, else by category or by site as the bands are.
   bandColor(i) {

@@ -187,6 +187,7 @@ class BandView {
     const gone = B.end[i] >= ctl.entries ? (ctl.first + ctl.entries < ctl.total ? "alive after the window" : "still there at the snapshot") :
       (this.kind === "segment" ? "released" : "freed") + " at entry " + (ctl.first + B.end[i]) + (ctl.times ? " (" + ctl.label(B.end[i]) + ")" : "");
     text += `${this.kind} ${fmtBytes(B.size[i])} (${B.size[i]} bytes) at ${ctl.address(B.addr[i])}\nmade ${made}, ${gone}\n`;
+    if (this.kind === "segment") { const [n, used] = ctl.segmentUse(B.addr[i], B.size[i], h.entry); text += `${n} allocations alive in it here, ${fmtBytes(used)} (${(100 * used / B.size[i]).toFixed(1)}%)\n`; }
     if (B.verdict) { const v = D.verdicts[B.verdict[i]]; text += `category: ${v[0]} (${v[1]} confidence, rule ${v[2]}, phase ${v[3]})\n`; }
     return text + stackText(B.stack[i], short);
   }

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -58,6 +59,15 @@ func TestActiveTimelineInChromium(t *testing.T) {
 		!strings.Contains(tip, "category: ") {
 		t.Errorf("hover at %v over a %s band shows %q", xy, size, tip)
 	}
+	// The largest segment at the peak holds allocations: its hover says so.
+	sxy := eval[[]float64](t, ctx, `(() => { const v = torchmemViews[0], S = v.segs, p = v.a.peak;
+		let best = -1; for (let i = 0; i < S.n; i++) if (S.start[i] <= p && S.end[i] > p && (best < 0 || S.size[i] > S.size[best])) best = i;
+		return v.segView.locate(best, v.segView.columnOf(p)); })()`)
+	mouse(t, ctx, input.DispatchMouseEventTypeMouseMoved, sxy)
+	if tip := eval[string](t, ctx, `document.getElementById("tip").textContent`); !strings.Contains(tip, "segment ") || !regexp.MustCompile(`\n[1-9]\d* allocations alive in it here`).MatchString(tip) {
+		t.Errorf("hover over the largest segment at the peak shows %q", tip)
+	}
+	mouse(t, ctx, input.DispatchMouseEventTypeMouseMoved, xy)
 	mouse(t, ctx, input.DispatchMouseEventTypeMousePressed, xy, chromedp.ButtonLeft, chromedp.ClickCount(1))
 	mouse(t, ctx, input.DispatchMouseEventTypeMouseReleased, xy, chromedp.ButtonLeft, chromedp.ClickCount(1))
 	if pinned := eval[int](t, ctx, `torchmemViews[0].active.pinned`); pinned != eval[int](t, ctx, `hoverBand`) {

@@ -23,6 +23,7 @@ type lintFlags struct {
 	disable []string
 	fix     bool
 	diff    bool
+	torch   string
 }
 
 func newLintCmd(env *Env) *cobra.Command {
@@ -52,6 +53,7 @@ Exit status: 0 clean, 1 findings, 2 usage or parse-tool errors.`,
 	f.StringVar(&fl.format, "format", "text", "output format: text, json or sarif (SARIF 2.1.0 for code scanning)")
 	f.BoolVar(&fl.noHost, "no-host", false, "do not read this machine's limits (TM013): lint away from the machine that runs the jobs")
 	f.StringSliceVar(&fl.disable, "disable", nil, "rules to turn off (ids or names, comma-separated)")
+	f.StringVar(&fl.torch, "torch-version", "", "PyTorch version the fixes are written for (e.g. 1.13); default: a pin near each file, else the torch --python imports")
 	f.BoolVar(&fl.list, "list-rules", false, "print the rules (id, name, severity, why) and exit")
 	f.BoolVar(&fl.fix, "fix", false, "apply the mechanical fixes in place (TM004, TM011, inference-mode, device-at-creation), then report what is left")
 	f.BoolVar(&fl.diff, "diff", false, "print the mechanical fixes as a unified diff instead of writing them")
@@ -79,7 +81,7 @@ func runLintCmd(cmd *cobra.Command, env *Env, fl lintFlags, args []string) error
 	default:
 		return &ExitError{Code: 2, Err: fmt.Errorf("--format %q: want text, json or sarif", fl.format)}
 	}
-	opts := lint.Options{Python: fl.python, Disable: fl.disable}
+	opts := lint.Options{Python: fl.python, Disable: fl.disable, TorchVersion: fl.torch}
 	if !fl.noHost {
 		h := lint.ReadHost(env.ProcRoot, env.Root)
 		opts.Host = &h

@@ -137,6 +137,23 @@ func TestLintSuppressionConfigAndSyntaxError(t *testing.T) {
 	}
 }
 
+// --torch-version picks the fixes; a bad value is a usage error.
+func TestLintTorchVersion(t *testing.T) {
+	py := lintPython(t)
+	script := writeScript(t, "train.py", "import torch\nfrom torch.cuda.amp import GradScaler, autocast\nscaler = GradScaler()\nctx = autocast()\n")
+	out, _, code := runLint(t, "--python", py, "--no-host", "--torch-version", "1.13", script)
+	if code != 1 || strings.Count(out, "TM009") != 1 || !strings.Contains(out, "keep `torch.cuda.amp.GradScaler()`") {
+		t.Errorf("1.13: exit %d\n%s", code, out)
+	}
+	out, _, code = runLint(t, "--python", py, "--no-host", "--torch-version", "2.4", script)
+	if code != 1 || strings.Count(out, "TM009") != 2 {
+		t.Errorf("2.4: exit %d\n%s", code, out)
+	}
+	if _, errs, code := runLint(t, "--python", py, "--torch-version", "latest", script); code != 2 || !strings.Contains(errs, "--torch-version") {
+		t.Errorf("bad version: exit %d %q", code, errs)
+	}
+}
+
 func TestLintListRules(t *testing.T) {
 	out, _, code := runLint(t, "--list-rules")
 	if code != 0 || !strings.Contains(out, "TM002") || !strings.Contains(out, "accumulated-autograd-history") {

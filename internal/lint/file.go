@@ -22,6 +22,7 @@ type file struct {
 	cuda          *bool // memoised usesCUDA
 	assignedCalls map[string][]string
 	frozenModels  map[string]bool
+	torch         TorchVersion // the PyTorch the file runs with (version.go)
 }
 
 func newFile(path string, mod *Node, src []byte, proj *project) *file {

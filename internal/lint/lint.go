@@ -20,6 +20,10 @@ type Options struct {
 	// Disable lists rules (ids or names) turned off on the command line,
 	// on top of pyproject.toml.
 	Disable []string
+	// TorchVersion ("2.1") overrides the PyTorch version fixes are written
+	// for; empty reads pins near each file, then asks Python (version.go).
+	TorchVersion string
+	probedTorch  TorchVersion // what Python imports, filled by Lint
 }
 
 // Result is what Lint found.
@@ -66,6 +70,13 @@ func Lint(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	python := opts.Python
 	if python == "" {
 		python = "python3"
+	}
+	if opts.TorchVersion != "" {
+		if _, err := ParseTorchVersion(opts.TorchVersion, "--torch-version"); err != nil {
+			return nil, fmt.Errorf("--torch-version: %w", err)
+		}
+	} else {
+		opts.probedTorch = probeTorch(ctx, python)
 	}
 	type batch struct {
 		parsed []Parsed
@@ -126,6 +137,8 @@ func lintParsed(parsed []Parsed, opts Options) (*Result, error) {
 	}
 	proj := newProject(host)
 	proj.python = opts.Python
+	flagTorch, _ := ParseTorchVersion(opts.TorchVersion, "--torch-version")
+	versions := newVersionFinder(flagTorch, opts.probedTorch)
 	var all []Finding
 	for _, p := range parsed {
 		if p.Err != nil {
@@ -136,7 +149,9 @@ func lintParsed(parsed []Parsed, opts Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", p.Path, err)
 		}
-		proj.files = append(proj.files, newFile(p.Path, p.Module, src, proj))
+		nf := newFile(p.Path, p.Module, src, proj)
+		nf.torch = versions.forFile(p.Path)
+		proj.files = append(proj.files, nf)
 	}
 	proj.analyze()
 	for _, f := range proj.files {
@@ -148,7 +163,11 @@ func lintParsed(parsed []Parsed, opts Options) (*Result, error) {
 				check(f)
 			}
 		}
-		all = append(all, f.findings...)
+		for _, fd := range f.findings {
+			if versioned(&fd, f.torch) {
+				all = append(all, fd)
+			}
+		}
 	}
 	kept, err := applyPolicy(all, proj, opts)
 	if err != nil {

@@ -74,7 +74,7 @@ func (f *file) evalContext(call, scope *Node, gradWanted bool) string {
 	// A one-off forward outside any loop (predict(x) after model.eval())
 	// holds one batch's graph for as long as its output lives: not worth a
 	// warning.
-	if len(loopsOf(call)) == 0 {
+	if len(loopsOf(call)) == 0 && !inComprehension(call) {
 		return ""
 	}
 	if l := evalCallBefore(scope, name, call.Line); l > 0 {
@@ -191,6 +191,17 @@ func (f *file) inUnitTest(fn *Node) bool {
 			continue
 		}
 		if pytest || unittest || findInScope(p, func(n *Node) bool { return n.Is("Assert") }) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// inComprehension: n is repeated by a comprehension of its own function
+// ([model(x) for x in loader]).
+func inComprehension(n *Node) bool {
+	for p := n.Parent; p != nil && !isFunc(p); p = p.Parent {
+		if p.Is("ListComp", "SetComp", "GeneratorExp", "DictComp") {
 			return true
 		}
 	}

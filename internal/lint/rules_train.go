@@ -18,6 +18,10 @@ func checkTM004(f *file) {
 			if v, ok := constBool(kwarg(call, "set_to_none")); ok && !v {
 				f.report(call, "TM004", "zero_grad(set_to_none=False) keeps every .grad tensor allocated between steps")
 			}
+			if f.oldZeroGradDefault(call) {
+				f.report(call, "TM004", fmt.Sprintf(
+					"zero_grad() keeps every .grad tensor allocated between steps on PyTorch %s: set_to_none defaults to False before 2.0", f.torch))
+			}
 		}
 	}
 	if !f.zeroesGrads() {
@@ -53,6 +57,16 @@ func reportNeverZeroed(f *file, lacksReset func(*Node) bool) {
 		f.report(call, "TM004", fmt.Sprintf(
 			"the training loop at line %d never zeroes gradients: they accumulate across steps", loops[0].Line))
 	}
+}
+
+// oldZeroGradDefault: a plain optimizer.zero_grad() in a loop, in a file
+// known to run on PyTorch 1.7-1.13, where set_to_none exists but defaults
+// to False.
+func (f *file) oldZeroGradDefault(call *Node) bool {
+	recv, _ := methodCall(call)
+	v := f.torch
+	return v.Known() && v.AtLeast(1, 7) && !v.AtLeast(2, 0) && kwarg(call, "set_to_none") == nil &&
+		len(call.L("args")) == 0 && len(loopsOf(call)) > 0 && f.isOptimizer(recv)
 }
 
 // distAutograd: the loop runs under, or opens, a distributed autograd

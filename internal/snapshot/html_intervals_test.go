@@ -1,6 +1,9 @@
 package snapshot
 
-import "testing"
+import (
+	"io"
+	"testing"
+)
 
 // TestIntervalsAddUpToLevels: at every trace entry the allocation
 // intervals alive there add up to the replayed allocated level and the
@@ -57,5 +60,28 @@ func TestIntervalsWindow(t *testing.T) {
 		if liveBytes(win, i) != liveBytes(all, i) {
 			t.Errorf("entry %d: window %d bytes, whole trace %d", i, liveBytes(win, i), liveBytes(all, i))
 		}
+	}
+}
+
+// BenchmarkWriteHTMLTrain: the page of the real GPT-2 snapshot, decoded
+// once (intervals, categories, stacks, levels and the JSON).
+func BenchmarkWriteHTMLTrain(b *testing.B) {
+	s := loadReal(b, "train_gpt2_bf16.pickle.gz")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := WriteHTML(io.Discard, s, HTMLOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPageIntervals: the allocation and segment intervals alone.
+func BenchmarkPageIntervals(b *testing.B) {
+	s := loadReal(b, "train_gpt2_bf16.pickle.gz")
+	n := len(s.Traces[0])
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = s.allocIntervals(0, 0, n)
+		_ = s.segmentIntervals(0)
 	}
 }

@@ -201,7 +201,7 @@ class BandView {
       if (!h) { ctl.tip(null); return; }
       ctl.tip(this.describe(h, true), e.clientX, e.clientY);
     });
-    cv.addEventListener("mouseleave", () => ctl.tip(null));
+    cv.addEventListener("mouseleave", () => { ctl.tip(null); down = null; });
     cv.addEventListener("mousedown", e => { down = pos(e)[0]; });
     cv.addEventListener("mouseup", e => {
       const [x, y] = pos(e);

@@ -33,6 +33,9 @@ func (f *file) checkGPUDatasets() {
 			}
 		})
 	}
+	if !f.callsTensorDataset() {
+		return
+	}
 	for _, l := range p.workerLoaders {
 		if l.f != f {
 			continue
@@ -98,6 +101,16 @@ func (f *file) holdsCUDATensor(td *Node) bool {
 			}
 		}
 		if last != nil && enclosingFunc(last) == enclosingFunc(td) && f.isCUDAValue(last.K("value")) {
+			return true
+		}
+	}
+	return false
+}
+
+// callsTensorDataset: a cheap test before the per-loader scans.
+func (f *file) callsTensorDataset() bool {
+	for _, c := range f.nodes("Call") {
+		if lastName(c.K("func")) == "TensorDataset" {
 			return true
 		}
 	}

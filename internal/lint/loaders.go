@@ -105,6 +105,23 @@ func (f *file) dictWorkersOn(call, e *Node, depth int) bool {
 // nameDictWorkersOn follows a dict variable: its assignments, .update()
 // calls and d["num_workers"] = ... stores anywhere in the file.
 func (f *file) nameDictWorkersOn(call *Node, name string, depth int) bool {
+	key := dictKey{f, name}
+	if v, ok := f.proj.dictWorkers[key]; ok {
+		return v
+	}
+	f.proj.dictWorkers[key] = false // a dict defined from itself stops here
+	v := f.scanDictWorkersOn(call, name, depth)
+	f.proj.dictWorkers[key] = v
+	return v
+}
+
+// dictKey names a dict variable of one file.
+type dictKey struct {
+	f    *file
+	name string
+}
+
+func (f *file) scanDictWorkersOn(call *Node, name string, depth int) bool {
 	for _, a := range f.nodes("Assign") {
 		for _, t := range a.L("targets") {
 			switch {

@@ -24,6 +24,7 @@ type project struct {
 	summaryDepth  int
 	loaderClasses map[string]bool // project classes deriving from DataLoader
 	workerLoaders []funcArg       // loader calls that use worker processes
+	dictWorkers   map[dictKey]bool
 }
 
 // allFiles is the linted files followed by the imported context modules.
@@ -48,6 +49,7 @@ func newProject(host Host) *project {
 		classDefs:     map[string][]funcRef{},
 		summaries:     map[*Node]*funcSummary{},
 		loaderClasses: map[string]bool{},
+		dictWorkers:   map[dictKey]bool{},
 	}
 }
 

@@ -27,7 +27,8 @@
 # `top --json` taken while it runs (NVML backend, devices, the job's
 # processes); runs/show/report --json/--html; a real CUDA OOM under
 # `torchmem run` (post-mortem must say cuda-oom; its OOM snapshot read by
-# `torchmem snapshot summary`); estimate --gpu auto; step-time overhead of
+# `torchmem snapshot summary`); the hook's measured per-step peaks in the
+# run's step rows; estimate --gpu auto; step-time overhead of
 # `torchmem run` vs bare on the CUDA loop (3 alternating runs each).
 set -u
 cd "$(dirname "$0")/.."
@@ -131,6 +132,13 @@ step runs 20 "$TM" runs --db "$DB" || echo FAILED runs
 step show 20 "$TM" show last --db "$DB" || echo FAILED show
 step report-json 30 sh -c "'$TM' report last --db '$DB' --json > '$OUT/report.json'" || echo FAILED report-json
 step report-html 30 "$TM" report last --db "$DB" --html "$OUT/report.html" || echo FAILED report-html
+# 4b. Per-step peaks measured by the hook (reset + max_memory_* at each
+# optimizer step, issue 20): the CUDA loop's step rows must carry them.
+if grep -Eq '"step_peak_allocated": *[1-9]' "$OUT/report.json"; then
+	note "PASS   step-peaks-measured ($(grep -Eo '"step_peak_allocated": *[0-9]+' "$OUT/report.json" | wc -l) step rows with a measured peak)"
+else
+	note "FAILED step-peaks-measured (report.json has no step row with step_peak_allocated > 0)"
+fi
 
 # 5. A real CUDA OOM under torchmem run, with the OOM observer's snapshot.
 s=$(date +%s)

@@ -13,12 +13,16 @@ func newSnapshotHTMLCmd(env *Env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "html FILE -o OUT.html",
-		Short: "Write one self-contained interactive page: zoomable timeline, segment map, stacks on hover",
-		Long: `Write a single HTML file that needs no network to view: a zoomable timeline of
-allocated and reserved memory (drag to zoom, double-click to reset) with OOMs and
-annotations marked, the segment map at the snapshot with each block's stack on
-hover, and the top allocation sites. Downsampling and grouping are done here, so
-the page stays responsive for snapshots with millions of trace entries.`,
+		Short: "Write one self-contained viewer: active-memory timeline per allocation, segments over time, what is live at the peak",
+		Long: `Write a single HTML file that needs no network to view, a viewer in place of
+PyTorch's memory_viz: an active-memory timeline with one band per allocation
+(hover for its size, category and full stack; click to pin it and see the
+allocator's state at that entry; drag or wheel to zoom, a from/to filter,
+double-click to reset), the segments over time, what is live at the peak by
+category and by stack, the allocated/reserved chart with OOMs and annotations,
+the segment map and the top allocation sites. Bands too thin to see are merged
+and traces over 250,000 entries keep the bands around the peak, so the page
+stays small and responsive for snapshots with millions of entries.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {

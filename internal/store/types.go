@@ -99,14 +99,14 @@ type Event struct {
 // Step is one optimizer step (or the last of several, see Steps) of one
 // hooked process, from the hook's step messages.
 type Step struct {
-	Time          time.Time `json:"t"`
-	Step          int64     `json:"step"`
-	PID           int       `json:"pid"`
-	Rank          *int      `json:"rank,omitempty"`
-	Steps         int64     `json:"steps,omitempty"`        // steps this row covers (rate-limited hook)
-	StepSeconds   *float64  `json:"step_seconds,omitempty"` // mean step time
-	Allocated     *int64    `json:"allocated,omitempty"`    // allocator, summed over the process's devices
-	Reserved      *int64    `json:"reserved,omitempty"`
+	Time        time.Time `json:"t"`
+	Step        int64     `json:"step"`
+	PID         int       `json:"pid"`
+	Rank        *int      `json:"rank,omitempty"`
+	Steps       int64     `json:"steps,omitempty"`        // steps this row covers (rate-limited hook)
+	StepSeconds *float64  `json:"step_seconds,omitempty"` // mean step time
+	Allocated   *int64    `json:"allocated,omitempty"`    // allocator, summed over the process's devices
+	Reserved    *int64    `json:"reserved,omitempty"`
 	// PeakAllocated and PeakReserved are the allocator's high-water marks
 	// as the step message carried them (since the process started, or
 	// since the last reset: with step peaks on, the step's end).

@@ -114,7 +114,9 @@ func (d *Decoder) release(items []Value) {
 		if c == nil || !c.done || c.replaced {
 			continue
 		}
-		work = append(work, c.items...)
+		if c.nested {
+			work = append(work, c.items...)
+		}
 		c.replaced, c.repl = true, Value{Kind: KindDropped}
 		if c.memo >= 0 {
 			d.setMemo(uint64(c.memo), c.repl)

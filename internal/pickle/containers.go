@@ -17,7 +17,7 @@ func (d *Decoder) recycle(idx uint32, c *container) {
 	if k < 2 || k >= len(d.pool) || len(d.pool[k]) >= 1100 {
 		return
 	}
-	clear(items)
+	// Not cleared: Value holds no pointer and a reused slice is appended to.
 	d.pool[k] = append(d.pool[k], items[:0])
 }
 
@@ -48,7 +48,7 @@ func (d *Decoder) cont(v Value) *container {
 	return &d.conts[idx]
 }
 
-func (d *Decoder) newContainer(k Kind, items []Value) Value {
+func (d *Decoder) newContainer(k Kind, items []Value, nested bool) Value {
 	var idx uint32
 	if n := len(d.freeConts); n > 0 {
 		idx = d.freeConts[n-1]
@@ -59,7 +59,7 @@ func (d *Decoder) newContainer(k Kind, items []Value) Value {
 	}
 	c := &d.conts[idx]
 	gen := c.gen + 1
-	*c = container{items: items, memo: -1, gen: gen}
+	*c = container{items: items, memo: -1, gen: gen, nested: nested}
 	d.liveItems += len(items)
 	return Value{Kind: k, N: int64(gen)<<32 | int64(idx)}
 }
@@ -98,7 +98,9 @@ func (d *Decoder) finish(v Value) (Value, error) {
 	}
 	if nv != v {
 		c.replaced = true
-		d.release(c.items)
+		if c.nested {
+			d.release(c.items)
+		}
 		if c.refs <= 0 {
 			d.recycle(uint32(v.N), c)
 		}
@@ -106,16 +108,20 @@ func (d *Decoder) finish(v Value) (Value, error) {
 	return nv, nil
 }
 
-func (d *Decoder) finishAll(items []Value) error {
+// finishAll finishes the containers among items in place and reports
+// whether any stays a generic container (the hooks did not convert it),
+// which is what release has to look for once their parent is converted.
+func (d *Decoder) finishAll(items []Value) (nested bool, err error) {
 	for i, it := range items {
 		if !isContainer(it.Kind) {
 			continue
 		}
 		v, err := d.finish(it)
 		if err != nil {
-			return err
+			return false, err
 		}
 		items[i] = v
+		nested = nested || isContainer(v.Kind)
 	}
-	return nil
+	return nested, nil
 }

@@ -44,11 +44,11 @@ func (d *Decoder) step(op byte) error {
 	case opShortBinUnicod, opBinUnicode, opBinUnicode8:
 		return d.unicode(op)
 	case opEmptyDict:
-		d.push(d.newContainer(KindDict, nil))
+		d.push(d.newContainer(KindDict, nil, false))
 	case opEmptyList:
-		d.push(d.newContainer(KindList, nil))
+		d.push(d.newContainer(KindList, nil, false))
 	case opEmptyTuple:
-		d.push(d.newContainer(KindTuple, nil))
+		d.push(d.newContainer(KindTuple, nil, false))
 	case opTuple1, opTuple2, opTuple3:
 		return d.smallTuple(int(op - opTuple1 + 1))
 	case opTuple, opList, opDict:
@@ -206,10 +206,11 @@ func (d *Decoder) smallTuple(n int) error {
 	}
 	items := append([]Value(nil), d.stack[len(d.stack)-n:]...)
 	d.stack = d.stack[:len(d.stack)-n]
-	if err := d.finishAll(items); err != nil {
+	nested, err := d.finishAll(items)
+	if err != nil {
 		return err
 	}
-	d.push(d.newContainer(KindTuple, items))
+	d.push(d.newContainer(KindTuple, items, nested))
 	return nil
 }
 
@@ -219,19 +220,20 @@ func (d *Decoder) fromMark(op byte) error {
 		return err
 	}
 	items := append([]Value(nil), marked...)
-	if err := d.finishAll(items); err != nil {
+	nested, err := d.finishAll(items)
+	if err != nil {
 		return err
 	}
 	switch op {
 	case opTuple:
-		d.push(d.newContainer(KindTuple, items))
+		d.push(d.newContainer(KindTuple, items, nested))
 	case opList:
-		d.push(d.newContainer(KindList, items))
+		d.push(d.newContainer(KindList, items, nested))
 	default:
 		if len(items)%2 != 0 {
 			return errors.New("odd number of items for a dict")
 		}
-		d.push(d.newContainer(KindDict, items))
+		d.push(d.newContainer(KindDict, items, nested))
 	}
 	return nil
 }
@@ -264,13 +266,15 @@ func (d *Decoder) fill(op byte) error {
 	if want == KindDict && len(items)%2 != 0 {
 		return errors.New("odd number of items for a dict")
 	}
-	if err := d.finishAll(items); err != nil {
+	nested, err := d.finishAll(items)
+	if err != nil {
 		return err
 	}
 	c := d.cont(target) // again: finishing may have grown d.conts
 	if c == nil {
 		return errors.New("target container no longer exists")
 	}
+	c.nested = c.nested || nested
 	if c.items == nil {
 		c.items = d.itemSlice(len(items))
 	} else if n := len(c.items) + len(items); n > cap(c.items) && n > 1<<16 {

@@ -64,6 +64,7 @@ type container struct {
 	refs     int32
 	done     bool // handed to Hooks.Finish
 	replaced bool // the hooks returned something else
+	nested   bool // an item is a list, tuple or dict the hooks left generic
 }
 
 func isContainer(k Kind) bool { return k == KindList || k == KindTuple || k == KindDict }

@@ -43,7 +43,8 @@ type builder struct {
 	dec         *pickle.Decoder
 	keys        []key // key code by decoder string index, 0 = not looked up
 	frameIDs    map[Frame]FrameID
-	stackIDs    map[string]StackID
+	stackByHash map[uint64]StackID // by finishList's hash of the frame ids
+	stackIDs    map[string]StackID // stacks whose hash another one took
 	textIDs     map[string]uint32
 	traceChunks [][]TraceEntry
 	nTraces     int
@@ -67,8 +68,9 @@ type blockRec struct {
 func newBuilder() *builder {
 	s := &Snapshot{Stacks: [][]FrameID{nil}, Texts: []string{""}, Streams: []int64{0}}
 	return &builder{
-		snap: s, frameIDs: map[Frame]FrameID{}, stackIDs: map[string]StackID{"": 0},
-		textIDs: map[string]uint32{"": 0},
+		snap: s, frameIDs: map[Frame]FrameID{}, stackIDs: map[string]StackID{},
+		stackByHash: map[uint64]StackID{},
+		textIDs:     map[string]uint32{"": 0},
 	}
 }
 
@@ -109,30 +111,79 @@ func (b *builder) finishDict(d *pickle.Decoder, v pickle.Value) (pickle.Value, e
 
 // finishList interns a non-empty list made only of frames as a stack.
 func (b *builder) finishList(v pickle.Value) pickle.Value {
-	items := b.dec.Items(v)
-	if len(items) == 0 {
-		return v
+	if id, ok := b.internStack(b.dec.Items(v)); ok {
+		return handle(tagStack, int(id))
+	}
+	return v
+}
+
+// internStack returns the stack id of items if they are frame handles (and
+// there is at least one). CPython writes a fresh frames list per trace
+// entry, so this runs once per entry: stacks are found by a hash of their
+// frame ids, checked against the stack it names; one whose hash an earlier,
+// different stack took goes by its bytes in stackIDs instead.
+func (b *builder) internStack(items []pickle.Value) (StackID, bool) {
+	h, ok := frameHash(items)
+	if !ok {
+		return 0, false
+	}
+	id, taken := b.stackByHash[h]
+	if taken && sameFrames(b.snap.Stacks[id], items) {
+		return id, true
+	}
+	if !taken {
+		id = b.addStack(items)
+		b.stackByHash[h] = id
+		return id, true
 	}
 	b.scratch = b.scratch[:0]
 	for _, it := range items {
-		tag, idx := handleOf(it)
-		if tag != tagFrame {
-			return v
-		}
+		_, idx := handleOf(it)
 		b.scratch = binary.LittleEndian.AppendUint32(b.scratch, uint32(idx))
 	}
-	if id, ok := b.stackIDs[string(b.scratch)]; ok {
-		return handle(tagStack, int(id))
+	id, ok = b.stackIDs[string(b.scratch)]
+	if !ok {
+		id = b.addStack(items)
+		b.stackIDs[string(b.scratch)] = id
 	}
+	return id, true
+}
+
+// frameHash is FNV-1a over the frame ids of items; false unless every item
+// is a frame handle and there is one at least.
+func frameHash(items []pickle.Value) (uint64, bool) {
+	h := uint64(len(items))
+	for _, it := range items {
+		tag, idx := handleOf(it)
+		if tag != tagFrame {
+			return 0, false
+		}
+		h = (h ^ uint64(idx)) * 0x100000001b3
+	}
+	return h, len(items) > 0
+}
+
+func (b *builder) addStack(items []pickle.Value) StackID {
 	ids := make([]FrameID, len(items))
 	for i, it := range items {
 		_, idx := handleOf(it)
 		ids[i] = FrameID(idx)
 	}
-	id := StackID(len(b.snap.Stacks))
 	b.snap.Stacks = append(b.snap.Stacks, ids)
-	b.stackIDs[string(b.scratch)] = id
-	return handle(tagStack, int(id))
+	return StackID(len(b.snap.Stacks) - 1)
+}
+
+// sameFrames reports whether items, frame handles, are the stack ids.
+func sameFrames(ids []FrameID, items []pickle.Value) bool {
+	if len(ids) != len(items) {
+		return false
+	}
+	for i, it := range items {
+		if _, idx := handleOf(it); FrameID(idx) != ids[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *builder) frame(d *pickle.Decoder, items []pickle.Value) pickle.Value {

@@ -1,0 +1,41 @@
+package snapshot
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/torchmem/torchmem/internal/pickle"
+)
+
+func frameHandles(ids ...int) []pickle.Value {
+	out := make([]pickle.Value, len(ids))
+	for i, id := range ids {
+		out[i] = handle(tagFrame, id)
+	}
+	return out
+}
+
+// TestInternStackHashTaken: a stack whose hash an earlier, different stack
+// took (forced here; FNV-1a collisions are rare) still gets its own id, and
+// the same one each time; a list that is not all frames is no stack.
+func TestInternStackHashTaken(t *testing.T) {
+	b := newBuilder()
+	a, _ := b.internStack(frameHandles(1, 2, 3))
+	other := frameHandles(4, 5)
+	h, _ := frameHash(other)
+	b.stackByHash[h] = a // pretend {4, 5} hashes like {1, 2, 3}
+	x, ok := b.internStack(other)
+	y, _ := b.internStack(frameHandles(4, 5))
+	if !ok || x == a || x != y || !slices.Equal(b.snap.Stacks[x], []FrameID{4, 5}) {
+		t.Fatalf("stacks %d %d %d: %v", a, x, y, b.snap.Stacks)
+	}
+	if again, _ := b.internStack(frameHandles(1, 2, 3)); again != a {
+		t.Fatalf("stack {1,2,3} got %d then %d", a, again)
+	}
+	if _, ok := b.internStack(append(frameHandles(1), pickle.Value{Kind: pickle.KindInt})); ok {
+		t.Fatal("a list with an int interned as a stack")
+	}
+	if _, ok := b.internStack(nil); ok {
+		t.Fatal("an empty list interned as a stack")
+	}
+}

@@ -67,7 +67,9 @@ type container struct {
 	nested   bool // an item is a list, tuple or dict the hooks left generic
 }
 
-func isContainer(k Kind) bool { return k == KindList || k == KindTuple || k == KindDict }
+// isContainer: KindList, KindTuple and KindDict are consecutive, so one
+// unsigned comparison (this runs for every item the decoder stores).
+func isContainer(k Kind) bool { return k-KindList <= KindDict-KindList }
 
 // Float returns the float held by a KindFloat value.
 func (v Value) Float() float64 { return math.Float64frombits(uint64(v.N)) }

@@ -154,11 +154,10 @@ func (b *builder) internStack(items []pickle.Value) (StackID, bool) {
 func frameHash(items []pickle.Value) (uint64, bool) {
 	h := uint64(len(items))
 	for _, it := range items {
-		tag, idx := handleOf(it)
-		if tag != tagFrame {
+		if it.Kind != pickle.KindExt || it.N>>tagShift != tagFrame {
 			return 0, false
 		}
-		h = (h ^ uint64(idx)) * 0x100000001b3
+		h = (h ^ uint64(uint32(it.N))) * 0x100000001b3
 	}
 	return h, len(items) > 0
 }
@@ -178,8 +177,9 @@ func sameFrames(ids []FrameID, items []pickle.Value) bool {
 	if len(ids) != len(items) {
 		return false
 	}
+	ids = ids[:len(items)]
 	for i, it := range items {
-		if _, idx := handleOf(it); FrameID(idx) != ids[i] {
+		if FrameID(it.N) != ids[i] { // frameHash checked that items are frame handles
 			return false
 		}
 	}

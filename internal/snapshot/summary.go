@@ -134,8 +134,9 @@ func (s *Snapshot) traceSummary(dev int) TraceSummary {
 	t := TraceSummary{Device: dev, Entries: len(s.Traces[dev]), Actions: map[string]int{}, OOMs: []OOMEvent{}}
 	var peakA, peakR Level
 	first := true
+	var actions [len(actionNames)]int // counted by number: a map update per entry cost more than the rest
 	t.Start = s.Replay(dev, func(l Level, e *TraceEntry) {
-		t.Actions[e.Action.String()]++
+		actions[e.Action]++
 		if e.HasTime {
 			if !t.HasTime {
 				t.FirstUS = e.TimeUS
@@ -160,5 +161,10 @@ func (s *Snapshot) traceSummary(dev int) TraceSummary {
 		peakR = t.Start
 	}
 	t.PeakAlloc, t.PeakReserved = peakA, peakR
+	for a, n := range actions {
+		if n > 0 {
+			t.Actions[Action(a).String()] = n
+		}
+	}
 	return t
 }

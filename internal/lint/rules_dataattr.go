@@ -23,17 +23,38 @@ func checkTM008(f *file) {
 			if owner == "" || owner == "self" || owner == "cls" || f.gradOff(n) {
 				return // self.data = ...: an object's attribute, not a tensor's storage
 			}
+			if isCastOf(n.K("value"), owner) {
+				return // p.data = p.to(torch.float32): a cast's graph saves no tensor
+			}
 			if deps == nil {
 				deps = f.scopeDeps(sc)
 			}
 			for r := range f.liveRefs(n.K("value")) {
 				if r == owner || deps[r][owner] {
 					f.report(n, "TM008", fmt.Sprintf(
-						"%s.data is assigned a tensor computed from %s with autograd on: the two are linked in a reference cycle that only the cycle collector frees", owner, owner))
+						"%s.data is assigned a tensor computed from %s with autograd on: the graph it records is thrown away, and autograd never sees the update", owner, owner))
 					return
 				}
 			}
 		})
+	}
+}
+
+// castMethods only change a tensor's dtype, device or layout.
+var castMethods = map[string]bool{"to": true, "float": true, "half": true, "double": true,
+	"bfloat16": true, "type": true, "cuda": true, "cpu": true, "contiguous": true}
+
+// isCastOf reports e = owner.to(...).float()...: a chain of casts of owner
+// and nothing else. Autograd records ToCopyBackward, which saves no tensor.
+func isCastOf(e *Node, owner string) bool {
+	seen := false
+	for {
+		recv, m := methodCall(e)
+		if recv == nil || !castMethods[m] {
+			return seen && dotted(e) == owner
+		}
+		seen = true
+		e = recv
 	}
 }
 

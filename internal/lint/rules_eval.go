@@ -26,6 +26,9 @@ func checkTM001(f *file) {
 		if !f.isModelCall(call) || f.gradOff(call) || f.frozen()[dotted(call.K("func"))] {
 			continue
 		}
+		if isPipelineCall(call) {
+			continue // diffusers/transformers pipelines run their __call__ under no_grad
+		}
 		fn := enclosingFunc(call)
 		if fn != nil && (f.inModuleClass(fn) || f.inUnitTest(fn)) {
 			continue

@@ -1,5 +1,7 @@
 package lint
 
+import "strings"
+
 // A small forward data-flow pass over one function's statements, in source
 // order, that tracks which names hold tensors with autograd history (hist)
 // and which hold raw model outputs that may sit on the GPU (out). It is
@@ -107,6 +109,8 @@ func (fl *flow) call(e *Node) taint {
 	f := fl.f
 	gradOn := !f.gradOff(e)
 	switch {
+	case f.isModelCall(e) && isPipelineCall(e):
+		return taint{out: pipelineReturnsTensors(e)}
 	case f.isModelCall(e):
 		return taint{hist: gradOn, out: true}
 	case f.isLossCall(e):
@@ -157,4 +161,20 @@ func movesToCPU(call *Node) bool {
 		return s == "cpu"
 	}
 	return false
+}
+
+// isPipelineCall reports a call of something named like an inference
+// pipeline (pipe(...), pipeline(...), sd_pipeline(...)): diffusers and
+// transformers pipelines run under no_grad and return host objects.
+func isPipelineCall(call *Node) bool {
+	last := strings.ToLower(lastName(call.K("func")))
+	return last == "pipe" || last == "pipeline" || strings.HasSuffix(last, "_pipe") || strings.HasSuffix(last, "_pipeline")
+}
+
+// pipelineReturnsTensors reports output_type="pt" / "latent": only then
+// does a diffusers pipeline return tensors (the default is PIL images,
+// "np" numpy arrays).
+func pipelineReturnsTensors(call *Node) bool {
+	s, ok := constStr(kwarg(call, "output_type"))
+	return ok && (s == "pt" || s == "latent")
 }

@@ -31,3 +31,10 @@ class Records(torch.utils.data.Dataset):
 
     def refresh(self, other):
         other.data = other.load() + self.data
+
+
+def upcast_trainable(model):
+    for param in model.parameters():
+        if param.requires_grad:
+            param.data = param.to(torch.float32)
+            param.data = param.float().contiguous()

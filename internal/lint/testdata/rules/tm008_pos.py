@@ -9,3 +9,8 @@ def step(w, x):
 
 def self_update(p, lr):
     p.data = p - lr * p.grad  # want: TM008
+
+
+def scaled_cast(model, scale):
+    for param in model.parameters():
+        param.data = param.to(torch.float32) * scale  # want: TM008

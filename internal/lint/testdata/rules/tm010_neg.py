@@ -21,3 +21,13 @@ def per_batch(model, val_loader):
         feats = []
         feats.append(model(batch))
         print(torch.stack(feats).mean().item())
+
+
+def log_validation(args):
+    pipeline = AutoPipelineForText2Image.from_pretrained(args.model).to("cuda")
+    images = []
+    for i in range(len(args.validation_prompts)):
+        with torch.autocast("cuda"):
+            image = pipeline(args.validation_prompts[i], num_inference_steps=20).images[0]
+        images.append(image)
+    return images

@@ -22,3 +22,12 @@ def predict(model, test_loader):
             logits = model(x.to(device))
             preds.append(logits)  # want: TM010
     return torch.cat(preds)
+
+
+def log_validation_latents(args):
+    pipeline = AutoPipelineForText2Image.from_pretrained(args.model).to("cuda")
+    latents = []
+    for i in range(len(args.validation_prompts)):
+        out = pipeline(args.validation_prompts[i], output_type="pt").images
+        latents.append(out)  # want: TM010
+    return latents

@@ -49,6 +49,7 @@ type Options struct {
 type Decoder struct {
 	in        input
 	hooks     Hooks
+	appender  Appender // hooks, when they are one
 	stack     []Value
 	marks     []int
 	memo      [][]Value // pages of memoPage entries: growing never copies
@@ -88,7 +89,9 @@ func NewDecoder(r io.Reader, opt Options) *Decoder {
 	if size > 0 {
 		first = int(min(max(size/64, 64), memoPage))
 	}
+	appender, _ := opt.Hooks.(Appender)
 	return &Decoder{
+		appender:  appender,
 		memoFirst: first,
 		in:        input{r: r, buf: make([]byte, initial), size: size, progress: opt.Progress},
 		hooks:     opt.Hooks,

@@ -274,6 +274,18 @@ func (d *Decoder) fill(op byte) error {
 	if c == nil {
 		return errors.New("target container no longer exists")
 	}
+	if want == KindList && d.appender != nil && (c.taken || c.items == nil && len(items) > 0) {
+		if d.appender.Append(d, target, items, c.taken) {
+			c.taken = true
+			if nested {
+				d.release(items) // the hooks keep what they need of them
+			}
+			return nil
+		}
+		if c.taken {
+			return errors.New("the hooks refused items of a list whose items they took")
+		}
+	}
 	c.nested = c.nested || nested
 	if c.items == nil {
 		c.items = d.itemSlice(len(items))

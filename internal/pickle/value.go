@@ -65,6 +65,7 @@ type container struct {
 	done     bool // handed to Hooks.Finish
 	replaced bool // the hooks returned something else
 	nested   bool // an item is a list, tuple or dict the hooks left generic
+	taken    bool // an Appender keeps this list's items
 }
 
 // isContainer: KindList, KindTuple and KindDict are consecutive, so one
@@ -94,6 +95,18 @@ func (d *Decoder) Items(v Value) []Value {
 // reference to a released container reads as KindDropped.
 type Hooks interface {
 	Finish(d *Decoder, v Value) (Value, error)
+}
+
+// Appender is a Hooks that may keep the items appended to a list itself
+// instead of the decoder holding them until the list is finished (a
+// snapshot's trace: millions of converted entries, in order). Append is
+// offered every APPEND and APPENDS batch, its items finished, of a list the
+// decoder holds no items of yet (taken false), and then of every list whose
+// items it took before (taken true: it must take these too). A list whose
+// items the hooks took reaches Finish empty, so Finish must convert it.
+type Appender interface {
+	Hooks
+	Append(d *Decoder, list Value, items []Value, taken bool) bool
 }
 
 // Str returns the string held by v and whether v is a string.

@@ -79,24 +79,35 @@ func (b *builder) traceLists(v pickle.Value) ([][]TraceEntry, error) {
 	lists := b.dec.Items(v)
 	out := make([][]TraceEntry, 0, len(lists))
 	for dev, l := range lists {
+		if tag, i := handleOf(l); tag == tagTraces {
+			out = append(out, b.copyTraces(&b.tracesTaken[i]))
+			continue
+		}
 		if l.Kind != pickle.KindList {
 			return nil, typeErr(fmt.Sprintf("device_traces[%d]", dev), l)
 		}
-		out = append(out, b.traceList(b.dec.Items(l)))
+		t := traceList{otherAt: -1} // not taken: empty, or not only trace entries
+		for _, it := range b.dec.Items(l) {
+			if tag, idx := handleOf(it); tag == tagTrace {
+				t.add(idx)
+			} else if t.otherAt < 0 {
+				t.otherAt = t.n
+			}
+		}
+		out = append(out, b.copyTraces(&t))
 	}
 	b.traceChunks = nil
 	return out, nil
 }
 
-func (b *builder) traceList(items []pickle.Value) []TraceEntry {
-	out := make([]TraceEntry, 0, len(items))
+func (b *builder) copyTraces(t *traceList) []TraceEntry {
+	out := make([]TraceEntry, 0, t.n)
 	next := -1 // expected next index while the entries are in arena order
-	for _, it := range items {
-		tag, idx := handleOf(it)
-		if tag != tagTrace {
-			next = -2
-			continue
+	for k := range t.n {
+		if k == t.otherAt {
+			next = -2 // something else in the list, as PyTorch never writes
 		}
+		idx := t.at(k)
 		e := b.trace(idx)
 		if e == nil {
 			next = -2

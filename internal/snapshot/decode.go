@@ -16,6 +16,7 @@ const (
 	tagBlock   = 4
 	tagSegment = 5
 	tagHistory = 6
+	tagTraces  = 7 // a list of trace entries the builder took (tracelists.go)
 	tagShift   = 56
 )
 
@@ -47,6 +48,8 @@ type builder struct {
 	stackIDs    map[string]StackID // stacks whose hash another one took
 	textIDs     map[string]uint32
 	traceChunks [][]TraceEntry
+	tracesTaken []traceList   // lists of trace entries taken from the decoder (tracelists.go)
+	takenLists  map[int64]int // index in tracesTaken by the list's pickle.Value.N while it is built
 	nTraces     int
 	blocks      []blockRec
 	segments    []Segment
@@ -69,8 +72,8 @@ func newBuilder() *builder {
 	s := &Snapshot{Stacks: [][]FrameID{nil}, Texts: []string{""}, Streams: []int64{0}}
 	return &builder{
 		snap: s, frameIDs: map[Frame]FrameID{}, stackIDs: map[string]StackID{},
-		stackByHash: map[uint64]StackID{},
-		textIDs:     map[string]uint32{"": 0},
+		stackByHash: map[uint64]StackID{}, takenLists: map[int64]int{},
+		textIDs: map[string]uint32{"": 0},
 	}
 }
 
@@ -80,6 +83,10 @@ func (b *builder) Finish(d *pickle.Decoder, v pickle.Value) (pickle.Value, error
 	case pickle.KindDict:
 		return b.finishDict(d, v)
 	case pickle.KindList:
+		if i, ok := b.takenLists[v.N]; ok {
+			delete(b.takenLists, v.N)
+			return handle(tagTraces, i), nil
+		}
 		return b.finishList(v), nil
 	}
 	return v, nil

@@ -39,3 +39,33 @@ func TestInternStackHashTaken(t *testing.T) {
 		t.Fatal("an empty list interned as a stack")
 	}
 }
+
+// TestTraceListOrder: a taken trace list keeps its entries' order as a
+// range while the indices follow each other and as indices after that, and
+// notes where an item that is no trace entry came.
+func TestTraceListOrder(t *testing.T) {
+	b := newBuilder()
+	list := pickle.Value{Kind: pickle.KindList, N: 42}
+	traces := func(idx ...int) []pickle.Value {
+		out := make([]pickle.Value, len(idx))
+		for i, x := range idx {
+			out[i] = handle(tagTrace, x)
+		}
+		return out
+	}
+	if b.Append(nil, list, frameHandles(1), false) {
+		t.Fatal("took a list of frames")
+	}
+	if !b.Append(nil, list, traces(5, 6, 7), false) || !b.Append(nil, list, append(traces(8), handle(tagFrame, 1)), true) ||
+		!b.Append(nil, list, traces(3, 4), true) {
+		t.Fatal("refused a trace list's items")
+	}
+	tl := b.tracesTaken[b.takenLists[list.N]]
+	var got []int
+	for k := range tl.n {
+		got = append(got, tl.at(k))
+	}
+	if !slices.Equal(got, []int{5, 6, 7, 8, 3, 4}) || tl.otherAt != 4 {
+		t.Fatalf("order %v, other at %d", got, tl.otherAt)
+	}
+}

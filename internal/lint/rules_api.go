@@ -64,8 +64,9 @@ func (f *file) fallbackFromNewAMP(call *Node) bool {
 // are not tensors (numpy, JSON, text).
 func checkTM011(f *file) {
 	var where string
+	multi := f.multiProcess()
 	switch {
-	case f.multiProcess():
+	case multi:
 		where = "in a multi-process job: every process restores the checkpoint onto the GPU it was saved from (usually cuda:0), all at once"
 	case f.cpuInference():
 		where = "on a CPU inference path: tensors saved on a GPU are restored onto that GPU (or fail to load where there is none)"
@@ -86,6 +87,9 @@ func checkTM011(f *file) {
 		}
 		if kwarg(call, "map_location") != nil || len(call.L("args")) >= 2 || hasStarKwargs(call) || f.nonTensorPayload(call) {
 			continue
+		}
+		if multi && rankZeroOnly(call) && !f.cpuInference() {
+			continue // one process loads: nothing is multiplied across ranks
 		}
 		f.report(call, "TM011", q+" without map_location "+where)
 	}

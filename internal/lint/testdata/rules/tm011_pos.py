@@ -12,3 +12,9 @@ state = torch.load("checkpoint.pt")  # want: TM011
 model_state = torch.load(open("w.pt", "rb"), weights_only=True)  # want: TM011
 scripted = torch.jit.load("model.pt")  # want: TM011
 état = {"clé": torch.load("é.pt")}  # want: TM011
+
+
+def load_every_rank_after_rank0_log(rank, path):
+    if rank == 0:
+        print("loading", path)
+    return torch.load(path)  # want: TM011

@@ -1,4 +1,5 @@
 import json
+import os
 
 import numpy as np
 from torch.utils.data import DataLoader, Dataset
@@ -47,3 +48,39 @@ class LabelNames(Dataset):
 
 
 names = DataLoader(LabelNames(["a"], [("x", 0)]), num_workers=2)
+
+
+class PromptImageDataset(Dataset):
+    # A LoRA fine-tuning folder: only file paths and prompts per sample.
+    def __init__(self, data_dir, prompts):
+        self.samples = []
+        for filename in sorted(os.listdir(data_dir)):
+            img_path = os.path.join(data_dir, filename)
+            txt_path = img_path + ".txt"
+            self.samples.append((img_path, txt_path, filename))
+        self.video_paths = sorted(os.path.join(data_dir, f) for f in os.listdir(data_dir))
+        self.instance_prompts = [p.strip() for p in prompts]
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, index):
+        img_path, txt_path, stem = self.samples[index]
+        return img_path, self.video_paths[index], self.instance_prompts[index]
+
+
+class ClassLookup(Dataset):
+    def __init__(self, samples, classes):
+        self.samples = np.asarray(samples)
+        self.class_to_idx = {c: i for i, c in enumerate(classes)}
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, index):
+        rec = self.samples[index]
+        return rec, self.class_to_idx[rec["category_id"]]
+
+
+fine_tune = DataLoader(PromptImageDataset("d", ["a"]), num_workers=4)
+lookup = DataLoader(ClassLookup([], []), num_workers=4)

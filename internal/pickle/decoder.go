@@ -134,6 +134,10 @@ func (d *Decoder) Decode() (Value, error) {
 	}
 }
 
+// Offset returns how many bytes of the pickle stream the decoder has read:
+// from Hooks, the end of the opcode that completed the container.
+func (d *Decoder) Offset() int64 { return d.in.offset() }
+
 // hot runs at most n of the commonest opcodes straight from the buffer,
 // while at least 16 bytes are there, and returns how many it ran; it stops
 // at anything unusual, errors included, for step to run and report. These

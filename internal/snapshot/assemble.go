@@ -69,9 +69,9 @@ func (b *builder) segmentList(v pickle.Value) ([]Segment, error) {
 	return out, nil
 }
 
-// traceLists turns device_traces into one slice per device, copied out of
-// the chunks; chunks fully copied are dropped at once so the peak stays
-// near one copy of the trace.
+// traceLists turns device_traces into one slice per device: the part of
+// the builder's trace a list is a range of (every list PyTorch writes),
+// or a copy of the entries it names.
 func (b *builder) traceLists(v pickle.Value) ([][]TraceEntry, error) {
 	if v.Kind != pickle.KindList {
 		return nil, typeErr("'device_traces'", v)
@@ -80,52 +80,21 @@ func (b *builder) traceLists(v pickle.Value) ([][]TraceEntry, error) {
 	out := make([][]TraceEntry, 0, len(lists))
 	for dev, l := range lists {
 		if tag, i := handleOf(l); tag == tagTraces {
-			out = append(out, b.copyTraces(&b.tracesTaken[i]))
+			out = append(out, b.traceOf(&b.tracesTaken[i]))
 			continue
 		}
 		if l.Kind != pickle.KindList {
 			return nil, typeErr(fmt.Sprintf("device_traces[%d]", dev), l)
 		}
-		t := traceList{otherAt: -1} // not taken: empty, or not only trace entries
+		var t traceList // not taken: empty, or not only trace entries
 		for _, it := range b.dec.Items(l) {
 			if tag, idx := handleOf(it); tag == tagTrace {
 				t.add(idx)
-			} else if t.otherAt < 0 {
-				t.otherAt = t.n
 			}
 		}
-		out = append(out, b.copyTraces(&t))
+		out = append(out, b.traceOf(&t))
 	}
-	b.traceChunks = nil
 	return out, nil
-}
-
-func (b *builder) copyTraces(t *traceList) []TraceEntry {
-	out := make([]TraceEntry, 0, t.n)
-	next := -1 // expected next index while the entries are in arena order
-	for k := range t.n {
-		if k == t.otherAt {
-			next = -2 // something else in the list, as PyTorch never writes
-		}
-		idx := t.at(k)
-		e := b.trace(idx)
-		if e == nil {
-			next = -2
-			continue
-		}
-		out = append(out, *e)
-		if next != -2 {
-			if next >= 0 && idx != next {
-				next = -2
-				continue
-			}
-			next = idx + 1
-			if next%traceChunk == 0 {
-				b.traceChunks[idx/traceChunk] = nil // copied in full, in order
-			}
-		}
-	}
-	return out
 }
 
 func settings(d *pickle.Decoder, v pickle.Value) (map[string]any, error) {

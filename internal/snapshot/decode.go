@@ -47,10 +47,11 @@ type builder struct {
 	stackByHash map[uint64]StackID // by finishList's hash of the frame ids
 	stackIDs    map[string]StackID // stacks whose hash another one took
 	textIDs     map[string]uint32
-	traceChunks [][]TraceEntry
+	traces      []TraceEntry  // every trace entry, in the order read (tracelists.go)
+	traceStart  int64         // input offset at the first trace entry
+	size        int64         // input size, or -1
 	tracesTaken []traceList   // lists of trace entries taken from the decoder (tracelists.go)
 	takenLists  map[int64]int // index in tracesTaken by the list's pickle.Value.N while it is built
-	nTraces     int
 	blocks      []blockRec
 	segments    []Segment
 	hist        []history
@@ -258,6 +259,7 @@ func Read(r io.Reader, size int64, progress func(int64)) (*Snapshot, error) {
 // (a gzip file's own bytes), which bounds the strings the decoder holds.
 func readStored(r io.Reader, size int64, progress func(int64), stored func() int64) (*Snapshot, error) {
 	b := newBuilder()
+	b.size = size
 	dec := pickle.NewDecoder(r, pickle.Options{Size: size, Hooks: b, Progress: progress, Stored: stored})
 	b.dec = dec
 	top, err := dec.Decode()

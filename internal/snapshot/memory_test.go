@@ -110,3 +110,41 @@ func TestUnknownNestedDictsReleased(t *testing.T) {
 		t.Errorf("peak %d live values, want at most %d (%+v)", st.PeakLive, limit, st)
 	}
 }
+
+// TestTraceGrowsOnce: with the input's size known, the trace's capacity is
+// estimated once the first traceFirst entries are in, so it is allocated
+// twice in all (no copy at the end), within 30% of what it needs; without
+// a size it doubles. Either way every entry is there, in order.
+func TestTraceGrowsOnce(t *testing.T) {
+	const n = 100000
+	raw := futurePickle(n)
+	for _, size := range []int64{int64(len(raw)), -1} {
+		b := newBuilder()
+		b.size = size
+		dec := pickle.NewDecoder(bytes.NewReader(raw), pickle.Options{Size: size, Hooks: b})
+		b.dec = dec
+		top, err := dec.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.assemble(dec, top); err != nil {
+			t.Fatal(err)
+		}
+		tr := b.snap.Traces
+		if len(tr) != 1 || len(tr[0]) != n {
+			t.Fatalf("size %d: traces %d", size, len(tr))
+		}
+		for j, e := range tr[0] {
+			if e.Addr != uint64(j)*512 || e.TimeUS != int64(j) {
+				t.Fatalf("size %d: entry %d is %+v", size, j, e)
+			}
+		}
+		want := n + n*3/10
+		if size < 0 {
+			want = 4 * traceFirst // 32k, 64k, 128k
+		}
+		if c := cap(b.traces); c < n || c > want {
+			t.Errorf("size %d: capacity %d for %d entries, want at most %d", size, c, n, want)
+		}
+	}
+}

@@ -186,32 +186,6 @@ func (b *builder) segmentBlocks(base uint64, list pickle.Value) []Block {
 	return out
 }
 
-// traceChunk entries are stored per chunk: a growing single slice would
-// copy hundreds of megabytes over and over on a gigabyte snapshot.
-const traceChunk = 1 << 15
-
-func (b *builder) addTrace(e TraceEntry) int {
-	n := len(b.traceChunks)
-	if n == 0 || len(b.traceChunks[n-1]) == traceChunk {
-		b.traceChunks = append(b.traceChunks, make([]TraceEntry, 0, traceChunk))
-		n++
-	}
-	b.traceChunks[n-1] = append(b.traceChunks[n-1], e)
-	idx := b.nTraces
-	b.nTraces++
-	return idx
-}
-
-// trace returns entry idx, or nil when its chunk was already copied out
-// and dropped (only a crafted file references an entry twice).
-func (b *builder) trace(idx int) *TraceEntry {
-	c := idx / traceChunk
-	if c >= len(b.traceChunks) || idx%traceChunk >= len(b.traceChunks[c]) {
-		return nil
-	}
-	return &b.traceChunks[c][idx%traceChunk]
-}
-
 func (b *builder) stream(id int64) uint32 {
 	for i, s := range b.snap.Streams {
 		if s == id {

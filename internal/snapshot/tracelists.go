@@ -3,14 +3,11 @@ package snapshot
 import "github.com/torchmem/torchmem/internal/pickle"
 
 // traceList is a device's trace as the order of its entries in the
-// builder's chunks: a range while the indices follow each other (always,
-// in a snapshot as PyTorch writes it), every index after that.
+// builder's trace: a range while the indices follow each other (always, in
+// a snapshot as PyTorch writes it), every index after that.
 type traceList struct {
 	start, n int
 	idx      []int // every index, once one did not follow the last
-	// otherAt is how many entries came before the first item that was not
-	// a trace entry (ignored, but it stops chunks being dropped), or -1.
-	otherAt int
 }
 
 func (t *traceList) add(i int) {
@@ -51,7 +48,7 @@ func (b *builder) Append(d *pickle.Decoder, list pickle.Value, items []pickle.Va
 			}
 		}
 		b.takenLists[list.N] = len(b.tracesTaken)
-		b.tracesTaken = append(b.tracesTaken, traceList{otherAt: -1})
+		b.tracesTaken = append(b.tracesTaken, traceList{})
 	}
 	i, ok := b.takenLists[list.N]
 	if !ok {
@@ -60,12 +57,63 @@ func (b *builder) Append(d *pickle.Decoder, list pickle.Value, items []pickle.Va
 	t := &b.tracesTaken[i]
 	for _, it := range items {
 		if tag, idx := handleOf(it); tag == tagTrace {
-			t.add(idx)
-		} else if t.otherAt < 0 {
-			t.otherAt = t.n
+			t.add(idx) // anything else is ignored, as in a list not taken
 		}
 	}
 	return true
 }
 
 var _ pickle.Appender = (*builder)(nil)
+
+// traceOf returns the entries t names: a part of b.traces when they are a
+// range of it (capped, so appending to one device's trace never writes
+// over the next one's), else a copy.
+func (b *builder) traceOf(t *traceList) []TraceEntry {
+	if t.idx == nil {
+		return b.traces[t.start : t.start+t.n : t.start+t.n]
+	}
+	out := make([]TraceEntry, len(t.idx))
+	for k, i := range t.idx {
+		out[k] = b.traces[i]
+	}
+	return out
+}
+
+// The trace is one slice, grown at most a few times: once traceFirst
+// entries are in, its capacity comes from the input bytes they took and
+// what is left of a plain file (15% more, and no fewer than 48 bytes per
+// entry, so a hostile file cannot ask for more than about its own size);
+// without a size, or past the estimate, it doubles. The old way, 32k-entry
+// chunks copied out at the end, touched every entry's memory twice.
+const (
+	traceFirst       = 1 << 15
+	traceMinEntryLen = 48
+)
+
+func (b *builder) addTrace(e TraceEntry) int {
+	if len(b.traces) == cap(b.traces) {
+		b.growTraces()
+	}
+	b.traces = append(b.traces, e)
+	return len(b.traces) - 1
+}
+
+func (b *builder) growTraces() {
+	n := len(b.traces)
+	off := b.dec.Offset()
+	if n == 0 {
+		b.traceStart = off
+		b.traces = make([]TraceEntry, 0, traceFirst)
+		return
+	}
+	want := 2 * n
+	if b.size > off && off > b.traceStart {
+		perEntry := max(float64(off-b.traceStart)/float64(n), traceMinEntryLen)
+		if est := n + int(float64(b.size-off)/perEntry*1.15) + 1024; est >= n+n/4 {
+			want = est
+		}
+	}
+	grown := make([]TraceEntry, n, want)
+	copy(grown, b.traces)
+	b.traces = grown
+}

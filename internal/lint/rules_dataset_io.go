@@ -17,12 +17,15 @@ import (
 
 func checkTM017(f *file) {
 	for _, cls := range f.datasetClasses() {
-		for _, name := range []string{"__getitem__", "__getitems__"} {
+		for _, name := range []string{"__getitem__", "__getitems__", "__iter__"} {
 			get := method(cls, name)
 			if get == nil {
 				continue
 			}
 			walkScope(get, func(n *Node) {
+				if name == "__iter__" && len(loopsOf(n)) == 0 {
+					return // once per epoch's iterator, not per sample
+				}
 				if n.Is("Call") && f.qualify(n.K("func")) == "gc.collect" && !insideIf(n) {
 					f.report(n, "TM017", fmt.Sprintf(
 						"gc.collect() in %s.%s runs a full garbage collection for every sample", cls.S("name"), name))
@@ -46,6 +49,7 @@ func checkTM018(f *file) {
 		if init == nil || !f.proj.workerClasses[cls.S("name")] {
 			continue
 		}
+		locals := map[string]string{} // h5f = h5py.File(...): the local's handle kind
 		walkScope(init, func(n *Node) {
 			if !n.Is("Assign") {
 				return
@@ -53,13 +57,22 @@ func checkTM018(f *file) {
 			call := n.K("value")
 			kind := sharedHandleOpeners[f.qualify(call.K("func"))]
 			if !call.Is("Call") || kind == "" {
+				call, kind = handleKept(n.K("value"), locals)
+			}
+			if kind == "" {
 				return
 			}
 			for _, t := range n.L("targets") {
+				if t.Is("Name") && call == n.K("value") && !closedIn(init, t.S("id")) {
+					locals[t.S("id")] = kind
+				}
 				if strings.HasPrefix(dotted(t), "self.") && !closedIn(init, dotted(t)) {
 					f.report(call, "TM018", fmt.Sprintf(
 						"%s opens a %s handle in __init__ (%s) and %s is read by DataLoader workers: every worker inherits the one handle",
 						cls.S("name"), kind, dotted(t), cls.S("name")))
+					if call.Is("Name") {
+						delete(locals, call.S("id")) // one finding per handle
+					}
 				}
 			}
 		})
@@ -82,4 +95,17 @@ func closedIn(init *Node, attr string) bool {
 		}
 		return false
 	}) != nil
+}
+
+// handleKept reports v = h5f or h5f["name"] where h5f is a local handle:
+// the value keeps the file open (an h5py Dataset, not an array read from it
+// with h5f["name"][:]). It returns the handle's opening call, or nil.
+func handleKept(v *Node, locals map[string]string) (*Node, string) {
+	if v.Is("Subscript") {
+		v = v.K("value")
+	}
+	if v.Is("Name") && locals[v.S("id")] != "" {
+		return v, locals[v.S("id")]
+	}
+	return nil, ""
 }

@@ -79,6 +79,56 @@ func (f *file) cudaDevice(e *Node) bool {
 				}
 			}
 		}
+		return f.cudaFromConstructor(e)
+	}
+	return false
+}
+
+// cudaFromConstructor reports self.device bound in __init__ from a
+// parameter (self.device = device, or torch.device(device)) that a call of
+// the class in this file passes a CUDA device: MyDataset(samples, "cuda").
+func (f *file) cudaFromConstructor(e *Node) bool {
+	cls := enclosingClass(e)
+	if cls == nil || !e.Is("Attribute") || dotted(e.K("value")) != "self" {
+		return false
+	}
+	init := method(cls, "__init__")
+	if init == nil {
+		return false
+	}
+	param := ""
+	walkScope(init, func(n *Node) {
+		if !n.Is("Assign") || len(n.L("targets")) != 1 || dotted(n.L("targets")[0]) != dotted(e) {
+			return
+		}
+		v := n.K("value")
+		if v.Is("Call") && lastName(v.K("func")) == "device" {
+			v = firstArg(v)
+		}
+		if v.Is("Name") {
+			param = v.S("id")
+		}
+	})
+	pos := -1
+	for i, a := range init.K("args").L("args") {
+		if a.S("arg") == param && i > 0 {
+			pos = i - 1
+		}
+	}
+	if pos < 0 {
+		return false
+	}
+	for _, call := range f.nodes("Call") {
+		if lastName(call.K("func")) != cls.S("name") {
+			continue
+		}
+		arg := kwarg(call, param)
+		if args := call.L("args"); arg == nil && pos < len(args) {
+			arg = args[pos]
+		}
+		if s, ok := constStr(arg); ok && strings.HasPrefix(s, "cuda") {
+			return true
+		}
 	}
 	return false
 }

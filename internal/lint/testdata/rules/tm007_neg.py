@@ -31,3 +31,18 @@ loader = DataLoader(CPUDataset([1, 2]), batch_size=2, num_workers=4, collate_fn=
 inline = DataLoader(MainProcessGPUDataset(), batch_size=2)
 for x in loader:
     x = x.to(device, non_blocking=True)
+
+
+class CPUDeviceArgDataset(Dataset):
+    def __init__(self, samples, device):
+        self.samples = samples
+        self.device = torch.device(device)
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, i):
+        return self.samples[i].to(self.device)
+
+
+cpu_arg_loader = DataLoader(CPUDeviceArgDataset([], "cpu"), batch_size=8, num_workers=4)

@@ -21,3 +21,18 @@ def collate(batch):
 
 loader = DataLoader(GPUDataset([1, 2, 3]), batch_size=2, num_workers=2, collate_fn=collate)
 loader2 = DataLoader(GPUDataset([1]), num_workers=2, collate_fn=lambda b: torch.tensor(b, device="cuda"))  # want: TM007
+
+
+class DeviceArgDataset(Dataset):
+    def __init__(self, samples, device):
+        self.samples = samples
+        self.DEVICE = torch.device(device)
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, i):
+        return self.samples[i].to(self.DEVICE)  # want: TM007
+
+
+arg_loader = DataLoader(DeviceArgDataset([], "cuda"), batch_size=8, num_workers=4)

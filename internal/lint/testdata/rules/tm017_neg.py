@@ -24,3 +24,16 @@ class SliceDataset(Dataset):
 for step, batch in enumerate(DataLoader(SliceDataset([]), num_workers=2)):
     if step % 1000 == 0:
         gc.collect()
+
+
+class OncePerEpoch(torch.utils.data.IterableDataset):
+    def __init__(self, source):
+        self.source = source
+
+    def __iter__(self):
+        gc.collect()
+        for sample in self.source:
+            yield sample
+
+
+once = torch.utils.data.DataLoader(OncePerEpoch([]), num_workers=4)

@@ -20,3 +20,16 @@ class SliceDataset(Dataset):
 
 
 loader = DataLoader(SliceDataset(["a.npy"]), batch_size=4, num_workers=4)
+
+
+class StreamDataset(torch.utils.data.IterableDataset):
+    def __init__(self, source):
+        self.source = source
+
+    def __iter__(self):
+        for sample in self.source:
+            gc.collect()  # want: TM017
+            yield sample
+
+
+stream = torch.utils.data.DataLoader(StreamDataset([]), num_workers=4)

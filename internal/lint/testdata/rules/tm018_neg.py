@@ -56,3 +56,20 @@ class InMainProcess(Dataset):
 a = DataLoader(LazyH5("a.h5"), num_workers=4)
 b = DataLoader(PeekLMDB("b.lmdb"), num_workers=4)
 c = DataLoader(InMainProcess("c.h5"), num_workers=0)
+
+
+class ReadIntoMemory(Dataset):
+    def __init__(self, filename, name):
+        h5f = h5py.File(filename, "r")
+        self.data = h5f[name][:]
+        h5f.close()
+        self.length = len(self.data)
+
+    def __len__(self):
+        return self.length
+
+    def __getitem__(self, index):
+        return torch.from_numpy(self.data[index])
+
+
+in_memory = DataLoader(ReadIntoMemory("x.h5", "x"), num_workers=4)

@@ -37,3 +37,19 @@ class LMDBDataset(Dataset):
 
 train = DataLoader(DeephomographyDataset("train.h5"), batch_size=30, num_workers=4)
 val = DataLoader(LMDBDataset("val.lmdb"), batch_size=30, num_workers=8)
+
+
+class DatasetFromHDF5(Dataset):
+    def __init__(self, filename, name):
+        h5f = h5py.File(filename, "r", swmr=True)
+        self.data = h5f[name]  # want: TM018
+        self.h5f = h5f
+
+    def __len__(self):
+        return self.data.shape[0]
+
+    def __getitem__(self, index):
+        return torch.from_numpy(self.data[index]).float()
+
+
+local_handle = DataLoader(DatasetFromHDF5("x.h5", "x"), batch_size=64, num_workers=4)

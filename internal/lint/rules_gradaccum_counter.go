@@ -16,6 +16,7 @@ import "fmt"
 //	        count = 0
 
 func checkTM020(f *file) {
+	checkTM020InnerLoops(f) // rules_gradaccum_inner.go
 	for _, ifn := range f.nodes("If") {
 		loops := loopsOf(ifn)
 		if len(loops) == 0 || ifn.Parent != loops[0] || tm003Condition(ifn.K("test")) {

@@ -47,3 +47,22 @@ def gan(netD, netG, loader, optD, optG, n_critic):
             optG.zero_grad()
             netD(netG(x)).mean().backward()
             optG.step()
+
+
+def train_micro_steps_scaled(model, get_batch, optimizer, gradient_accumulation_steps, max_iters):
+    for iter_num in range(max_iters):
+        for micro_step in range(gradient_accumulation_steps):
+            X, Y = get_batch("train")
+            logits, loss = model(X, Y)
+            loss = loss / gradient_accumulation_steps
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+
+def train_micro_steps_stepping_inside(model, get_batch, optimizer, accum_steps):
+    for micro_step in range(accum_steps):
+        logits, loss = model(*get_batch())
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()

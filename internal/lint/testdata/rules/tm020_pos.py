@@ -22,3 +22,13 @@ def train_every(model, loader, optimizer, criterion, args):
         if (i + 1) % args.update_every == 0:
             optimizer.step()
             optimizer.zero_grad()
+
+
+def train_micro_steps(model, get_batch, optimizer, gradient_accumulation_steps, max_iters):
+    for iter_num in range(max_iters):
+        for micro_step in range(gradient_accumulation_steps):
+            X, Y = get_batch("train")
+            logits, loss = model(X, Y)
+            loss.backward()  # want: TM020
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)

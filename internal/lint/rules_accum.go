@@ -47,7 +47,7 @@ func (fl *flow) onAccum(stmt *Node, target string, t taint, appendLike bool) {
 				target, loop.Line))
 			return
 		}
-		if appendLike && t.out && f.usesCUDA() && batchLoop(loop) {
+		if appendLike && t.out && f.outputsMayBeOnGPU(stmt) && batchLoop(loop) {
 			extra := ""
 			if t.hist {
 				extra = ", with its autograd graph"
@@ -123,7 +123,7 @@ func trainsIn(loop *Node, acc string) bool {
 	}) != nil
 }
 
-var batchWords = []string{"loader", "dataloader", "batch", "batches", "data", "dataset", "iterator",
+var batchWords = []string{"loader", "dataloader", "dl", "dls", "batch", "batches", "data", "dataset", "iterator",
 	"val", "valid", "validation", "test", "eval", "evaluation", "dev", "samples"}
 
 // batchLoop reports a for loop over something named like batches of data.

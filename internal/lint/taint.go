@@ -70,6 +70,10 @@ func (fl *flow) expr(e *Node) taint {
 			case attr == "data" || attr == "grad":
 				t := fl.expr(e.K("value"))
 				return taint{out: t.out}
+			case attr == "loss":
+				// outputs.loss: one scalar per batch, not the batch's
+				// logits or hidden states (its history still counts)
+				return taint{hist: fl.expr(e.K("value")).hist}
 			}
 			if t, ok := fl.state[dotted(e)]; ok {
 				return t

@@ -31,3 +31,12 @@ def log_validation(args):
             image = pipeline(args.validation_prompts[i], num_inference_steps=20).images[0]
         images.append(image)
     return images
+
+
+@torch.no_grad()
+def eval_losses(model, eval_dataloader):
+    losses = []
+    for batch in eval_dataloader:
+        outputs = model(**batch)
+        losses.append(outputs.loss)
+    return torch.stack(losses).mean()

@@ -26,6 +26,7 @@ var recurrentCtors = map[string]bool{
 }
 
 func checkTM016(f *file) {
+	f.checkTM016ModuleStates() // rules_rnn_module.go
 	mods := f.recurrentModules()
 	for _, st := range f.nodes("Assign") {
 		call := st.K("value")
@@ -173,6 +174,11 @@ func stateResetIn(loop, st *Node, h string) bool {
 // carriesHidden: the loop feeds a recurrent state back without detaching
 // it (TM016), so TM012's "drop retain_graph" would be the wrong fix.
 func (f *file) carriesHidden(loop *Node) bool {
+	for _, s := range f.moduleStates() {
+		if s.loop == loop {
+			return true
+		}
+	}
 	mods := f.recurrentModules()
 	return bodyHas(loop.L("body"), func(n *Node) bool {
 		call := n.K("value")

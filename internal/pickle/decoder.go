@@ -84,16 +84,29 @@ func NewDecoder(r io.Reader, opt Options) *Decoder {
 	} else if size < 0 {
 		initial = 64 << 10
 	}
+	return newDecoder(input{r: r, buf: make([]byte, initial), size: size, progress: opt.Progress}, opt)
+}
+
+// NewBytesDecoder returns a decoder reading data in place, without copying
+// it (a memory-mapped file): data is only read, and nothing the decoder
+// returns refers to it. opt.Size is ignored (it is len(data)); opt.Progress
+// is called at the decoder's budget checks (every 4,096 opcodes) with the
+// bytes decoded so far, all of which the decoder is done with.
+func NewBytesDecoder(data []byte, opt Options) *Decoder {
+	return newDecoder(input{buf: data, end: len(data), eof: true, size: int64(len(data)), progress: opt.Progress}, opt)
+}
+
+func newDecoder(in input, opt Options) *Decoder {
 	// CPython memoizes about one object per 70 bytes of a snapshot.
 	first := 64
-	if size > 0 {
-		first = int(min(max(size/64, 64), memoPage))
+	if in.size > 0 {
+		first = int(min(max(in.size/64, 64), memoPage))
 	}
 	appender, _ := opt.Hooks.(Appender)
 	return &Decoder{
 		appender:  appender,
 		memoFirst: first,
-		in:        input{r: r, buf: make([]byte, initial), size: size, progress: opt.Progress},
+		in:        in,
 		hooks:     opt.Hooks,
 		stored:    opt.Stored,
 	}
@@ -112,6 +125,9 @@ func (d *Decoder) Decode() (Value, error) {
 			if err := d.checkBudget(); err != nil {
 				d.opOff = in.offset()
 				return Value{}, d.fail(err)
+			}
+			if in.r == nil && in.progress != nil {
+				in.progress(in.offset())
 			}
 		}
 		if in.end-in.pos < 16 && !in.eof {

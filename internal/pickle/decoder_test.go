@@ -3,6 +3,7 @@ package pickle
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +19,19 @@ func decodeBytes(t testing.TB, b []byte, known bool) (*Decoder, Value, error) {
 	}
 	d := NewDecoder(bytes.NewReader(b), Options{Size: size})
 	v, err := d.Decode()
+	if known { // the same bytes decoded in place must give the same
+		d2 := NewBytesDecoder(b, Options{})
+		v2, err2 := d2.Decode()
+		if fmt.Sprint(err) != fmt.Sprint(err2) {
+			t.Errorf("in place: error %v, from a reader: %v", err2, err)
+		} else if err == nil {
+			x, e := d.ToAny(v, 64)
+			x2, e2 := d2.ToAny(v2, 64)
+			if fmt.Sprint(x, e) != fmt.Sprint(x2, e2) {
+				t.Errorf("in place: %v, from a reader: %v", x2, x)
+			}
+		}
+	}
 	return d, v, err
 }
 

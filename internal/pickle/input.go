@@ -12,7 +12,7 @@ const bufSize = 1 << 20
 // caller knows it, the total size, so declared lengths are checked against
 // what remains before anything is allocated.
 type input struct {
-	r        io.Reader
+	r        io.Reader // nil when decoding a byte slice in place (buf, never written)
 	buf      []byte
 	pos, end int
 	base     int64 // offset of buf[0] in the stream
@@ -27,6 +27,9 @@ func (in *input) offset() int64 { return in.base + int64(in.pos) }
 func (in *input) fill(n int) error {
 	if in.end-in.pos >= n {
 		return nil
+	}
+	if in.r == nil {
+		return io.ErrUnexpectedEOF // decoding in place: all there is is there
 	}
 	if n > len(in.buf) {
 		grown := make([]byte, min(max(n, 2*len(in.buf)), bufSize))

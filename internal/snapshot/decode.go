@@ -260,7 +260,11 @@ func Read(r io.Reader, size int64, progress func(int64)) (*Snapshot, error) {
 func readStored(r io.Reader, size int64, progress func(int64), stored func() int64) (*Snapshot, error) {
 	b := newBuilder()
 	b.size = size
-	dec := pickle.NewDecoder(r, pickle.Options{Size: size, Hooks: b, Progress: progress, Stored: stored})
+	return b.read(pickle.NewDecoder(r, pickle.Options{Size: size, Hooks: b, Progress: progress, Stored: stored}))
+}
+
+// read decodes with dec, whose hooks are b, and assembles the snapshot.
+func (b *builder) read(dec *pickle.Decoder) (*Snapshot, error) {
 	b.dec = dec
 	top, err := dec.Decode()
 	if err != nil {

@@ -22,6 +22,14 @@ func ReadFile(path string, progress func(read, total int64)) (*Snapshot, error) 
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", path, err)
 	}
+	if data, ok := mapPickle(f, st); ok {
+		defer unmapPickle(data)
+		s, err := readMapped(data, progress)
+		if err != nil {
+			return nil, fmt.Errorf("read snapshot %s: %w", path, err)
+		}
+		return s, nil
+	}
 	s, err := readStream(f, st.Size(), progress)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot %s: %w", path, err)
@@ -71,10 +79,15 @@ func readStream(r io.Reader, size int64, progress func(read, total int64)) (*Sna
 // file and a JSON document (memory_stats() or a snapshot converted to JSON).
 func sniffPickle(br *bufio.Reader) error {
 	first, err := br.Peek(1)
+	if len(first) == 0 && err != nil && err != io.EOF {
+		return err
+	}
+	return sniffStart(first)
+}
+
+// sniffStart is sniffPickle on the input's first byte (none: empty).
+func sniffStart(first []byte) error {
 	if len(first) == 0 {
-		if err != nil && err != io.EOF {
-			return err
-		}
 		return fmt.Errorf("empty input: no pickle to read")
 	}
 	if first[0] == '{' || first[0] == '[' {

@@ -16,7 +16,7 @@ func frameHandles(ids ...int) []pickle.Value {
 }
 
 // TestInternStackHashTaken: a stack whose hash an earlier, different stack
-// took (forced here; FNV-1a collisions are rare) still gets its own id, and
+// took (forced here; collisions are rare) still gets its own id, and
 // the same one each time; a list that is not all frames is no stack.
 func TestInternStackHashTaken(t *testing.T) {
 	b := newBuilder()
@@ -31,6 +31,20 @@ func TestInternStackHashTaken(t *testing.T) {
 	}
 	if again, _ := b.internStack(frameHandles(1, 2, 3)); again != a {
 		t.Fatalf("stack {1,2,3} got %d then %d", a, again)
+	}
+	// Same length and outer frames as {1, 2, 3}: the cache's slot, not its stack.
+	mid, _ := b.internStack(frameHandles(1, 9, 3))
+	if mid == a || !slices.Equal(b.snap.Stacks[mid], []FrameID{1, 9, 3}) {
+		t.Fatalf("{1,9,3} got stack %d: %v", mid, b.snap.Stacks)
+	}
+	if again, _ := b.internStack(frameHandles(1, 2, 3)); again != a {
+		t.Fatalf("stack {1,2,3} got %d after {1,9,3}", again)
+	}
+	// Ints equal to a cached stack's handles are no stack.
+	ints := frameHandles(1, 2, 3)
+	ints[1] = pickle.Value{Kind: pickle.KindInt, N: ints[1].N}
+	if _, ok := b.internStack(ints); ok {
+		t.Fatal("a list with an int interned as a stack")
 	}
 	if _, ok := b.internStack(append(frameHandles(1), pickle.Value{Kind: pickle.KindInt})); ok {
 		t.Fatal("a list with an int interned as a stack")

@@ -43,7 +43,9 @@ type history struct {
 type builder struct {
 	snap        *Snapshot
 	dec         *pickle.Decoder
-	keys        []key // key code by decoder string index, 0 = not looked up
+	keys        []key    // key code by decoder string index, 0 = not looked up
+	textByStr   []uint32 // text id + 1 by decoder string index, 0 = not looked up
+	actionByStr []Action // action + 1 by decoder string index, 0 = not looked up
 	frameIDs    map[Frame]FrameID
 	stackByHash map[uint64]StackID // by finishList's hash of the frame ids
 	stackIDs    map[string]StackID // stacks whose hash another one took
@@ -257,7 +259,45 @@ func stackOf(v pickle.Value) StackID {
 	return 0
 }
 
+// text returns the text id of a string value, remembered by the decoder's
+// string index: a trace entry's compile_context is the same memoized
+// string over and over.
 func (b *builder) text(d *pickle.Decoder, v pickle.Value) uint32 {
+	if v.Kind == pickle.KindString && v.N < int64(len(b.textByStr)) && b.textByStr[v.N] != 0 {
+		return b.textByStr[v.N] - 1
+	}
+	id := b.lookupText(d, v)
+	if v.Kind == pickle.KindString && v.N < 1<<20 { // a bound on the cache, not on the strings
+		b.textByStr = grow(b.textByStr, int(v.N))
+		b.textByStr[v.N] = id + 1
+	}
+	return id
+}
+
+// actionOf returns the action a string value names, remembered by the
+// decoder's string index like text.
+func (b *builder) actionOf(d *pickle.Decoder, v pickle.Value) Action {
+	if v.Kind == pickle.KindString && v.N < int64(len(b.actionByStr)) && b.actionByStr[v.N] != 0 {
+		return b.actionByStr[v.N] - 1
+	}
+	s, _ := d.Str(v)
+	a := parseAction(s)
+	if v.Kind == pickle.KindString && v.N < 1<<20 {
+		b.actionByStr = grow(b.actionByStr, int(v.N))
+		b.actionByStr[v.N] = a + 1
+	}
+	return a
+}
+
+// grow returns s with room for index i.
+func grow[T any](s []T, i int) []T {
+	if i < len(s) {
+		return s
+	}
+	return append(s, make([]T, i+1-len(s))...)
+}
+
+func (b *builder) lookupText(d *pickle.Decoder, v pickle.Value) uint32 {
 	s, _ := d.Str(v)
 	if s == "N/A" {
 		s = ""

@@ -10,8 +10,7 @@ func (b *builder) traceEntry(d *pickle.Decoder, items []pickle.Value) (pickle.Va
 		val := items[i+1]
 		switch b.keyOf(d, items[i]) {
 		case kAction:
-			s, _ := d.Str(val)
-			e.Action = parseAction(s)
+			e.Action = b.actionOf(d, val)
 		case kAddr:
 			n, _ := intOf(val)
 			e.Addr = uint64(n)

@@ -57,6 +57,7 @@ func (d *Decoder) newContainer(k Kind, items []Value, nested bool) Value {
 		d.conts = append(d.conts, container{})
 		idx = uint32(len(d.conts) - 1)
 	}
+	d.contsPushed++ // every new container goes on the stack
 	c := &d.conts[idx]
 	gen := c.gen + 1
 	*c = container{items: items, memo: -1, gen: gen, nested: nested}

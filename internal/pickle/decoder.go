@@ -47,29 +47,33 @@ type Options struct {
 
 // Decoder reads one pickle from a stream.
 type Decoder struct {
-	in        input
-	hooks     Hooks
-	appender  Appender // hooks, when they are one
-	stack     []Value
-	marks     []int
-	memo      [][]Value // pages of memoPage entries: growing never copies
-	memoLen   int       // entries in memo
-	memoFirst int       // capacity of the first page: about what the file needs
-	sparse    map[uint64]Value
-	memoCount int
-	strs      []string
-	opOff     int64
-	op        byte
-	frameEnd  int64        // where the last FRAME said its data ends
-	pool      [8][][]Value // item slices of replaced containers, by size class
-	conts     []container
-	freeConts []uint32
-	liveItems int     // items held by the containers in conts
-	released  []Value // release's work list, kept for reuse
-	ops       uint32  // opcodes run, for the periodic budget check
-	peakLive  int
-	strBytes  int64 // bytes of the strings in strs
-	stored    func() int64
+	in       input
+	hooks    Hooks
+	appender Appender // hooks, when they are one
+	stack    []Value
+	marks    []mark
+	// contsPushed counts the lists, tuples and dicts pushed on the stack
+	// (made, or got from the memo): a MARK whose count has not moved has
+	// none above it, so its items need no finishing.
+	contsPushed uint64
+	memo        [][]Value // pages of memoPage entries: growing never copies
+	memoLen     int       // entries in memo
+	memoFirst   int       // capacity of the first page: about what the file needs
+	sparse      map[uint64]Value
+	memoCount   int
+	strs        []string
+	opOff       int64
+	op          byte
+	frameEnd    int64        // where the last FRAME said its data ends
+	pool        [8][][]Value // item slices of replaced containers, by size class
+	conts       []container
+	freeConts   []uint32
+	liveItems   int     // items held by the containers in conts
+	released    []Value // release's work list, kept for reuse
+	ops         uint32  // opcodes run, for the periodic budget check
+	peakLive    int
+	strBytes    int64 // bytes of the strings in strs
+	stored      func() int64
 }
 
 // NewDecoder returns a decoder reading from r.
@@ -272,7 +276,7 @@ func (d *Decoder) hotOther(b []byte, stack []Value) (v Value, push, ok bool) {
 		if len(d.marks) >= MaxStack {
 			return Value{}, false, false
 		}
-		d.marks = append(d.marks, len(stack))
+		d.marks = append(d.marks, mark{len(stack), d.contsPushed})
 		return Value{}, false, true
 	case opEmptyDict:
 		v = d.newContainer(KindDict, nil, false)
@@ -353,17 +357,25 @@ func (d *Decoder) pop() (Value, error) {
 	return v, nil
 }
 
-// popMark returns the values pushed since the last MARK and removes them.
-// The slice aliases the stack and is valid until the next push.
-func (d *Decoder) popMark() ([]Value, error) {
-	if len(d.marks) == 0 || d.marks[len(d.marks)-1] > len(d.stack) {
-		return nil, errors.New("no MARK before this opcode")
+// mark is a MARK: where on the stack, and contsPushed then.
+type mark struct {
+	pos   int
+	conts uint64
+}
+
+// popMark returns the values pushed since the last MARK and removes them,
+// and whether no list, tuple or dict was pushed since (a stack's frames:
+// nothing to finish). The slice aliases the stack and is valid until the
+// next push.
+func (d *Decoder) popMark() (items []Value, flat bool, err error) {
+	if len(d.marks) == 0 || d.marks[len(d.marks)-1].pos > len(d.stack) {
+		return nil, false, errors.New("no MARK before this opcode")
 	}
 	m := d.marks[len(d.marks)-1]
 	d.marks = d.marks[:len(d.marks)-1]
-	items := d.stack[m:]
-	d.stack = d.stack[:m]
-	return items, nil
+	items = d.stack[m.pos:]
+	d.stack = d.stack[:m.pos]
+	return items, m.conts == d.contsPushed, nil
 }
 
 func (d *Decoder) addString(s string) Value {

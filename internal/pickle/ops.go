@@ -34,7 +34,7 @@ func (d *Decoder) step(op byte) error {
 		}
 		d.frameEnd = d.in.offset() + int64(n)
 	case opMark:
-		d.marks = append(d.marks, len(d.stack))
+		d.marks = append(d.marks, mark{len(d.stack), d.contsPushed})
 	case opNone:
 		d.push(Value{Kind: KindNone})
 	case opNewTrue, opNewFalse:
@@ -61,7 +61,7 @@ func (d *Decoder) step(op byte) error {
 		_, err := d.pop()
 		return err
 	case opPopMark:
-		_, err := d.popMark()
+		_, _, err := d.popMark()
 		return err
 	default:
 		return &Error{Offset: d.opOff, Op: OpName(op),
@@ -215,14 +215,16 @@ func (d *Decoder) smallTuple(n int) error {
 }
 
 func (d *Decoder) fromMark(op byte) error {
-	marked, err := d.popMark()
+	marked, flat, err := d.popMark()
 	if err != nil {
 		return err
 	}
 	items := append([]Value(nil), marked...)
-	nested, err := d.finishAll(items)
-	if err != nil {
-		return err
+	nested := false
+	if !flat {
+		if nested, err = d.finishAll(items); err != nil {
+			return err
+		}
 	}
 	switch op {
 	case opTuple:
@@ -241,6 +243,7 @@ func (d *Decoder) fromMark(op byte) error {
 // fill runs APPEND, APPENDS, SETITEM and SETITEMS.
 func (d *Decoder) fill(op byte) error {
 	var items []Value
+	var flat bool
 	var err error
 	if op == opAppend || op == opSetItem {
 		n := 1 + boolN(op == opSetItem)
@@ -249,7 +252,7 @@ func (d *Decoder) fill(op byte) error {
 		}
 		items = d.stack[len(d.stack)-int(n):]
 		d.stack = d.stack[:len(d.stack)-int(n)]
-	} else if items, err = d.popMark(); err != nil {
+	} else if items, flat, err = d.popMark(); err != nil {
 		return err
 	}
 	if len(d.stack) == 0 {
@@ -266,9 +269,11 @@ func (d *Decoder) fill(op byte) error {
 	if want == KindDict && len(items)%2 != 0 {
 		return errors.New("odd number of items for a dict")
 	}
-	nested, err := d.finishAll(items)
-	if err != nil {
-		return err
+	nested := false
+	if !flat {
+		if nested, err = d.finishAll(items); err != nil {
+			return err
+		}
 	}
 	c := d.cont(target) // again: finishing may have grown d.conts
 	if c == nil {
@@ -325,6 +330,9 @@ func (d *Decoder) memoOp(op byte) error {
 	v, err := d.getMemo(idx)
 	if err != nil {
 		return err
+	}
+	if isContainer(v.Kind) {
+		d.contsPushed++
 	}
 	d.push(v)
 	return nil

@@ -17,16 +17,6 @@ const (
 // memoAt returns entry i, which must be below d.memoLen.
 func (d *Decoder) memoAt(i uint64) Value { return d.memo[i>>memoPageBits][i&(memoPage-1)] }
 
-// memoScalar returns entry i when it is stored and not a container: what
-// the hot loop can push without the bookkeeping getMemo does.
-func (d *Decoder) memoScalar(i uint64) (Value, bool) {
-	if i >= uint64(d.memoLen) {
-		return Value{}, false
-	}
-	v := d.memoAt(i)
-	return v, v.Kind != kindUnset && !isContainer(v.Kind)
-}
-
 func (d *Decoder) memoAppend(v Value) {
 	n := len(d.memo)
 	if n == 0 || len(d.memo[n-1]) == memoPage {

@@ -178,29 +178,30 @@ type MemInfo struct {
 // mempolicy binds the task to it). Free/Min/Low/High/Present/Managed sum
 // the node's zones; each is absent when no zone line gave it.
 type NodeMem struct {
-	Node         int       `json:"node"`
-	FreeBytes    *int64    `json:"free_bytes,omitempty"`
-	MinBytes     *int64    `json:"min_bytes,omitempty"`
-	LowBytes     *int64    `json:"low_bytes,omitempty"`
-	HighBytes    *int64    `json:"high_bytes,omitempty"`
-	PresentBytes *int64    `json:"present_bytes,omitempty"`
-	ManagedBytes *int64    `json:"managed_bytes,omitempty"`
-	AnonBytes    *int64    `json:"anon_bytes,omitempty"`  // "Node N active_anon:" + inactive_anon
-	FileBytes    *int64    `json:"file_bytes,omitempty"`  // active_file + inactive_file
-	ShmemBytes   *int64    `json:"shmem_bytes,omitempty"` // "shmem:"
-	Zones        []ZoneMem `json:"zones,omitempty"`
+	Node int `json:"node"`
+	Watermarks
+	AnonBytes  *int64    `json:"anon_bytes,omitempty"`  // "Node N active_anon:" + inactive_anon
+	FileBytes  *int64    `json:"file_bytes,omitempty"`  // active_file + inactive_file
+	ShmemBytes *int64    `json:"shmem_bytes,omitempty"` // "shmem:"
+	Zones      []ZoneMem `json:"zones,omitempty"`
 }
 
-// ZoneMem is one zone line: "Node 0 Normal free:65140kB min:65180kB
-// low:128456kB high:191732kB ... present:64487424kB managed:63287848kB".
-type ZoneMem struct {
-	Zone         string `json:"zone"`
+// Watermarks are a zone's (or a node's summed) free memory against its
+// min/low/high watermarks, with its present and managed sizes, in bytes.
+type Watermarks struct {
 	FreeBytes    *int64 `json:"free_bytes,omitempty"`
 	MinBytes     *int64 `json:"min_bytes,omitempty"`
 	LowBytes     *int64 `json:"low_bytes,omitempty"`
 	HighBytes    *int64 `json:"high_bytes,omitempty"`
 	PresentBytes *int64 `json:"present_bytes,omitempty"`
 	ManagedBytes *int64 `json:"managed_bytes,omitempty"`
+}
+
+// ZoneMem is one zone line: "Node 0 Normal free:65140kB min:65180kB
+// low:128456kB high:191732kB ... present:64487424kB managed:63287848kB".
+type ZoneMem struct {
+	Zone string `json:"zone"`
+	Watermarks
 }
 
 // BelowMin reports a zone whose free memory was under its min watermark.

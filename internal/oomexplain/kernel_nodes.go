@@ -58,8 +58,8 @@ func parseNodeLine(ko *KernelOOM, t string) {
 		n.ShmemBytes = sumKB(kv, "shmem")
 		return
 	}
-	z := ZoneMem{Zone: zone, FreeBytes: sumKB(kv, "free"), MinBytes: sumKB(kv, "min"), LowBytes: sumKB(kv, "low"),
-		HighBytes: sumKB(kv, "high"), PresentBytes: sumKB(kv, "present"), ManagedBytes: sumKB(kv, "managed")}
+	z := ZoneMem{Zone: zone, Watermarks: Watermarks{FreeBytes: sumKB(kv, "free"), MinBytes: sumKB(kv, "min"),
+		LowBytes: sumKB(kv, "low"), HighBytes: sumKB(kv, "high"), PresentBytes: sumKB(kv, "present"), ManagedBytes: sumKB(kv, "managed")}}
 	setZone(n, z)
 }
 
@@ -88,15 +88,17 @@ func setZone(n *NodeMem, z ZoneMem) {
 	if !replaced && len(n.Zones) < 8 {
 		n.Zones = append(n.Zones, z)
 	}
-	n.FreeBytes, n.MinBytes, n.LowBytes, n.HighBytes, n.PresentBytes, n.ManagedBytes = nil, nil, nil, nil, nil, nil
+	n.Watermarks = Watermarks{}
 	for _, z := range n.Zones {
-		n.FreeBytes = addPtr(n.FreeBytes, z.FreeBytes)
-		n.MinBytes = addPtr(n.MinBytes, z.MinBytes)
-		n.LowBytes = addPtr(n.LowBytes, z.LowBytes)
-		n.HighBytes = addPtr(n.HighBytes, z.HighBytes)
-		n.PresentBytes = addPtr(n.PresentBytes, z.PresentBytes)
-		n.ManagedBytes = addPtr(n.ManagedBytes, z.ManagedBytes)
+		n.Watermarks = n.plus(z.Watermarks)
 	}
+}
+
+// plus sums two sets of watermarks, figure by figure.
+func (w Watermarks) plus(o Watermarks) Watermarks {
+	return Watermarks{FreeBytes: addPtr(w.FreeBytes, o.FreeBytes), MinBytes: addPtr(w.MinBytes, o.MinBytes),
+		LowBytes: addPtr(w.LowBytes, o.LowBytes), HighBytes: addPtr(w.HighBytes, o.HighBytes),
+		PresentBytes: addPtr(w.PresentBytes, o.PresentBytes), ManagedBytes: addPtr(w.ManagedBytes, o.ManagedBytes)}
 }
 
 // addPtr adds b to a; absent stays absent only when both are.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/torchmem/torchmem/internal/oomexplain"
+	"github.com/torchmem/torchmem/internal/tui"
 )
 
 // oomTestdata is the parsers' real captures, shared with their own tests.
@@ -239,7 +240,7 @@ func TestOomFollowRealKill(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	out := &syncBuffer{}
+	out := &tui.SyncBuffer{}
 	env := DefaultEnv()
 	env.Stdout, env.Stderr = out, io.Discard
 	done := make(chan error, 1)

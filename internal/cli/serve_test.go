@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/torchmem/torchmem/internal/sample/sampletest"
+	"github.com/torchmem/torchmem/internal/tui"
 )
 
 func TestServeRefusesOpenAddressWithoutToken(t *testing.T) {
@@ -40,7 +41,7 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	fake := filepath.Join(dir, "gpu.json")
 	os.WriteFile(fake, []byte(`{"info":{"backend":"fake"},"devices":[{"index":0,"uuid":"GPU-0","name":"NVIDIA H200","total_bytes":150754820096,"used_bytes":4294967296,"free_bytes":146459852800,"numa_node":-1}],"processes":[]}`), 0o644)
-	var errb syncBuffer
+	var errb tui.SyncBuffer
 	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errb, ProcRoot: tree.ProcRoot, SysRoot: tree.SysRoot, Root: dir}
 	root := NewRoot(env)
 	root.SetArgs([]string{"serve", "--listen", "0.0.0.0:0", "--insecure", "--gpu-fake", fake, "--interval", "200ms", "--db", filepath.Join(dir, "none.db")})

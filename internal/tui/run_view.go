@@ -26,12 +26,12 @@ type RunView struct {
 	LogPath string
 	p       *tea.Program
 	done    chan struct{}
-	notices *syncBuffer
+	notices *SyncBuffer
 }
 
 // StartRunView shows the view on out, reading keys from in, until Stop.
 func StartRunView(in io.Reader, out io.Writer, title, logPath string) *RunView {
-	v := &RunView{LogPath: logPath, done: make(chan struct{}), notices: &syncBuffer{}}
+	v := &RunView{LogPath: logPath, done: make(chan struct{}), notices: &SyncBuffer{}}
 	m := &runModel{title: title, logPath: logPath, notices: v.notices}
 	v.p = tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out))
 	go func() {
@@ -73,7 +73,7 @@ type runTickMsg struct{}
 
 type runModel struct {
 	title, logPath string
-	notices        *syncBuffer
+	notices        *SyncBuffer
 	live           supervisor.Live
 	tail           []string
 	width, height  int
@@ -170,20 +170,21 @@ func runTail(path string, max int64) []string {
 	return strings.Split(strings.ReplaceAll(s, "\r", ""), "\n")
 }
 
-// syncBuffer is a bytes.Buffer that the supervisor writes while the view
-// reads it.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer one goroutine writes while another reads
+// it: the supervisor's notices while the view draws them (and tests
+// reading a command's output as it runs).
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()

@@ -15,7 +15,7 @@ import (
 func TestRunView(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "job.log")
 	os.WriteFile(log, []byte("epoch 1/2 loss 0.5\nepoch 2/2 loss 0.1\n"), 0o644)
-	m := &runModel{title: "torchmem run abc: python3 train.py", logPath: log, notices: &syncBuffer{}}
+	m := &runModel{title: "torchmem run abc: python3 train.py", logPath: log, notices: &SyncBuffer{}}
 	m.notices.Write([]byte("torchmem: warning: host-threshold: cgroup.usage_fraction = 91.0%\n"))
 	u, l := int64(1<<30), int64(2<<30)
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})

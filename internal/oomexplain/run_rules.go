@@ -255,6 +255,10 @@ func claimNotes(ev RunEvidence, incs []Incident) []Msg {
 			out = append(out, msg("run.note.cuda_claim", joinInts(claimingPIDs(ev))))
 		}
 	}
+	if len(out) == 0 && ev.ExitCode == 0 && ev.Signal == nil {
+		// A clean end: nothing claimed, nothing to set against it.
+		return nil
+	}
 	var measured []Msg
 	if ev.Signal != nil {
 		measured = append(measured, msg("run.measured.signal", sigName(*ev.Signal)))

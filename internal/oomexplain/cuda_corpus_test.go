@@ -46,7 +46,7 @@ func TestCUDAParsesRealShapes(t *testing.T) {
 		},
 		{
 			name:  "THCudaCheck FAIL alone, PyTorch 0.1.9 (cuda/052)",
-			text:  "THCudaCheck FAIL file=/data/users/soumith/miniconda2/conda-bld/pytorch-0.1.9_1487346124464/work/torch/lib/THC/generic/THCStorage.cu line=66 error=2 : out of memory\nTraceback (most recent call last):\n",
+			text:  "THCudaCheck FAIL file=/data/users/soumith/miniconda2/conda-bld/pytorch-0.1.9_1487346124464/src/torch/lib/THC/generic/THCStorage.cu line=66 error=2 : out of memory\nTraceback (most recent call last):\n",
 			kinds: []Kind{KindCUDAError}, counts: []int{1}, alloc: -1,
 		},
 		{

@@ -154,7 +154,7 @@ func TestHostParsesRealShapes(t *testing.T) {
 				"srun: error: gpu20-15: task 0: Out Of Memory\n" +
 				"srun: launch/slurm: _step_signal: Terminating StepId=9411285.0\n" +
 				"slurmstepd-gpu20-15: error: *** STEP 9411285.0 ON gpu20-15 CANCELLED AT 2022-05-17T17:58:10 ***\n" +
-				"/home/krumo/work/utils/anaconda3/envs/knet/lib/python3.7/multiprocessing/semaphore_tracker.py:144: UserWarning: semaphore_tracker: There appear to be 56 leaked semaphores to clean up at shutdown\n" +
+				"/home/user/utils/anaconda3/envs/knet/lib/python3.7/multiprocessing/semaphore_tracker.py:144: UserWarning: semaphore_tracker: There appear to be 56 leaked semaphores to clean up at shutdown\n" +
 				"  len(cache))\n" +
 				"slurmstepd-gpu20-15: error: Detected 1 oom-kill event(s) in StepId=9411285.batch. Some of your processes may have been killed by the cgroup out-of-memory handler.\n",
 			want: []string{"slurm_oom_kill pids=[] job=9411285 step=9411285.0", "slurm_oom_kill pids=[] job=9411285 step=9411285.batch"},

@@ -69,7 +69,7 @@ func TestFinishOf(t *testing.T) {
 // Snapshots go next to the store, else into the working directory (never
 // into the hook dir, which is removed at the end).
 func TestSnapshotDir(t *testing.T) {
-	if got := snapshotDir(nil, "/work", "42"); got != "/work/torchmem-42-snapshots" {
+	if got := snapshotDir(nil, "/scratch", "42"); got != "/scratch/torchmem-42-snapshots" {
 		t.Errorf("no store: %s", got)
 	}
 	path := filepath.Join(t.TempDir(), "h.db")
@@ -78,7 +78,7 @@ func TestSnapshotDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if got := snapshotDir(db, "/work", "abc"); got != filepath.Join(filepath.Dir(path), "snapshots", "abc") {
+	if got := snapshotDir(db, "/scratch", "abc"); got != filepath.Join(filepath.Dir(path), "snapshots", "abc") {
 		t.Errorf("store: %s", got)
 	}
 }

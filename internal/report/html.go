@@ -85,5 +85,4 @@ func peakRows(p map[string]int64) [][2]string {
 var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"time":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05.000") },
 	"bytes": units.Bytes,
-	"sub":   func(a, b int64) int64 { return a - b },
 }).Parse(pageHTML))

@@ -29,7 +29,7 @@ table{border-collapse:collapse} td,th{padding:2px 10px 2px 0;text-align:left;ver
 {{with .CopyOnRead}}<h3>DataLoader workers: copy-on-read</h3>
 <p>{{.Workers}} of {{.Measured}} workers measured copied the dataset on read (written private memory, smaps_rollup Private_Dirty; the parent's anonymous RSS from /proc/PID/status).</p>
 <table id="copy-on-read"><tr><th>worker pid</th><th>parent pid</th><th>private first</th><th>private last</th><th>growth</th><th>parent growth</th><th>over</th><th>copying</th></tr>
-{{range .PerWorker}}<tr><td>{{.PID}}</td><td>{{.ParentPID}}</td><td>{{bytes .FirstPrivate}}</td><td>{{bytes .LastPrivate}}</td><td>{{bytes (sub .LastPrivate .FirstPrivate)}}</td><td>{{bytes (sub .ParentLastAnon .ParentFirstAnon)}}</td><td>{{printf "%.0f s" .Seconds}}</td><td>{{if .Grew}}yes{{else}}no{{end}}</td></tr>
+{{range .PerWorker}}<tr><td>{{.PID}}</td><td>{{.ParentPID}}</td><td>{{bytes .FirstPrivate}}</td><td>{{bytes .LastPrivate}}</td><td>{{bytes .Growth}}</td><td>{{bytes .ParentGrowth}}</td><td>{{printf "%.0f s" .Seconds}}</td><td>{{if .Grew}}yes{{else}}no{{end}}</td></tr>
 {{end}}</table>{{end}}
 {{if .Notes}}<h3>Evidence</h3><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Exception}}<h3>Exception</h3><pre>{{.Exception}}</pre>{{end}}

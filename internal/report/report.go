@@ -8,6 +8,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/torchmem/torchmem/internal/oomexplain"
 	"time"
 
 	"github.com/torchmem/torchmem/internal/store"
@@ -70,7 +71,7 @@ type Summary struct {
 	Notes []string `json:"notes"`
 	// CopyOnRead is DataLoader workers that copied the dataset on read
 	// (internal/oomexplain.CopyOnRead), with each worker's growth.
-	CopyOnRead *CopyOnRead `json:"copy_on_read"`
+	CopyOnRead *oomexplain.CopyOnRead `json:"copy_on_read"`
 	Incidents  []struct {
 		Kind        string `json:"kind"`
 		Explanation struct {
@@ -93,22 +94,4 @@ func ParseSummary(raw json.RawMessage) (Summary, error) {
 		return s, fmt.Errorf("decode run summary: %w", err)
 	}
 	return s, nil
-}
-
-// CopyOnRead is the part of internal/oomexplain.CopyOnRead a report shows:
-// each DataLoader worker's written private memory (Private_Dirty) at its
-// first and last read, and its parent's anonymous RSS at the same reads.
-type CopyOnRead struct {
-	Workers   int `json:"workers"`
-	Measured  int `json:"measured"`
-	PerWorker []struct {
-		PID             int     `json:"pid"`
-		ParentPID       int     `json:"parent_pid"`
-		FirstPrivate    int64   `json:"first_private_dirty"`
-		LastPrivate     int64   `json:"last_private_dirty"`
-		ParentFirstAnon int64   `json:"parent_first_rss_anon"`
-		ParentLastAnon  int64   `json:"parent_last_rss_anon"`
-		Seconds         float64 `json:"seconds"`
-		Grew            bool    `json:"grew"`
-	} `json:"per_worker"`
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -111,7 +112,9 @@ var catalogs = map[language.Tag]map[string]string{
 	language.Chinese: messagesZH,
 }
 
-var printers = buildPrinters()
+// printers are built on the first explanation, not at start-up: every
+// torchmem command links this package, and building them takes ~0.5 ms.
+var printers = sync.OnceValue(buildPrinters)
 
 func buildPrinters() map[language.Tag]*message.Printer {
 	b := catalog.NewBuilder(catalog.Fallback(language.English))
@@ -141,17 +144,18 @@ func Languages() []language.Tag {
 // printerFor is lang's printer, or its base language's (zh-TW → zh), or
 // English's when neither has a catalog.
 func printerFor(lang language.Tag) *message.Printer {
-	if p, ok := printers[lang]; ok {
+	ps := printers()
+	if p, ok := ps[lang]; ok {
 		return p
 	}
 	if base, conf := lang.Base(); conf != language.No {
-		for tag, p := range printers {
+		for tag, p := range ps {
 			if b, _ := tag.Base(); b == base {
 				return p
 			}
 		}
 	}
-	return printers[language.English]
+	return ps[language.English]
 }
 
 // render prints m in lang (English when lang has no catalog).

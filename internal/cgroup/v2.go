@@ -37,7 +37,7 @@ func readV2(dir string) (Memory, error) {
 	if m.Events, err = readEventsV2(dir); err != nil {
 		return m, err
 	}
-	m.Pressure, err = readPressure(dir)
+	m.Pressure, err = ReadPressure(dir)
 	return m, err
 }
 
@@ -53,9 +53,9 @@ func readEventsV2(dir string) (Events, error) {
 	return eventsV2(kv), nil
 }
 
-// readPressure returns nil when the kernel has no PSI (file missing) or has
+// ReadPressure reads a v2 group directory's memory.pressure; it returns nil when the kernel has no PSI (file missing) or has
 // it off (reading fails with EOPNOTSUPP): a state, not an error.
-func readPressure(dir string) (*PSI, error) {
+func ReadPressure(dir string) (*PSI, error) {
 	s, ok, err := readFile(dir, "memory.pressure")
 	if err != nil || !ok {
 		return nil, nil //nolint:nilerr // PSI switched off reads as an error: not ours to report

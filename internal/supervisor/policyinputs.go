@@ -1,31 +1,30 @@
 package supervisor
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/torchmem/torchmem/internal/cgroup"
 	"github.com/torchmem/torchmem/internal/oomexplain"
 	"github.com/torchmem/torchmem/internal/policy"
 	"github.com/torchmem/torchmem/internal/procfs/psi"
 )
 
 // policyInputs are the policy metrics a single sample does not give: the
-// time to OOM needs the samples before it (policy.Project), and memory
-// pressure is read only when a rule asks for it. They are added to each
+// time to OOM needs the samples before it (policy.Project), and the job
+// cgroup's memory pressure (v2) is read only when a rule asks for it (the
+// host's comes with every sample). They are added to each
 // reading's metrics before the policy runs.
 type policyInputs struct {
 	started bool
-	// psiFile is the job cgroup's memory.pressure (v2), "" for the host's
-	// /proc/pressure/memory; psiOn: a rule uses PSI and it was readable.
-	psiFile string
-	psiOn   bool
-	cgroup  policy.Trend
-	gpus    map[int]*policy.Trend
+	// psiDir is the job cgroup's directory when its memory.pressure is the
+	// source (v2), "" for the host's pressure the sample reads each tick;
+	// psiOn: a rule uses PSI and it was readable.
+	psiDir string
+	psiOn  bool
+	cgroup policy.Trend
+	gpus   map[int]*policy.Trend
 	// cgProj and gpuProj are this tick's projections (nil: none).
 	cgProj, gpuProj *projection
 	// last is the latest projection made; fired the one a time-to-OOM rule
@@ -47,7 +46,7 @@ func (s *sup) addPolicyInputs(now time.Time, r *reading) {
 	in := &s.in
 	if !in.started {
 		in.started = true
-		s.checkInputs()
+		s.checkInputs(r)
 	}
 	s.drainActions()
 	if in.psiOn {
@@ -104,7 +103,7 @@ func (s *sup) gpuProjection(now time.Time, r *reading) *projection {
 
 // checkInputs finds where PSI comes from and says once, at the start,
 // which rules can never fire here: their metric has no source.
-func (s *sup) checkInputs() {
+func (s *sup) checkInputs(r *reading) {
 	var psiRule bool
 	for _, r := range s.cfg.Rules {
 		switch r.Metric {
@@ -124,9 +123,9 @@ func (s *sup) checkInputs() {
 		return
 	}
 	if s.cg != nil && s.cg.Handle().Version == 2 {
-		s.in.psiFile = filepath.Join(s.cg.Dir(), "memory.pressure")
+		s.in.psiDir = s.cg.Dir()
 	}
-	if _, err := s.readPSI(); err != nil {
+	if _, err := s.readPSI(r); err != nil {
 		s.notice("policy rules on psi.memory.* are inert: " + err.Error())
 		return
 	}
@@ -134,7 +133,7 @@ func (s *sup) checkInputs() {
 }
 
 func (s *sup) addPSI(r *reading) {
-	p, err := s.readPSI()
+	p, err := s.readPSI(r)
 	if err != nil {
 		return // gone for now: the rules' condition is false, not an error
 	}
@@ -146,29 +145,24 @@ func (s *sup) addPSI(r *reading) {
 	}
 }
 
-// readPSI reads the job cgroup's memory.pressure on v2, else the host's
-// /proc/pressure/memory (procfs's reader); both in internal/procfs/psi's
-// format.
-func (s *sup) readPSI() (psi.Stats, error) {
-	if s.in.psiFile == "" {
-		p, err := s.sm.fs.MemoryPressure()
-		if err != nil {
-			return p, fmt.Errorf("no memory pressure (PSI) on this host (%s/pressure/memory): %w", s.cfg.ProcRoot, err)
+// readPSI is the job cgroup's memory.pressure on v2 (internal/cgroup's
+// reader), else the host's /proc/pressure/memory as this tick's sample
+// read it (no second read of the file).
+func (s *sup) readPSI(r *reading) (psi.Stats, error) {
+	if s.in.psiDir == "" {
+		if r.psi == nil {
+			return psi.Stats{}, fmt.Errorf("no memory pressure (PSI) on this host (%s/pressure/memory)", s.cfg.ProcRoot)
 		}
-		return p, nil
+		return *r.psi, nil
 	}
-	b, err := os.ReadFile(s.in.psiFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return psi.Stats{}, fmt.Errorf("no memory pressure (PSI) for the job's cgroup (%s)", s.in.psiFile)
-	}
+	p, err := cgroup.ReadPressure(s.in.psiDir)
 	if err != nil {
-		return psi.Stats{}, fmt.Errorf("read %s: %w", s.in.psiFile, err)
+		return psi.Stats{}, err
 	}
-	p, err := psi.Parse(string(b))
-	if err != nil {
-		return p, fmt.Errorf("parse %s: %w", s.in.psiFile, err)
+	if p == nil {
+		return psi.Stats{}, fmt.Errorf("no memory pressure (PSI) for the job's cgroup (%s/memory.pressure)", s.in.psiDir)
 	}
-	return p, nil
+	return *p, nil
 }
 
 // noteFired keeps the projection a time-to-OOM rule first acted on, for

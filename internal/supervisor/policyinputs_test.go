@@ -102,7 +102,11 @@ func TestPSIRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.sm.fs = fs
-	r := reading{metrics: map[string]float64{}}
+	host, err := fs.MemoryPressure() // what the tick's sample reads
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reading{metrics: map[string]float64{}, psi: &host}
 	s.addPolicyInputs(c.now(), &r)
 	if r.metrics[policy.PSISomeAvg10] != 23.5 || r.metrics[policy.PSIFullAvg10] != 4.25 {
 		t.Fatalf("metrics %v", r.metrics)

@@ -56,6 +56,9 @@ type reading struct {
 	// mem is each process's anonymous RSS and, when this tick read its
 	// smaps_rollup, its written private memory (copyonread.go).
 	mem []procMem
+	// psi is the host's memory pressure as the sample read it this tick
+	// (nil: no PSI), for the policy's psi.memory.* metrics.
+	psi *procfs.PSI
 }
 
 func newSampler(procRoot, sysRoot string, b gpu.Backend, cg *jobcgroup.Group, rootPID int) (*sampler, error) {
@@ -142,6 +145,7 @@ func (sm *sampler) descendants() []int {
 }
 
 func (sm *sampler) host(r *reading, h sample.Host) {
+	r.psi = h.PSI
 	mi := h.Meminfo
 	if mi.MemAvailableBytes == nil {
 		return

@@ -13,7 +13,7 @@ const time60 = 60 * time.Second
 // and what to change.
 func explainKernel(inc *Incident, ctx Context) finding {
 	ko := inc.Kernel
-	v, alts, sv := kernelScope(ko, inc.Raw)
+	v, alts, sv := kernelScope(ko)
 	var fd finding
 	switch v {
 	case VerdictIncomplete:

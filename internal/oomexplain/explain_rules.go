@@ -41,7 +41,7 @@ func explainWith(incs []Incident, i int, ctx Context) Explanation {
 func previousKernelVerdict(incs []Incident, i int, ctx Context) []Verdict {
 	for j := i - 1; j >= 0; j-- {
 		if p := &incs[j]; p.Kind == KindKernelOOM && p.Source == incs[i].Source {
-			if v, _, _ := kernelScope(p.Kernel, p.Raw); v != VerdictIncomplete {
+			if v, _, _ := kernelScope(p.Kernel); v != VerdictIncomplete {
 				return []Verdict{v}
 			}
 			return nil

@@ -87,6 +87,12 @@ type KernelOOM struct {
 	// TraceMemcg: the call trace shows a memory cgroup charge
 	// (try_charge, mem_cgroup_out_of_memory, ...).
 	TraceMemcg bool `json:"trace_memcg,omitempty"`
+	// GlobalWording: a selection or kill line has the global wording ("Out
+	// of memory: Kill(ed) process"), not the memory cgroup's.
+	GlobalWording bool `json:"global_wording,omitempty"`
+	// MemInfoPrinted: the report printed "Mem-Info:" (a memcg OOM prints
+	// the cgroup's counters instead), whatever of its figures the log kept.
+	MemInfoPrinted bool `json:"mem_info_printed,omitempty"`
 	// TracePageAlloc: the call trace runs through the page allocator's OOM
 	// path (__alloc_pages_may_oom, __alloc_pages_slowpath).
 	TracePageAlloc bool `json:"trace_page_alloc,omitempty"`

@@ -309,6 +309,7 @@ func (k *kernelParser) handleBody(ko *KernelOOM, text string, rejoin bool) {
 		k.memcgStatsHeader(ko, t, rejoin)
 	case t == "Mem-Info:":
 		k.mode = modeMemInfo
+		ko.MemInfoPrinted = true
 	case strings.HasPrefix(t, "Tasks state") || strings.HasPrefix(t, "[ pid ]") || strings.HasPrefix(t, "[  pid  ]"):
 		if strings.HasPrefix(t, "[") {
 			k.cols = taskColumns(t)

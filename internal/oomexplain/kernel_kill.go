@@ -23,14 +23,17 @@ func parseVictim(ko *KernelOOM, text string) bool {
 	return ok
 }
 
-// memcgWording infers CONSTRAINT_MEMCG from the words before the pid of a
-// selection or kill line: "Memory cgroup out of memory: " at the line's
-// start, or with the line quoted inside another message (a Kubernetes
-// node-problem-detector Event's "message": "Memory cgroup out of memory:
-// Killed process ...", corpus kernel/060).
+// memcgWording reads the words before the pid of a selection or kill
+// line: "Memory cgroup out of memory: " (at the line's start, or with the
+// line quoted inside another message, a Kubernetes node-problem-detector
+// Event's "message", corpus kernel/060) infers CONSTRAINT_MEMCG; the
+// global "Out of memory: " marks GlobalWording.
 func memcgWording(ko *KernelOOM, head string) {
-	if strings.Contains(head, "Memory cgroup out of memory") {
+	switch {
+	case strings.Contains(head, "Memory cgroup out of memory"):
 		inferConstraint(ko, "CONSTRAINT_MEMCG", "Memory cgroup out of memory")
+	case strings.Contains(head, "Out of memory"):
+		ko.GlobalWording = true
 	}
 }
 

@@ -26,8 +26,8 @@ const (
 type scopeVotes struct{ memcg, host, cpuset []Msg }
 
 // kernelScope decides the verdict and its alternatives.
-func kernelScope(ko *KernelOOM, raw []string) (Verdict, []Verdict, scopeVotes) {
-	sv := votesOf(ko, raw)
+func kernelScope(ko *KernelOOM) (Verdict, []Verdict, scopeVotes) {
+	sv := votesOf(ko)
 	switch ko.Constraint {
 	case "CONSTRAINT_MEMCG":
 		if ko.ConstraintInferred == "" || len(sv.host) == 0 {
@@ -80,7 +80,7 @@ func voteScope(sv scopeVotes) (Verdict, []Verdict, scopeVotes) {
 }
 
 // votesOf collects the signals.
-func votesOf(ko *KernelOOM, raw []string) scopeVotes {
+func votesOf(ko *KernelOOM) scopeVotes {
 	var sv scopeVotes
 	switch ko.Constraint {
 	case "CONSTRAINT_MEMCG":
@@ -107,13 +107,13 @@ func votesOf(ko *KernelOOM, raw []string) scopeVotes {
 	if ko.Constraint != "" {
 		return sv
 	}
-	if globalWording(raw) {
+	if ko.GlobalWording {
 		sv.host = append(sv.host, msg("evidence.text", "Out of memory: Kill(ed) process"))
 	}
 	if !ko.TraceMemcg && ko.TracePageAlloc {
 		sv.host = append(sv.host, msg("evidence.trace_page_alloc"))
 	}
-	if ko.MemInfo == nil && rawHas(raw, "Mem-Info:") {
+	if ko.MemInfo == nil && ko.MemInfoPrinted {
 		sv.host = append(sv.host, msg("evidence.text", "Mem-Info"))
 	}
 	return sv
@@ -158,18 +158,6 @@ func hostLowOnMemory(mi *MemInfo) bool {
 	return float64(*mi.FreeBytes) < hostFreeShare*float64(*mi.TotalRAMBytes)
 }
 
-// rawHas: one of the report's lines holds one of subs.
-func rawHas(raw []string, subs ...string) bool {
-	for _, r := range raw {
-		for _, s := range subs {
-			if strings.Contains(r, s) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // nodeShortage finds a node below its low watermark (full) and one with
 // ample room (roomy); -1 for what is not there.
 func nodeShortage(nodes []NodeMem) (full, roomy int) {
@@ -186,17 +174,6 @@ func nodeShortage(nodes []NodeMem) (full, roomy int) {
 		}
 	}
 	return full, roomy
-}
-
-// globalWording: the kill line is the global one ("Out of memory: Kill
-// process" / "Out of memory: Killed process"), not the memory cgroup's.
-func globalWording(raw []string) bool {
-	for _, r := range raw {
-		if i := strings.Index(r, "Out of memory: Kill"); i >= 0 && !strings.Contains(r[:i], "cgroup") {
-			return true
-		}
-	}
-	return false
 }
 
 // limitOwner names who set a cgroup's limit, from its path.

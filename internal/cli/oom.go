@@ -73,9 +73,12 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 	var errs []error
 	dropped := 0
 	// This host's /dev/shm and fd limit are facts about the log only when
-	// the log is this host's own kernel log.
-	hostCtx := oomHostContext(env)
-	hostCtx.SameHost = len(args) == 0
+	// the log is this host's own kernel log: read them only then.
+	hostCtx := oomexplain.Context{}
+	if len(args) == 0 {
+		hostCtx = oomHostContext(env)
+		hostCtx.SameHost = true
+	}
 	hostCtx.Lang = f.lang(env)
 	if len(args) == 0 {
 		incs, dropped, err = oomReadKernel(ctx, env, since)

@@ -1,6 +1,9 @@
 package oomexplain
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Thresholds of the CUDA rules (cuda_rules.go), with why.
 const (
@@ -240,16 +243,7 @@ func versionLess(a, b string) bool {
 
 func splitVersion(s string) (int, int) {
 	maj, min, _ := strings.Cut(s, ".")
-	return atoiOr0(maj), atoiOr0(min)
-}
-
-func atoiOr0(s string) int {
-	n := 0
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			break
-		}
-		n = n*10 + int(r-'0')
-	}
-	return n
+	a, _ := strconv.Atoi(maj) // the ranges are this file's literals
+	b, _ := strconv.Atoi(min)
+	return a, b
 }

@@ -6,9 +6,7 @@ func adviceMsg(name string, args ...string) Msg { return msg("advice."+name, arg
 // cudaAdvice adds what to do about verdict v, each recommendation with
 // the evidence that calls for it.
 func cudaAdvice(fd *finding, v Verdict, f cudaFacts, c *CUDAOOM, ctx Context) {
-	for _, a := range cudaAdviceFor(v, f, c, ctx) {
-		fd.advice = append(fd.advice, a)
-	}
+	fd.advice = append(fd.advice, cudaAdviceFor(v, f, c, ctx)...)
 }
 
 // cudaAltAdvice adds the first recommendation of an alternative verdict,

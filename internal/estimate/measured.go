@@ -16,6 +16,9 @@ import (
 // an error naming the field, never a silent default.
 func (m Measured) Options() (Options, error) {
 	o := Options{Batch: m.Batch, Seq: m.Seq}
+	if err := checkRowKeys(m.raw); err != nil {
+		return o, err
+	}
 	var err error
 	if o.Precision, err = measuredPrecision(m.Precision); err != nil {
 		return o, err

@@ -62,6 +62,7 @@ func TestMeasuredOptionsRefuseWhatTheyCannotTake(t *testing.T) {
 		`{"id":"x","batch":1,"seq":8,"precision":"fp32","mode":"train","accum":1.5}`:            "field accum",
 		`{"id":"x","batch":1,"seq":8,"precision":"fp32","mode":"train","checkpointing":"some"}`: "field checkpointing",
 		`{"id":"x","batch":1,"seq":8,"precision":"fp32","mode":"train","attn_impl":"xformers"}`: "field attn_impl",
+		`{"id":"x","batch":1,"seq":8,"precision":"fp32","mode":"train","ckpt":true}`:            "field ckpt: unknown",
 	} {
 		rows, err := readRows(t, row)
 		if err != nil {

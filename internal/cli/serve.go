@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/torchmem/torchmem/internal/metrics"
 	"github.com/torchmem/torchmem/internal/oomexplain"
 	"github.com/torchmem/torchmem/internal/sample"
 	"github.com/torchmem/torchmem/internal/store"
@@ -19,9 +20,11 @@ import (
 
 func init() { register("serve", newServeCmd) }
 
-// serveDefaultListen is the documented default: loopback only, port 9464
-// (the systemd unit and the Prometheus scrape config use it).
-const serveDefaultListen = "127.0.0.1:9464"
+// serveDefaultListen is the documented default: loopback only, port 10464
+// (the systemd unit, the DaemonSet, the Helm chart and the scrape configs use
+// it). It was 9464, the OpenTelemetry Prometheus exporter's port; docs/serve.md
+// says why 10464.
+const serveDefaultListen = "127.0.0.1:10464"
 
 // PSS costs the kernel a page-table walk, ~5 ms per torch process here
 // (bench/results/top.md): an always-on agent reads it rarely, so a
@@ -35,6 +38,7 @@ const (
 
 type serveFlags struct {
 	listen, db, tokenFile, gpuFake string
+	nodeName                       string
 	webConfig                      string
 	insecure, metricsNoAuth        bool
 	noKernelLog                    bool
@@ -59,9 +63,9 @@ It listens on 127.0.0.1 only unless told otherwise; any other address needs
 --web.config.file, or --insecure. --web.config.file (the Prometheus exporters'
 format) turns on TLS; a token or password served without it is warned about.
 It never changes anything on the host.`,
-		Example: `  torchmem serve                                   # http://127.0.0.1:9464/
-  torchmem serve --listen :9464 --token-file /etc/torchmem/token --web.config.file /etc/torchmem/web.yml
-  curl -H "Authorization: Bearer $(cat token)" http://node:9464/api/v1/node`,
+		Example: `  torchmem serve                                   # http://127.0.0.1:10464/
+  torchmem serve --listen :10464 --token-file /etc/torchmem/token --web.config.file /etc/torchmem/web.yml
+  curl -H "Authorization: Bearer $(cat token)" http://node:10464/api/v1/node`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), env, f) },
 	}
@@ -75,6 +79,7 @@ It never changes anything on the host.`,
 	fl.BoolVar(&f.noKernelLog, "no-kernel-log", false, "do not follow the kernel log for OOM incidents (/api/v1/oom, torchmem_oom_incidents_total)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "sampling interval (what /metrics, the API and the live stream show)")
 	fl.DurationVar(&f.pssPeriod, "pss-period", servePSSPeriod, "longest reuse of a PSS figure (smaps_rollup, ~5 ms of kernel time per torch process); negative: never read PSS")
+	fl.StringVar(&f.nodeName, "node-name", "", "this node's name in torchmem_node_info, which the cluster view (top --prometheus) shows (default: $NODE_NAME, else the host name)")
 	fl.IntVar(&f.maxProcs, "max-processes", 256, "at most this many processes get per-process metrics (label cardinality bound)")
 	fl.StringVar(&f.gpuFake, "gpu-fake", "", "read GPUs from a recorded JSON file instead of the driver (tests, demos)")
 	_ = fl.MarkHidden("gpu-fake")
@@ -158,6 +163,7 @@ func serveServer(env *Env, f serveFlags, token string) (*web.Server, func(), err
 	}
 	srv, err := web.New(web.Config{Sampler: s, Interval: f.interval, DBPath: db, ProcRoot: env.ProcRoot, Token: token,
 		MetricsNoAuth: f.metricsNoAuth, WebConfigFile: f.webConfig, Version: Version, MaxProcesses: f.maxProcs,
+		NodeName:  metrics.NodeName(f.nodeName, os.Getenv, os.Hostname),
 		KernelOOM: serveKernelOOM(env, f.noKernelLog),
 		Logf:      func(format string, a ...any) { fmt.Fprintf(env.Stderr, "torchmem: "+format+"\n", a...) }})
 	if err != nil {

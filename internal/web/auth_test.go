@@ -108,17 +108,17 @@ func TestCheckListen(t *testing.T) {
 		a         Access
 		err, warn bool
 	}{
-		{"127.0.0.1:9464", Access{}, false, false},
-		{"[::1]:9464", Access{}, false, false},
-		{"localhost:9464", Access{Token: true}, false, false},
-		{":9464", Access{}, true, false},
-		{"0.0.0.0:9464", Access{}, true, false},
-		{"10.1.2.3:9464", Access{Token: true, TLS: true}, false, false},
-		{"10.1.2.3:9464", Access{BasicAuth: true, TLS: true}, false, false},
-		{"10.1.2.3:9464", Access{Token: true}, false, true},     // token in clear: warned
-		{"10.1.2.3:9464", Access{BasicAuth: true}, false, true}, // password in clear: warned
-		{"10.1.2.3:9464", Access{TLS: true}, true, false},       // TLS is no authentication
-		{"0.0.0.0:9464", Access{Insecure: true}, false, true},
+		{"127.0.0.1:10464", Access{}, false, false},
+		{"[::1]:10464", Access{}, false, false},
+		{"localhost:10464", Access{Token: true}, false, false},
+		{":10464", Access{}, true, false},
+		{"0.0.0.0:10464", Access{}, true, false},
+		{"10.1.2.3:10464", Access{Token: true, TLS: true}, false, false},
+		{"10.1.2.3:10464", Access{BasicAuth: true, TLS: true}, false, false},
+		{"10.1.2.3:10464", Access{Token: true}, false, true},     // token in clear: warned
+		{"10.1.2.3:10464", Access{BasicAuth: true}, false, true}, // password in clear: warned
+		{"10.1.2.3:10464", Access{TLS: true}, true, false},       // TLS is no authentication
+		{"0.0.0.0:10464", Access{Insecure: true}, false, true},
 		{"nonsense", Access{}, true, false},
 	} {
 		warn, err := CheckListen(c.addr, c.a)

@@ -21,6 +21,8 @@ type Options struct {
 	Version string
 	// NoRuntime leaves out the Go runtime and process collectors (tests).
 	NoRuntime bool
+	// NodeName is exported as torchmem_node_info{node}; "" exports none.
+	NodeName string
 }
 
 // DefaultMaxProcesses is the default bound on per-process series.
@@ -39,7 +41,7 @@ type source interface {
 
 // sources is the one place collectors are registered.
 func sources(o Options) []source {
-	return []source{hostSource{}, gpuSource{}, procSource{max: o.MaxProcesses}, cgroupSource{}, storeSource{}, oomSource{}}
+	return []source{hostSource{}, gpuSource{}, procSource{max: o.MaxProcesses}, cgroupSource{}, storeSource{}, oomSource{}, nodeSource{o.NodeName}}
 }
 
 var (

@@ -44,6 +44,9 @@ type Config struct {
 	// Version is shown on pages and in torchmem_build_info.
 	Version      string
 	MaxProcesses int
+	// NodeName is this node's name in torchmem_node_info (the cluster
+	// view's node identity); "" exports none.
+	NodeName string
 	// NoRuntimeMetrics leaves the Go runtime collectors out of /metrics.
 	NoRuntimeMetrics bool
 	// KernelOOM, when set, follows this host's kernel log: its incidents
@@ -122,7 +125,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.registry = metrics.NewRegistry(s.metricsState, metrics.Options{
-		MaxProcesses: cfg.MaxProcesses, Version: cfg.Version, NoRuntime: cfg.NoRuntimeMetrics})
+		MaxProcesses: cfg.MaxProcesses, Version: cfg.Version, NoRuntime: cfg.NoRuntimeMetrics, NodeName: cfg.NodeName})
 	return s, nil
 }
 

@@ -56,14 +56,8 @@ func ParseConfig(r io.Reader) (*Model, error) {
 // FromConfigMap builds a Model from an already decoded config object.
 func FromConfigMap(c map[string]any) (*Model, error) { return fromConfig(cfg(c)) }
 
-var builders = map[string]func(cfg) *Model{
-	"gpt2":  gpt2Config,
-	"llama": llamaConfig, "mistral": llamaConfig, "qwen2": llamaConfig, "qwen3": llamaConfig,
-	"gemma": llamaConfig, "gemma2": llamaConfig, "olmo": llamaConfig, "olmo2": llamaConfig,
-	"bert": bertConfig, "roberta": bertConfig, "xlm-roberta": bertConfig, "camembert": bertConfig,
-	"t5": t5Config, "mt5": t5Config, "umt5": t5Config,
-	"vit": hfViTConfig,
-}
+// builders are the config.json model_types each family registered.
+var builders = map[string]func(cfg) *Model{}
 
 func fromConfig(c cfg) (*Model, error) {
 	if tv, ok := c["torchvision"].(string); ok {
@@ -79,7 +73,7 @@ func fromConfig(c cfg) (*Model, error) {
 	}
 	m := b(c)
 	m.ModelType = mt
-	if a, ok := c["architectures"].([]any); ok && m.Family != ViT {
+	if a, ok := c["architectures"].([]any); ok && !m.IsVision() {
 		for _, x := range a {
 			if s, _ := x.(string); strings.HasSuffix(s, "ForSequenceClassification") {
 				m.SeqClassification = true

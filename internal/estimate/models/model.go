@@ -76,15 +76,12 @@ type Param struct {
 
 // Validate checks that the dimensions the estimator divides by are set.
 func (m *Model) Validate() error {
-	switch m.Family {
-	case ResNet:
-		if m.ResNet[0] == 0 {
-			return fmt.Errorf("model %s: resnet block counts missing", m.Name)
-		}
-		return nil
-	case ViT, GPT2, Llama, BERT, T5:
-	default:
-		return fmt.Errorf("model %s: unknown family %q", m.Name, m.Family)
+	s, err := specOf(m)
+	if err != nil {
+		return err
+	}
+	if s.convolutional {
+		return s.validate(m)
 	}
 	if m.Hidden <= 0 || m.Layers <= 0 || m.Heads <= 0 || m.Intermediate <= 0 {
 		return fmt.Errorf("model %s: hidden_size, layers, heads and intermediate_size must be positive", m.Name)
@@ -92,14 +89,14 @@ func (m *Model) Validate() error {
 	if m.HeadDim <= 0 || m.KVHeads <= 0 {
 		return fmt.Errorf("model %s: head_dim and key/value heads must be positive", m.Name)
 	}
-	if m.Family == ViT && (m.PatchSize <= 0 || m.ImageSize < m.PatchSize) {
-		return fmt.Errorf("model %s: patch_size must be positive and at most image_size", m.Name)
-	}
-	if m.Family != ViT && m.Vocab <= 0 {
+	if !s.vision && m.Vocab <= 0 {
 		return fmt.Errorf("model %s: vocab_size must be positive", m.Name)
 	}
 	if m.Hidden > 1<<20 || m.Layers > 4096 || m.DecoderLayers > 4096 || m.DecoderLayers < 0 || m.Heads > 1<<14 || m.Intermediate > 1<<22 || m.Vocab > 1<<24 {
 		return fmt.Errorf("model %s: dimensions out of range", m.Name)
+	}
+	if s.validate != nil {
+		return s.validate(m)
 	}
 	return nil
 }
@@ -119,30 +116,17 @@ func (m *Model) ParamCount() int64 {
 
 // BlockCount is the number of repeated blocks Params numbers.
 func (m *Model) BlockCount() int {
-	switch m.Family {
-	case ResNet:
-		return m.ResNet[0] + m.ResNet[1] + m.ResNet[2] + m.ResNet[3]
-	case T5:
-		return m.Layers + m.DecoderLayers
+	if s := specs[m.Family]; s.blocks != nil {
+		return s.blocks(m)
 	}
 	return m.Layers
 }
 
-// Params lists the parameter tensors in module order.
+// Params lists the parameter tensors in module order (none for a family
+// that is not registered: Validate refuses it).
 func (m *Model) Params() []Param {
-	switch m.Family {
-	case GPT2:
-		return gpt2Params(m)
-	case Llama:
-		return llamaParams(m)
-	case BERT:
-		return bertParams(m)
-	case T5:
-		return t5Params(m)
-	case ViT:
-		return vitParams(m)
-	case ResNet:
-		return resnetParams(m)
+	if s, ok := specs[m.Family]; ok {
+		return s.params(m)
 	}
 	return nil
 }

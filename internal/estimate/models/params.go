@@ -3,6 +3,17 @@ package models
 // Parameter layouts of the transformer families, in the modules' order
 // (which is the order PyTorch allocates weights, gradients and states in).
 
+func init() {
+	register(GPT2, spec{params: gpt2Params}, map[string]func(cfg) *Model{"gpt2": gpt2Config})
+	register(Llama, spec{params: llamaParams}, map[string]func(cfg) *Model{
+		"llama": llamaConfig, "mistral": llamaConfig, "qwen2": llamaConfig, "qwen3": llamaConfig,
+		"gemma": llamaConfig, "gemma2": llamaConfig, "olmo": llamaConfig, "olmo2": llamaConfig})
+	register(BERT, spec{params: bertParams}, map[string]func(cfg) *Model{
+		"bert": bertConfig, "roberta": bertConfig, "xlm-roberta": bertConfig, "camembert": bertConfig})
+	register(T5, spec{params: t5Params, blocks: func(m *Model) int { return m.Layers + m.DecoderLayers }},
+		map[string]func(cfg) *Model{"t5": t5Config, "mt5": t5Config, "umt5": t5Config})
+}
+
 func gpt2Params(m *Model) []Param {
 	var l plist
 	h := m.Hidden

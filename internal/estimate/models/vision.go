@@ -5,6 +5,23 @@ import "fmt"
 // Torchvision's ResNet and VisionTransformer, as built by
 // torchvision.models.resnetNN() / vit_b_16() with default arguments.
 
+func init() {
+	register(ResNet, spec{params: resnetParams, vision: true, convolutional: true,
+		blocks: func(m *Model) int { return m.ResNet[0] + m.ResNet[1] + m.ResNet[2] + m.ResNet[3] },
+		validate: func(m *Model) error {
+			if m.ResNet[0] == 0 {
+				return fmt.Errorf("model %s: resnet block counts missing", m.Name)
+			}
+			return nil
+		}}, nil)
+	register(ViT, spec{params: vitParams, vision: true, validate: func(m *Model) error {
+		if m.PatchSize <= 0 || m.ImageSize < m.PatchSize {
+			return fmt.Errorf("model %s: patch_size must be positive and at most image_size", m.Name)
+		}
+		return nil
+	}}, map[string]func(cfg) *Model{"vit": hfViTConfig})
+}
+
 // ResNetStage describes one of the four ResNet stages.
 type ResNetStage struct {
 	Width  int // planes: channels inside the block; Bottleneck outputs 4x

@@ -30,10 +30,14 @@ type Item struct {
 
 // Result is the estimate for one configuration.
 type Result struct {
-	Model  string  `json:"model"`
-	Family string  `json:"family"`
-	Params int64   `json:"params"`
-	Opts   Options `json:"options"`
+	Model  string `json:"model"`
+	Family string `json:"family"`
+	Params int64  `json:"params"`
+	// TrainableParams is what PEFT's print_trainable_parameters() calls
+	// trainable: every parameter in full training, the adapters (and
+	// modules_to_save copies) with --peft, 0 in inference.
+	TrainableParams int64   `json:"trainable_params"`
+	Opts            Options `json:"options"`
 	// PeakAllocatedBytes is what torch.cuda.max_memory_allocated() would report.
 	PeakAllocatedBytes int64 `json:"peak_allocated_bytes"`
 	// PeakReservedBytes is torch.cuda.max_memory_reserved(): allocator segments.
@@ -81,6 +85,9 @@ func walk(md *models.Model, o Options) (*ctx, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPEFTModel(md, o); err != nil {
+		return nil, err
+	}
 	if o, err = fam.options(md, o); err != nil {
 		return nil, err
 	}
@@ -113,6 +120,7 @@ func (e *ctx) result() *Result {
 		r.ActivationBytesPerBlock = 0
 	}
 	r.ProcessBytes = r.PeakReservedBytes + r.CUDAContextBytes + r.LibraryBytes
+	e.peftResult(r)
 	for c := Category(0); c < numCats; c++ {
 		if m.peakCats[c] != 0 {
 			r.Breakdown = append(r.Breakdown, Item{c.String(), m.peakCats[c]})

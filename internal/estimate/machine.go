@@ -20,11 +20,15 @@ const (
 	CatKVCache
 	CatWorkspace
 	CatData
+	CatAdapters    // LoRA weights and modules_to_save copies (peft.go)
+	CatQuantConsts // quantization scales, zeros and absmax (quant.go)
+	CatDequant     // weights dequantized for one GEMM (quant.go)
 	numCats
 )
 
 var catNames = [numCats]string{"weights", "gradients", "optimizer_states", "optimizer_temporaries",
-	"activations", "autocast_weight_copies", "logits_and_loss", "kv_cache", "cublas_workspace", "input_data"}
+	"activations", "autocast_weight_copies", "logits_and_loss", "kv_cache", "cublas_workspace", "input_data",
+	"adapter_weights", "quantization_constants", "dequantized_weight_temporaries"}
 
 func (c Category) String() string { return catNames[c] }
 

@@ -28,6 +28,9 @@ func (e *ctx) castIn(x *tensor) *tensor {
 // linear is a GEMM (nn.Linear, Conv1D's addmm, a convolution): it saves its
 // input (for the weight's gradient) and returns a new output.
 func (e *ctx) linear(x *tensor, outElems int64) *tensor {
+	if e.pq != nil {
+		return e.peftLinear(x, outElems)
+	}
 	in := e.castIn(x)
 	out := e.act(outElems, e.dt.compute)
 	e.m.save(in)

@@ -47,11 +47,15 @@ type Options struct {
 	// limit it frees its cache and retries, as PyTorch does when cudaMalloc
 	// fails, and reports an out-of-memory error when that is not enough.
 	AllocatorLimit int64 `json:"-"`
+	// PEFT: LoRA adapters on a frozen (QLoRA: quantized) base (peft.go).
+	PEFT PEFTOptions `json:"peft,omitempty"`
+	// Quant: quantized weights and the KV cache's dtype (quant.go).
+	Quant QuantOptions `json:"quant,omitempty"`
 }
 
 var (
 	precisions = []string{"fp32", "amp-bf16", "amp-fp16", "bf16", "fp16"}
-	optimizers = []string{"adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit"}
+	optimizers = []string{"adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit", "paged-adamw", "paged-adamw-8bit"}
 )
 
 // Defaults fills unset fields and checks the rest.
@@ -121,7 +125,7 @@ func (o *Options) check() error {
 	case o.KVCache && !o.Inference:
 		return fmt.Errorf("--kv-cache needs --inference (training keeps no KV cache)")
 	}
-	return nil
+	return o.checkPEFTQuant()
 }
 
 func oneOf(s string, set []string) bool {

@@ -81,6 +81,10 @@ func (e *ctx) tiedEmbeddingGrad() {
 // optimizerStep creates the states on the first step (torch initialises
 // them lazily inside step()) and allocates the update's temporaries.
 func (e *ctx) optimizerStep(step int) {
+	if e.pq != nil && e.pq.peft {
+		e.adapterOptimizerStep(step)
+		return
+	}
 	m := e.m
 	m.phase = fmt.Sprintf("optimizer step %d", step)
 	if e.states == nil {

@@ -44,6 +44,9 @@ type ctx struct {
 	poolIdx    *tensor
 	fwdWS      *tensor
 	perBlock   int64 // activation bytes block 0 keeps for backward
+	// pq is what PEFT adapters and quantized weights change (peft.go,
+	// quant.go); nil for a plain job.
+	pq *peftState
 }
 
 func (e *ctx) seq() int { return e.seqLen }
@@ -93,6 +96,7 @@ func newCtx(fam family, md *models.Model, o Options) *ctx {
 	e.res = make([]*resBlock, len(e.blockParams))
 	e.ckptIn = make([]*tensor, len(e.blockParams))
 	e.casts = make([][]*tensor, len(e.blockParams)+1)
+	e.initPEFT()
 	return e
 }
 
@@ -112,6 +116,10 @@ func (e *ctx) shard(elems int64, stage int) int64 {
 // peak is that of its steps; the cache (reserved) carries over.
 func (e *ctx) loadWeights() {
 	e.m.phase = "model load"
+	if e.pq != nil {
+		e.loadPEFT()
+		return
+	}
 	if e.dt.param != 4 && !e.o.NoLoadFP32 {
 		var f32 []*tensor
 		for _, p := range e.params {
@@ -134,6 +142,10 @@ func (e *ctx) loadWeights() {
 // saved by the GEMMs that use them.
 func (e *ctx) castWeights(block int, ps []models.Param) {
 	if !e.dt.autocast {
+		return
+	}
+	if e.pq != nil {
+		e.castPEFT(block, ps)
 		return
 	}
 	for _, p := range ps {
@@ -164,6 +176,7 @@ func (e *ctx) kvKeep(elems, dt int64) {
 	if !e.o.Inference || !e.o.KVCache {
 		return
 	}
+	dt = e.kvDT(dt)
 	c := e.m.new(elems, dt, CatKVCache)
 	c.saved, c.live = true, false // held by the cache object only
 	e.kv = append(e.kv, c)
@@ -180,6 +193,7 @@ func (e *ctx) forwardBlocks(x *tensor, phase string) *tensor {
 		}
 		e.bridge = append(e.bridge, e.rec...)
 		g := e.gather(e.blockParams[i])
+		e.enterBlock(i)
 		before := e.m.cur[CatActivations]
 		e.rec = nil
 		if e.o.Checkpointing && e.m.grad {
@@ -202,6 +216,7 @@ func (e *ctx) forwardBlocks(x *tensor, phase string) *tensor {
 		e.blocks[i] = e.rec
 		e.m.drop(g...)
 	}
+	e.enterBlock(-1)
 	return x
 }
 
@@ -219,6 +234,7 @@ func (e *ctx) backwardBlocks(step, micro int) {
 			e.rec = nil
 			in := e.ckptIn[i]
 			in.live = true
+			e.enterBlock(i)
 			y := e.fam.block(e, i, in)
 			e.m.drop(y)
 			e.blocks[i] = e.rec
@@ -267,7 +283,7 @@ func (e *ctx) blockBackward(rec []*tensor, ps []models.Param, micro int) {
 	if !grads {
 		e.paramGrads(ps, micro)
 	}
-	if prev != nil {
+	if prev != nil && !e.frozenInput() {
 		e.dx = e.m.new(prev.elems, prev.dt, CatActivations)
 	}
 	e.m.drop(g, prev)
@@ -299,8 +315,9 @@ func (e *ctx) ddpReducer() {
 			fill, capBytes = 0, 25<<20
 		}
 	}
-	for i := len(e.params) - 1; i >= 0; i-- {
-		fill += e.params[i].Elems * e.dt.grad
+	ps := e.gradParams()
+	for i := len(ps) - 1; i >= 0; i-- {
+		fill += ps[i].Elems * e.dt.grad
 		if fill >= capBytes {
 			flush()
 		}
@@ -312,6 +329,10 @@ func (e *ctx) ddpReducer() {
 // zero_grad left none); later micro-steps compute a fresh gradient and add
 // it in place. ZeRO-2/3 keep only this rank's shard after reduce-scatter.
 func (e *ctx) paramGrads(ps []models.Param, micro int) {
+	if e.pq != nil && e.pq.peft {
+		e.adapterGrads(ps, micro)
+		return
+	}
 	var full []*tensor
 	for _, p := range ps {
 		sh := e.shard(p.Elems, 2)
@@ -332,7 +353,7 @@ func (e *ctx) workspace() {
 	if e.deepSpeed() && e.o.ZeroStage >= 2 && e.o.WorldSize > 1 {
 		// DeepSpeed's contiguous gradient bucket: reduce_bucket_size,
 		// 5e8 elements by default, in the gradients' dtype.
-		e.gradBucket = e.m.new(min(500_000_000, e.md.ParamCount()), e.dt.grad, CatGrads)
+		e.gradBucket = e.m.new(min(500_000_000, e.trainableCount()), e.dt.grad, CatGrads)
 	}
 	// The autograd thread gets its own cuBLAS handle, hence a second workspace.
 	e.ws = e.m.new(e.cublasWorkspaceBytes(), 1, CatWorkspace)

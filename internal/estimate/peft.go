@@ -69,6 +69,9 @@ var defaultTargets = map[models.Family][]string{
 
 func (o *Options) checkPEFTQuant() error {
 	p := &o.PEFT
+	if p.Method == "qlora" && o.Quant.Method == "" {
+		o.Quant.Method = "nf4" // the QLoRA recipe's 4-bit NormalFloat
+	}
 	if err := o.Quant.check(o); err != nil {
 		return err
 	}
@@ -111,9 +114,6 @@ func (o *Options) checkPEFTQuant() error {
 	}
 	if p.Alpha == 0 {
 		p.Alpha = defaultLoRAAlpha
-	}
-	if p.Method == "qlora" && o.Quant.Method == "" {
-		o.Quant.Method = "nf4"
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -12,14 +11,13 @@ import (
 func checkAllocConf(h *Host) []Finding {
 	cuda, generic := h.getenv("PYTORCH_CUDA_ALLOC_CONF"), h.getenv("PYTORCH_ALLOC_CONF")
 	if cuda == "" && generic == "" {
-		return []Finding{newFinding("pytorch.alloc_conf", "pytorch", OK, "PYTORCH_CUDA_ALLOC_CONF is not set (allocator defaults)")}
+		return []Finding{newFinding("pytorch.alloc_conf", "pytorch", OK, "alloc_conf.title_unset")}
 	}
 	var out []Finding
 	if cuda != "" && generic != "" && cuda != generic {
-		out = append(out, newFinding("pytorch.alloc_conf.both", "pytorch", Warn, "both PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF are set, differently").
+		out = append(out, newFinding("pytorch.alloc_conf.both", "pytorch", Warn, "alloc_conf.title_both").
 			ev("env PYTORCH_ALLOC_CONF", generic).ev("env PYTORCH_CUDA_ALLOC_CONF", cuda).
-			why("Recent PyTorch reads PYTORCH_ALLOC_CONF first and older versions only PYTORCH_CUDA_ALLOC_CONF: the same job behaves differently after an upgrade.").
-			fix("Set one of them."))
+			why("alloc_conf.both.why").fix("alloc_conf.both.fix"))
 	}
 	name, val := "PYTORCH_CUDA_ALLOC_CONF", cuda
 	if val == "" {
@@ -32,10 +30,10 @@ func allocConfFindings(name, val string, torch []int) []Finding {
 	src := "env " + name
 	opts, err := parseAllocConf(val)
 	if err != nil {
-		return []Finding{newFinding("pytorch.alloc_conf", "pytorch", Fail, name+" cannot be parsed").ev(src, val).
-			why("PyTorch raises at the first CUDA allocation.").fix("Write it as key:value,key:value (e.g. expandable_segments:True).")}
+		return []Finding{newFinding("pytorch.alloc_conf", "pytorch", Fail, "alloc_conf.title_unparsable", name).ev(src, val).
+			why("alloc_conf.unparsable.why").fix("alloc_conf.unparsable.fix")}
 	}
-	var problems []string
+	var problems msgList
 	sev := OK
 	keys := map[string]string{}
 	for _, kv := range opts {
@@ -44,54 +42,52 @@ func allocConfFindings(name, val string, torch []int) []Finding {
 		since, known := allocOptions[k]
 		switch {
 		case !known:
-			problems, sev = append(problems, fmt.Sprintf("unknown option %q: PyTorch raises 'Unrecognized CachingAllocator option'", k)), Fail
+			problems, sev = append(problems, word("alloc_conf.unknown", k)), Fail
 		case len(torch) > 0 && versionLess(torch, since):
-			problems, sev = append(problems, fmt.Sprintf("%s needs torch %d.%d or later (installed: %s)", k, since[0], since[1], joinVersion(torch))), Fail
+			problems, sev = append(problems, word("alloc_conf.too_new", k, since[0], since[1], joinVersion(torch))), Fail
 		default:
-			if msg := badAllocValue(k, v); msg != "" {
-				problems, sev = append(problems, msg), Fail
+			if m := badAllocValue(k, v); m.id != "" {
+				problems, sev = append(problems, m), Fail
 			}
 		}
 	}
 	if keys["backend"] == "cudaMallocAsync" {
 		for _, k := range nativeOnly {
 			if _, ok := keys[k]; ok {
-				problems = append(problems, k+" is ignored with backend:cudaMallocAsync")
+				problems = append(problems, word("alloc_conf.ignored_async", k))
 				sev = max(sev, Warn)
 			}
 		}
 	}
-	f := newFinding("pytorch.alloc_conf", "pytorch", sev, name+" is valid").ev(src, val)
+	f := newFinding("pytorch.alloc_conf", "pytorch", sev, "alloc_conf.title_valid", name).ev(src, val)
 	if sev == OK {
 		return []Finding{f}
 	}
-	f.Title = name + ": " + strings.Join(problems, "; ")
-	return []Finding{f.why("The caching allocator parses this at the first CUDA allocation: an unknown option or bad value kills the job there, and options of the native allocator do nothing under cudaMallocAsync.").
-		fix("Keep only valid options, e.g. " + name + "=expandable_segments:True (torch >= 2.1) to reduce fragmentation.")}
+	return []Finding{f.titled("alloc_conf.title_problems", name, problems).why("alloc_conf.why").fix("alloc_conf.fix", name)}
 }
 
-func badAllocValue(k, v string) string {
+func badAllocValue(k, v string) msg {
 	switch k {
 	case "expandable_segments", "release_lock_on_cudamalloc", "pinned_use_cuda_host_register", "pinned_use_background_threads", "graph_capture_record_stream_reuse":
 		if v != "True" && v != "False" && v != "true" && v != "false" {
-			return fmt.Sprintf("%s must be True or False, not %q", k, v)
+			return word("alloc_conf.bad_bool", k, v)
 		}
 	case "backend":
 		if v != "native" && v != "cudaMallocAsync" {
-			return fmt.Sprintf("backend must be native or cudaMallocAsync, not %q", v)
+			return word("alloc_conf.bad_backend", v)
 		}
 	case "garbage_collection_threshold", "per_process_memory_fraction":
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil || x <= 0 || x >= 1 && k == "garbage_collection_threshold" || x > 1 {
-			return fmt.Sprintf("%s must be a fraction in (0, 1), not %q", k, v)
+			return word("alloc_conf.bad_fraction", k, v)
 		}
 	case "max_split_size_mb":
 		n, err := strconv.ParseFloat(v, 64)
 		if err != nil || n <= 20 {
-			return fmt.Sprintf("max_split_size_mb must be a number above 20, not %q", v)
+			return word("alloc_conf.bad_split", v)
 		}
 	}
-	return ""
+	return msg{}
 }
 
 func joinVersion(v []int) string {
@@ -104,15 +100,18 @@ func joinVersion(v []int) string {
 
 func checkModuleLoading(h *Host) []Finding {
 	v := h.getenv("CUDA_MODULE_LOADING")
-	f := newFinding("pytorch.cuda_module_loading", "pytorch", OK, "CUDA_MODULE_LOADING is "+orDefault(v, "unset (PyTorch sets LAZY)")).ev("env CUDA_MODULE_LOADING", orDefault(v, "unset"))
+	f := newFinding("pytorch.cuda_module_loading", "pytorch", OK, "module_loading.title", v)
+	if v == "" {
+		f = f.titled("module_loading.title_unset")
+	}
+	f = f.ev("env CUDA_MODULE_LOADING", orDefault(v, "unset"))
 	switch v {
 	case "", "LAZY":
 		return []Finding{f}
 	case "EAGER":
 		f.Severity = Info
-		return []Finding{f.why("EAGER loads every kernel of every CUDA library at initialisation: hundreds of MB more GPU memory per process (each rank, each process touching CUDA) and a slower start.").
-			fix("unset CUDA_MODULE_LOADING (PyTorch defaults to LAZY).")}
+		return []Finding{f.why("module_loading.eager.why").fix("module_loading.eager.fix")}
 	}
 	f.Severity = Warn
-	return []Finding{f.why("CUDA accepts only LAZY or EAGER.").fix("unset CUDA_MODULE_LOADING or set it to LAZY.")}
+	return []Finding{f.why("module_loading.bad.why").fix("module_loading.bad.fix")}
 }

@@ -16,26 +16,24 @@ func checkGPUSource(h *Host) []Finding {
 	}
 	g := h.gpus()
 	f := newFinding("gpu.nvml", "gpu", OK, "")
+	head := word("gpu_source.nvml")
 	switch info {
 	case "none":
-		f.Severity, f.Title = Info, "no NVIDIA GPU"
+		f.Severity = Info
+		f = f.titled("gpu_source.title_none")
 		if found, _ := gpu.ProbeNVIDIAPCI(h.SysRoot); found {
 			// A device on the bus that no tool can read is a broken driver
 			// set-up, not a CPU host.
-			f.Severity, f.Title = Warn, "NVIDIA GPU on PCI, but neither NVML nor nvidia-smi works"
-			f = f.why("Without the driver's NVML library or nvidia-smi, neither torchmem nor PyTorch (torch.cuda.is_available() is False) can use the GPU: jobs silently run on the CPU or fail at the first .cuda().").
-				fix("Load the NVIDIA kernel module and install the matching user-space driver (libnvidia-ml.so.1, nvidia-smi); in a container, run it with --gpus / the NVIDIA container runtime.")
+			f.Severity = Warn
+			f = f.titled("gpu_source.title_broken").why("gpu_source.broken.why").fix("gpu_source.broken.fix")
 		}
 		return []Finding{f.ev("gpu", orDefault(h.GPUNotice, "no GPU backend"))}
 	case "nvidia-smi":
-		f.Severity, f.Title = Warn, "NVML could not be loaded; using nvidia-smi"
-		f = f.why("Without libnvidia-ml.so.1 torchmem (and nvitop, DCGM, PyTorch's own memory queries) fall back to slower tools; it usually means a driver/library version mismatch or a container without the NVIDIA runtime.").
-			fix("Install the driver's NVML library (package libnvidia-ml / nvidia-driver-libs / libnvidia-compute) matching the kernel module, or run the container with --gpus / the NVIDIA container runtime.")
-	default:
-		f.Title = "NVML loaded"
+		f.Severity, head = Warn, word("gpu_source.smi")
+		f = f.why("gpu_source.smi.why").fix("gpu_source.smi.fix")
 	}
 	i := h.GPU.Info()
-	f.Title += fmt.Sprintf(": %s, driver %s, CUDA %s", plural(len(g.devs), "GPU", "GPUs"), orDefault(i.DriverVersion, "?"), orDefault(i.CUDADriverVersion, "?"))
+	f = f.titled("gpu_source.title", head, word(plural(len(g.devs), "gpu_source.gpus_one", "gpu_source.gpus"), len(g.devs)), orDefault(i.DriverVersion, "?"), orDefault(i.CUDADriverVersion, "?"))
 	f = f.ev(info, fmt.Sprintf("driver %s, CUDA driver API %s", orDefault(i.DriverVersion, "unknown"), orDefault(i.CUDADriverVersion, "unknown")))
 	if g.err != nil {
 		f.Severity = Warn
@@ -62,19 +60,18 @@ func checkGPUModes(h *Host) []Finding {
 		}
 		name := fmt.Sprintf("GPU %d (%s)", d.Index, d.Name)
 		if d.PersistenceMode != nil {
-			f := newFinding("gpu.persistence_mode", "gpu", OK, name+": persistence mode on").ev(src, onOff(*d.PersistenceMode))
+			f := newFinding("gpu.persistence_mode", "gpu", OK, "gpu_modes.persistence_on", name).ev(src, onOff(*d.PersistenceMode))
 			if !*d.PersistenceMode {
-				f.Severity, f.Title = Warn, name+": persistence mode off"
-				f = f.why("Without persistence the driver tears the GPU state down whenever no process holds it: every job start pays seconds of re-initialisation, and ECC/clock settings can reset between jobs.").
-					fix("systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1).")
+				f.Severity = Warn
+				f = f.titled("gpu_modes.persistence_off", name).why("gpu_modes.persistence.why").fix("gpu_modes.persistence.fix")
 			}
 			out = append(out, f)
 		}
 		if d.ECCEnabled != nil {
-			f := newFinding("gpu.ecc", "gpu", OK, name+": ECC on").ev(src, onOff(*d.ECCEnabled))
+			f := newFinding("gpu.ecc", "gpu", OK, "gpu_modes.ecc_on", name).ev(src, onOff(*d.ECCEnabled))
 			if !*d.ECCEnabled {
-				f.Severity, f.Title = Info, name+": ECC off"
-				f = f.why("Off gives a little more usable memory on GDDR boards, at the price of silent bit flips in weights and optimizer state on long runs.")
+				f.Severity = Info
+				f = f.titled("gpu_modes.ecc_off", name).why("gpu_modes.ecc.why")
 			}
 			out = append(out, f)
 		}
@@ -86,17 +83,16 @@ func checkGPUModes(h *Host) []Finding {
 }
 
 func computeModeFinding(name, src, mode string) Finding {
-	f := newFinding("gpu.compute_mode", "gpu", OK, name+": compute mode "+mode).ev(src, mode)
+	f := newFinding("gpu.compute_mode", "gpu", OK, "gpu_modes.compute", name, mode).ev(src, mode)
 	switch mode {
 	case "Default":
 		return f
 	case "Prohibited":
 		f.Severity = Fail
-		return f.why("No process can create a CUDA context on this GPU.").fix("nvidia-smi -c DEFAULT (as root).")
+		return f.why("gpu_modes.prohibited.why").fix("gpu_modes.prohibited.fix")
 	}
 	f.Severity = Warn
-	return f.why("Exclusive mode allows one CUDA context per GPU: a second process (a DataLoader worker that touches CUDA, an evaluation script, torch.compile's subprocesses) fails with 'CUDA-capable device(s) is/are busy or unavailable'.").
-		fix("nvidia-smi -c DEFAULT, unless a scheduler sets exclusivity on purpose.")
+	return f.why("gpu_modes.exclusive.why").fix("gpu_modes.exclusive.fix")
 }
 
 func onOff(b bool) string {
@@ -126,24 +122,19 @@ func checkGPUProcesses(h *Host) []Finding {
 		}
 		status, src, err := h.procFile(strconv.Itoa(p.PID) + "/status")
 		if err != nil {
-			out = append(out, newFinding("gpu.orphan_memory", "gpu", Warn,
-				fmt.Sprintf("GPU %d: %s held by PID %d, which no longer exists", p.GPUIndex, units.Bytes(used), p.PID)).
-				ev(src, "missing").
-				why("Memory held by a dead process (a zombie whose parent has not reaped it, or a stuck driver context) is unusable until released: jobs fail with CUDA out of memory on a GPU that looks idle.").
-				fix(fmt.Sprintf("Find the parent of the zombie (ps -eo pid,ppid,stat,cmd | grep -w Z) and end it; as a last resort nvidia-smi --gpu-reset -i %d with the GPU idle.", p.GPUIndex)))
+			out = append(out, newFinding("gpu.orphan_memory", "gpu", Warn, "gpu_procs.orphan", p.GPUIndex, units.Bytes(used), p.PID).
+				ev(src, "missing").why("gpu_procs.orphan.why").fix("gpu_procs.orphan.fix", p.GPUIndex))
 			continue
 		}
 		if uid := statusField(status, "Uid"); uid != "" && h.UID >= 0 {
 			if real := strings.Fields(uid)[0]; real != strconv.Itoa(h.UID) {
-				out = append(out, newFinding("gpu.other_users", "gpu", Info,
-					fmt.Sprintf("GPU %d: %s held by PID %d of uid %s", p.GPUIndex, units.Bytes(used), p.PID, real)).
+				out = append(out, newFinding("gpu.other_users", "gpu", Info, "gpu_procs.other_user", p.GPUIndex, units.Bytes(used), p.PID, real).
 					ev(src, "Uid: "+uid))
 			}
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, newFinding("gpu.processes", "gpu", OK,
-			fmt.Sprintf("%s on the GPUs, %s held, all alive", plural(len(g.procs), "process", "processes"), units.Bytes(total))))
+		out = append(out, newFinding("gpu.processes", "gpu", OK, plural(len(g.procs), "gpu_procs.title_one", "gpu_procs.title"), len(g.procs), units.Bytes(total)))
 	}
 	return out
 }
@@ -154,14 +145,13 @@ func checkGPUNUMA(h *Host) []Finding {
 	multi := len(h.numaNodes()) > 1
 	for _, d := range h.gpus().devs {
 		aff := compactCPUs(d.CPUAffinity)
-		f := newFinding("numa.gpu", "numa", OK, fmt.Sprintf("GPU %d: NUMA node %d, CPUs %s", d.Index, d.NUMANode, aff)).
+		f := newFinding("numa.gpu", "numa", OK, "numa_gpu.title", d.Index, d.NUMANode, aff).
 			ev("/sys/bus/pci/devices/"+strings.ToLower(d.PCIBusID)+"/numa_node", strconv.Itoa(d.NUMANode))
 		if d.NUMANode < 0 {
-			f.Title = fmt.Sprintf("GPU %d: NUMA node not reported, CPUs %s", d.Index, aff)
+			f = f.titled("numa_gpu.title_unknown", d.Index, aff)
 			if multi {
 				f.Severity = Info
-				f = f.why("The platform does not say which node the GPU hangs off (numa_node -1): NUMA binding cannot be automatic.").
-					fix("Check nvidia-smi topo -m and bind ranks by hand.")
+				f = f.why("numa_gpu.unknown.why").fix("numa_gpu.unknown.fix")
 			}
 		}
 		out = append(out, f)

@@ -1,7 +1,5 @@
 package doctor
 
-import "fmt"
-
 // The torchmem hook's requirements (internal/hook/python/torchmem_hook:
 // its sitecustomize arms nothing under Python < 3.8).
 var (
@@ -18,20 +16,18 @@ func checkHook(h *Host) []Finding {
 	}
 	exe := orDefault(p.Executable, h.pythonName())
 	src := h.pythonName() + " -c 'import sys; sys.executable, sys.version'"
-	f := newFinding("pytorch.hook", "pytorch", OK, fmt.Sprintf("the torchmem hook can run under %s (Python %s, torch %s)", exe, p.Python, p.Torch)).
+	f := newFinding("pytorch.hook", "pytorch", OK, "hook.title", exe, p.Python, p.Torch).
 		ev(src, exe+", Python "+p.Python).ev("torch.__version__", p.Torch)
 	if p.SiteCustomize != "" {
 		f = f.ev("importlib.util.find_spec('sitecustomize')", p.SiteCustomize+" (the hook runs it first)")
 	}
 	switch {
 	case versionLess(version(p.Python), hookMinPython):
-		f.Severity, f.Title = Warn, fmt.Sprintf("the torchmem hook cannot load under Python %s (needs 3.8+)", p.Python)
-		return []Finding{f.why("torchmem run still limits, samples and explains the job, but without its hook: no allocator stats, optimizer steps, CUDA OOM reports or DataLoader worker identity (so no copy-on-read or per-step findings).").
-			fix("Run the jobs with Python 3.8 or later (a venv or conda environment; python38/python39 from RHEL/CentOS AppStream or SCL) and pass it: torchmem doctor --python /path/to/python.")}
+		f.Severity = Warn
+		return []Finding{f.titled("hook.title_old_python", p.Python).why("hook.old_python.why").fix("hook.old_python.fix")}
 	case versionLess(version(p.Torch), hookMinTorch):
-		f.Severity, f.Title = Warn, fmt.Sprintf("torch %s is older than the hook supports (1.10+)", p.Torch)
-		return []Finding{f.why("The hook reads allocator statistics and hooks optimizer steps through APIs of torch 1.10 and later; with older torch it may report nothing.").
-			fix("Upgrade torch to 1.10 or later in the jobs' environment.")}
+		f.Severity = Warn
+		return []Finding{f.titled("hook.title_old_torch", p.Torch).why("hook.old_torch.why").fix("hook.old_torch.fix")}
 	}
 	return []Finding{f}
 }

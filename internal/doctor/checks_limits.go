@@ -25,15 +25,13 @@ const (
 
 func checkNproc(h *Host) []Finding {
 	return rlimitFinding(h, "ulimit.nproc", "Max processes", "ulimit -u", nprocFail, nprocWarn,
-		"RLIMIT_NPROC counts every thread of the user. Each rank and each DataLoader worker runs dozens of threads (OpenMP, CUDA, pin-memory), so CentOS's default 4096 (or 1024) ends in 'RuntimeError: can't start new thread' or 'fork: Resource temporarily unavailable' once workers x ranks grows.",
-		"Raise it in /etc/security/limits.d/90-torchmem.conf ('* soft nproc 65536' / '* hard nproc 65536', torchmem tune apply) and log in again; for services, LimitNPROC= in the unit.",
+		"nproc.why", "nproc.fix",
 		"limits.nproc")
 }
 
 func checkNofile(h *Host) []Finding {
 	return rlimitFinding(h, "ulimit.nofile", "Max open files", "ulimit -n", nofileFail, nofileWarn,
-		"DataLoader workers hand tensors to the main process through shared memory; with the default file_descriptor strategy each tensor in flight holds an open fd, and the limit ends in 'received 0 items of ancdata' or 'Too many open files'.",
-		"Raise it in /etc/security/limits.d/90-torchmem.conf ('* soft nofile 65536', torchmem tune apply), or use torch.multiprocessing.set_sharing_strategy('file_system').",
+		"nofile.why", "nofile.fix",
 		"limits.nofile")
 }
 
@@ -46,7 +44,7 @@ func rlimitFinding(h *Host, id, name, shell string, fail, warn int64, why, fix, 
 	if !ok {
 		return []Finding{unreadable(id, "limits", l.shown, fmt.Errorf("no %q line", name))}
 	}
-	f := newFinding(id, "limits", OK, fmt.Sprintf("%s is %s (soft), %s (hard)", shell, procfs.FormatLimit(r.Soft), procfs.FormatLimit(r.Hard))).
+	f := newFinding(id, "limits", OK, "rlimit.title", shell, procfs.FormatLimit(r.Soft), procfs.FormatLimit(r.Hard)).
 		ev(l.shown, fmt.Sprintf("%s: soft %s, hard %s", name, procfs.FormatLimit(r.Soft), procfs.FormatLimit(r.Hard)))
 	switch {
 	case r.Soft == procfs.Unlimited || r.Soft >= warn:
@@ -69,7 +67,7 @@ func checkMemlock(h *Host) []Finding {
 	if r.Soft != procfs.Unlimited {
 		val = units.Bytes(r.Soft)
 	}
-	f := newFinding("ulimit.memlock", "limits", OK, "ulimit -l (locked memory) is "+val).
+	f := newFinding("ulimit.memlock", "limits", OK, "memlock.title", val).
 		ev(l.shown, "Max locked memory: soft "+procfs.FormatLimit(r.Soft)+", hard "+procfs.FormatLimit(r.Hard))
 	if r.Soft == procfs.Unlimited {
 		return []Finding{f}
@@ -80,8 +78,7 @@ func checkMemlock(h *Host) []Finding {
 		f.Severity = Info
 	}
 	return []Finding{f.
-		why("NCCL over InfiniBand/RoCE and GPUDirect RDMA register (lock) buffers; a limited memlock makes NCCL fail with 'ibv_reg_mr failed' or fall back to slow paths. Pinned host memory (pin_memory=True) itself is locked by the CUDA driver and does not need it.").
-		fix("'* soft memlock unlimited' and '* hard memlock unlimited' in /etc/security/limits.d/90-torchmem.conf (torchmem tune apply); LimitMEMLOCK=infinity for services; --ulimit memlock=-1 for containers.").
+		why("memlock.why").fix("memlock.fix").
 		tune("limits.memlock")}
 }
 
@@ -92,11 +89,10 @@ func checkShm(h *Host) []Finding {
 	}
 	m := shm.ParseMount(mi, h.memTotal())
 	if !m.Mounted {
-		return []Finding{newFinding("dev.shm", "limits", Fail, m.Title()).ev(src, "no /dev/shm mount").
-			why("DataLoader workers pass every batch through POSIX shared memory in /dev/shm.").
-			fix("mount -t tmpfs -o size=50% tmpfs /dev/shm (and an fstab line), or --shm-size / --ipc=host for containers.")}
+		return []Finding{newFinding("dev.shm", "limits", Fail, "shm.title_unmounted").ev(src, "no /dev/shm mount").
+			why("shm.unmounted.why").fix("shm.unmounted.fix")}
 	}
-	f := newFinding("dev.shm", "limits", OK, m.Title()).ev(src, "/dev/shm tmpfs "+m.Options+" ("+m.How+")")
+	f := newFinding("dev.shm", "limits", OK, "shm.title", units.Bytes(m.SizeBytes)).ev(src, "/dev/shm tmpfs "+m.Options+" ("+m.How+")")
 	switch m.Judge(h.memTotal()) {
 	case shm.Enough:
 		return []Finding{f}
@@ -106,8 +102,7 @@ func checkShm(h *Host) []Finding {
 		f.Severity = Warn
 	}
 	return []Finding{f.
-		why("DataLoader workers put each batch in /dev/shm until the main process takes it: num_workers x prefetch_factor batches at once. Too small and workers die with 'bus error' / 'unable to write to file </torch_…>: No space left on device' / 'insufficient shared memory (shm)' — containers default to 64 MB.").
-		fix("Containers: docker run --shm-size=16g (or --ipc=host), Kubernetes: an emptyDir with medium: Memory at /dev/shm. Hosts: a systemd drop-in for dev-shm.mount (Options=size=50%) or 'tmpfs /dev/shm tmpfs defaults,size=50% 0 0' in /etc/fstab, then mount -o remount /dev/shm yourself. torchmem tune writes the drop-in, never remounts.").
+		why("shm.why").fix("shm.fix").
 		tune("dev.shm")}
 }
 
@@ -117,13 +112,12 @@ func checkPidMax(h *Host) []Finding {
 		return []Finding{unreadable("kernel.pid_max", "limits", src, err)}
 	}
 	tm, traw, tsrc, _ := h.sysctlInt("kernel/threads-max")
-	f := newFinding("kernel.pid_max", "limits", OK, fmt.Sprintf("kernel.pid_max is %d, threads-max %d", n, tm)).ev(src, raw).ev(tsrc, traw)
+	f := newFinding("kernel.pid_max", "limits", OK, "pid_max.title", n, tm).ev(src, raw).ev(tsrc, traw)
 	if n >= pidMaxWarn {
 		return []Finding{f}
 	}
 	f.Severity = Warn
 	return []Finding{f.
-		why("Every thread takes a PID. 8 ranks x 16 DataLoader workers x ~40 threads is ~5,000 PIDs per job; with 32768 a busy host runs out and fork/clone fail with EAGAIN.").
-		fix("sysctl -w kernel.pid_max=4194304, persisted in /etc/sysctl.d/90-torchmem.conf (torchmem tune apply).").
+		why("pid_max.why").fix("pid_max.fix").
 		tune("kernel.pid_max")}
 }

@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,16 +10,16 @@ import (
 
 // ncclLeak is a range of NCCL releases with a known memory leak.
 type ncclLeak struct {
-	from, before []int // from <= version < before
-	what, ref    string
+	from, before []int  // from <= version < before
+	what, ref    string // what: the message id saying what leaks
 }
 
 // ncclLeaks are the NCCL releases known to leak memory in training jobs,
 // with where that is reported.
 var ncclLeaks = []ncclLeak{
-	{[]int{2, 9, 6}, []int{2, 9, 7}, "NCCL 2.9.6 leaks memory (reported in torchmem issue 20; fixed in later 2.9 releases)", "torchmem issue 20"},
-	{[]int{2, 16}, []int{2, 17, 1}, "every communicator leaks its proxy thread's listening socket and buffers when destroyed: jobs that create process groups repeatedly (elastic restarts, new_group per phase) grow host memory", "github.com/NVIDIA/nccl/pull/791 (fixed in 2.17.1)"},
-	{[]int{2, 27, 3}, []int{2, 28}, "ncclGroupEnd leaks ~160 bytes of host memory per collective on single-rank communicators (world size 1): a long run's RSS climbs steadily", "github.com/NVIDIA/nccl/issues/1944"},
+	{[]int{2, 9, 6}, []int{2, 9, 7}, "nccl.leak.2_9_6", "torchmem issue 20"},
+	{[]int{2, 16}, []int{2, 17, 1}, "nccl.leak.2_16", "github.com/NVIDIA/nccl/pull/791 (fixed in 2.17.1)"},
+	{[]int{2, 27, 3}, []int{2, 28}, "nccl.leak.2_27", "github.com/NVIDIA/nccl/issues/1944"},
 }
 
 // ncclSetting is an NCCL_* variable that costs GPU or host memory when
@@ -28,16 +27,16 @@ var ncclLeaks = []ncclLeak{
 type ncclSetting struct {
 	name   string
 	costly func(v string) bool
-	why    string
+	why    string // message id
 }
 
 var ncclSettings = []ncclSetting{
-	{"NCCL_BUFFSIZE", above(4 << 20), "NCCL_BUFFSIZE above its 4 MiB default multiplies the GPU buffers every channel keeps per peer and protocol: hundreds of MiB to GiB per GPU on a large job."},
-	{"NCCL_MIN_NCHANNELS", above(16), "more channels means more buffers per peer: each channel keeps its own NCCL_BUFFSIZE buffers."},
-	{"NCCL_MAX_NCHANNELS", above(32), "more channels means more buffers per peer: each channel keeps its own NCCL_BUFFSIZE buffers."},
-	{"NCCL_NCHANNELS_PER_NET_PEER", above(2), "more channels per network peer means more buffers per peer."},
-	{"NCCL_NVLS_ENABLE", equals("1"), "NVLink SHARP (NVLS) keeps extra multicast buffers on every GPU of an NVSwitch system; NCCL_NVLS_ENABLE=0 frees them at some all-reduce speed."},
-	{"NCCL_RUNTIME_CONNECT", equals("0"), "NCCL_RUNTIME_CONNECT=0 (NCCL 2.22+) connects every algorithm's buffers at communicator creation instead of on first use, so GPU memory goes to paths the job never takes."},
+	{"NCCL_BUFFSIZE", above(4 << 20), "nccl.env.buffsize.why"},
+	{"NCCL_MIN_NCHANNELS", above(16), "nccl.env.channels.why"},
+	{"NCCL_MAX_NCHANNELS", above(32), "nccl.env.channels.why"},
+	{"NCCL_NCHANNELS_PER_NET_PEER", above(2), "nccl.env.net_peer.why"},
+	{"NCCL_NVLS_ENABLE", equals("1"), "nccl.env.nvls.why"},
+	{"NCCL_RUNTIME_CONNECT", equals("0"), "nccl.env.runtime_connect.why"},
 }
 
 func above(n int64) func(string) bool {
@@ -67,21 +66,20 @@ func ncclVersionFinding(h *Host, p pyProbe) Finding {
 	src := h.pythonName() + " -c 'import torch; torch.cuda.nccl.version()'"
 	sys := systemNCCL(h.Root)
 	if p.TorchCUDA == "" {
-		f := newFinding("pytorch.nccl", "pytorch", OK, "torch "+p.Torch+" is a CPU build: no NCCL").ev(src, "CPU build")
+		f := newFinding("pytorch.nccl", "pytorch", OK, "nccl.title_cpu", p.Torch).ev(src, "CPU build")
 		return withLibs(f, sys, p.NCCLLib)
 	}
 	if p.NCCL == "" {
-		f := newFinding("pytorch.nccl", "pytorch", Info, "NCCL version of torch "+p.Torch+" not reported").ev(src, "not reported")
+		f := newFinding("pytorch.nccl", "pytorch", Info, "nccl.title_unknown", p.Torch).ev(src, "not reported")
 		return withLibs(f, sys, p.NCCLLib)
 	}
-	f := newFinding("pytorch.nccl", "pytorch", OK, "torch uses NCCL "+p.NCCL).ev(src, p.NCCL)
+	f := newFinding("pytorch.nccl", "pytorch", OK, "nccl.title", p.NCCL).ev(src, p.NCCL)
 	f = withLibs(f, sys, p.NCCLLib)
 	v := version(p.NCCL)
 	for _, l := range ncclLeaks {
 		if !versionLess(v, l.from) && versionLess(v, l.before) {
-			f.Severity, f.Title = Warn, "NCCL "+p.NCCL+" has a known memory leak"
-			return f.why(l.what + " (" + l.ref + ").").
-				fix("Upgrade torch (its wheel bundles NCCL), or install a fixed NCCL into the job's environment: pip install -U nvidia-nccl-cu12 (torch loads the wheel's libnccl), or LD_PRELOAD a fixed libnccl.so.2.")
+			f.Severity = Warn
+			return f.titled("nccl.title_leak", p.NCCL).why("nccl.leak.why", word(l.what), l.ref).fix("nccl.leak.fix")
 		}
 	}
 	return f
@@ -133,9 +131,8 @@ func ncclSettingFindings(h *Host) []Finding {
 		if v == "" || !s.costly(v) {
 			continue
 		}
-		out = append(out, newFinding("pytorch.nccl.env", "pytorch", Info, fmt.Sprintf("%s=%s costs memory", s.name, v)).
-			ev(src, s.name+"="+v).why(s.why).
-			fix("Unset "+s.name+" (or lower it) unless a measured speed-up needs it; torchmem run shows the GPU memory per process it costs."))
+		out = append(out, newFinding("pytorch.nccl.env", "pytorch", Info, "nccl.env.title", s.name, v).
+			ev(src, s.name+"="+v).why(s.why).fix("nccl.env.fix", s.name))
 	}
 	return out
 }

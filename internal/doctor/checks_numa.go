@@ -57,13 +57,13 @@ func checkNUMANodes(h *Host) []Finding {
 	nodes := h.numaNodes()
 	src := "/sys/devices/system/node"
 	if len(nodes) == 0 {
-		return []Finding{newFinding("numa.nodes", "numa", Info, "NUMA topology not visible").ev(src, "no node directories")}
+		return []Finding{newFinding("numa.nodes", "numa", Info, "numa_nodes.title_none").ev(src, "no node directories")}
 	}
 	var desc []string
 	for _, n := range nodes {
 		desc = append(desc, fmt.Sprintf("node%d: cpus %s, %s", n.ID, n.CPUs, units.Bytes(n.MemBytes)))
 	}
-	f := newFinding("numa.nodes", "numa", OK, plural(len(nodes), "NUMA node", "NUMA nodes")).ev(src, strings.Join(desc, "; "))
+	f := newFinding("numa.nodes", "numa", OK, plural(len(nodes), "numa_nodes.title_one", "numa_nodes.title"), len(nodes)).ev(src, strings.Join(desc, "; "))
 	return []Finding{f}
 }
 
@@ -76,32 +76,28 @@ func checkNUMAPolicy(h *Host) []Finding {
 	}
 	var out []Finding
 	if n, raw, src, err := h.sysctlInt("vm/zone_reclaim_mode"); err == nil {
-		f := newFinding("vm.zone_reclaim_mode", "numa", OK, fmt.Sprintf("vm.zone_reclaim_mode is %d", n)).ev(src, raw)
+		f := newFinding("vm.zone_reclaim_mode", "numa", OK, "zone_reclaim.title", n).ev(src, raw)
 		if n != 0 {
 			f.Severity = Warn
-			f = f.why("With zone reclaim on, a node short of memory reclaims its own page cache (and may swap) instead of allocating from the other node: DataLoader and pinned-memory allocations stall while the other node has plenty free.").
-				fix("sysctl -w vm.zone_reclaim_mode=0, persisted by torchmem tune apply.").tune("vm.zone_reclaim_mode")
+			f = f.why("zone_reclaim.why").fix("zone_reclaim.fix").tune("vm.zone_reclaim_mode")
 		}
 		out = append(out, f)
 	}
 	if n, raw, src, err := h.sysctlInt("kernel/numa_balancing"); err == nil {
-		f := newFinding("kernel.numa_balancing", "numa", OK, fmt.Sprintf("kernel.numa_balancing is %d", n)).ev(src, raw)
+		f := newFinding("kernel.numa_balancing", "numa", OK, "numa_balancing.title", n).ev(src, raw)
 		if n != 0 && len(h.gpus().devs) > 0 {
 			f.Severity = Warn
-			f = f.why("Automatic NUMA balancing unmaps pages periodically to learn where they are used; on GPU hosts the page faults hit the data-loading path and pinned buffers gain nothing from migration. NVIDIA's GPU server guidance disables it; bind ranks to their GPU's node instead (torchmem run --numa).").
-				fix("sysctl -w kernel.numa_balancing=0, persisted by torchmem tune apply.").tune("kernel.numa_balancing")
+			f = f.why("numa_balancing.why").fix("numa_balancing.fix").tune("kernel.numa_balancing")
 		}
 		out = append(out, f)
 	}
 	if s, src, err := h.procFile("self/status"); err == nil {
 		cpus := statusField(s, "Cpus_allowed_list")
 		mems := statusField(s, "Mems_allowed_list")
-		f := newFinding("numa.policy", "numa", OK, "this shell is bound to one NUMA node").ev(src, "Cpus_allowed_list "+cpus+", Mems_allowed_list "+mems)
+		f := newFinding("numa.policy", "numa", OK, "numa_policy.title").ev(src, "Cpus_allowed_list "+cpus+", Mems_allowed_list "+mems)
 		if spansNodes(cpus, nodes) {
 			f.Severity = Info
-			f.Title = "this shell's CPUs span several NUMA nodes"
-			f = f.why("A rank whose threads and memory wander across nodes reads its GPU's pinned buffers over the inter-socket link.").
-				fix("Bind each rank to its GPU's node: numactl --cpunodebind=N --membind=N, or torchmem run --numa auto.")
+			f = f.titled("numa_policy.title_spans").why("numa_policy.why").fix("numa_policy.fix")
 		}
 		out = append(out, f)
 	}

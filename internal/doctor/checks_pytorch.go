@@ -2,7 +2,6 @@ package doctor
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -11,36 +10,38 @@ func checkPythonEnv(h *Host) []Finding {
 	src := h.pythonName() + " -c 'import torch, numpy'"
 	if h.Run == nil {
 		// --no-python: the user chose this, nothing to fix.
-		return []Finding{newFinding("pytorch.versions", "pytorch", Info, "Python probe skipped (--no-python): torch, numpy and CUDA build not checked").
+		return []Finding{newFinding("pytorch.versions", "pytorch", Info, "versions.title_skipped").
 			ev(src, "not run")}
 	}
 	if p.err != "" {
-		f := newFinding("pytorch.versions", "pytorch", Info, h.pythonName()+" could not be run: PyTorch checks skipped").ev(src, p.err).
-			fix("Pass the interpreter that runs the jobs: torchmem doctor --python /path/to/venv/bin/python")
+		f := newFinding("pytorch.versions", "pytorch", Info, "versions.title_no_python", h.pythonName()).ev(src, p.err).
+			fix("versions.python.fix")
 		if h.PythonGiven {
 			// A named interpreter that does not run is a typo or a broken
 			// venv, not a host without Python: do not pass quietly.
 			f.Severity = Warn
-			f = f.why("The interpreter given with --python is the one the jobs are meant to run with; if it cannot even start, neither can they, and the torch/CUDA checks were not made.")
+			f = f.why("versions.given.why")
 		}
 		return []Finding{f}
 	}
 	if p.Torch == "" {
-		return []Finding{newFinding("pytorch.versions", "pytorch", Info, "torch is not importable with "+h.pythonName()).
+		return []Finding{newFinding("pytorch.versions", "pytorch", Info, "versions.title_no_torch", h.pythonName()).
 			ev(src, orDefault(p.TorchError, "no torch")).ev(src, "python "+p.Python).
-			fix("Pass the interpreter that runs the jobs: torchmem doctor --python /path/to/venv/bin/python")}
+			fix("versions.python.fix")}
 	}
-	build := "CPU build"
+	build := word("versions.cpu_build")
 	if p.TorchCUDA != "" {
-		build = "CUDA " + p.TorchCUDA
+		build = word("versions.cuda_build", p.TorchCUDA)
 	}
-	f := newFinding("pytorch.versions", "pytorch", OK, fmt.Sprintf("torch %s (%s), numpy %s, python %s", p.Torch, build, orDefault(p.Numpy, "absent"), p.Python)).
+	numpy := word("versions.absent")
+	if p.Numpy != "" {
+		numpy = word("versions.plain", p.Numpy)
+	}
+	f := newFinding("pytorch.versions", "pytorch", OK, "versions.title", p.Torch, build, numpy, p.Python).
 		ev(src, fmt.Sprintf("torch %s, torch.version.cuda %s, numpy %s", p.Torch, orDefault(p.TorchCUDA, "None"), orDefault(p.Numpy, "absent")))
 	if p.Numpy != "" && at(version(p.Numpy), 0) >= 2 && versionLess(version(p.Torch), []int{2, 3}) {
 		f.Severity = Fail
-		f.Title = fmt.Sprintf("torch %s was built against NumPy 1.x but numpy %s is installed", p.Torch, p.Numpy)
-		f = f.why("Wheels of torch before 2.3 are compiled against the NumPy 1.x ABI: under NumPy 2 'A module that was compiled using NumPy 1.x cannot be run in NumPy 2.x' and tensor<->array conversion (every DataLoader collate of numpy data) fails.").
-			fix("pip install 'numpy<2' in this environment, or upgrade torch to 2.3 or later.")
+		f = f.titled("versions.title_numpy2", p.Torch, p.Numpy).why("versions.numpy2.why").fix("versions.numpy2.fix")
 	}
 	return []Finding{f}
 }
@@ -60,27 +61,24 @@ func checkCUDACompat(h *Host) []Finding {
 	case len(devs) == 0 && p.TorchCUDA == "":
 		return nil // CPU host, CPU torch: nothing to compare
 	case len(devs) == 0:
-		f.Severity, f.Title = Info, "torch is a CUDA "+p.TorchCUDA+" build but this host has no NVIDIA GPU"
-		return []Finding{f}
+		f.Severity = Info
+		return []Finding{f.titled("cuda_compat.title_no_gpu", p.TorchCUDA)}
 	case p.TorchCUDA == "":
-		f.Severity, f.Title = Warn, "torch "+p.Torch+" is a CPU-only build on a GPU host"
-		return []Finding{f.why("torch.cuda.is_available() is False: jobs silently train on the CPU and in host RAM.").
-			fix("Install a CUDA build of torch matching the driver (pip install torch --index-url https://download.pytorch.org/whl/cuXYZ).")}
+		f.Severity = Warn
+		return []Finding{f.titled("cuda_compat.title_cpu_torch", p.Torch).why("cuda_compat.cpu_torch.why").fix("cuda_compat.cpu_torch.fix")}
 	case driverCUDA == "":
-		f.Severity, f.Title = Info, "CUDA driver version unknown; torch built for CUDA "+p.TorchCUDA
-		return []Finding{f}
+		f.Severity = Info
+		return []Finding{f.titled("cuda_compat.title_driver_unknown", p.TorchCUDA)}
 	}
 	tv, dv := version(p.TorchCUDA), version(driverCUDA)
-	f.Title = fmt.Sprintf("driver supports CUDA %s, torch built for CUDA %s", driverCUDA, p.TorchCUDA)
+	f = f.titled("cuda_compat.title", driverCUDA, p.TorchCUDA)
 	switch {
 	case at(dv, 0) < at(tv, 0):
 		f.Severity = Fail
-		return []Finding{f.why("The driver is older than the CUDA major version torch needs: CUDA initialisation fails ('The NVIDIA driver on your system is too old').").
-			fix("Upgrade the NVIDIA driver, or install a torch build for CUDA " + strconv.Itoa(at(dv, 0)) + ".x.")}
+		return []Finding{f.why("cuda_compat.old_major.why").fix("cuda_compat.old_major.fix", at(dv, 0))}
 	case versionLess(dv, tv):
 		f.Severity = Warn
-		return []Finding{f.why("CUDA minor-version compatibility lets this run, but kernels that need PTX JIT for the newer minor version fail (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), and some allocator features (expandable segments' VMM calls) may be missing.").
-			fix("Upgrade the driver to one supporting CUDA " + p.TorchCUDA + ".")}
+		return []Finding{f.why("cuda_compat.old_minor.why").fix("cuda_compat.old_minor.fix", p.TorchCUDA)}
 	}
 	return []Finding{f}
 }

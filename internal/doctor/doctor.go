@@ -66,10 +66,18 @@ type Finding struct {
 	Fix      string     `json:"fix,omitempty"` // the exact fix
 	// Tune names the `torchmem tune` setting that fixes it, if any.
 	Tune string `json:"tune,omitempty"`
+	// text: the catalog messages of Title, Why and Fix (messages.go).
+	text findingText
 }
 
-func newFinding(id, cat string, sev Severity, title string) Finding {
-	return Finding{ID: id, Category: cat, Severity: sev, Title: title}
+// newFinding starts a finding titled by message title (its arguments
+// args); an empty title is set later (titled).
+func newFinding(id, cat string, sev Severity, title string, args ...any) Finding {
+	f := Finding{ID: id, Category: cat, Severity: sev}
+	if title != "" {
+		f = f.titled(title, args...)
+	}
+	return f
 }
 
 // ev adds evidence and returns the finding, for chaining.
@@ -78,8 +86,6 @@ func (f Finding) ev(source, value string) Finding {
 	return f
 }
 
-func (f Finding) why(s string) Finding  { f.Why = s; return f }
-func (f Finding) fix(s string) Finding  { f.Fix = s; return f }
 func (f Finding) tune(s string) Finding { f.Tune = s; return f }
 
 // Check is one unit of the audit.
@@ -185,9 +191,11 @@ func IDs(checks []Check) []string {
 	return ids
 }
 
+// plural picks the message id for a count: one's when n is 1, else many's
+// (Chinese has one text for both; English needs the two).
 func plural(n int, one, many string) string {
 	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
+		return one
 	}
-	return fmt.Sprintf("%d %s", n, many)
+	return many
 }

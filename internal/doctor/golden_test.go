@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/torchmem/torchmem/internal/gpu"
+	"github.com/torchmem/torchmem/internal/i18n"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -80,7 +81,7 @@ func TestGoldenReports(t *testing.T) {
 				t.Fatal(err)
 			}
 			var text bytes.Buffer
-			if err := WriteText(&text, rep, true); err != nil {
+			if err := WriteText(&text, rep, true, i18n.EN); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, filepath.Join("testdata", name+".golden.json"), append(js, '\n'))

@@ -3,49 +3,62 @@ package doctor
 import (
 	"fmt"
 	"io"
-	"strings"
 
+	"golang.org/x/text/language"
+
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/textwrap"
 )
 
 var marks = [...]string{"ok", "info", "WARN", "FAIL"}
 
-// WriteText prints the report for people: one line per finding, and for
-// findings at warn or above (or all, verbose) the evidence, why and fix.
-func WriteText(w io.Writer, r Report, verbose bool) error {
+// WriteText prints the report for people in lang: one line per finding,
+// and for findings at warn or above (or all, verbose) the evidence, why
+// and fix. Ids, marks, evidence and commands stay as they are: they are
+// what users search for and copy.
+func WriteText(w io.Writer, r Report, verbose bool, lang language.Tag) error {
+	t := catalog.T(lang)
 	ew := &errWriter{w: w}
-	ew.printf("torchmem doctor: %s", orDefault(r.Host.Hostname, "this host"))
+	ew.printf("%s", t("report.header", orDefault(r.Host.Hostname, t("report.this_host"))))
 	if r.Host.OS != "" || r.Host.Kernel != "" {
-		ew.printf(" (%s, kernel %s)", orDefault(r.Host.OS, "unknown OS"), orDefault(r.Host.Kernel, "?"))
+		ew.printf("%s", t("report.header_os", orDefault(r.Host.OS, t("report.unknown_os")), orDefault(r.Host.Kernel, "?")))
 	}
 	ew.printf("\n")
 	cat := ""
+	why, fix := t("report.why"), t("report.fix")
+	// why: and fix: line up; the indent is the wider label's.
+	label := max(i18n.Width(why), i18n.Width(fix))
 	for _, f := range r.Findings {
 		if f.Category != cat {
 			cat = f.Category
-			ew.printf("\n%s\n", strings.ToUpper(cat))
+			ew.printf("\n%s\n", t("category."+cat))
 		}
-		ew.printf("  [%-4s] %-28s %s\n", marks[f.Severity], f.ID, f.Title)
+		title, whyText, fixText := f.local(lang)
+		ew.printf("  [%-4s] %s %s\n", marks[f.Severity], i18n.PadRight(f.ID, idWidth), title)
 		if f.Severity < Warn && !verbose {
 			continue
 		}
 		for _, e := range f.Evidence {
 			ew.printf("         %s: %s\n", e.Source, e.Value)
 		}
-		if f.Why != "" {
-			ew.printf("%s\n", textwrap.Wrap("         why: ", f.Why, textWidth))
+		if whyText != "" {
+			ew.printf("%s\n", textwrap.Wrap("         "+i18n.PadRight(why, label), whyText, textWidth))
 		}
-		if f.Fix != "" {
-			ew.printf("%s\n", textwrap.Wrap("         fix: ", f.Fix, textWidth))
+		if fixText != "" {
+			ew.printf("%s\n", textwrap.Wrap("         "+i18n.PadRight(fix, label), fixText, textWidth))
 		}
 	}
-	ew.printf("\n%d ok, %d info, %d warn, %d fail", r.Counts["ok"], r.Counts["info"], r.Counts["warn"], r.Counts["fail"])
+	ew.printf("\n%s", t("report.counts", r.Counts["ok"], r.Counts["info"], r.Counts["warn"], r.Counts["fail"]))
 	if r.tunable() {
-		ew.printf(" — `torchmem tune plan` shows the fixes it can apply")
+		ew.printf("%s", t("report.tunable"))
 	}
 	ew.printf("\n")
 	return ew.err
 }
+
+// idWidth is the column of finding ids: the longest,
+// pytorch.cuda_module_loading, fits with a space to spare.
+const idWidth = 28
 
 type errWriter struct {
 	w   io.Writer

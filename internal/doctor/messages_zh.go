@@ -1,0 +1,4 @@
+package doctor
+
+// messagesZH: see messages_en.go.
+var messagesZH = map[string]string{}

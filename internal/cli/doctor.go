@@ -74,7 +74,7 @@ func runDoctor(env *Env, f doctorFlags) error {
 	if f.asJSON {
 		err = writeJSON(env.Stdout, rep)
 	} else {
-		err = doctor.WriteText(env.Stdout, rep, f.verbose)
+		err = doctor.WriteText(env.Stdout, rep, f.verbose, env.lang())
 	}
 	if err != nil {
 		return err

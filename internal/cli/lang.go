@@ -1,51 +1,38 @@
 package cli
 
 import (
-	"fmt"
-	"strings"
-
 	"golang.org/x/text/language"
+
+	"github.com/torchmem/torchmem/internal/i18n"
 )
 
-// The languages of explanations (`torchmem oom`, run's post-mortem); JSON
+// The values of Env.Lang: the language of every human-facing text; JSON
 // output is always English, so scripts never see it change.
 const (
 	langEN = "en"
 	langZH = "zh"
 )
 
-// localeLang is the language the locale asks for: the first of LC_ALL,
-// LC_MESSAGES and LANG that is set (the POSIX order), read by
-// localeLangOf.
+// localeLang is the language the locale asks for (the first of LC_ALL,
+// LC_MESSAGES and LANG that is set, i18n.FromEnv), as Env.Lang spells it.
 func localeLang(getenv func(string) string) string {
-	for _, k := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
-		if v := getenv(k); v != "" {
-			return localeLangOf(v)
-		}
-	}
-	return langEN
+	return langCode(i18n.FromEnv(getenv))
 }
 
-// localeLangOf is "zh" for a Chinese locale (zh, zh_CN.UTF-8,
-// zh_TW.UTF-8, zh-Hans; the Simplified text serves all of them) and "en"
-// for anything else (C, POSIX, en_US.UTF-8).
-func localeLangOf(locale string) string {
-	base := strings.ToLower(locale)
-	if i := strings.IndexAny(base, "_-.@"); i >= 0 {
-		base = base[:i]
-	}
-	if base == langZH {
+// langCode spells a tag as Env.Lang does: "zh" for any Chinese, else "en".
+func langCode(tag language.Tag) string {
+	if i18n.Base(tag) == i18n.ZH {
 		return langZH
 	}
 	return langEN
 }
 
-// lang is the language tag of env's explanations (English unless "zh").
+// lang is the language tag of env's human text (English unless "zh").
 func (env *Env) lang() language.Tag {
 	if env.Lang == langZH {
-		return language.Chinese
+		return i18n.ZH
 	}
-	return language.English
+	return i18n.EN
 }
 
 // langFlag is --lang: it sets Env.Lang, whose default came from the
@@ -63,11 +50,13 @@ func (f *langFlag) String() string {
 	return f.env.Lang
 }
 
+// Set reads zh or en (or a regional form: zh_CN, zh-TW, en_US).
 func (f *langFlag) Set(s string) error {
-	if s != langZH && s != langEN {
-		return fmt.Errorf("want zh or en")
+	tag, err := i18n.Parse(s)
+	if err != nil {
+		return err
 	}
-	f.env.Lang, f.set = s, true
+	f.env.Lang, f.set = langCode(tag), true
 	return nil
 }
 

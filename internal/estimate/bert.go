@@ -7,7 +7,7 @@ import "github.com/torchmem/torchmem/internal/estimate/models"
 // LayerNorm, decoder) or the pooler of a sequence classifier.
 type bert struct{ familyDefaults }
 
-var _ family = bert{}
+func init() { registerFamily(models.BERT, bert{}) }
 
 func (bert) options(md *models.Model, o Options) (Options, error) { return textOptions(md, o, true) }
 

@@ -10,8 +10,8 @@ import (
 // A model family (models.Family) is the way a model computes. The walk
 // (walk.go, run.go, head.go) is the same for every model; what differs it
 // asks the model's family, one type per family in a file of its own
-// (gpt2.go, llama.go, bert.go, t5.go, vit.go, resnet.go), listed once in
-// families below.
+// (gpt2.go, llama.go, bert.go, t5.go, vit.go, resnet.go, moe.go), which
+// registers it (families below).
 //
 // Two kinds of method: decisions are pure functions of the model and the
 // options; recipes emit a part of the step's ops (allocations, frees, what
@@ -62,14 +62,16 @@ type family interface {
 	outputElems(e *ctx) int64
 }
 
-// families is the one registration list: a new family is one line here.
-var families = map[models.Family]family{
-	models.GPT2:   gpt2{},
-	models.Llama:  llama{},
-	models.BERT:   bert{},
-	models.T5:     t5{},
-	models.ViT:    vit{},
-	models.ResNet: resnet{},
+// families are the registered families: each family's file registers
+// itself (registerFamily in its init), so a new family is that file, its
+// models counterpart (models/family.go) and their tests.
+var families = map[models.Family]family{}
+
+func registerFamily(f models.Family, fam family) {
+	if _, dup := families[f]; dup {
+		panic("estimate: family registered twice: " + string(f))
+	}
+	families[f] = fam
 }
 
 // familyOf returns the family that walks md.

@@ -46,6 +46,7 @@ func TestFamilyDecisions(t *testing.T) {
 		{models.T5, false, false, true, 2},
 		{models.ViT, false, true, false, 4},
 		{models.ResNet, false, true, false, 4},
+		{models.MoE, true, false, false, 4},
 	} {
 		f := families[c.fam]
 		if f == nil {

@@ -6,7 +6,7 @@ import "github.com/torchmem/torchmem/internal/estimate/models"
 // LayerNorm, a fused qkv Conv1D, a gelu_new MLP.
 type gpt2 struct{ familyDefaults }
 
-var _ family = gpt2{}
+func init() { registerFamily(models.GPT2, gpt2{}) }
 
 func (gpt2) options(md *models.Model, o Options) (Options, error) { return textOptions(md, o, true) }
 func (gpt2) generates() bool                                      { return true }

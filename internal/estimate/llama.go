@@ -1,11 +1,13 @@
 package estimate
 
+import "github.com/torchmem/torchmem/internal/estimate/models"
+
 // llama is the Llama architecture as transformers runs it (llama, mistral,
 // qwen2/3, gemma, olmo): RMSNorm, rotary embeddings, a gated (SwiGLU) MLP,
 // grouped-query attention.
 type llama struct{ familyDefaults }
 
-var _ family = llama{}
+func init() { registerFamily(models.Llama, llama{}) }
 
 func (llama) generates() bool { return true }
 
@@ -15,6 +17,16 @@ func (llama) embed(e *ctx, _ *tensor) *tensor {
 }
 
 func (llama) block(e *ctx, _ int, x *tensor) *tensor {
+	x2 := llamaAttention(e, x)
+	n2 := e.rmsNorm(x2, e.tokens())
+	return e.add(e.gatedMLP(n2, e.tokens(), int64(e.md.Intermediate), false), x2)
+}
+
+// llamaAttention is the attention half of a Llama-style block: its
+// RMSNorm, q/k/v (grouped-query), rotary embeddings, attention, o_proj
+// and the residual add, whose result it returns (kept live: the MLP's
+// residual adds it again).
+func llamaAttention(e *ctx, x *tensor) *tensor {
 	md := e.md
 	T, h, d := e.tokens(), int64(md.Hidden), int64(md.HeadDim)
 	n1 := e.rmsNorm(x, T)
@@ -37,18 +49,26 @@ func (llama) block(e *ctx, _ int, x *tensor) *tensor {
 	e.m.drop(o)
 	x2 := e.add(p, x)
 	x2.live = true
-	n2 := e.rmsNorm(x2, T)
-	I := T * int64(md.Intermediate)
-	g := e.linear(n2, I)
-	sg := e.activation(g, md.Activation)
-	u := e.linear(n2, I)
-	e.m.drop(n2)
+	return x2
+}
+
+// gatedMLP is down(act(gate(n)) * up(n)) over rows tokens of n, inter
+// wide; unless keep, it lets go of n once up has read it. It returns the
+// down projection.
+func (e *ctx) gatedMLP(n *tensor, rows, inter int64, keep bool) *tensor {
+	I := rows * inter
+	g := e.linear(n, I)
+	sg := e.activation(g, e.md.Activation)
+	u := e.linear(n, I)
+	if !keep {
+		e.m.drop(n)
+	}
 	prod := e.act(I, e.dt.compute) // act(gate) * up saves both factors
 	e.m.save(sg, u)
 	e.m.drop(sg, u)
-	dn := e.linear(prod, T*h)
+	dn := e.linear(prod, rows*int64(e.md.Hidden))
 	e.m.drop(prod)
-	return e.add(dn, x2)
+	return dn
 }
 
 // rope applies rotary embeddings: q*cos + rotate_half(q)*sin. cos and sin

@@ -38,6 +38,10 @@ type Options struct {
 	// whose cached fp32 segments raise the reserved memory: the
 	// conservative choice for a fit check.
 	NoLoadFP32 bool `json:"no_load_fp32,omitempty"`
+	// ExpertCapacity pads every expert of a mixture-of-experts layer to
+	// ceil(factor * tokens * top-k / experts) rows, as capacity-based MoE
+	// implementations do; 0: dropless, as transformers runs (moe.go).
+	ExpertCapacity float64 `json:"expert_capacity,omitempty"`
 	// Steps is how many optimizer steps to replay (3: the peak settles by the second).
 	Steps int `json:"-"`
 	// ComputeCapability of the GPU (major*10+minor) sizes the cuBLAS workspace; 90 if unset.

@@ -28,7 +28,7 @@ import (
 // resnet is torchvision's ResNet (BasicBlock or Bottleneck).
 type resnet struct{ familyDefaults }
 
-var _ family = resnet{}
+func init() { registerFamily(models.ResNet, resnet{}) }
 
 func (resnet) options(md *models.Model, o Options) (Options, error) { return imageOptions(md, o) }
 func (resnet) images() bool                                         { return true }

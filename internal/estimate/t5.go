@@ -10,7 +10,7 @@ type t5 struct{ familyDefaults }
 // No sequence-classification head is modelled for this family.
 func (t5) classifierHead() bool { return false }
 
-var _ family = t5{}
+func init() { registerFamily(models.T5, t5{}) }
 
 // largestTensor: T5's attention is always eager, so its scores count.
 func (t5) largestTensor(md *models.Model, o Options) float64 {

@@ -11,7 +11,7 @@ import (
 // Hugging Face config (model_type "vit").
 type vit struct{ familyDefaults }
 
-var _ family = vit{}
+func init() { registerFamily(models.ViT, vit{}) }
 
 // options: the image must split into whole patches, and the learned
 // position embedding is for the model's own image size.

@@ -116,7 +116,11 @@ func unknownArch(c cfg, mt string) error {
 var intFields = []string{"d_ff", "d_kv", "d_model", "hidden_size", "image_size", "intermediate_size",
 	"max_position_embeddings", "n_embd", "n_head", "n_inner", "n_layer", "n_positions",
 	"num_attention_heads", "num_decoder_layers", "num_heads", "num_hidden_layers",
-	"num_key_value_heads", "num_labels", "num_layers", "patch_size", "type_vocab_size", "vocab_size", "head_dim"}
+	"num_key_value_heads", "num_labels", "num_layers", "patch_size", "type_vocab_size", "vocab_size", "head_dim",
+	// Mixture of experts (moe.go).
+	"num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+	"shared_expert_intermediate_size", "n_shared_experts", "first_k_dense_replace", "moe_layer_freq",
+	"decoder_sparse_step", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}
 
 func checkIntFields(c cfg) error {
 	for _, k := range intFields {

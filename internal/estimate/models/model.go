@@ -17,6 +17,7 @@ const (
 	T5     Family = "t5"     // encoder-decoder, RMS LayerNorm, relative position bias
 	ViT    Family = "vit"    // torchvision VisionTransformer (pre-LN, nn.MultiheadAttention)
 	ResNet Family = "resnet" // torchvision ResNet (BasicBlock or Bottleneck)
+	MoE    Family = "moe"    // Llama-style decoder with mixture-of-experts MLPs: mixtral, qwen2_moe, deepseek, deepseek_v2
 )
 
 // Model is the shape of one network. Transformer fields are zero for ResNet.
@@ -60,8 +61,10 @@ type Model struct {
 	// HeaderParams, when set, is the parameter count read from a
 	// safetensors header; it overrides the count derived from the shapes
 	// for weights, gradients and optimizer states.
-	HeaderParams int64  `json:"header_params,omitempty"`
-	HeaderDType  string `json:"header_dtype,omitempty"`
+	HeaderParams int64 `json:"header_params,omitempty"`
+	// MoE is the mixture-of-experts layout (moe.go); nil for a dense model.
+	MoE         *MoESpec `json:"moe,omitempty"`
+	HeaderDType string   `json:"header_dtype,omitempty"`
 }
 
 // Param is one parameter tensor. Block is the transformer layer (or ResNet

@@ -1,0 +1,90 @@
+package models
+
+import (
+	"math"
+	"testing"
+)
+
+// TestMoEParamCounts: total and active parameters of the built-in MoE
+// models against the published figures, each to the precision it was
+// published with (one decimal of a billion, rounded or truncated). Sources:
+//   - Mixtral-8x7B: 46.7B total, 12.9B per token (mistral.ai/news/mixtral-of-experts,
+//     repeated in the model card); config: num_local_experts 8, num_experts_per_tok 2.
+//   - Qwen1.5-MoE-A2.7B: 14.3B total, 2.7B activated (huggingface.co/Qwen/Qwen1.5-MoE-A2.7B
+//     model card); config: 60 experts, top 4, moe_intermediate_size 1408, shared 5632.
+//   - Qwen2-57B-A14B: 57.4B total (model card: "57B"), A14B = 14B activated.
+//   - deepseek-moe-16b-base: 16.4B total, 2.8B activated (DeepSeekMoE paper,
+//     arXiv:2401.06066, table 1; a GGUF card gives 16.38B).
+//   - DeepSeek-V2-Lite: 15.7B total, 2.4B activated (DeepSeek-V2 paper,
+//     arXiv:2405.04434, appendix B). The paper counts the vocabulary
+//     matrices once (input embedding and output layer share a count), so
+//     its 2.4B is compared with the active count less the input embedding.
+func TestMoEParamCounts(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		total, active   float64 // billions, as published
+		activeLessEmbed bool
+	}{
+		{"mistralai/Mixtral-8x7B-v0.1", 46.7, 12.9, false},
+		{"Qwen/Qwen1.5-MoE-A2.7B", 14.3, 2.7, false},
+		{"Qwen/Qwen2-57B-A14B", 57.4, 14.2, false},
+		{"deepseek-ai/deepseek-moe-16b-base", 16.4, 2.8, false},
+		{"deepseek-ai/DeepSeek-V2-Lite", 15.7, 2.4, true},
+	} {
+		m, err := Preset(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Family != MoE {
+			t.Errorf("%s: family %s", c.name, m.Family)
+		}
+		total, active := float64(m.ParamCount())/1e9, float64(m.ActiveParamCount())/1e9
+		if c.activeLessEmbed {
+			active -= float64(m.Vocab*m.Hidden) / 1e9
+		}
+		t.Logf("%-36s total %.3fB active %.3fB", c.name, total, active)
+		if !published(total, c.total) {
+			t.Errorf("%s: %.3fB parameters, published %.1fB", c.name, total, c.total)
+		}
+		if !published(active, c.active) {
+			t.Errorf("%s: %.3fB active, published %.1fB", c.name, active, c.active)
+		}
+	}
+}
+
+// published: x rounds or truncates to p, a figure given to one decimal.
+func published(x, p float64) bool {
+	return math.Abs(math.Round(x*10)/10-p) < 1e-9 || math.Abs(math.Floor(x*10)/10-p) < 1e-9
+}
+
+// TestMoELayout: which layers are sparse, and the configs' checks.
+func TestMoELayout(t *testing.T) {
+	m, err := Preset("deepseek-moe-16b-base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MoE.Sparse(0) || !m.MoE.Sparse(1) || m.MoE.SharedIntermediate != 2*1408 {
+		t.Errorf("deepseek: layer 0 dense, the rest sparse, shared 2x1408: %+v", m.MoE)
+	}
+	q, err := FromConfigMap(map[string]any{"model_type": "qwen2_moe", "num_hidden_layers": 4.0,
+		"decoder_sparse_step": 2.0, "mlp_only_layers": []any{3.0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (i+1) % 2 == 0 -> 1 and 3 sparse; 3 is mlp-only.
+	for i, want := range []bool{false, true, false, false} {
+		if q.MoE.Sparse(i) != want {
+			t.Errorf("qwen2_moe layer %d sparse %v, want %v", i, q.MoE.Sparse(i), want)
+		}
+	}
+	if _, err := FromConfigMap(map[string]any{"model_type": "mixtral", "num_experts_per_tok": 9.0}); err == nil {
+		t.Error("top-9 of 8 experts accepted")
+	}
+	if _, err := FromConfigMap(map[string]any{"model_type": "mixtral", "num_local_experts": "8"}); err == nil {
+		t.Error("a string expert count accepted")
+	}
+	d, _ := Preset("llama-3.1-8b")
+	if d.ActiveParamCount() != d.ParamCount() {
+		t.Error("a dense model's active count differs from its total")
+	}
+}

@@ -246,8 +246,9 @@ func TestUncaughtExceptionsReportedOutputUnchanged(t *testing.T) {
 	}
 }
 
-func TestStepCountingAcrossStepAPIs(t *testing.T) {
-	py := anyPython(t)
+func TestStepCountingAcrossStepAPIs(t *testing.T) { testStepCountingAcrossStepAPIs(t, anyPython(t)) }
+
+func testStepCountingAcrossStepAPIs(t *testing.T, py string) {
 	fake, _ := filepath.Abs("testdata/faketorch")
 	for _, api := range []string{"global", "code", "class"} {
 		t.Run(api, func(t *testing.T) {
@@ -276,7 +277,10 @@ func TestStepCountingAcrossStepAPIs(t *testing.T) {
 
 func TestBrokenChainedSitecustomizeReportedLikeSite(t *testing.T) {
 	t.Parallel()
-	py := anyPython(t)
+	testBrokenChainedSitecustomize(t, anyPython(t))
+}
+
+func testBrokenChainedSitecustomize(t *testing.T, py string) {
 	bad := t.TempDir()
 	os.WriteFile(filepath.Join(bad, "sitecustomize.py"), []byte("raise KeyError('boom')\n"), 0o644)
 	run := func(env []string) (string, string) {
@@ -303,7 +307,10 @@ func TestBrokenChainedSitecustomizeReportedLikeSite(t *testing.T) {
 
 func TestNoTorchNoImportNoConnection(t *testing.T) {
 	t.Parallel()
-	py := anyPython(t)
+	testNoTorchNoImportNoConnection(t, anyPython(t))
+}
+
+func testNoTorchNoImportNoConnection(t *testing.T, py string) {
 	j := newJob(t, InstallOptions{}, nil)
 	err := j.run(t, py, nil, "-c", "import sys, threading; print('torch' in sys.modules, 'torchmem_hook' in sys.modules, threading.active_count())")
 	if err != nil {
@@ -317,13 +324,13 @@ func TestNoTorchNoImportNoConnection(t *testing.T) {
 	}
 }
 
-// TestOldPythonsUntouched: interpreters below 3.8 (listed in
-// TORCHMEM_TEST_OLD_PYTHONS, e.g. 2.7 and 3.6) still run their own
+// TestOldPythonsUntouched: interpreters below 3.6 (listed in
+// TORCHMEM_TEST_OLD_PYTHONS, e.g. 2.7 and 3.5) still run their own
 // sitecustomize and get no hook.
 func TestOldPythonsUntouched(t *testing.T) {
 	pys := strings.Fields(os.Getenv("TORCHMEM_TEST_OLD_PYTHONS"))
 	if len(pys) == 0 {
-		t.Skip("set TORCHMEM_TEST_OLD_PYTHONS to interpreters older than 3.8 to run")
+		t.Skip("set TORCHMEM_TEST_OLD_PYTHONS to interpreters older than 3.6 to run")
 	}
 	other := t.TempDir()
 	os.WriteFile(filepath.Join(other, "sitecustomize.py"), []byte("print('other sitecustomize')\n"), 0o644)

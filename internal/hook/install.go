@@ -2,7 +2,6 @@ package hook
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,7 +62,7 @@ func Install(dir string, o InstallOptions) ([]string, error) {
 		return nil, fmt.Errorf("chmod hook dir %s: %w", dir, err)
 	}
 	pyDir := filepath.Join(dir, PythonDir)
-	if err := writeTree(pyDir, python.Files); err != nil {
+	if err := python.WriteTree(pyDir); err != nil {
 		return nil, err
 	}
 	snapDir := o.SnapshotDir
@@ -97,29 +96,6 @@ func Install(dir string, o InstallOptions) ([]string, error) {
 		env = append(env, EnvStepPeaks+"=0")
 	}
 	return env, nil
-}
-
-func writeTree(dst string, src fs.FS) error {
-	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, filepath.FromSlash(p))
-		if d.IsDir() {
-			if err := os.MkdirAll(target, 0o700); err != nil {
-				return fmt.Errorf("create %s: %w", target, err)
-			}
-			return nil
-		}
-		b, err := fs.ReadFile(src, p)
-		if err != nil {
-			return fmt.Errorf("read embedded %s: %w", p, err)
-		}
-		if err := os.WriteFile(target, b, 0o600); err != nil {
-			return fmt.Errorf("write %s: %w", target, err)
-		}
-		return nil
-	})
 }
 
 // MergeEnv returns base with add applied: a PYTHONPATH in add is prepended

@@ -1,10 +1,7 @@
 package python
 
 import (
-	"io/fs"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 )
 
@@ -19,21 +16,7 @@ func TestNoImportCycle(t *testing.T) {
 		t.Skip("no python3")
 	}
 	dir := t.TempDir()
-	err = fs.WalkDir(Files, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(Files, path)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(path))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
+	if err := WriteTree(dir); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(py, "-B", "testdata/importgraph.py", dir).CombinedOutput()

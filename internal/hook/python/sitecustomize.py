@@ -62,7 +62,7 @@ def _torchmem_chain():
 
 def _torchmem_chain_py2(later):
     # Python 2 has no importlib.machinery; the job must still get its own
-    # sitecustomize (the hook itself needs Python >= 3.8 and stays off).
+    # sitecustomize (the hook itself needs Python >= 3.6 and stays off).
     import imp
     import sys
 
@@ -86,7 +86,9 @@ def _torchmem_arm():
     import os
     import sys
 
-    if not os.environ.get("TORCHMEM_HOOK_SOCKET") or sys.version_info < (3, 8):
+    # 3.6: CentOS 7's python3 and RHEL 8's python3.6. What 3.6 and 3.7 lack
+    # degrades the hook (torchmem_hook._common.degraded says what).
+    if not os.environ.get("TORCHMEM_HOOK_SOCKET") or sys.version_info < (3, 6):
         return
     try:
         import torchmem_hook

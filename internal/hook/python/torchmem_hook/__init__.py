@@ -10,7 +10,8 @@ cleanup, snapshot and reset_peaks.
 
 Rules: never initialise CUDA (allocator calls only after
 torch.cuda.is_initialized()), never raise into the program, never print,
-go quiet when the socket goes away. Python >= 3.8, torch >= 1.10.
+go quiet when the socket goes away. Python >= 3.6 (what 3.6/3.7 lack:
+_common.degraded()), torch >= 1.10.
 
 Modules, each importing only those below it (no cycle):
 

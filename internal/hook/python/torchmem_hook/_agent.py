@@ -53,6 +53,7 @@ class Agent(object):
         self.last_step_time = None
         self.step_seconds_sum = 0.0
         self.thread = None
+        self.pid = os.getpid()  # a different os.getpid(): this is a forked copy
         self.hello_sent = False
         self.worker_id = None
         self.conn_lock = threading.Lock()
@@ -315,15 +316,25 @@ def start(torch):
         except OSError:
             return  # no supervisor listening: stay out of the way
     _agent = a
+    if not child:  # once per job, not again from each worker or rank
+        for text in _common.degraded():
+            ts.notice(None, "Python %s: %s" % (sys.version.split()[0], text))
     _install(torch)
-    if hasattr(os, "register_at_fork"):
+    if _AT_FORK:
         os.register_at_fork(after_in_child=_after_fork_in_child)
     a.start()
+
+
+# Python 3.6 has no os.register_at_fork: current() then notices a fork by
+# the pid and replaces the agent there (the first hook call in the child).
+_AT_FORK = hasattr(os, "register_at_fork")
 
 
 def current():
     """The Agent of this process (None: not started, or the supervisor was
     not listening); the hooks call it each time, as a fork replaces it."""
+    if not _AT_FORK and _agent is not None and _agent.pid != os.getpid():
+        _after_fork_in_child()
     return _agent
 
 
@@ -346,8 +357,14 @@ def _is_mp_child():
         if arg == "--multiprocessing-fork" or "multiprocessing.forkserver" in str(arg):
             return True
     mp = sys.modules.get("multiprocessing.process")
+    if mp is None:
+        return False
     try:
-        return mp is not None and mp.parent_process() is not None
+        if hasattr(mp, "parent_process"):
+            return mp.parent_process() is not None
+        # Python < 3.8: the main process's _parent_pid is None, a child's
+        # is its parent's pid.
+        return getattr(mp.current_process(), "_parent_pid", None) is not None
     except Exception:
         return False
 

@@ -8,6 +8,10 @@ import sys
 HOOK_VERSION = 1
 PROTOCOL_VERSION = 1
 
+# The oldest Python the hook arms under (sitecustomize checks it too):
+# CentOS 7's python3 and RHEL 8's python3.6 are 3.6.
+MIN_PYTHON = (3, 6)
+
 # The command line as the interpreter started: a spawned multiprocessing
 # child rewrites sys.argv to its parent's before it imports torch. Filled
 # in place by torchmem_hook.arm().
@@ -21,3 +25,21 @@ def debug():
         import traceback
 
         sys.stderr.write("torchmem hook: " + traceback.format_exc())
+
+
+def degraded():
+    """What this interpreter lacks that the hook would use, one sentence
+    each (empty from Python 3.8 on). torchmem doctor prints these, and the
+    agent sends them as notices. Each missing API is looked up, not
+    inferred from the version, so a backport counts as present."""
+    out = []
+    if not hasattr(os, "register_at_fork"):  # Python 3.7
+        out.append("no os.register_at_fork (Python 3.7+): a forked child takes over the "
+                   "connection at its first hook call, not at the fork; a forked child that "
+                   "never imports or uses torch is not reported")
+    import threading
+
+    if not hasattr(threading, "excepthook"):  # Python 3.8
+        out.append("no threading.excepthook (Python 3.8+): uncaught exceptions in threads "
+                   "other than the main thread are not reported")
+    return out

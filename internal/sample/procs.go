@@ -40,6 +40,8 @@ type procState struct {
 	oom      *procfs.OOMScore
 	// cgroup of the process, read once.
 	cg *cgroup.Path
+	// ident: a job root's identity and start time (identity.go).
+	ident *jobIdent
 }
 
 func (p *procState) rss() uint64 {

@@ -30,6 +30,7 @@ import (
 
 	"github.com/torchmem/torchmem/internal/cgroup"
 	"github.com/torchmem/torchmem/internal/gpu"
+	"github.com/torchmem/torchmem/internal/identity"
 	"github.com/torchmem/torchmem/internal/jobs"
 	"github.com/torchmem/torchmem/internal/procfs"
 )
@@ -68,9 +69,18 @@ type GPU struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Job is a jobs.Job with the memory cgroup of its root process.
+// Job is a jobs.Job with the memory cgroup and workload identity of its
+// root process.
 type Job struct {
 	jobs.Job
+	// Key names the job across restarts of its processes: the pod, Slurm
+	// step, container or systemd unit it runs in (identity.Identity.Key),
+	// else "pid:<root pid>@<start ticks>"; unique within a Sample. Metrics
+	// label job-level series with it.
+	Key string `json:"key"`
+	// Identity is whose job it is (Kubernetes, Slurm, container), nil when
+	// the cgroup path and environment name nothing.
+	Identity *identity.Identity `json:"identity,omitempty"`
 	// Cgroup is nil when the cgroup could not be read (a notice says why).
 	Cgroup *cgroup.Memory `json:"cgroup,omitempty"`
 	// CgroupHeadroomBytes is max limit minus usage; nil without a limit.

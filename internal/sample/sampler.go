@@ -10,6 +10,7 @@ import (
 
 	"github.com/torchmem/torchmem/internal/cgroup"
 	"github.com/torchmem/torchmem/internal/gpu"
+	"github.com/torchmem/torchmem/internal/identity"
 	"github.com/torchmem/torchmem/internal/procfs"
 )
 
@@ -70,6 +71,10 @@ type Options struct {
 	PSSFromSmaps bool
 	// Now is the clock (time.Now unless set).
 	Now func() time.Time
+	// Identity resolves each job's workload identity (identity.go); nil
+	// means one without the kubelet's pod-resources API: pods are then
+	// named by UID from their cgroup path.
+	Identity *identity.Resolver
 }
 
 // Sampler collects Samples, keeping what is costly to read between calls.
@@ -118,6 +123,9 @@ func New(opts Options) (*Sampler, error) {
 	}
 	if opts.GPU == nil {
 		opts.GPU = gpu.NewNoop()
+	}
+	if opts.Identity == nil {
+		opts.Identity = identity.NewResolver(identity.ResolverOptions{Now: opts.Now})
 	}
 	fs, err := procfs.NewFS(opts.ProcRoot)
 	if err != nil {
@@ -170,6 +178,7 @@ func (s *Sampler) Collect(ctx context.Context) (*Sample, error) {
 	}
 	pss := s.refreshPSS(ctx, trees, now)
 	out.Jobs = s.buildJobs(trees, gpuBy, now, out.GPU.Info.Backend)
+	s.identify(ctx, out)
 	s.forcePSS = false
 	out.Notices = s.Notices()
 	out.Tier = Tier{

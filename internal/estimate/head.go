@@ -109,8 +109,8 @@ func (e *ctx) headBackward(micro int) {
 	}
 	e.m.unsave(lossRec...)
 	gl := g2
-	if e.dt.compute != ldt {
-		gl = e.m.new(T*V, e.dt.compute, CatLoss)
+	if cdt := e.logitsDT(); cdt != ldt {
+		gl = e.m.new(T*V, cdt, CatLoss)
 		e.m.drop(g2)
 	}
 	e.dx = e.m.new(e.fam.outputElems(e), e.dt.compute, CatActivations)

@@ -154,3 +154,14 @@ func (e *ctx) peftResult(r *Result) {
 	r.ProcessBytes += e.pq.pagedByte
 	r.Breakdown = append(r.Breakdown, Item{"paged_optimizer_states", e.pq.pagedByte})
 }
+
+// logitsDT is the element size of the output layer's result, whose
+// gradient the loss's backward casts back to: the compute dtype, or half
+// under autocast when prepare_model_for_kbit_training made the rest fp32
+// (the fp32 lm_head's GEMM still runs in half).
+func (e *ctx) logitsDT() int64 {
+	if e.pq != nil && e.pq.peft && e.dt.autocast {
+		return 2
+	}
+	return e.dt.compute
+}

@@ -100,7 +100,12 @@ func walk(md *models.Model, o Options) (*ctx, error) {
 	if err := checkSize(fam, md, o); err != nil {
 		return nil, err
 	}
+	full := md
+	if md, err = fam.tensorParallel(md, o.TP); err != nil {
+		return nil, err
+	}
 	e := newCtx(fam, md, o)
+	e.full = full
 	if o.Inference {
 		e.infer()
 	} else {
@@ -111,7 +116,7 @@ func walk(md *models.Model, o Options) (*ctx, error) {
 
 func (e *ctx) result() *Result {
 	m := e.m
-	r := &Result{Model: e.md.Name, Family: string(e.md.Family), Params: e.md.ParamCount(), Opts: e.o,
+	r := &Result{Model: e.md.Name, Family: string(e.md.Family), Params: e.full.ParamCount(), Opts: e.o,
 		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase,

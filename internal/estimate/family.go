@@ -60,6 +60,9 @@ type family interface {
 	stemBackward(e *ctx, micro int)
 	// outputElems is the element count of the last block's output.
 	outputElems(e *ctx) int64
+	// tensorParallel is one TP rank's share of md (tp.go), or an error
+	// when the family's tensor-parallel layout is not modelled.
+	tensorParallel(md *models.Model, tp int) (*models.Model, error)
 }
 
 // families are the registered families: each family's file registers
@@ -123,7 +126,14 @@ func (familyDefaults) blockBackward(e *ctx, i, micro int) {
 
 func (familyDefaults) stemBackward(e *ctx, micro int) { e.paramGrads(e.stemParams, micro) }
 
-func (familyDefaults) outputElems(e *ctx) int64 { return e.tokens() * int64(e.md.Hidden) }
+func (familyDefaults) outputElems(e *ctx) int64 { return e.seqShard(e.tokens() * int64(e.md.Hidden)) }
+
+func (familyDefaults) tensorParallel(md *models.Model, tp int) (*models.Model, error) {
+	if tp > 1 {
+		return nil, fmt.Errorf("--tp: tensor parallelism is modelled for Llama-style and mixture-of-experts models, not %s", md.Family)
+	}
+	return md, nil
+}
 
 // textOptions: a language model needs --seq. Learned absolute positions
 // (absolute) end at MaxPositions: HF's GPT-2 and BERT fail with an index

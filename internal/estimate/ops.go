@@ -10,7 +10,7 @@ func promote(a, b int64) int64 { return max(a, b) }
 // act allocates an activation-side tensor and records it for the current
 // block, whose backward releases it.
 func (e *ctx) act(elems, dt int64) *tensor {
-	t := e.m.new(elems, dt, e.m.cat)
+	t := e.m.new(e.seqShard(elems), dt, e.m.cat)
 	e.rec = append(e.rec, t)
 	return t
 }

@@ -42,6 +42,10 @@ type Options struct {
 	// ceil(factor * tokens * top-k / experts) rows, as capacity-based MoE
 	// implementations do; 0: dropless, as transformers runs (moe.go).
 	ExpertCapacity float64 `json:"expert_capacity,omitempty"`
+	// TP is the tensor-parallel degree and SequenceParallel splits the
+	// residual stream's activations by the sequence too (tp.go).
+	TP               int  `json:"tp,omitempty"`
+	SequenceParallel bool `json:"sequence_parallel,omitempty"`
 	// Steps is how many optimizer steps to replay (3: the peak settles by the second).
 	Steps int `json:"-"`
 	// ComputeCapability of the GPU (major*10+minor) sizes the cuBLAS workspace; 90 if unset.
@@ -128,6 +132,9 @@ func (o *Options) check() error {
 		return fmt.Errorf("--gen-len needs --inference")
 	case o.KVCache && !o.Inference:
 		return fmt.Errorf("--kv-cache needs --inference (training keeps no KV cache)")
+	}
+	if err := o.checkParallel(); err != nil {
+		return err
 	}
 	return o.checkPEFTQuant()
 }

@@ -8,11 +8,13 @@ import (
 
 // ctx walks one model through the steps of a job on a machine.
 type ctx struct {
-	m   *machine
-	md  *models.Model
-	fam family // what differs by model family
-	o   Options
-	dt  dtypes
+	m  *machine
+	md *models.Model
+	// full is the whole model when md is one tensor-parallel rank's share.
+	full *models.Model
+	fam  family // what differs by model family
+	o    Options
+	dt   dtypes
 	// seqLen is the tokens per sample, the family's answer for md and o.
 	seqLen int
 
@@ -64,7 +66,7 @@ func imageSizeOf(md *models.Model, o Options) int {
 func (e *ctx) tokens() int64 { return int64(e.o.Batch) * int64(e.seq()) }
 
 func newCtx(fam family, md *models.Model, o Options) *ctx {
-	e := &ctx{m: &machine{cat: CatActivations, alloc: allocator{limit: o.AllocatorLimit}}, md: md, fam: fam, o: o,
+	e := &ctx{m: &machine{cat: CatActivations, alloc: allocator{limit: o.AllocatorLimit}}, md: md, full: md, fam: fam, o: o,
 		dt: dtypesFor(o.Precision), seqLen: fam.seq(md, o)}
 	e.params = md.Params()
 	// A safetensors header's count replaces the shape-derived one: scale
@@ -102,8 +104,8 @@ func newCtx(fam family, md *models.Model, o Options) *ctx {
 
 // shard is the part of a tensor one rank holds under ZeRO/FSDP.
 func (e *ctx) shard(elems int64, stage int) int64 {
-	if e.o.ZeroStage >= stage && e.o.WorldSize > 1 {
-		return (elems + int64(e.o.WorldSize) - 1) / int64(e.o.WorldSize)
+	if dp := int64(e.o.dataParallel()); e.o.ZeroStage >= stage && dp > 1 {
+		return (elems + dp - 1) / dp
 	}
 	return elems
 }
@@ -159,7 +161,7 @@ func (e *ctx) castWeights(block int, ps []models.Param) {
 
 // gather is FSDP / ZeRO-3 all-gathering a block's full parameters.
 func (e *ctx) gather(ps []models.Param) []*tensor {
-	if e.o.ZeroStage < 3 || e.o.WorldSize < 2 {
+	if e.o.ZeroStage < 3 || e.o.dataParallel() < 2 {
 		return nil
 	}
 	var out []*tensor
@@ -350,7 +352,7 @@ func (e *ctx) workspace() {
 	if e.ws != nil {
 		return
 	}
-	if e.deepSpeed() && e.o.ZeroStage >= 2 && e.o.WorldSize > 1 {
+	if e.deepSpeed() && e.o.ZeroStage >= 2 && e.o.dataParallel() > 1 {
 		// DeepSpeed's contiguous gradient bucket: reduce_bucket_size,
 		// 5e8 elements by default, in the gradients' dtype.
 		e.gradBucket = e.m.new(min(500_000_000, e.trainableCount()), e.dt.grad, CatGrads)

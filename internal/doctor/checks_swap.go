@@ -3,6 +3,8 @@ package doctor
 import (
 	"fmt"
 
+	"github.com/torchmem/torchmem/internal/i18n"
+
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -41,7 +43,7 @@ func swapAdvice(ram uint64, gpuHost bool) (lo, hi uint64) {
 // gibs rounds to whole GiB for advice (never below 1).
 func gibs(b uint64) uint64 { return max(1, (b+(1<<29))>>30) }
 
-func gib(b uint64) string { return fmt.Sprintf("%d GiB", gibs(b)) }
+func gib(b uint64) string { return fmt.Sprintf("%d GiB", gibs(b)) } // a unit, the same in every language
 
 func checkSwap(h *Host) []Finding {
 	m, err := h.meminfo()
@@ -57,40 +59,38 @@ func checkSwap(h *Host) []Finding {
 	zswap := zerr == nil && (zs == "Y" || zs == "1")
 	ram, gpuHost := h.memTotal(), len(h.gpus().devs) > 0
 	lo, hi := swapAdvice(ram, gpuHost)
-	host := "a CPU host"
+	host := "swap.cpu_host"
 	if gpuHost {
-		host = "a GPU host"
+		host = "swap.gpu_host"
 	}
-	advice := fmt.Sprintf("%d–%d GiB for %s RAM on %s", gibs(lo), gibs(hi), units.Bytes(int64(ram)), host)
+	advice := word("swap.advice", gibs(lo), gibs(hi), units.Bytes(int64(ram)), word(host))
 	if ram > 0 {
-		f = f.ev("advised swap (MemTotal, GPU count)", advice)
+		f = f.ev("advised swap (MemTotal, GPU count)", advice.in(i18n.EN))
 	}
-	used := fmt.Sprintf("swap %s, %s in use", units.Bytes(int64(total)), units.Bytes(int64(total-free)))
+	used := word("swap.used", units.Bytes(int64(total)), units.Bytes(int64(total-free)))
+	var title msg
 	switch {
 	case total == 0:
-		f.Severity, f.Title = Info, "no swap"
-		f = f.why("Without swap a job that outgrows RAM is OOM-killed at once; with a little swap (and low swappiness) it slows down first, which torchmem run can see and act on. Swap here is a buffer, not capacity: a few GiB, not the size of RAM.")
+		f.Severity, title = Info, word("swap.none")
+		f = f.why("swap.none.why")
 		if ram > 0 {
-			f.Title += " (advised: " + advice + ")"
-			f = f.fix(fmt.Sprintf("fallocate -l %dG /swapfile && chmod 600 /swapfile && mkswap /swapfile && swapon /swapfile, add '/swapfile none swap sw 0 0' to /etc/fstab, and keep vm.swappiness at 10 (torchmem tune apply).", gibs(lo)))
+			title = word("swap.none_advised", advice)
+			f = f.fix("swap.none.fix", gibs(lo))
 		}
 	case float64(total-free) > swapUsedWarnFrac*float64(total):
-		f.Severity, f.Title = Warn, used
-		f = f.why("More than half of swap is in use: memory is over-committed and jobs are paying for swap-in on their hot path.").
-			fix("Find the holders (torchmem top, smem -s swap) and lower their memory, or add RAM.")
+		f.Severity, title = Warn, used
+		f = f.why("swap.full.why").fix("swap.full.fix")
 	case ram > 0 && float64(total) < swapSmallFactor*float64(lo):
-		f.Severity, f.Title = Info, used+" (small: advised "+advice+")"
-		f = f.why("A swap much smaller than the advised buffer fills within seconds of a job outgrowing RAM, so the slowdown before the OOM kill is too short to see or act on.").
-			fix(fmt.Sprintf("Add a swap file to reach about %s (fallocate, mkswap, swapon, /etc/fstab).", gib(lo)))
+		f.Severity, title = Info, word("swap.small", used, advice)
+		f = f.why("swap.small.why").fix("swap.small.fix", gib(lo))
 	case ram > 0 && float64(total) > swapLargeFactor*float64(hi):
-		f.Severity, f.Title = Info, used+" (large: advised "+advice+")"
-		f = f.why("With this much swap a job that leaks host memory thrashes for minutes (every step stalling on swap-in) before the OOM killer acts, and other jobs on the host slow down with it.").
-			fix("Cap each job's swap instead of shrinking the host's: torchmem run --memory-max SIZE --swap-max 2G (cgroup v2 memory.swap.max); or swapoff and recreate it at about " + gib(hi) + ".")
+		f.Severity, title = Info, word("swap.large", used, advice)
+		f = f.why("swap.large.why").fix("swap.large.fix", gib(hi))
 	default:
-		f.Title = used
+		title = used
 	}
 	if zswap {
-		f.Title += ", zswap on"
+		title = word("swap.zswap", title)
 	}
-	return []Finding{f}
+	return []Finding{f.titled(title.id, title.args...)}
 }

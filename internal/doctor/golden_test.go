@@ -56,8 +56,9 @@ func h200Host(t *testing.T) *Host {
 	return h
 }
 
-func TestGoldenReports(t *testing.T) {
-	hosts := map[string]func(t *testing.T) *Host{
+// goldenHosts are the fixture hosts with their Python probes' answers.
+func goldenHosts() map[string]func(t *testing.T) *Host {
+	return map[string]func(t *testing.T) *Host{
 		"debian12": func(t *testing.T) *Host {
 			h := fixtureHost("debian12")
 			// The probe's output on that machine (2026-12-01).
@@ -73,7 +74,10 @@ func TestGoldenReports(t *testing.T) {
 			return h
 		},
 	}
-	for name, mk := range hosts {
+}
+
+func TestGoldenReports(t *testing.T) {
+	for name, mk := range goldenHosts() {
 		t.Run(name, func(t *testing.T) {
 			rep := Run(mk(t), Checks())
 			js, err := json.MarshalIndent(rep, "", "  ")

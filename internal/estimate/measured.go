@@ -11,7 +11,8 @@ import (
 // use: accum (grad_accum, gradient_accumulation_steps), checkpointing
 // (gradient_checkpointing), gen_len (max_new_tokens, new_tokens), kv_cache
 // (use_cache), attn_impl, image_size, optim_impl (fused), zero (zero_stage),
-// world_size, fsdp, ddp, ddp_bucket_view (gradient_as_bucket_view),
+// world_size, tp (tensor_parallel), sequence_parallel, fsdp, ddp,
+// ddp_bucket_view (gradient_as_bucket_view),
 // load_fp32 and gpu. A value the estimator cannot take is
 // an error naming the field, never a silent default.
 func (m Measured) Options() (Options, error) {
@@ -47,13 +48,14 @@ func (m Measured) Options() (Options, error) {
 		{&o.ImageSize, []string{"image_size"}},
 		{&o.ZeroStage, []string{"zero", "zero_stage"}},
 		{&o.WorldSize, []string{"world_size"}},
+		{&o.TP, []string{"tp", "tensor_parallel"}},
 	}
 	for _, f := range ints {
 		if err := r.int(f.dst, f.names...); err != nil {
 			return o, err
 		}
 	}
-	var fsdp, loadFP32, ddp, bucketView *bool
+	var fsdp, loadFP32, ddp, bucketView, sp *bool
 	bools := []struct {
 		dst   **bool
 		names []string
@@ -62,6 +64,7 @@ func (m Measured) Options() (Options, error) {
 		{&loadFP32, []string{"load_fp32"}},
 		{&ddp, []string{"ddp"}},
 		{&bucketView, []string{"ddp_bucket_view", "gradient_as_bucket_view"}},
+		{&sp, []string{"sequence_parallel"}},
 	}
 	for _, f := range bools {
 		if err := r.bool(f.dst, f.names...); err != nil {
@@ -74,6 +77,7 @@ func (m Measured) Options() (Options, error) {
 	if loadFP32 != nil {
 		o.NoLoadFP32 = !*loadFP32
 	}
+	o.SequenceParallel = sp != nil && *sp
 	o.DDP = ddp != nil && *ddp
 	o.DDPBucketView = o.DDP && bucketView != nil && *bucketView
 	if err := r.checkpointing(&o); err != nil {

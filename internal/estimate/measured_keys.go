@@ -29,6 +29,7 @@ var rowKeys = map[string]bool{
 	"kv_cache": true, "use_cache": true,
 	"attn_impl": true, "attn_implementation": true, "attention": true,
 	"optim_impl": true, "optimizer_impl": true, "fused": true, "foreach": true,
+	"tp": true, "tensor_parallel": true, "sequence_parallel": true,
 }
 
 // checkRowKeys refuses a row with a field no reader knows.

@@ -63,7 +63,8 @@ func TestCheckHook(t *testing.T) {
 		sev   Severity
 		title string
 	}{
-		{`{"python": "3.6.8", "torch": "1.10.2+cu113", "torch_cuda": "11.3"}`, Warn, "cannot load under Python 3.6.8"},
+		{`{"python": "3.6.8", "torch": "1.10.2+cu113", "torch_cuda": "11.3"}`, Info, "runs under python3 (Python 3.6.8, torch 1.10.2+cu113), degraded"},
+		{`{"python": "2.7.5", "torch": "1.4.0", "torch_cuda": ""}`, Warn, "cannot load under Python 2.7.5"},
 		{`{"python": "3.8.10", "torch": "1.8.1", "torch_cuda": ""}`, Warn, "torch 1.8.1 is older"},
 		{`{"python": "3.11.2", "executable": "/usr/bin/python3", "sitecustomize": "/usr/lib/python3.11/sitecustomize.py", "torch": "1.13.0a0", "torch_cuda": ""}`, OK, "can run under /usr/bin/python3"},
 	} {

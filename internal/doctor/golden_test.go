@@ -23,6 +23,9 @@ func pythonSays(js string) gpu.Runner {
 		if len(args) == 2 && args[0] == "-c" && strings.Contains(args[1], "import torch") {
 			return []byte(js + "\n"), nil
 		}
+		if isHookProbe(args) { // the hook import probe: recorded per Python version
+			return recordedHookProbe(js)
+		}
 		return nil, fmt.Errorf("unexpected command %s %v", name, args)
 	}
 }

@@ -82,7 +82,7 @@ func TestFailingSourceKeepsOthers(t *testing.T) {
 	for _, want := range []string{
 		`torchmem_scrape_success{source="gpu"} 0`, `torchmem_scrape_success{source="store"} 0`,
 		`torchmem_scrape_success{source="host"} 1`, `torchmem_scrape_success{source="processes"} 1`,
-		"torchmem_host_memory_available_bytes ", `torchmem_job_processes{job_id="pid:2000"} 2`,
+		"torchmem_host_memory_available_bytes ", `torchmem_job_processes{job_id="pid:2000@79998"} 2`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q", want)
@@ -111,14 +111,14 @@ func TestNoSample(t *testing.T) {
 // kept and the rest counted.
 func TestProcessBound(t *testing.T) {
 	st := fixtureState(t, 9, 2) // 10 processes; the main holds GPU memory
-	out := scrape(t, st, Options{MaxProcesses: 3})
+	out := scrape(t, st, Options{MaxProcesses: 3, ProcessSeries: true})
 	if n := strings.Count(out, "torchmem_process_rss_bytes{"); n != 3 {
 		t.Errorf("rss series = %d, want 3", n)
 	}
 	if !strings.Contains(out, "torchmem_process_series_dropped 7") {
 		t.Errorf("dropped count missing")
 	}
-	if !strings.Contains(out, `torchmem_process_gpu_memory_bytes{job_id="pid:2000",pid="2000",role="main"}`) {
+	if !strings.Contains(out, `torchmem_process_gpu_memory_bytes{job_id="pid:2000@79998",pid="2000",role="main"}`) {
 		t.Errorf("the main process (biggest GPU user) was dropped")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,15 @@ type Options struct {
 	NoRuntime bool
 	// NodeName is exported as torchmem_node_info{node}; "" exports none.
 	NodeName string
+	// ProcessSeries turns on the per-process series (pid label); off, a
+	// job has job-level and per-role series only (procs.go, series.go).
+	ProcessSeries bool
+	// MaxProcessSeries bounds the per-process label sets created per
+	// ProcessSeriesWindow (DefaultMaxProcessSeries, DefaultProcessSeriesWindow
+	// unless set); Notice is told once a window when it is spent.
+	MaxProcessSeries    int
+	ProcessSeriesWindow time.Duration
+	Notice              func(string)
 }
 
 // DefaultMaxProcesses is the default bound on per-process series.
@@ -41,7 +51,7 @@ type source interface {
 
 // sources is the one place collectors are registered.
 func sources(o Options) []source {
-	return []source{hostSource{}, gpuSource{}, procSource{max: o.MaxProcesses}, cgroupSource{}, storeSource{}, oomSource{}, nodeSource{o.NodeName}}
+	return []source{hostSource{}, gpuSource{}, newProcSource(o), cgroupSource{}, storeSource{}, oomSource{}, nodeSource{o.NodeName}}
 }
 
 var (
@@ -134,7 +144,7 @@ func emit(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueTyp
 	if err != nil {
 		m = prometheus.NewInvalidMetric(d, err)
 	}
-	ch <- m
+	ch <- sparse(m, labels)
 }
 
 // desc builds a Desc; every name gets the torchmem_ prefix.

@@ -13,14 +13,14 @@ import (
 type storeSource struct{}
 
 var (
-	allocAllocated = desc("job_allocator_allocated_bytes", "PyTorch caching allocator: bytes in live tensors, summed over the run's hooked processes (torch.cuda.memory_stats).", "run", "job_id")
-	allocReserved  = desc("job_allocator_reserved_bytes", "PyTorch caching allocator: bytes reserved from the driver (allocated + cached), summed over hooked processes.", "run", "job_id")
-	allocPeak      = desc("job_allocator_peak_allocated_bytes", "Highest allocator allocated bytes of any hooked process of the run so far.", "run", "job_id")
-	allocPeakRes   = desc("job_allocator_peak_reserved_bytes", "Highest allocator reserved bytes of any hooked process of the run so far.", "run", "job_id")
-	allocRetries   = desc("job_allocator_alloc_retries_total", "cudaMalloc retries after the allocator freed its cache (num_alloc_retries): a job close to the GPU's memory.", "run", "job_id")
-	allocOOMs      = desc("job_allocator_ooms_total", "CUDA out-of-memory errors the run's hooked processes hit (allocator OOM observer).", "run", "job_id")
-	allocStep      = desc("job_step", "Latest optimizer step of the run (highest over ranks).", "run", "job_id")
-	runLast        = desc("job_run_last_sample_timestamp_seconds", "Unix time of the newest sample the run's supervisor stored.", "run", "job_id")
+	allocAllocated = desc("job_allocator_allocated_bytes", "PyTorch caching allocator: bytes in live tensors, summed over the run's hooked processes (torch.cuda.memory_stats).", runLabelNames...)
+	allocReserved  = desc("job_allocator_reserved_bytes", "PyTorch caching allocator: bytes reserved from the driver (allocated + cached), summed over hooked processes.", runLabelNames...)
+	allocPeak      = desc("job_allocator_peak_allocated_bytes", "Highest allocator allocated bytes of any hooked process of the run so far.", runLabelNames...)
+	allocPeakRes   = desc("job_allocator_peak_reserved_bytes", "Highest allocator reserved bytes of any hooked process of the run so far.", runLabelNames...)
+	allocRetries   = desc("job_allocator_alloc_retries_total", "cudaMalloc retries after the allocator freed its cache (num_alloc_retries): a job close to the GPU's memory.", runLabelNames...)
+	allocOOMs      = desc("job_allocator_ooms_total", "CUDA out-of-memory errors the run's hooked processes hit (allocator OOM observer).", runLabelNames...)
+	allocStep      = desc("job_step", "Latest optimizer step of the run (highest over ranks).", runLabelNames...)
+	runLast        = desc("job_run_last_sample_timestamp_seconds", "Unix time of the newest sample the run's supervisor stored.", runLabelNames...)
 )
 
 func (storeSource) name() string { return "store" }
@@ -38,8 +38,9 @@ func (storeSource) collect(st *State, ch chan<- prometheus.Metric) error {
 	if st.RunsErr != nil {
 		return st.RunsErr
 	}
+	byID := jobsByID(st.Sample)
 	for _, r := range st.Runs {
-		l := []string{r.Run.ID, r.Job}
+		l := runLabels(r, byID)
 		counter(ch, allocOOMs, float64(r.CUDAOOMs), l...)
 		if v, ok := r.Run.Peaks.Get(store.PeakAllocPeakAllocated); ok {
 			gauge(ch, allocPeak, float64(v), l...)
@@ -66,6 +67,17 @@ func (storeSource) collect(st *State, ch chan<- prometheus.Metric) error {
 		}
 	}
 	return nil
+}
+
+// runLabelNames label a run's series: the run, then the job labels of the
+// sampled job it supervises (all "" when it is not among them).
+var runLabelNames = append([]string{"run"}, jobLabelNames...)
+
+func runLabels(r RunState, byID map[string]*sample.Job) []string {
+	if j := byID[r.Job]; j != nil {
+		return append([]string{r.Run.ID}, jobLabels(j)...)
+	}
+	return []string{r.Run.ID, "", "", "", "", ""}
 }
 
 // MatchRuns sets each run's Job to the sampled job it supervises: the job

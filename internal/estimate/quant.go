@@ -3,6 +3,8 @@ package estimate
 import (
 	"fmt"
 	"strings"
+
+	"github.com/torchmem/torchmem/internal/estimate/models"
 )
 
 // QuantOptions are quantized weights and the KV cache's element type.
@@ -283,4 +285,42 @@ func (e *ctx) gptqScratch() {
 	if big > 0 {
 		e.m.new(big, 2, CatDequant)
 	}
+}
+
+// WeightBytes is what md's parameters take on the GPU with o's
+// precision and quantization, before any step runs: weights (packed
+// quantized tensors and the parameters left in their dtype) and the
+// quantization constants (scales, zeros, absmax, g_idx) apart. For a
+// GPTQ/AWQ checkpoint their sum is the size of its safetensors files
+// (less small JSON headers); transformers' get_memory_footprint() counts
+// weights only (a bitsandbytes quant_state is neither parameter nor
+// buffer).
+func WeightBytes(md *models.Model, o Options) (weights, consts int64, err error) {
+	if err := o.Defaults(); err != nil {
+		return 0, 0, err
+	}
+	if err := checkPEFTModel(md, o); err != nil {
+		return 0, 0, err
+	}
+	pl := planPEFT(md, o)
+	dt := dtypesFor(o.Precision).param
+	for _, p := range md.Params() {
+		k := keyOf(p)
+		if li := pl.linears[k]; pl.quant[k] && li != nil {
+			for _, part := range o.Quant.quantParts(li.in, li.out) {
+				if part.consts {
+					consts += part.elems * part.dt
+				} else {
+					weights += part.elems * part.dt
+				}
+			}
+			continue
+		}
+		if o.Quant.Method != "" || o.PEFT.Method != "" {
+			weights += p.Elems * pl.wdt[k]
+			continue
+		}
+		weights += p.Elems * dt
+	}
+	return weights, consts, nil
 }

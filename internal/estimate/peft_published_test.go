@@ -1,0 +1,120 @@
+package estimate
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/torchmem/torchmem/internal/estimate/models"
+)
+
+// publishedRow is one published measurement of LoRA/QLoRA training or of
+// quantized weights (testdata/peft_published.jsonl; bench/results/
+// estimate-peft.md lists them with the errors).
+type publishedRow struct {
+	ID      string `json:"id"`
+	Source  string `json:"source"`
+	Setting string `json:"setting"`
+	// Kind: train_peak_allocated (max_memory_allocated of a training
+	// run), weights_file (a checkpoint's safetensors bytes: weights and
+	// quantization constants), weights_footprint (get_memory_footprint:
+	// weights without a bitsandbytes quant_state).
+	Kind  string `json:"kind"`
+	Model struct {
+		Preset       string `json:"preset"`
+		Name         string `json:"name"`
+		Hidden       int    `json:"hidden"`
+		Intermediate int    `json:"intermediate"`
+		Layers       int    `json:"layers"`
+		Heads        int    `json:"heads"`
+		KVHeads      int    `json:"kv_heads"`
+		Vocab        int    `json:"vocab"`
+	} `json:"model"`
+	Options   Options `json:"options"`
+	Measured  int64   `json:"measured_bytes"`
+	Tolerance float64 `json:"tolerance"`
+}
+
+func (r publishedRow) model(t *testing.T) *models.Model {
+	if r.Model.Preset != "" {
+		md, err := models.Preset(r.Model.Preset)
+		if err != nil {
+			t.Fatalf("%s: %v", r.ID, err)
+		}
+		return md
+	}
+	m := r.Model
+	return llamaLike(m.Name, m.Hidden, m.Intermediate, m.Layers, m.Heads, m.KVHeads, m.Vocab)
+}
+
+func loadPublished(t *testing.T) []publishedRow {
+	f, err := os.Open("testdata/peft_published.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows []publishedRow
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var r publishedRow
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("testdata/peft_published.jsonl: %v", err)
+		}
+		rows = append(rows, r)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// predictPublished is torchmem's figure for a published row.
+func predictPublished(t *testing.T, r publishedRow) int64 {
+	md := r.model(t)
+	switch r.Kind {
+	case "train_peak_allocated":
+		res, err := Estimate(md, r.Options)
+		if err != nil {
+			t.Fatalf("%s: %v", r.ID, err)
+		}
+		return res.PeakAllocatedBytes
+	case "weights_file", "weights_footprint":
+		w, c, err := WeightBytes(md, r.Options)
+		if err != nil {
+			t.Fatalf("%s: %v", r.ID, err)
+		}
+		if r.Kind == "weights_footprint" {
+			return w
+		}
+		return w + c
+	}
+	t.Fatalf("%s: unknown kind %q", r.ID, r.Kind)
+	return 0
+}
+
+// TestPublishedPEFTAndQuant: LoRA/QLoRA training peaks and quantized
+// checkpoint sizes stay within each row's stated tolerance of the
+// published figure.
+func TestPublishedPEFTAndQuant(t *testing.T) {
+	rows := loadPublished(t)
+	if len(rows) < 10 {
+		t.Fatalf("%d published rows, want the 14 collected", len(rows))
+	}
+	for _, r := range rows {
+		got := predictPublished(t, r)
+		e := float64(got-r.Measured) / float64(r.Measured)
+		t.Logf("%-28s measured %7.3f GB torchmem %7.3f GB error %+6.2f%% (tolerance %.0f%%)", r.ID, float64(r.Measured)/1e9, float64(got)/1e9, 100*e, 100*r.Tolerance)
+		if r.Tolerance <= 0 || r.Tolerance > 0.15 {
+			t.Errorf("%s: tolerance %.2f: state one in (0, 0.15]", r.ID, r.Tolerance)
+		}
+		if math.Abs(e) > r.Tolerance {
+			t.Errorf("%s (%s): torchmem %d, published %d: %+.1f%% exceeds %.0f%%", r.ID, r.Source, got, r.Measured, 100*e, 100*r.Tolerance)
+		}
+	}
+}

@@ -167,6 +167,7 @@ var messagesEN = map[string]string{
 	"run.verdict.exit_exception":           "exited with status %[1]s after an uncaught %[2]s",
 	"run.verdict.exit_claim":               "exited with status %[1]s after an exception it reported as a CUDA out-of-memory error, which its CPU-only torch cannot raise (the job's claim, not taken)",
 	"run.verdict.signal":                   "killed by %[1]s (not by the OOM killer)",
+	"run.verdict.policy_stop":              "stopped by torchmem before it ran out of memory: policy rule %[1]s (%[2]s) sent %[3]s; the job ended with %[4]s",
 	"run.verdict.interrupted":              "stopped with Ctrl-C (%[1]s×): %[2]s",
 	"run.verdict.with_victims":             "%[1]s; victim %[2]s",
 	"run.verdict.explained":                "%[1]s (%[2]s)",
@@ -190,6 +191,8 @@ var messagesEN = map[string]string{
 	"run.resource.cgroup":                  "the job's cgroup",
 	"run.resource.gpu":                     "GPU %[1]s",
 	"run.note.measured":                    "measured by torchmem: %[1]s",
+	"run.advice.leak_stopped":              "the job's host memory grew steadily by %[1]s per optimizer step (steps %[2]s-%[3]s, R² %[4]s): a leak, not a peak, so it would have been OOM-killed at any --memory-max, only later; look for tensors or objects kept across steps (e.g. `losses.append(loss)` instead of `loss.item()`, growing caches or lists)",
+	"run.advice.leak_seen":                 "the job's host memory grew steadily by %[1]s per optimizer step (steps %[2]s-%[3]s, R² %[4]s): a leak that a longer run will pay for with an OOM kill; look for tensors or objects kept across steps (e.g. `losses.append(loss)` instead of `loss.item()`, growing caches or lists)",
 	"run.advice.leak":                      "the job's host memory grew steadily by %[1]s per optimizer step (steps %[2]s-%[3]s, R² %[4]s) until the limit: a leak, not a peak, so a larger --memory-max only delays the kill; look for tensors or objects kept across steps (e.g. `losses.append(loss)` instead of `loss.item()`, growing caches or lists)",
 	"run.advice.copy_on_read":              "%[1]s of %[2]s DataLoader workers measured copied the dataset on read: each one's written private memory (Private_Dirty) grew by %[3]s (median; %[4]s in all) while its parent's grew by at most %[5]s. Reading Python objects writes their reference counts, so the kernel copies every page a worker touches. Store the dataset as numpy arrays or memory-mapped files (np.load(..., mmap_mode='r'), np.memmap, Arrow), not Python lists or dicts of objects; or set persistent_workers=False so each epoch's new workers start from shared pages again",
 

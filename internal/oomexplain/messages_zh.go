@@ -161,6 +161,7 @@ var messagesZH = map[string]string{
 	"run.verdict.exit_exception":           "在未捕获的 %[2]s 之后以状态码 %[1]s 退出",
 	"run.verdict.exit_claim":               "在一个它报告为 CUDA 显存不足 (out of memory) 的异常之后以状态码 %[1]s 退出，但它使用的是仅 CPU 版本的 torch，不可能抛出该错误（这是作业自己的说法，未采信）",
 	"run.verdict.signal":                   "被 %[1]s 杀死（不是 OOM killer）",
+	"run.verdict.policy_stop":              "torchmem 在内存耗尽之前停止了作业：策略规则 %[1]s（%[2]s）发送了 %[3]s；作业以 %[4]s 结束",
 	"run.verdict.interrupted":              "被 Ctrl-C 停止（%[1]s 次）：%[2]s",
 	"run.verdict.with_victims":             "%[1]s；被杀进程 %[2]s",
 	"run.verdict.explained":                "%[1]s（%[2]s）",
@@ -177,6 +178,8 @@ var messagesZH = map[string]string{
 	"run.resource.cgroup":                  "作业的 cgroup",
 	"run.resource.gpu":                     "GPU %[1]s",
 	"run.note.measured":                    "torchmem 测得：%[1]s",
+	"run.advice.leak_stopped":              "作业的主机内存随优化器 step 稳定增长，每 step 增加 %[1]s（step %[2]s-%[3]s，R² %[4]s）：这是内存泄漏 (leak)，不是峰值，无论 --memory-max 设多大都会被 OOM killer 杀死，只是更晚；请检查跨 step 保留的张量或对象（例如用了 `losses.append(loss)` 而不是 `loss.item()`，或不断增长的缓存、列表）",
+	"run.advice.leak_seen":                 "作业的主机内存随优化器 step 稳定增长，每 step 增加 %[1]s（step %[2]s-%[3]s，R² %[4]s）：这是内存泄漏 (leak)，运行更久就会被 OOM killer 杀死；请检查跨 step 保留的张量或对象（例如用了 `losses.append(loss)` 而不是 `loss.item()`，或不断增长的缓存、列表）",
 	"run.advice.leak":                      "作业的主机内存随优化器 step 稳定增长，每 step 增加 %[1]s（step %[2]s-%[3]s，R² %[4]s），直到达到限制：这是内存泄漏 (leak)，不是峰值，加大 --memory-max 只会推迟被杀；请检查跨 step 保留的张量或对象（例如用了 `losses.append(loss)` 而不是 `loss.item()`，或不断增长的缓存、列表）",
 	"run.advice.copy_on_read":              "实测的 %[2]s 个 DataLoader worker 中有 %[1]s 个在读取时复制了数据集：每个 worker 已写入的私有内存（Private_Dirty）增长了 %[3]s（中位数；合计 %[4]s），而其父进程最多只增长了 %[5]s。读取 Python 对象会写入其引用计数，内核因此会复制 worker 触碰到的每一页。请将数据集存为 numpy 数组或内存映射文件（np.load(..., mmap_mode='r')、np.memmap、Arrow），而不是 Python 对象的列表或字典；或设置 persistent_workers=False，让每个 epoch 新建的 worker 重新从共享页开始",
 

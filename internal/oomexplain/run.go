@@ -44,7 +44,20 @@ type RunEvidence struct {
 	// TimeToOOM is torchmem's projection, made before the end, of when
 	// the job's memory would reach its limit (nil: none was made).
 	TimeToOOM *TimeToOOM
-	Lang      language.Tag
+	// PolicyStop is torchmem's own stop of the job by a policy rule (the
+	// stop action, or a signal action with a terminating signal), nil
+	// when no rule stopped it.
+	PolicyStop *PolicyStop
+	Lang       language.Tag
+}
+
+// PolicyStop is a policy rule that stopped the job: its name, why it
+// fired ("cgroup.time_to_oom = 14.4s (threshold 15.0s)") and the signal
+// it sent first.
+type PolicyStop struct {
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+	Signal string `json:"signal"`
 }
 
 // TimeToOOM is a projection of the time until a resource's usage reaches
@@ -99,6 +112,10 @@ const (
 	CauseHostOOMKill   = "host-oom-kill"
 	CauseCUDAOOM       = "cuda-oom"
 	CauseWorkerKilled  = "dataloader-worker-killed"
+	// CausePolicyStop: a policy rule stopped the job before the kernel
+	// or CUDA ran out of memory (it ended by the rule's signal or exited
+	// after catching it).
+	CausePolicyStop = "policy-stop"
 )
 
 // RunVerdict is the post-mortem of a run.

@@ -166,6 +166,10 @@ func runCause(ev RunEvidence, rv RunVerdict, incs []Incident) string {
 	workerDied := strings.Contains(rv.Exception, "DataLoader worker") &&
 		(strings.Contains(rv.Exception, "killed") || strings.Contains(rv.Exception, "exited unexpectedly"))
 	switch {
+	case ev.PolicyStop != nil && len(rv.Victims) == 0 && !oomKills && !cudaClaimed(ev, incs):
+		// Checked before a clean exit: a job that catches the rule's
+		// SIGTERM and exits 0 was still ended by torchmem.
+		return CausePolicyStop
 	case ev.ExitCode == 0 && len(rv.Victims) == 0:
 		return CauseOK
 	case cudaClaimed(ev, incs) && !cudaImpossible(ev):

@@ -86,3 +86,37 @@ func TestRunHookFillsTheMessage(t *testing.T) {
 		t.Errorf("verdict %q", rv.Verdict)
 	}
 }
+
+// TestRunPolicyStop: a job that a time-to-OOM rule stopped is reported as
+// stopped by torchmem (whether it died of the SIGTERM or caught it and
+// exited 0), with the leak's advice first; a kernel kill that came anyway
+// still wins.
+func TestRunPolicyStop(t *testing.T) {
+	term, zero := 15, int64(0)
+	stop := &PolicyStop{Rule: "leak-stop", Reason: "cgroup.time_to_oom = 14.4s (threshold 15.0s)", Signal: "SIGTERM"}
+	leak := &Growth{BytesPerStep: 8 << 20, FromStep: 3, ToStep: 60, R2: 0.99}
+	for _, ev := range []RunEvidence{
+		{ExitCode: 143, Signal: &term, MainPID: 5, PolicyStop: stop, Growth: leak, CgroupOOMKills: &zero},
+		{ExitCode: 0, MainPID: 5, PolicyStop: stop, Growth: leak},
+	} {
+		rv := ExplainRun(ev)
+		if rv.Cause != CausePolicyStop {
+			t.Fatalf("exit %d: cause %s", ev.ExitCode, rv.Cause)
+		}
+		for _, want := range []string{"stopped by torchmem", "leak-stop", "cgroup.time_to_oom = 14.4s", "sent SIGTERM"} {
+			if !strings.Contains(rv.Verdict, want) {
+				t.Errorf("verdict %q lacks %q", rv.Verdict, want)
+			}
+		}
+		if len(rv.Recommendations) == 0 || !strings.Contains(rv.Recommendations[0], "8.00 MiB per optimizer step") || !strings.Contains(rv.Recommendations[0], "a leak, not a peak") {
+			t.Errorf("advice %q", rv.Recommendations)
+		}
+	}
+	one := int64(1)
+	if rv := ExplainRun(RunEvidence{ExitCode: 137, Signal: new(int), MainPID: 5, PolicyStop: stop, CgroupOOMKills: &one}); rv.Cause != CauseCgroupOOMKill {
+		t.Errorf("the OOM killer acted before the grace ran out: cause %s", rv.Cause)
+	}
+	if rv := ExplainRun(RunEvidence{ExitCode: 0, MainPID: 5, Growth: leak}); rv.Cause != CauseOK || len(rv.Recommendations) == 0 || !strings.Contains(rv.Recommendations[0], "a longer run") {
+		t.Errorf("a leak that did not end the run: cause %s advice %q", rv.Cause, rv.Recommendations)
+	}
+}

@@ -36,6 +36,8 @@ func causeMsg(ev RunEvidence, rv RunVerdict, incs []Incident) Msg {
 		return msg("run.verdict.exit", itoa(ev.ExitCode))
 	case CauseSignal:
 		return msg("run.verdict.signal", sigName(valInt(ev.Signal)))
+	case CausePolicyStop:
+		return msg("run.verdict.policy_stop", ev.PolicyStop.Rule, ev.PolicyStop.Reason, ev.PolicyStop.Signal, exitText(ev))
 	}
 	head := causeHead(ev, rv.Cause)
 	if p := primary(rv.Cause, incs); p != nil && p.Explanation != nil {
@@ -97,9 +99,8 @@ func victimsArg(vs []RunVictim) Arg {
 // larger limit only delays its kill.
 func runAdvice(ev RunEvidence, rv RunVerdict, incs []Incident) []string {
 	var out []string
-	if g := ev.Growth; g != nil && (rv.Cause == CauseCgroupOOMKill || rv.Cause == CauseHostOOMKill) {
-		out = append(out, render(ev.Lang, msg("run.advice.leak", units.Bytes(int64(g.BytesPerStep)),
-			fmt.Sprint(g.FromStep), fmt.Sprint(g.ToStep), fmt.Sprintf("%.2f", g.R2))))
+	if g := ev.Growth; g != nil {
+		out = append(out, render(ev.Lang, leakAdvice(rv.Cause, *g)))
 	}
 	out = append(out, copyOnReadAdvice(ev)...)
 	seen := map[string]bool{}
@@ -115,6 +116,29 @@ func runAdvice(ev RunEvidence, rv RunVerdict, incs []Incident) []string {
 		}
 	}
 	return out
+}
+
+// leakAdvice words a steady climb by how the run ended: it caused the
+// kill, it was stopped before one, or it did not end this run but will
+// end a longer one.
+func leakAdvice(cause string, g Growth) Msg {
+	args := []string{units.Bytes(int64(g.BytesPerStep)), fmt.Sprint(g.FromStep), fmt.Sprint(g.ToStep), fmt.Sprintf("%.2f", g.R2)}
+	switch cause {
+	case CauseCgroupOOMKill, CauseHostOOMKill:
+		return msg("run.advice.leak", args...)
+	case CausePolicyStop:
+		return msg("run.advice.leak_stopped", args...)
+	}
+	return msg("run.advice.leak_seen", args...)
+}
+
+// exitText is how the job ended, as the verdict's last words: "SIGTERM"
+// or "status 0".
+func exitText(ev RunEvidence) string {
+	if ev.Signal != nil {
+		return sigName(*ev.Signal)
+	}
+	return "status " + itoa(ev.ExitCode)
 }
 
 func firstLineOf(s string) string {
@@ -133,7 +157,7 @@ func valInt(p *int) int {
 // happened: for a run that ran out of memory, or one a rule acted on.
 func timeToOOMNotes(ev RunEvidence, rv RunVerdict) []Msg {
 	p := ev.TimeToOOM
-	oom := rv.Cause == CauseCgroupOOMKill || rv.Cause == CauseHostOOMKill || rv.Cause == CauseCUDAOOM
+	oom := rv.Cause == CauseCgroupOOMKill || rv.Cause == CauseHostOOMKill || rv.Cause == CauseCUDAOOM || rv.Cause == CausePolicyStop
 	if p == nil || (!oom && p.Rule == "") {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/torchmem/torchmem/internal/gpu"
 	"github.com/torchmem/torchmem/internal/hook"
+	"github.com/torchmem/torchmem/internal/oomexplain"
 	"github.com/torchmem/torchmem/internal/policy"
 	"github.com/torchmem/torchmem/internal/termsafe"
 )
@@ -152,8 +153,12 @@ func (s *sup) act(now time.Time, d policy.Decision) bool {
 		}
 		s.signalJob(sig)
 		msg += "; sent " + sigName(sig)
+		if terminating(sig) {
+			s.notePolicyStop(d, sig)
+		}
 	case policy.Stop:
 		s.signalJob(syscall.SIGTERM)
+		s.notePolicyStop(d, syscall.SIGTERM)
 		s.killAt = now.Add(s.cfg.Grace)
 		s.notice("stopping the job: " + msg)
 	case policy.Exec, policy.Notify:
@@ -172,6 +177,23 @@ func (s *sup) act(now time.Time, d policy.Decision) bool {
 	data := map[string]any{"rule": d.Rule.String(), "value": d.Value, "sample_ns": now.UnixNano(), "at_ns": at.UnixNano()}
 	s.event(at, d.Rule.Action, "policy", 0, msg, data)
 	return true
+}
+
+// terminating: the signals whose default action ends a process, which a
+// signal rule sends to stop a job (SIGUSR1 and friends are requests).
+func terminating(sig syscall.Signal) bool {
+	switch sig {
+	case syscall.SIGTERM, syscall.SIGKILL, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP:
+		return true
+	}
+	return false
+}
+
+// notePolicyStop keeps the first rule that stopped the job.
+func (s *sup) notePolicyStop(d policy.Decision, sig syscall.Signal) {
+	if s.policyStop == nil {
+		s.policyStop = &oomexplain.PolicyStop{Rule: d.Rule.Name, Reason: d.Reason(), Signal: sigName(sig)}
+	}
 }
 
 func (s *sup) snapshot(now time.Time) string {

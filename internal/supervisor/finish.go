@@ -27,7 +27,7 @@ func (s *sup) finish(ctx context.Context) *Result {
 	e := evidence{code: code, sig: sig, mainPID: s.job.pid, dur: end.Sub(s.began), ooms: s.hk.ooms,
 		excs: s.hk.exceptions, hello: s.hk.hello, cudaPIDs: s.hk.cudaPIDs, jobPIDs: jobPIDs, allocPeaks: s.peaks,
 		interrupts: s.interrupts, growth: s.growth.leak(), copyOnRead: s.growth.workers.detect(s.hk.hello)}
-	e.timeToOOM = s.timeToOOM(end)
+	e.timeToOOM, e.policyStop = s.timeToOOM(end), s.policyStop
 	if s.cg != nil {
 		if ev, err := s.cg.Events(); err == nil {
 			e.events = &ev

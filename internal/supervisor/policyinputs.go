@@ -165,12 +165,11 @@ func (s *sup) readPSI(r *reading) (psi.Stats, error) {
 	return *p, nil
 }
 
-// noteFired keeps the projection a time-to-OOM rule first acted on, for
-// the post-mortem.
+// noteFired keeps the latest projection a time-to-OOM rule acted on, for
+// the post-mortem: the one nearest the end is the one that was borne out
+// (an early warning made during start-up's ramp, "~15s" three minutes
+// before the end, would read as a wrong prediction).
 func (s *sup) noteFired(d policy.Decision) {
-	if s.in.fired != nil {
-		return
-	}
 	p := s.in.cgProj
 	if d.Rule.Metric == policy.GPUTimeToOOM {
 		p = s.in.gpuProj

@@ -20,6 +20,7 @@ const (
 	CauseHostOOMKill   = oomexplain.CauseHostOOMKill
 	CauseCUDAOOM       = oomexplain.CauseCUDAOOM
 	CauseWorkerKilled  = oomexplain.CauseWorkerKilled
+	CausePolicyStop    = oomexplain.CausePolicyStop
 )
 
 // Summary is the post-mortem, printed at the end and stored with the run.
@@ -99,6 +100,7 @@ type evidence struct {
 	growth     *Growth
 	copyOnRead *CopyOnRead
 	timeToOOM  *oomexplain.TimeToOOM
+	policyStop *oomexplain.PolicyStop
 }
 
 // runEvidence is the evidence in internal/oomexplain's terms: what the
@@ -107,7 +109,7 @@ func (e evidence) runEvidence() oomexplain.RunEvidence {
 	ev := oomexplain.RunEvidence{ExitCode: e.code, Signal: e.sig, MainPID: e.mainPID, CgroupPath: e.cgroupRel,
 		CgroupLimitBytes: e.limit, KernelLines: e.kernel, Growth: e.growth, CopyOnRead: e.copyOnRead, Interrupts: e.interrupts,
 		PeakAllocated: e.allocPeaks.Value(store.PeakAllocPeakAllocated), PeakReserved: e.allocPeaks.Value(store.PeakAllocPeakReserved)}
-	ev.TimeToOOM = e.timeToOOM
+	ev.TimeToOOM, ev.PolicyStop = e.timeToOOM, e.policyStop
 	if p, ok := e.allocPeaks.Get(store.PeakCgroupUsage); ok {
 		ev.CgroupPeakBytes = &p
 	}
@@ -161,7 +163,7 @@ func classify(e evidence) Summary {
 		s.Growth = e.growth
 	}
 	s.CopyOnRead = e.copyOnRead
-	if oom := rv.Cause == CauseCgroupOOMKill || rv.Cause == CauseHostOOMKill || rv.Cause == CauseCUDAOOM; e.timeToOOM != nil && (oom || e.timeToOOM.Rule != "") {
+	if oom := rv.Cause == CauseCgroupOOMKill || rv.Cause == CauseHostOOMKill || rv.Cause == CauseCUDAOOM || rv.Cause == CausePolicyStop; e.timeToOOM != nil && (oom || e.timeToOOM.Rule != "") {
 		s.TimeToOOM = e.timeToOOM
 	}
 	return s

@@ -12,6 +12,7 @@ import (
 
 	"github.com/torchmem/torchmem/internal/hook"
 	"github.com/torchmem/torchmem/internal/jobcgroup"
+	"github.com/torchmem/torchmem/internal/oomexplain"
 	"github.com/torchmem/torchmem/internal/policy"
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/units"
@@ -43,6 +44,9 @@ type sup struct {
 	terms      int       // SIGTERMs to torchmem (onTerm)
 	wit        *witness  // interactive runs: who else got a SIGINT
 	killAt     time.Time // SIGKILL the job's cgroup at this time (zero: not scheduled)
+	// policyStop is the first policy rule that stopped the job (the stop
+	// action, or a terminating signal action), for the post-mortem.
+	policyStop *oomexplain.PolicyStop
 	reaper     *exec.Cmd // cleans up if torchmem dies (reaper.go); nil: none
 
 	// in: PSI, time to OOM, exec/notify in flight (policyinputs.go).

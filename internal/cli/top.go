@@ -30,6 +30,7 @@ type topFlags struct {
 	cgroup, gpuFake    string
 	pids               []int
 	width              int
+	cluster            clusterFlags // --prometheus: the cluster view (top_cluster.go)
 }
 
 func newTopCmd(env *Env) *cobra.Command {
@@ -53,9 +54,13 @@ p re-read PSS now, arrows scroll. NO_COLOR turns colours off.`,
   torchmem top --json | jq '.jobs[].totals'
   torchmem top --sort gpu --filter train.py --interval 2s`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runTop(cmd.Context(), env, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.cluster.intervalSet = cmd.Flags().Changed("interval")
+			return runTop(cmd.Context(), env, f)
+		},
 	}
 	fl := cmd.Flags()
+	addClusterFlags(fl, &f.cluster)
 	fl.BoolVar(&f.once, "once", false, "print one table and exit")
 	fl.BoolVar(&f.json, "json", false, "print one sample as JSON and exit (schema: docs/top.md)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "refresh interval of the live view")
@@ -76,6 +81,9 @@ p re-read PSS now, arrows scroll. NO_COLOR turns colours off.`,
 }
 
 func runTop(ctx context.Context, env *Env, f topFlags) error {
+	if f.cluster.url != "" {
+		return runTopCluster(ctx, env, f)
+	}
 	if !tui.ValidSort(f.sort) {
 		return fmt.Errorf("--sort %q: want one of %s", f.sort, strings.Join(tui.SortKeys, ", "))
 	}

@@ -161,9 +161,9 @@ func TestMetricsEndpoint(t *testing.T) {
 	resp := f.get(t, "/metrics", "")
 	b, _ := io.ReadAll(resp.Body)
 	for _, want := range []string{
-		`torchmem_job_allocator_reserved_bytes{job_id="pid:2000",run="` + f.running + `"}`,
-		`torchmem_job_info{command="/usr/bin/python3 train_dataloader.py 4 100",job_id="pid:2000",run="` + f.running + `"} 1`,
-		`torchmem_gpu_memory_used_bytes{gpu="0"} 4.294967296e+10`,
+		`torchmem_job_allocator_reserved_bytes{job_id="pid:2000@79998",run="` + f.running + `"}`,
+		`torchmem_job_info{command="/usr/bin/python3 train_dataloader.py 4 100",job_id="pid:2000@79998",run="` + f.running + `"} 1`,
+		`torchmem_gpu_memory_used_bytes{UUID="GPU-0",gpu="0"} 4.294967296e+10`,
 		`torchmem_scrape_success{source="store"} 1`,
 	} {
 		if !strings.Contains(string(b), want) {

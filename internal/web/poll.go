@@ -102,6 +102,7 @@ func (s *Server) update(ctx context.Context) {
 	close(s.changed)
 	s.changed = make(chan struct{})
 	s.mu.Unlock()
+	s.markReady()
 }
 
 func (s *Server) procRoot() string {

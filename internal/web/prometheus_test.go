@@ -146,7 +146,7 @@ func waitFor(t *testing.T, what string, ok func() (bool, string)) {
 func TestPrometheusScrapesServe(t *testing.T) {
 	f := newFixture(t, fixtureOpts{token: testToken, samples: 30})
 	prom := startPrometheus(t, strings.TrimPrefix(f.url, "http://"), testToken)
-	q := "/api/v1/query?query=" + url.QueryEscape(`torchmem_job_info{job="torchmem",job_id="pid:2000"}`)
+	q := "/api/v1/query?query=" + url.QueryEscape(`torchmem_job_info{job="torchmem",job_id=~"pid:2000@[0-9]+"}`)
 	waitFor(t, "a torchmem series in Prometheus", func() (bool, string) {
 		r, err := promGet(prom, q)
 		if err != nil {

@@ -49,6 +49,14 @@ type Config struct {
 	NodeName string
 	// NoRuntimeMetrics leaves the Go runtime collectors out of /metrics.
 	NoRuntimeMetrics bool
+	// ProcessSeries, MaxProcessSeries and ProcessSeriesWindow: the
+	// per-process series and their created-series budget (metrics.Options).
+	ProcessSeries       bool
+	MaxProcessSeries    int
+	ProcessSeriesWindow time.Duration
+	// FirstScrapeWait bounds how long /metrics and the node API wait for
+	// the first sample (DefaultFirstScrapeWait unless set; firstscrape.go).
+	FirstScrapeWait time.Duration
 	// KernelOOM, when set, follows this host's kernel log: its incidents
 	// are served at /api/v1/oom and counted in torchmem_oom_incidents_total.
 	KernelOOM OOMSource
@@ -76,9 +84,12 @@ type Server struct {
 	// until then), shared by every API call and live stream until the next.
 	nodeJSON []byte
 	changed  chan struct{} // closed and replaced at each update
-	logged   map[string]bool
-	streams  chan struct{} // bounds concurrent SSE streams
-	oom      oomLog        // what the kernel log said (Config.KernelOOM)
+	// ready is closed when the first sample is published (firstscrape.go).
+	ready     chan struct{}
+	readyOnce sync.Once
+	logged    map[string]bool
+	streams   chan struct{} // bounds concurrent SSE streams
+	oom       oomLog        // what the kernel log said (Config.KernelOOM)
 	// modTime is the dashboard assets' modification time: the server's
 	// start, so browser caches revalidate after an upgrade.
 	modTime time.Time
@@ -111,11 +122,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.FirstScrapeWait <= 0 {
+		cfg.FirstScrapeWait = DefaultFirstScrapeWait
+	}
 	host, _ := os.Hostname()
 	var err error
 	s := &Server{cfg: cfg, host: host, changed: make(chan struct{}), logged: map[string]bool{},
 		state:   &metrics.State{SampleErr: errors.New("no sample yet")},
-		streams: make(chan struct{}, maxStreams), modTime: cfg.Now(), ticker: newTicker}
+		streams: make(chan struct{}, maxStreams), modTime: cfg.Now(), ticker: newTicker, ready: make(chan struct{})}
 	if s.procFS, err = procfs.NewFS(s.procRoot()); err != nil {
 		return nil, err
 	}
@@ -125,7 +139,9 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.registry = metrics.NewRegistry(s.metricsState, metrics.Options{
-		MaxProcesses: cfg.MaxProcesses, Version: cfg.Version, NoRuntime: cfg.NoRuntimeMetrics, NodeName: cfg.NodeName})
+		MaxProcesses: cfg.MaxProcesses, Version: cfg.Version, NoRuntime: cfg.NoRuntimeMetrics, NodeName: cfg.NodeName,
+		ProcessSeries: cfg.ProcessSeries, MaxProcessSeries: cfg.MaxProcessSeries, ProcessSeriesWindow: cfg.ProcessSeriesWindow,
+		Notice: func(n string) { s.cfg.Logf("%s", n) }})
 	return s, nil
 }
 
@@ -138,9 +154,9 @@ func (s *Server) metricsState() *metrics.State {
 // Handler returns every route behind the read-only and auth checks.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.Handle("GET /metrics", s.waitFirst(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("GET /api/v1/node", s.apiNode)
+	mux.Handle("GET /api/v1/node", s.waitFirst(http.HandlerFunc(s.apiNode)))
 	mux.HandleFunc("GET /api/v1/stream", s.apiStream)
 	mux.HandleFunc("GET /api/v1/runs", s.apiRuns)
 	mux.HandleFunc("GET /api/v1/oom", s.apiOOM)

@@ -125,7 +125,13 @@ type Decision struct {
 
 // Reason is a one-line explanation of the decision.
 func (d Decision) Reason() string {
-	return fmt.Sprintf("%s: %s = %s (threshold %s)", d.Rule.Name, d.Rule.Metric,
+	return d.Rule.Name + ": " + d.Condition()
+}
+
+// Condition is the reason without the rule's name: "cgroup.time_to_oom
+// = 11.3s (threshold 20.0s)", for sentences that name the rule already.
+func (d Decision) Condition() string {
+	return fmt.Sprintf("%s = %s (threshold %s)", d.Rule.Metric,
 		formatThreshold(d.Rule.Metric, d.Value), formatThreshold(d.Rule.Metric, d.Rule.Threshold))
 }
 

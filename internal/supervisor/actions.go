@@ -192,7 +192,7 @@ func terminating(sig syscall.Signal) bool {
 // notePolicyStop keeps the first rule that stopped the job.
 func (s *sup) notePolicyStop(d policy.Decision, sig syscall.Signal) {
 	if s.policyStop == nil {
-		s.policyStop = &oomexplain.PolicyStop{Rule: d.Rule.Name, Reason: d.Reason(), Signal: sigName(sig)}
+		s.policyStop = &oomexplain.PolicyStop{Rule: d.Rule.Name, Reason: d.Condition(), Signal: sigName(sig)}
 	}
 }
 

@@ -18,13 +18,20 @@ build:
 deps:
 	@bash scripts/install-deps.sh
 
-## run: the whole set-up, then the main job: a small training run under `torchmem run`
+## run: the whole set-up, then the main job: a small training run under `torchmem run`,
+## then a second one that leaks host memory step by step under --memory-max: torchmem
+## projects the OOM, warns, stops it before the kernel's OOM killer (examples/leak-policy.yaml)
+## and the post-mortem and report say it was a leak, not a peak (about 2 minutes in all)
 run: deps build
 	@mkdir -p $(DEMO_DIR)
 	$(BIN) run --db $(DEMO_DIR)/torchmem.db --memory-max 2G -- $(PYTHON) examples/train.py --epochs 2
-	$(BIN) runs --db $(DEMO_DIR)/torchmem.db
 	$(BIN) report last --db $(DEMO_DIR)/torchmem.db --html $(DEMO_DIR)/report.html
-	@echo "HTML report of the run: $(DEMO_DIR)/report.html"
+	@echo; echo "== 2. the same job with a leak (8 MiB kept per step) under --memory-max 600M =="
+	-$(BIN) run --db $(DEMO_DIR)/torchmem.db --memory-max 600M --policy examples/leak-policy.yaml \
+		-- $(PYTHON) examples/train.py --epochs 30 --grow-mb 8
+	$(BIN) runs --db $(DEMO_DIR)/torchmem.db
+	$(BIN) report last --db $(DEMO_DIR)/torchmem.db --html $(DEMO_DIR)/report-leak.html
+	@echo "HTML reports: $(DEMO_DIR)/report.html (normal run), $(DEMO_DIR)/report-leak.html (the leak)"
 
 ## test: the whole suite (needs root for the cgroup and OOM tests; skips them otherwise);
 ## internal/buildcheck runs scripts/check-glibc.sh on ./cmd/torchmem within it

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/torchmem/torchmem/internal/units"
 )
 
 // Metric names the values a rule can watch. The supervisor fills them
@@ -182,7 +184,9 @@ func formatThreshold(metric string, v float64) string {
 	case kindSeconds:
 		return fmt.Sprintf("%.1fs", v)
 	}
-	return fmt.Sprintf("%.0f", v)
+	// Byte counts in IEC units like every human output ("827.17 MiB",
+	// not "867346432"); JSON events keep the exact value in data.value.
+	return units.Bytes(int64(v))
 }
 
 // The units of a metric's value, which decide how its threshold is

@@ -143,6 +143,14 @@ func (s *sup) act(now time.Time, d policy.Decision) bool {
 		if s.srv != nil && len(s.hk.last)+len(s.hk.hello) == 0 {
 			return false
 		}
+		if s.srv != nil && len(s.hk.last) > 0 && len(s.hk.cudaPIDs) == 0 {
+			// A memory snapshot is the CUDA caching allocator's history:
+			// on a CPU-only job the hook could only fail, later, in the
+			// event list. Say so at once instead of "requested".
+			msg += "; no snapshot: no process of the job uses CUDA (memory snapshots record the CUDA caching allocator)"
+			s.notice("snapshot: " + msg)
+			break
+		}
 		msg += s.snapshot(now)
 		s.notice("snapshot: " + msg)
 	case policy.Signal:

@@ -47,7 +47,8 @@ type sup struct {
 	// policyStop is the first policy rule that stopped the job (the stop
 	// action, or a terminating signal action), for the post-mortem.
 	policyStop *oomexplain.PolicyStop
-	reaper     *exec.Cmd // cleans up if torchmem dies (reaper.go); nil: none
+	crossed    map[int64]time.Time // usage thresholds' last recorded crossing
+	reaper     *exec.Cmd           // cleans up if torchmem dies (reaper.go); nil: none
 
 	// in: PSI, time to OOM, exec/notify in flight (policyinputs.go).
 	in policyInputs
@@ -256,6 +257,7 @@ func (s *sup) onCgroupEvent(ev jobcgroup.Event) {
 	case "threshold":
 		msg = "cgroup usage crossed " + units.Bytes(ev.Threshold)
 	}
+	record := ev.Kind != "threshold" || s.firstCrossing(ev.Threshold, ev.Time)
 	// Act first on the cgroup's own numbers (two small reads), then take
 	// the full sample: a full one can include a PSS walk of the job, which
 	// would delay the action by milliseconds.
@@ -265,8 +267,29 @@ func (s *sup) onCgroupEvent(ev jobcgroup.Event) {
 	}
 	s.sm.cgroup(&reading{s: store.Sample{}, metrics: quick})
 	s.applyPolicy(ev.Time, quick)
-	s.event(ev.Time, "cgroup_"+ev.Kind, "cgroup", 0, msg, nil)
+	if record {
+		s.event(ev.Time, "cgroup_"+ev.Kind, "cgroup", 0, msg, nil)
+	}
 	s.sampleNow(ev.Time)
+}
+
+// crossingQuiet is how long after a recorded crossing of a usage threshold
+// the next crossings of it are acted on but not recorded: v1's eventfd
+// fires on every crossing, up or down, and a job hovering at a level
+// made the same "cgroup usage crossed" line four times in a second.
+const crossingQuiet = time.Minute
+
+// firstCrossing reports whether a crossing of threshold at t is worth an
+// event: the first one, or the first after crossingQuiet.
+func (s *sup) firstCrossing(threshold int64, t time.Time) bool {
+	if s.crossed == nil {
+		s.crossed = map[int64]time.Time{}
+	}
+	if last, ok := s.crossed[threshold]; ok && t.Sub(last) < crossingQuiet {
+		return false
+	}
+	s.crossed[threshold] = t
+	return true
 }
 
 // thresholds are the v1 usage levels worth an eventfd: every rule on the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/torchmem/torchmem/internal/identity"
 	"github.com/torchmem/torchmem/internal/metrics"
 	"github.com/torchmem/torchmem/internal/oomexplain"
 	"github.com/torchmem/torchmem/internal/sample"
@@ -44,6 +45,10 @@ type serveFlags struct {
 	noKernelLog                    bool
 	interval, pssPeriod            time.Duration
 	maxProcs                       int
+	processMetrics                 bool
+	maxProcSeries                  int
+	procSeriesWindow               time.Duration
+	podResources                   string
 }
 
 func newServeCmd(env *Env) *cobra.Command {
@@ -80,7 +85,11 @@ It never changes anything on the host.`,
 	fl.DurationVar(&f.interval, "interval", time.Second, "sampling interval (what /metrics, the API and the live stream show)")
 	fl.DurationVar(&f.pssPeriod, "pss-period", servePSSPeriod, "longest reuse of a PSS figure (smaps_rollup, ~5 ms of kernel time per torch process); negative: never read PSS")
 	fl.StringVar(&f.nodeName, "node-name", "", "this node's name in torchmem_node_info, which the cluster view (top --prometheus) shows (default: $NODE_NAME, else the host name)")
-	fl.IntVar(&f.maxProcs, "max-processes", 256, "at most this many processes get per-process metrics (label cardinality bound)")
+	fl.BoolVar(&f.processMetrics, "process-metrics", false, "export per-process series (pid label); off, jobs have job-level and per-role series only")
+	fl.IntVar(&f.maxProcs, "max-processes", 256, "with --process-metrics: at most this many processes get per-process series at once")
+	fl.IntVar(&f.maxProcSeries, "max-process-series", metrics.DefaultMaxProcessSeries, "with --process-metrics: at most this many per-process label sets are created per --process-series-window")
+	fl.DurationVar(&f.procSeriesWindow, "process-series-window", metrics.DefaultProcessSeriesWindow, "the window --max-process-series counts in")
+	fl.StringVar(&f.podResources, "pod-resources-socket", identity.DefaultPodResourcesSocket, "the kubelet's pod-resources API socket (pod names, namespaces, containers, assigned GPUs); \"\": off")
 	fl.StringVar(&f.gpuFake, "gpu-fake", "", "read GPUs from a recorded JSON file instead of the driver (tests, demos)")
 	_ = fl.MarkHidden("gpu-fake")
 	return cmd
@@ -152,7 +161,7 @@ func serveServer(env *Env, f serveFlags, token string) (*web.Server, func(), err
 		fmt.Fprintln(env.Stderr, "torchmem: "+notice)
 	}
 	s, err := sample.New(sample.Options{ProcRoot: env.ProcRoot, SysRoot: env.SysRoot, GPU: backend, GPUNotice: notice,
-		PSSPeriod: f.pssPeriod, PSSRSSChange: servePSSRSSChange})
+		PSSPeriod: f.pssPeriod, PSSRSSChange: servePSSRSSChange, Identity: identityResolver(f.podResources)})
 	if err != nil {
 		backend.Close()
 		return nil, nil, err
@@ -163,7 +172,8 @@ func serveServer(env *Env, f serveFlags, token string) (*web.Server, func(), err
 	}
 	srv, err := web.New(web.Config{Sampler: s, Interval: f.interval, DBPath: db, ProcRoot: env.ProcRoot, Token: token,
 		MetricsNoAuth: f.metricsNoAuth, WebConfigFile: f.webConfig, Version: Version, MaxProcesses: f.maxProcs,
-		NodeName:  metrics.NodeName(f.nodeName, os.Getenv, os.Hostname),
+		NodeName:      metrics.NodeName(f.nodeName, os.Getenv, os.Hostname),
+		ProcessSeries: f.processMetrics, MaxProcessSeries: f.maxProcSeries, ProcessSeriesWindow: f.procSeriesWindow,
 		KernelOOM: serveKernelOOM(env, f.noKernelLog),
 		Logf:      func(format string, a ...any) { fmt.Fprintf(env.Stderr, "torchmem: "+format+"\n", a...) }})
 	if err != nil {

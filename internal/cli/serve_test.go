@@ -218,8 +218,9 @@ func TestServeRealRun(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	want := `torchmem_job_step{job_id="` + last[0].Job + `",run="` + last[0].ID + `"}`
-	if !strings.Contains(string(b), want) {
+	// job_id is the job's stable key: here its root pid and start time.
+	want := regexp.MustCompile(`torchmem_job_step\{job_id="` + regexp.QuoteMeta(last[0].Job) + `@[0-9]+",run="` + last[0].ID + `"\}`)
+	if !want.Match(b) {
 		t.Errorf("/metrics lacks %s", want)
 	}
 }

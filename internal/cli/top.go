@@ -47,8 +47,12 @@ RSS comes from /proc/<pid>/status every tick; PSS and USS from smaps_rollup,
 re-read every --pss-period or when a process's RSS moves by more than 5%
 (reading it costs ~2.5 ms per torch process); their age is shown.
 
-Keys: q quit, s cycle sort key, / filter, e expand/fold workers,
-p re-read PSS now, arrows scroll. NO_COLOR turns colours off.`,
+Keys: ? help, q quit, s next sort key, r reverse it, up/down or j/k select
+a process, x signal it (asks first: TERM, KILL or INT), e fold/list
+workers, / filter, p re-read PSS now, esc close a dialog or the selection.
+From 120 columns on, each process has its CPU% and state and a memory bar,
+each job a history of its RSS. --lang zh (or a zh_CN locale) speaks Chinese.
+NO_COLOR turns colours off.`,
 		Example: `  torchmem top
   torchmem top --once
   torchmem top --json | jq '.jobs[].totals'
@@ -108,7 +112,7 @@ func runTop(ctx context.Context, env *Env, f topFlags) error {
 	if err != nil {
 		return err
 	}
-	view := tui.ViewOptions{Sort: f.sort, Filter: f.filter, Expand: f.expand, Width: topWidth(f.width)}
+	view := tui.ViewOptions{Sort: f.sort, Filter: f.filter, Expand: f.expand, Width: topWidth(f.width), Lang: env.lang()}
 	if f.json || f.once || !isTerminal(env.Stdout) {
 		return topOnce(ctx, env.Stdout, s, f.json, view)
 	}
@@ -116,7 +120,8 @@ func runTop(ctx context.Context, env *Env, f topFlags) error {
 	defer stop()
 	view.Color = os.Getenv("NO_COLOR") == ""
 	view.Width = 80
-	return tui.Run(ctx, tui.Config{Sampler: s, Interval: f.interval, View: view, In: topKeys(env.Stdin), Out: env.Stdout})
+	return tui.Run(ctx, tui.Config{Sampler: s, Interval: f.interval, View: view, In: topKeys(env.Stdin), Out: env.Stdout,
+		ProcRoot: env.ProcRoot, Root: env.Root, Lang: env.lang()})
 }
 
 func topOnce(ctx context.Context, w io.Writer, s *sample.Sampler, asJSON bool, view tui.ViewOptions) error {

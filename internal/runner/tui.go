@@ -31,7 +31,7 @@ func (c *Config) setupTUI(sc *supervisor.Config, id string) (*tui.RunView, error
 	sc.Stdout, sc.Stderr, sc.Stdin = logf, logf, devnull
 	sc.Interactive, sc.StatusLine = false, false
 	sc.Env = append(sc.Env, "PYTHONUNBUFFERED=1") // the tail stays current
-	v := tui.StartRunView(os.Stdin, c.Notices, "torchmem run "+id+": "+strings.Join(c.Argv, " "), path)
+	v := tui.StartRunView(os.Stdin, c.Notices, "torchmem run "+id+": "+strings.Join(c.Argv, " "), path, c.Lang)
 	sc.Notices, sc.OnLive = v.Notices(), v.Live
 	return v, nil
 }

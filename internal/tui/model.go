@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
+	"strconv"
+	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"golang.org/x/text/language"
 
 	"github.com/torchmem/torchmem/internal/sample"
 )
@@ -19,23 +21,49 @@ type Config struct {
 	View     ViewOptions
 	In       io.Reader
 	Out      io.Writer
+	// ProcRoot is the /proc the Sampler reads (per-process CPU and state,
+	// /dev/shm mappings); Root the host's / (for /dev/shm's statfs).
+	ProcRoot, Root string
+	// Lang is the language of every text.
+	Lang language.Tag
+	// Now is the clock of CPU% (time.Now when nil).
+	Now func() time.Time
+	// Kill sends a signal (syscall.Kill when nil; tests record instead).
+	Kill func(pid int, sig syscall.Signal) error
 }
 
 // Run shows the live view until q, Ctrl-C or ctx ends.
 func Run(ctx context.Context, c Config) error {
-	m := &model{cfg: c, ctx: ctx, view: c.View}
-	m.view.Interval = c.Interval
+	m, err := newModel(ctx, c)
+	if err != nil {
+		return err
+	}
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(c.In), tea.WithOutput(c.Out))
-	_, err := p.Run()
+	_, err = p.Run()
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("live view: %w", err)
 	}
 	return m.err
 }
 
+func newModel(ctx context.Context, c Config) (*model, error) {
+	g, err := newGatherer(c.ProcRoot, c.Root, c.Now)
+	if err != nil {
+		return nil, err
+	}
+	if c.Kill == nil {
+		c.Kill = syscall.Kill
+	}
+	m := &model{cfg: c, ctx: ctx, view: c.View, g: g}
+	m.view.Interval, m.view.Lang = c.Interval, c.Lang
+	m.f = frame{t: cat.T(c.Lang), st: newStyles(c.View.Color)}
+	return m, nil
+}
+
 type sampleMsg struct {
-	s   *sample.Sample
-	err error
+	s     *sample.Sample
+	extra *Extra
+	err   error
 }
 
 type tickMsg struct{}
@@ -45,28 +73,36 @@ type model struct {
 	ctx     context.Context
 	view    ViewOptions
 	last    *sample.Sample
+	extra   *Extra
 	err     error
-	height  int
-	scroll  int
+	f       frame
+	g       *gatherer
 	editing bool   // typing a filter after "/"
 	draft   string // the filter being typed
 	refresh bool   // re-read PSS on the next collect
+	sel     int    // the selected process's PID; 0 for none
+	selIdx  int    // its row, to stay near when it exits
+	ask     *signalAsk
 }
 
-// collect runs one Collect off the UI goroutine. Only one is in flight at
-// a time (the next tick is scheduled when it returns), so the Sampler is
-// never used concurrently.
+// collect runs one Collect and the view's own reads off the UI
+// goroutine. Only one is in flight at a time (the next tick is scheduled
+// when it returns), so the Sampler and the gatherer are never used
+// concurrently.
 func (m *model) collect() tea.Cmd {
 	refresh := m.refresh
 	m.refresh = false
-	s := m.cfg.Sampler
+	s, g := m.cfg.Sampler, m.g
 	ctx := m.ctx
 	return func() tea.Msg {
 		if refresh {
 			s.RefreshPSS()
 		}
 		smp, err := s.Collect(ctx)
-		return sampleMsg{smp, err}
+		if err != nil {
+			return sampleMsg{err: err}
+		}
+		return sampleMsg{smp, g.gather(smp), nil}
 	}
 }
 
@@ -79,12 +115,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.err = msg.err
 			return m, tea.Quit
 		}
-		m.last = msg.s
+		m.last, m.extra = msg.s, msg.extra
 		return m, tea.Tick(m.cfg.Interval, func(time.Time) tea.Msg { return tickMsg{} })
 	case tickMsg:
 		return m, m.collect()
 	case tea.WindowSizeMsg:
-		m.view.Width, m.height = msg.Width, msg.Height
+		m.view.Width, m.f.width, m.f.height = msg.Width, msg.Width, msg.Height
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}
@@ -92,15 +128,28 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
-	if m.editing {
+	s := k.String()
+	switch {
+	case s == "ctrl+c":
+		return tea.Quit
+	case m.ask != nil:
+		m.answer(s)
+		return nil
+	case m.editing:
 		m.editKey(k)
 		return nil
+	case m.f.sharedKey(s):
+		return nil
 	}
-	switch k.String() {
-	case "q", "ctrl+c", "esc":
+	switch s {
+	case "q":
 		return tea.Quit
+	case "esc": // closes what is open; never quits
+		m.sel, m.f.status = 0, ""
 	case "s":
 		m.view.Sort = nextSort(m.view.Sort)
+	case "r", "S":
+		m.view.Reverse = !m.view.Reverse
 	case "/":
 		m.editing, m.draft = true, m.view.Filter
 	case "e":
@@ -108,15 +157,11 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "p":
 		m.refresh = true
 	case "down", "j":
-		m.scroll++
+		m.move(1)
 	case "up", "k":
-		m.scroll = max(0, m.scroll-1)
-	case "pgdown", "space":
-		m.scroll += max(1, m.height-4)
-	case "pgup":
-		m.scroll = max(0, m.scroll-max(1, m.height-4))
-	case "home", "g":
-		m.scroll = 0
+		m.move(-1)
+	case "x", "delete", "f9":
+		m.openAsk()
 	}
 	return nil
 }
@@ -124,7 +169,7 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 func (m *model) editKey(k tea.KeyPressMsg) {
 	switch k.String() {
 	case "enter":
-		m.view.Filter, m.editing, m.scroll = m.draft, false, 0
+		m.view.Filter, m.editing, m.f.scroll = m.draft, false, 0
 	case "esc":
 		m.editing = false
 	case "ctrl+u":
@@ -138,22 +183,86 @@ func (m *model) editKey(k tea.KeyPressMsg) {
 	}
 }
 
-func (m *model) View() tea.View {
-	var lines []string
+// options are the view's options with what the model holds.
+func (m *model) options() ViewOptions {
+	o := m.view
+	o.Extra, o.Selected = m.extra, m.sel
+	return o
+}
+
+// move selects the process row d rows down (up when negative); the
+// first move selects the first row.
+func (m *model) move(d int) {
 	if m.last == nil {
-		lines = []string{"torchmem top: reading /proc and the GPUs…"}
+		return
+	}
+	rows := render(m.last, m.options()).rows
+	if len(rows) == 0 {
+		m.sel = 0
+		return
+	}
+	i := m.selectedRow(rows)
+	if i < 0 {
+		i = 0
 	} else {
-		lines = Render(m.last, m.view)
+		i = min(max(0, i+d), len(rows)-1)
 	}
-	footer := "q quit  s sort  / filter  e workers  p re-read PSS  ↑↓ scroll"
-	if m.editing {
-		footer = "filter: " + m.draft + "▏ (enter apply, esc cancel)"
+	m.sel, m.selIdx = rows[i].pid, i
+}
+
+// selectedRow is the index of the selected process in rows, or of the row
+// now where it was when it has exited; -1 when nothing is selected.
+func (m *model) selectedRow(rows []procRow) int {
+	if m.sel == 0 {
+		return -1
 	}
-	if m.height > 1 && len(lines) > m.height-1 {
-		m.scroll = min(m.scroll, len(lines)-(m.height-1))
-		lines = lines[m.scroll : m.scroll+m.height-1]
+	for i, r := range rows {
+		if r.pid == m.sel {
+			return i
+		}
 	}
-	v := tea.NewView(strings.Join(append(lines, footer), "\n"))
+	return min(m.selIdx, len(rows)-1)
+}
+
+func (m *model) View() tea.View {
+	var content string
+	if m.last == nil {
+		content = m.f.draw([]string{m.f.t("top.loading")}, nil, -1, m.footer(), topHelp)
+	} else {
+		rd := render(m.last, m.options())
+		cursor := -1
+		if i := m.selectedRow(rd.rows); i >= 0 {
+			if rd.rows[i].pid != m.sel { // it exited: the row now there is selected
+				m.sel = rd.rows[i].pid
+				rd = render(m.last, m.options())
+			}
+			cursor = rd.rows[i].line - rd.head
+		}
+		content = m.f.draw(rd.lines[:rd.head], rd.lines[rd.head:], cursor, m.footer(), topHelp)
+	}
+	v := tea.NewView(content)
 	v.AltScreen = true
 	return v
 }
+
+func (m *model) footer() string {
+	switch {
+	case m.ask != nil:
+		return m.f.t("signal.ask", sigName(m.ask.sig), strconv.Itoa(m.ask.pid), m.ask.cmd)
+	case m.editing:
+		return m.f.t("footer.filter", m.draft)
+	}
+	return m.f.t("footer.top")
+}
+
+// topHelp is top's help overlay, in the order people look for keys.
+var topHelp = append([]helpItem{
+	{"q ctrl-c", "help.q"},
+	{"↑ ↓ j k", "help.select"},
+	{"x", "help.signal"},
+	{"s", "help.sort"},
+	{"r", "help.reverse"},
+	{"e", "help.fold"},
+	{"/", "help.filter"},
+	{"p", "help.pss"},
+}, sharedHelp...)

@@ -81,11 +81,13 @@ func u(p *uint64) int64 {
 // SelectJobs returns the jobs --filter keeps, in --sort order (largest
 // first for a memory key, lowest root PID first for "pid"): what Render
 // shows, for `top --json` to print the same selection.
-func SelectJobs(in []sample.Job, key, filter string) []sample.Job { return orderJobs(in, key, filter) }
+func SelectJobs(in []sample.Job, key, filter string) []sample.Job {
+	return orderJobs(in, key, filter, false)
+}
 
 // orderJobs filters and sorts jobs: largest first for a memory key, lowest
-// PID first for "pid".
-func orderJobs(in []sample.Job, key, filter string) []sample.Job {
+// PID first for "pid"; the other way round when reverse.
+func orderJobs(in []sample.Job, key, filter string, reverse bool) []sample.Job {
 	out := make([]sample.Job, 0, len(in))
 	for _, j := range in {
 		if matches(j, filter) {
@@ -94,9 +96,13 @@ func orderJobs(in []sample.Job, key, filter string) []sample.Job {
 	}
 	sort.SliceStable(out, func(a, b int) bool {
 		if key == "pid" {
-			return out[a].RootPID < out[b].RootPID
+			return (out[a].RootPID < out[b].RootPID) != reverse
 		}
-		return jobKey(out[a], key) > jobKey(out[b], key)
+		ka, kb := jobKey(out[a], key), jobKey(out[b], key)
+		if reverse {
+			return ka < kb
+		}
+		return ka > kb
 	})
 	return out
 }
@@ -143,14 +149,19 @@ func treeOf(procs []jobs.Process) []*node {
 	return roots
 }
 
-func sortNodes(ns []*node, key string) {
+// sortNodes orders siblings as orderJobs orders jobs.
+func sortNodes(ns []*node, key string, reverse bool) {
 	sort.SliceStable(ns, func(a, b int) bool {
 		if key == "pid" {
-			return ns[a].p.PID < ns[b].p.PID
+			return (ns[a].p.PID < ns[b].p.PID) != reverse
 		}
-		return procKey(ns[a].p, key) > procKey(ns[b].p, key)
+		ka, kb := procKey(ns[a].p, key), procKey(ns[b].p, key)
+		if reverse {
+			return ka < kb
+		}
+		return ka > kb
 	})
 	for _, n := range ns {
-		sortNodes(n.children, key)
+		sortNodes(n.children, key, reverse)
 	}
 }

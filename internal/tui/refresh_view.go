@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"golang.org/x/text/language"
 )
 
 // RefreshConfig is a live view of something fetched every Interval and
@@ -24,11 +24,13 @@ type RefreshConfig struct {
 	ErrorLine func(err error) string
 	In        io.Reader
 	Out       io.Writer
+	// Lang is the language of the help overlay (English when zero).
+	Lang language.Tag
 }
 
 // RunRefresh shows the view until q, Ctrl-C or ctx ends.
 func RunRefresh(ctx context.Context, c RefreshConfig) error {
-	m := &refreshModel{cfg: c, ctx: ctx, width: 80}
+	m := &refreshModel{cfg: c, ctx: ctx, f: frame{t: cat.T(c.Lang), st: newStyles(false), width: 80}}
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(c.In), tea.WithOutput(c.Out))
 	if _, err := p.Run(); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("live view: %w", err)
@@ -41,13 +43,14 @@ type fetchedMsg struct {
 	err  error
 }
 
+// refreshModel draws on top's frame (frame.go), with its keys: ? help,
+// esc closes the help and never quits, q and Ctrl-C quit.
 type refreshModel struct {
-	cfg           RefreshConfig
-	ctx           context.Context
-	draw          func(width int) []string
-	err           error
-	width, height int
-	scroll        int
+	cfg  RefreshConfig
+	ctx  context.Context
+	draw func(width int) []string
+	err  error
+	f    frame
 }
 
 // fetch runs one Fetch off the UI goroutine; the next is scheduled when
@@ -73,17 +76,24 @@ func (m *refreshModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		return m, m.fetch()
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
+		m.f.width, m.f.height = msg.Width, msg.Height
 	case tea.KeyPressMsg:
-		switch msg.String() {
-		case "q", "ctrl+c", "esc":
+		k := msg.String()
+		if k == "ctrl+c" {
+			return m, tea.Quit
+		}
+		if m.f.sharedKey(k) {
+			return m, nil
+		}
+		switch k {
+		case "q":
 			return m, tea.Quit
 		case "down", "j":
-			m.scroll++
+			m.f.scroll++
 		case "up", "k":
-			m.scroll = max(0, m.scroll-1)
-		case "home", "g":
-			m.scroll = 0
+			m.f.scroll = max(0, m.f.scroll-1)
+		case "g":
+			m.f.scroll = 0
 		}
 	}
 	return m, nil
@@ -92,16 +102,18 @@ func (m *refreshModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *refreshModel) View() tea.View {
 	lines := []string{m.cfg.Loading}
 	if m.draw != nil {
-		lines = m.draw(m.width)
+		lines = m.draw(m.f.width)
 	}
 	if m.err != nil {
 		lines = append([]string{m.cfg.ErrorLine(m.err)}, lines...)
 	}
-	if m.height > 1 && len(lines) > m.height-1 {
-		m.scroll = min(m.scroll, len(lines)-(m.height-1))
-		lines = lines[m.scroll : m.scroll+m.height-1]
-	}
-	v := tea.NewView(strings.Join(append(lines, m.cfg.Footer), "\n"))
+	v := tea.NewView(m.f.draw(nil, lines, -1, m.cfg.Footer, refreshHelp))
 	v.AltScreen = true
 	return v
 }
+
+// refreshHelp is the help overlay of a refreshing view.
+var refreshHelp = append([]helpItem{
+	{"q ctrl-c", "help.q"},
+	{"↑ ↓ j k", "help.scroll"},
+}, sharedHelp...)

@@ -1,28 +1,36 @@
 package tui
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/jobs"
 	"github.com/torchmem/torchmem/internal/sample"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
-// procFormat lays out a process row: 52 columns of figures, the command
-// line in what is left of the width.
-const procFormat = "%-9s %-6s %6s %6s %6s %6s %5s  %s"
-
 func (r *renderer) job(j sample.Job) {
 	t := j.Totals
-	r.line(r.st.title, fmt.Sprintf("JOB %d  %s  %s", j.RootPID, counts(t), j.Command))
+	var je JobExtra
+	if r.o.Extra != nil {
+		je = r.o.Extra.Jobs[j.ID]
+	}
+	parts := []string{r.t("job.title", strconv.Itoa(j.RootPID), r.counts(t))}
+	if je.ShmBytes != nil {
+		parts = append(parts, r.t("job.shm", units.Short(int64(*je.ShmBytes))))
+	}
+	if r.wide && len(je.History) > 0 {
+		parts = append(parts, r.t("job.history", sparkline(je.History)))
+	}
+	r.line(r.st.title, join(append(parts, j.Command)...))
 	r.cgroupLine(j)
-	r.line(r.st.header, fmt.Sprintf(procFormat, "PID", "ROLE", "GPU", "RSS", "PSS", "USS", "SWAP", "COMMAND"))
+	r.tableHeader()
+	limit := r.memLimit(j)
 	roots := treeOf(j.Processes)
-	sortNodes(roots, r.o.Sort)
+	sortNodes(roots, r.o.Sort, r.o.Reverse)
 	for _, n := range roots {
-		r.node(n)
+		r.node(n, limit)
 	}
 	gpu := "-"
 	if t.Sources["gpu"] != "" {
@@ -34,23 +42,35 @@ func (r *renderer) job(j sample.Job) {
 	}
 	age := ""
 	if t.Sources["pss"] != "" {
-		age = fmt.Sprintf("PSS %.0fs old", t.PSSMaxAgeSeconds)
+		age = r.t("total.pssage", strconv.FormatFloat(t.PSSMaxAgeSeconds, 'f', 0, 64))
 	}
-	r.line(r.st.title, fmt.Sprintf(procFormat, "total", "", gpu, units.Short(int64(t.RSSBytes)), pss, uss,
-		units.Short(int64(t.SwapBytes)), age))
-	r.line(r.st.dim, "  sources: "+r.sources(t))
+	cells := []string{r.t("total.label"), "", gpu, units.Short(int64(t.RSSBytes)), pss, uss, units.Short(int64(t.SwapBytes)), age}
+	if r.wide {
+		cells = []string{r.t("total.label"), "", "", r.cpuSum(j.Processes), gpu, units.Short(int64(t.RSSBytes)), pss, uss,
+			units.Short(int64(t.SwapBytes)), "", age}
+	}
+	r.line(r.st.title, row(r.cols, cells))
 }
 
-// sources says where the totals came from.
-func (r *renderer) sources(t jobs.Totals) string {
-	parts := []string{"rss/swap " + t.Sources["rss"]}
-	if s := t.Sources["pss"]; s != "" {
-		parts = append(parts, "pss/uss "+s)
+// tableHeader names the columns; the sort key's carries its direction.
+func (r *renderer) tableHeader() {
+	cells := make([]string, len(r.cols))
+	for i, c := range r.cols {
+		cells[i] = r.t(c.id)
+		if c.id == "col."+r.o.Sort {
+			cells[i] = r.sortLabel()
+		}
 	}
-	if s := t.Sources["gpu"]; s != "" {
-		parts = append(parts, "gpu "+s)
+	r.line(r.st.header, row(r.cols, cells))
+}
+
+// memLimit is what a process's memory bar is drawn against: the job's
+// cgroup limit, or the host's memory when the cgroup has none.
+func (r *renderer) memLimit(j sample.Job) int64 {
+	if c := j.Cgroup; c != nil && !c.Max.Unlimited && c.Max.Bytes > 0 {
+		return int64(c.Max.Bytes)
 	}
-	return strings.Join(parts, " · ")
+	return r.hostTotal
 }
 
 func (r *renderer) cgroupLine(j sample.Job) {
@@ -58,29 +78,34 @@ func (r *renderer) cgroupLine(j sample.Job) {
 	if c == nil {
 		return
 	}
-	figs := fmt.Sprintf("  used %s, no limit", units.Short(int64(c.UsageBytes)))
+	figs := r.t("cgroup.nolimit", units.Short(int64(c.UsageBytes)))
 	if !c.Max.Unlimited {
-		figs = fmt.Sprintf("  used %s of %s", units.Short(int64(c.UsageBytes)), units.Short(int64(c.Max.Bytes)))
+		figs = r.t("cgroup.of", units.Short(int64(c.UsageBytes)), units.Short(int64(c.Max.Bytes)))
 	}
 	st := r.st.dim
 	if j.CgroupHeadroomBytes != nil {
-		figs += " (" + units.Short(int64(*j.CgroupHeadroomBytes)) + " left)"
+		figs += " " + r.t("cgroup.left", units.Short(int64(*j.CgroupHeadroomBytes)))
 		if c.Max.Bytes > 0 && *j.CgroupHeadroomBytes < c.Max.Bytes/10 {
 			st = r.st.warn
 		}
 	}
+	extra := []string{figs}
+	if r.wide && !c.Max.Unlimited && c.Max.Bytes > 0 {
+		extra = []string{Bar(int64(c.UsageBytes), int64(c.Max.Bytes), barWidth), figs}
+	}
 	if c.High != nil && !c.High.Unlimited {
-		figs += "  high " + units.Short(int64(c.High.Bytes))
+		extra = append(extra, r.t("cgroup.high", units.Short(int64(c.High.Bytes))))
 	}
 	if p := c.Pressure; p != nil && p.Some != nil {
-		figs += fmt.Sprintf("  PSI %.2f%%", p.Some.Avg10)
+		extra = append(extra, r.t("cgroup.psi", pct2(p.Some.Avg10)))
 	}
 	if k := c.Events.OOMKill; k != nil && *k > 0 {
-		figs += fmt.Sprintf("  oom_kill %d", *k)
+		extra = append(extra, r.t("cgroup.oomkill", strconv.FormatUint(*k, 10)))
 		st = r.st.warn
 	}
-	head := fmt.Sprintf("  cgroup v%d ", c.Version)
-	r.line(st, head+shortenLeft(c.Path, r.o.Width-len([]rune(head))-len([]rune(figs)))+figs)
+	head := "  " + r.t("cgroup.head", strconv.Itoa(c.Version)) + " "
+	tail := "  " + join(extra...)
+	r.line(st, head+shortenLeft(c.Path, r.o.Width-i18n.Width(head)-i18n.Width(tail))+tail)
 }
 
 // shortenLeft keeps the end of a path (the job's own group) within n
@@ -93,39 +118,121 @@ func shortenLeft(p string, n int) string {
 	return p
 }
 
-// node prints a process and its children, folding a long run of workers.
-func (r *renderer) node(n *node) {
-	r.proc(n.p)
-	var workers []*node
+// leafWorkers are a node's children that are workers without children
+// of their own: what folding sums into one row.
+func leafWorkers(n *node) []*node {
+	var ws []*node
 	for _, c := range n.children {
 		if c.p.Role == jobs.RoleWorker && len(c.children) == 0 {
-			workers = append(workers, c)
+			ws = append(ws, c)
 		}
 	}
-	fold := !r.o.Expand && len(workers) > FoldAbove
+	return ws
+}
+
+// node prints a process and its children. A parent's leaf workers, one
+// or more, are folded into one row unless Expand; its own row is marked
+// ▸ (folded) or ▾ (listed) so that e always shows what it did.
+func (r *renderer) node(n *node, limit int64) {
+	workers := leafWorkers(n)
+	mark := " "
+	if len(workers) > 0 {
+		mark = "▾"
+		if !r.o.Expand {
+			mark = "▸"
+		}
+	}
+	r.proc(n.p, mark, limit)
 	for _, c := range n.children {
-		if fold && c.p.Role == jobs.RoleWorker && len(c.children) == 0 {
+		if !r.o.Expand && c.p.Role == jobs.RoleWorker && len(c.children) == 0 {
 			continue
 		}
-		r.node(c)
+		r.node(c, limit)
 	}
-	if fold {
-		r.folded(workers)
+	if !r.o.Expand && len(workers) > 0 {
+		r.folded(workers, n.p.Depth+1)
 	}
 }
 
-func (r *renderer) proc(p jobs.Process) {
-	pid := strings.Repeat(" ", min(p.Depth, 3)) + strconv.Itoa(p.PID)
+func (r *renderer) role(role string) string {
+	switch role {
+	case jobs.RoleMain, jobs.RoleWorker, jobs.RoleChild:
+		return r.t("role." + role)
+	}
+	return role
+}
+
+func (r *renderer) proc(p jobs.Process, mark string, limit int64) {
+	sel := " "
+	if p.PID == r.o.Selected {
+		sel = ">"
+	}
+	pid := sel + strings.Repeat(" ", min(p.Depth, 2)) + mark + strconv.Itoa(p.PID)
 	cmd := jobs.CommandLine(p.Cmdline, p.Name)
 	if p.Role == jobs.RoleWorker && p.Depth > 0 {
-		cmd = "(worker) " + p.Name
+		cmd = r.t("proc.worker", p.Name)
 	}
-	r.line(r.st.title.UnsetBold(), fmt.Sprintf(procFormat, pid, p.Role, size64(p.GPUBytes), size(p.RSSBytes),
-		size(p.PSSBytes), size(p.USSBytes), size(p.SwapBytes), cmd))
+	cells := []string{pid, r.role(p.Role), size64(p.GPUBytes), size(p.RSSBytes), size(p.PSSBytes), size(p.USSBytes), size(p.SwapBytes), cmd}
+	if r.wide {
+		state, cpu := "", "-"
+		if r.o.Extra != nil {
+			if pe, ok := r.o.Extra.Procs[p.PID]; ok {
+				state = pe.State
+				if pe.CPUPercent != nil {
+					cpu = percent(*pe.CPUPercent)
+				}
+			}
+		}
+		cells = []string{pid, r.role(p.Role), state, cpu, size64(p.GPUBytes), size(p.RSSBytes), size(p.PSSBytes),
+			size(p.USSBytes), size(p.SwapBytes), r.memBar(p, limit), cmd}
+	}
+	st := r.st.plain
+	if p.PID == r.o.Selected {
+		st = r.st.selected
+	}
+	r.rows = append(r.rows, procRow{line: len(r.lines), pid: p.PID, cmd: jobs.CommandLine(p.Cmdline, p.Name)})
+	r.line(st, row(r.cols, cells))
+}
+
+// memBar draws a process's PSS (its RSS until PSS is read) against limit.
+func (r *renderer) memBar(p jobs.Process, limit int64) string {
+	v := p.PSSBytes
+	if v == nil {
+		v = p.RSSBytes
+	}
+	if v == nil || limit <= 0 {
+		return ""
+	}
+	return Bar(int64(*v), limit, barWidth)
+}
+
+func percent(v float64) string {
+	if v >= 999.5 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// cpuSum is the job's CPU% (the sum over its processes), "-" before the
+// second sample.
+func (r *renderer) cpuSum(ps []jobs.Process) string {
+	if r.o.Extra == nil {
+		return "-"
+	}
+	sum, any := 0.0, false
+	for _, p := range ps {
+		if pe, ok := r.o.Extra.Procs[p.PID]; ok && pe.CPUPercent != nil {
+			sum, any = sum+*pe.CPUPercent, true
+		}
+	}
+	if !any {
+		return "-"
+	}
+	return percent(sum)
 }
 
 // folded prints one row summing a parent's leaf workers.
-func (r *renderer) folded(ws []*node) {
+func (r *renderer) folded(ws []*node, depth int) {
 	var sum jobs.Job
 	for _, w := range ws {
 		sum.Processes = append(sum.Processes, w.p)
@@ -136,22 +243,53 @@ func (r *renderer) folded(ws []*node) {
 	if !t.PSSComplete {
 		pss, uss = "-", "-"
 	}
-	label := fmt.Sprintf(" +%d", len(ws))
-	r.line(r.st.dim, fmt.Sprintf(procFormat, label, "worker", "-", units.Short(int64(t.RSSBytes)), pss, uss,
-		units.Short(int64(t.SwapBytes)), fmt.Sprintf("%d workers folded (e)", len(ws))))
+	label := " " + strings.Repeat(" ", min(depth, 2)) + "+" + strconv.Itoa(len(ws))
+	what := r.t("fold.row", strconv.Itoa(len(ws)))
+	if len(ws) == 1 {
+		what = r.t("fold.row1")
+	}
+	cells := []string{label, r.role(jobs.RoleWorker), "-", units.Short(int64(t.RSSBytes)), pss, uss, units.Short(int64(t.SwapBytes)), what}
+	if r.wide {
+		cells = []string{label, r.role(jobs.RoleWorker), "", r.cpuSum(sum.Processes), "-", units.Short(int64(t.RSSBytes)), pss, uss,
+			units.Short(int64(t.SwapBytes)), "", what}
+	}
+	r.line(r.st.dim, row(r.cols, cells))
 }
 
-func counts(t jobs.Totals) string {
-	s := plural(t.Processes, "proc")
-	if t.Workers > 0 {
-		s += " (" + plural(t.Workers, "worker") + ")"
+func (r *renderer) counts(t jobs.Totals) string {
+	s := r.t("job.procs", strconv.Itoa(t.Processes))
+	if t.Processes == 1 {
+		s = r.t("job.proc1")
+	}
+	switch {
+	case t.Workers == 1:
+		s += r.t("job.worker1")
+	case t.Workers > 1:
+		s += r.t("job.workers", strconv.Itoa(t.Workers))
 	}
 	return s
 }
 
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
+// sparkBlocks are the eight heights of a sparkline.
+var sparkBlocks = []rune("▁▂▃▄▅▆▇█")
+
+// sparkMinRange: a sparkline spans at least a tenth of its largest value,
+// so that a job whose RSS wobbles by a few pages draws flat instead of
+// swinging from the lowest block to the highest.
+const sparkMinRange = 10
+
+// sparkline draws vs (oldest first) one block each, from the lowest
+// value to the highest.
+func sparkline(vs []uint64) string {
+	lo, hi := vs[0], vs[0]
+	for _, v := range vs {
+		lo, hi = min(lo, v), max(hi, v)
 	}
-	return strconv.Itoa(n) + " " + what + "s"
+	span := max(hi-lo, hi/sparkMinRange, 1)
+	var b strings.Builder
+	for _, v := range vs {
+		i := int(float64(v-lo) / float64(span) * float64(len(sparkBlocks)-1))
+		b.WriteRune(sparkBlocks[min(max(i, 0), len(sparkBlocks)-1)])
+	}
+	return b.String()
 }

@@ -11,16 +11,18 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"golang.org/x/text/language"
 
 	"github.com/torchmem/torchmem/internal/supervisor"
 	"github.com/torchmem/torchmem/internal/termsafe"
-	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
 // RunView is torchmem run --tui's live view: a full-screen page of the
-// job's memory (supervisor.Live), its last events, torchmem's notices and
-// the tail of the job's output, which the job writes to LogPath meanwhile.
+// job's memory (supervisor.Live) with its recent history, its last
+// events, torchmem's notices and the tail of the job's output, which the
+// job writes to LogPath meanwhile. It draws on the same frame as top
+// (frame.go): the same header, status line, footer, help on ? and keys.
 type RunView struct {
 	// LogPath is the job's output file, tailed in the view.
 	LogPath string
@@ -29,10 +31,11 @@ type RunView struct {
 	notices *SyncBuffer
 }
 
-// StartRunView shows the view on out, reading keys from in, until Stop.
-func StartRunView(in io.Reader, out io.Writer, title, logPath string) *RunView {
+// StartRunView shows the view on out in lang, reading keys from in, until
+// Stop.
+func StartRunView(in io.Reader, out io.Writer, title, logPath string, lang language.Tag) *RunView {
 	v := &RunView{LogPath: logPath, done: make(chan struct{}), notices: &SyncBuffer{}}
-	m := &runModel{title: title, logPath: logPath, notices: v.notices}
+	m := newRunModel(title, logPath, v.notices, lang)
 	v.p = tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out))
 	go func() {
 		_, _ = v.p.Run()
@@ -61,9 +64,13 @@ func (v *RunView) Stop(w io.Writer) {
 }
 
 // Bar draws v of limit as [####......], width characters inside the
-// brackets: run --tui's cgroup usage, snapshot's reading progress.
+// brackets: run --tui's cgroup usage, top's memory columns, snapshot's
+// reading progress.
 func Bar(v, limit int64, width int) string {
-	n := int(float64(width) * float64(v) / float64(limit))
+	n := 0
+	if limit > 0 {
+		n = int(float64(width) * float64(v) / float64(limit))
+	}
 	n = min(max(n, 0), width)
 	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
 }
@@ -71,12 +78,27 @@ func Bar(v, limit int64, width int) string {
 type runLiveMsg supervisor.Live
 type runTickMsg struct{}
 
+// runTailLines is how much of the job's output the view keeps to scroll.
+const runTailLines = 500
+
+// runEventLines is how many of the last events, and of torchmem's last
+// notices, the view keeps above the job's output: at 24 rows, the output
+// still has half the screen.
+const runEventLines = 4
+
 type runModel struct {
 	title, logPath string
 	notices        *SyncBuffer
 	live           supervisor.Live
+	history        []uint64 // the cgroup's usage at each Live, oldest first
 	tail           []string
-	width, height  int
+	f              frame
+	follow         bool // the body shows its end (the newest output) until scrolled up
+}
+
+func newRunModel(title, logPath string, notices *SyncBuffer, lang language.Tag) *runModel {
+	return &runModel{title: title, logPath: logPath, notices: notices, follow: true,
+		f: frame{t: cat.T(lang), st: newStyles(os.Getenv("NO_COLOR") == "")}}
 }
 
 func (m *runModel) Init() tea.Cmd { return runTick() }
@@ -89,62 +111,92 @@ func (m *runModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case runLiveMsg:
 		m.live = supervisor.Live(msg)
+		if m.live.Usage != nil {
+			h := append(m.history, uint64(max(0, *m.live.Usage)))
+			m.history = h[max(0, len(h)-HistoryLen):]
+		}
 	case runTickMsg:
 		m.tail = runTail(m.logPath, 64<<10)
 		return m, runTick()
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
+		m.f.width, m.f.height = msg.Width, msg.Height
 	case tea.KeyPressMsg:
-		switch msg.String() {
-		case "q":
-			return m, tea.Quit // the job goes on; only the view closes
-		case "ctrl+c":
-			// The terminal is in raw mode: Ctrl-C is a key here. Deliver it
-			// as the signal torchmem forwards (and escalates on repeat).
-			_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
-		}
+		return m, m.key(msg.String())
 	}
 	return m, nil
 }
 
+func (m *runModel) key(k string) tea.Cmd {
+	if k == "ctrl+c" {
+		// The terminal is in raw mode: Ctrl-C is a key here. Deliver it
+		// as the signal torchmem forwards (and escalates on repeat).
+		_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+		return nil
+	}
+	if m.f.sharedKey(k) {
+		m.follow = k == "end" || (m.follow && k != "pgup" && k != "home")
+		return nil
+	}
+	switch k {
+	case "q":
+		return tea.Quit // the job goes on; only the view closes
+	case "esc":
+		m.f.status = ""
+	case "up", "k":
+		m.f.scroll, m.follow = max(0, m.f.scroll-1), false
+	case "down", "j":
+		m.f.scroll++
+	case "G":
+		m.follow = true
+	}
+	return nil
+}
+
 func (m *runModel) View() tea.View {
-	lines := []string{m.title, ""}
+	head := []string{m.f.st.title.Render(termsafe.Line(m.title))}
 	if l := m.live; l.Usage != nil && l.Limit != nil && *l.Limit > 0 {
-		lines = append(lines, "cgroup "+Bar(*l.Usage, *l.Limit, 40)+" "+units.Short(*l.Usage)+" / "+units.Short(*l.Limit))
+		line := m.f.t("run.cgroup", Bar(*l.Usage, *l.Limit, 40), units.Short(*l.Usage), units.Short(*l.Limit))
+		if m.f.width >= WideWidth && len(m.history) > 0 {
+			line = join(line, m.f.t("run.history", sparkline(m.history)))
+		}
+		head = append(head, line)
 	}
 	for _, p := range m.live.Parts {
-		lines = append(lines, "  "+p)
+		head = append(head, "  "+p)
 	}
-	lines = append(lines, "", "events:")
-	for _, e := range m.live.Events {
-		lines = append(lines, fmt.Sprintf("  %s %-8s %-16s %s", e.Time.Local().Format("15:04:05"), e.Source, termsafe.Line(e.Kind), termsafe.Line(e.Message)))
+	// Events and notices stay in sight above the job's output, which
+	// scrolls: the last few of each.
+	head = append(head, m.f.st.header.UnsetUnderline().Render(m.f.t("run.events")))
+	for _, e := range m.live.Events[max(0, len(m.live.Events)-runEventLines):] {
+		head = append(head, fmt.Sprintf("  %s %-8s %-16s %s", e.Time.Local().Format("15:04:05"), e.Source, termsafe.Line(e.Kind), termsafe.Line(e.Message)))
 	}
-	for _, n := range strings.Split(strings.TrimSpace(m.notices.String()), "\n") {
+	notices := strings.Split(strings.TrimSpace(m.notices.String()), "\n")
+	for _, n := range notices[max(0, len(notices)-runEventLines):] {
 		if n != "" {
-			lines = append(lines, "  "+n)
+			head = append(head, "  "+termsafe.Line(n))
 		}
 	}
-	lines = append(lines, "", "job output ("+m.logPath+"):")
-	room := m.height - len(lines) - 2
-	if room < 3 {
-		room = 3
-	}
-	tail := m.tail[max(0, len(m.tail)-room):]
-	for _, t := range tail {
+	head = append(head, m.f.st.header.UnsetUnderline().Render(m.f.t("run.output", m.logPath)))
+	var body []string
+	for _, t := range m.tail[max(0, len(m.tail)-runTailLines):] {
 		// The job's own output, replayed by torchmem: its control
 		// sequences would redraw or retitle this view.
-		lines = append(lines, "  "+termsafe.Line(t))
+		body = append(body, "  "+termsafe.Line(t))
 	}
-	lines = append(lines, "", "q close this view (the job goes on)   ctrl-c interrupt the job (twice: stop it)")
-	if m.width > 0 {
-		for i, l := range lines {
-			lines[i] = textwrap.Cut(l, m.width)
-		}
+	if m.follow {
+		m.f.scroll = 1 << 30 // draw clamps it to the end
 	}
-	v := tea.NewView(strings.Join(lines, "\n"))
+	v := tea.NewView(m.f.draw(head, body, -1, m.f.t("footer.run"), runHelp))
 	v.AltScreen = true
 	return v
 }
+
+// runHelp is run --tui's help overlay.
+var runHelp = append([]helpItem{
+	{"q", "help.run.q"},
+	{"ctrl-c", "help.run.ctrlc"},
+	{"↑ ↓ j k", "help.run.scroll"},
+}, sharedHelp...)
 
 // runTail returns the last lines of at most max bytes at the end of path.
 func runTail(path string, max int64) []string {

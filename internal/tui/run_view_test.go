@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/supervisor"
 )
@@ -15,7 +16,7 @@ import (
 func TestRunView(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "job.log")
 	os.WriteFile(log, []byte("epoch 1/2 loss 0.5\nepoch 2/2 loss 0.1\n"), 0o644)
-	m := &runModel{title: "torchmem run abc: python3 train.py", logPath: log, notices: &SyncBuffer{}}
+	m := newRunModel("torchmem run abc: python3 train.py", log, &SyncBuffer{}, i18n.EN)
 	m.notices.Write([]byte("torchmem: warning: host-threshold: cgroup.usage_fraction = 91.0%\n"))
 	u, l := int64(1<<30), int64(2<<30)
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
@@ -24,7 +25,7 @@ func TestRunView(t *testing.T) {
 	m.Update(runTickMsg{})
 	out := m.View().Content
 	for _, want := range []string{"[" + strings.Repeat("#", 20) + strings.Repeat(".", 20) + "]", "step 12", "near the limit",
-		"host-threshold", "epoch 2/2 loss 0.1", "q close this view"} {
+		"host-threshold", "epoch 2/2 loss 0.1", "q close the view"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("view lacks %q:\n%s", want, out)
 		}

@@ -2,20 +2,27 @@ package tui
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/torchmem/torchmem/internal/gpu"
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/sample"
 	"github.com/torchmem/torchmem/internal/sample/sampletest"
 )
 
 func i64(v int64) *int64 { return &v }
 
-func fixtureSampler(t *testing.T, workers int) *sample.Sampler {
+// fixtureTree is the captured DataLoader job (internal/sample/sampletest)
+// with workers workers, a fake H200 and a fixed clock.
+func fixtureTree(t testing.TB, workers int) (*sample.Sampler, sampletest.Tree) {
 	t.Helper()
 	tree, err := sampletest.WriteJobTree(t.TempDir(), workers)
 	if err != nil {
@@ -30,10 +37,15 @@ func fixtureSampler(t *testing.T, workers int) *sample.Sampler {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, tree
+}
+
+func fixtureSampler(t testing.TB, workers int) *sample.Sampler {
+	s, _ := fixtureTree(t, workers)
 	return s
 }
 
-func fixtureSample(t *testing.T, workers int) *sample.Sample {
+func fixtureSample(t testing.TB, workers int) *sample.Sample {
 	smp, err := fixtureSampler(t, workers).Collect(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -41,26 +53,64 @@ func fixtureSample(t *testing.T, workers int) *sample.Sample {
 	return smp
 }
 
+// checkWidth fails for a line wider than w display columns.
+func checkWidth(t *testing.T, lines []string, w int) {
+	t.Helper()
+	for _, l := range lines {
+		if n := i18n.Width(l); n > w {
+			t.Errorf("line of %d columns (max %d): %q", n, w, l)
+		}
+	}
+}
+
 func TestRenderFits80AndFolds(t *testing.T) {
 	smp := fixtureSample(t, 32)
 	lines := Render(smp, ViewOptions{})
 	text := strings.Join(lines, "\n")
-	for _, l := range lines {
-		if n := len([]rune(l)); n > 80 {
-			t.Errorf("line of %d columns: %q", n, l)
-		}
-		if strings.Contains(l, "\x1b") {
-			t.Errorf("escape sequence without color: %q", l)
-		}
+	checkWidth(t, lines, 80)
+	if strings.Contains(text, "\x1b") {
+		t.Errorf("escape sequence without color:\n%s", text)
 	}
-	for _, want := range []string{"JOB 2000  33 procs (32 workers)", "+32", "32 workers folded", "H200", "2000:4.0G", "host777:1.0G", "cgroup v1", "total", "pss/uss smaps_rollup"} {
+	for _, want := range []string{"JOB 2000  33 procs (32 workers)", " ▸2000", "+32", "32 workers folded (e)", "H200",
+		"2000:4.0G", "host777:1.0G", "cgroup v1", "total", "sources: rss/swap status · pss/uss smaps_rollup · gpu fake", "sort PSS▼", "PSS▼"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("view lacks %q:\n%s", want, text)
 		}
 	}
 	expanded := Render(smp, ViewOptions{Expand: true})
-	if len(expanded) != len(lines)+31 {
-		t.Errorf("expanded view has %d lines, folded %d", len(expanded), len(lines))
+	if len(expanded) != len(lines)+31 || !strings.Contains(strings.Join(expanded, "\n"), " ▾2000") {
+		t.Errorf("expanded view has %d lines, folded %d:\n%s", len(expanded), len(lines), strings.Join(expanded, "\n"))
+	}
+}
+
+// Folding shows for any number of workers, with a mark on the parent.
+func TestFoldAnyNumberOfWorkers(t *testing.T) {
+	for _, n := range []int{1, 2, 4} {
+		smp := fixtureSample(t, n)
+		folded := strings.Join(Render(smp, ViewOptions{}), "\n")
+		expanded := strings.Join(Render(smp, ViewOptions{Expand: true}), "\n")
+		what := strconv.Itoa(n) + " workers folded"
+		if n == 1 {
+			what = "1 worker folded"
+		}
+		if !strings.Contains(folded, "▸2000") || !strings.Contains(folded, what) || strings.Contains(folded, "(worker)") {
+			t.Errorf("%d workers, folded:\n%s", n, folded)
+		}
+		if !strings.Contains(expanded, "▾2000") || strings.Count(expanded, "(worker)") != n || strings.Contains(expanded, "folded") {
+			t.Errorf("%d workers, expanded:\n%s", n, expanded)
+		}
+	}
+}
+
+// The sources line is said once, however many jobs there are.
+func TestSourcesOnce(t *testing.T) {
+	smp := fixtureSample(t, 1)
+	other := smp.Jobs[0]
+	other.ID, other.RootPID = "pid:3000", 3000
+	smp.Jobs = append(smp.Jobs, other)
+	text := strings.Join(Render(smp, ViewOptions{}), "\n")
+	if strings.Count(text, "sources:") != 1 || strings.Count(text, "JOB ") != 2 {
+		t.Errorf("want one sources line for two jobs:\n%s", text)
 	}
 }
 
@@ -79,20 +129,31 @@ func TestRenderColorAndFilter(t *testing.T) {
 	}
 }
 
-func TestSortOrders(t *testing.T) {
-	smp := fixtureSample(t, 4)
-	// The main process has the most PSS and RSS: it leads its workers'
-	// row... and with sort pid the children come in PID order.
-	lines := Render(smp, ViewOptions{Sort: "pid", Expand: true})
+// pidsOf lists the PIDs of the process rows, in order.
+func pidsOf(lines []string) []string {
 	var pids []string
 	for _, l := range lines {
-		f := strings.Fields(l)
+		f := strings.Fields(strings.NewReplacer("▾", "", "▸", "", ">", "").Replace(l))
 		if len(f) > 1 && (f[1] == "worker" || f[1] == "main") {
-			pids = append(pids, f[0])
+			if _, err := strconv.Atoi(f[0]); err == nil {
+				pids = append(pids, f[0])
+			}
 		}
 	}
-	if strings.Join(pids, ",") != "2000,2001,2002,2003,2004" {
-		t.Errorf("pid order %v", pids)
+	return pids
+}
+
+func TestSortOrders(t *testing.T) {
+	smp := fixtureSample(t, 4)
+	if got := strings.Join(pidsOf(Render(smp, ViewOptions{Sort: "pid", Expand: true})), ","); got != "2000,2001,2002,2003,2004" {
+		t.Errorf("pid order %v", got)
+	}
+	rev := Render(smp, ViewOptions{Sort: "pid", Expand: true, Reverse: true})
+	if got := strings.Join(pidsOf(rev), ","); got != "2000,2004,2003,2002,2001" {
+		t.Errorf("reversed pid order %v", got)
+	}
+	if !strings.Contains(strings.Join(rev, "\n"), "sort PID▼") {
+		t.Errorf("reversed header:\n%s", strings.Join(rev, "\n"))
 	}
 	if nextSort("pid") != "pss" || !ValidSort("gpu") || ValidSort("cpu") {
 		t.Error("sort key cycle")
@@ -105,41 +166,202 @@ func key(s string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyEnter}
 	case "backspace":
 		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
 	}
 	return tea.KeyPressMsg{Code: rune(s[0]), Text: s}
 }
 
+type kill struct {
+	pid int
+	sig syscall.Signal
+}
+
+// testModel is the live view over the fixture job, its first sample
+// taken, on a w×h terminal; kills are recorded, answered with err.
+func testModel(t *testing.T, workers, w, h int, lang string, err error) (*model, *[]kill) {
+	t.Helper()
+	s, tree := fixtureTree(t, workers)
+	var kills []kill
+	tag := i18n.EN
+	if lang == "zh" {
+		tag = i18n.ZH
+	}
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	m, e := newModel(context.Background(), Config{Sampler: s, Interval: time.Second, ProcRoot: tree.ProcRoot,
+		Root: t.TempDir(), Lang: tag, View: ViewOptions{Sort: "pss"}, Now: func() time.Time { return now },
+		Kill: func(pid int, sig syscall.Signal) error { kills = append(kills, kill{pid, sig}); return err }})
+	if e != nil {
+		t.Fatal(e)
+	}
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	m.Update(m.Init()())
+	// A second sample a second later, the main process having used half
+	// a core meanwhile: CPU% and a history of two points.
+	bumpCPU(t, tree.ProcRoot, sampletest.MainPID, 50)
+	now = now.Add(time.Second)
+	m.Update(m.collect()())
+	return m, &kills
+}
+
+// bumpCPU adds ticks to a fixture process's utime (field 14 of stat).
+func bumpCPU(t *testing.T, procRoot string, pid, ticks int) {
+	t.Helper()
+	path := filepath.Join(procRoot, strconv.Itoa(pid), "stat")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	f := strings.Fields(s[i+2:]) // from field 3 (state)
+	u, _ := strconv.Atoi(f[11])
+	f[11] = strconv.Itoa(u + ticks)
+	if err := os.WriteFile(path, []byte(s[:i+2]+strings.Join(f, " ")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func quits(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	_, ok := cmd().(tea.QuitMsg)
+	return ok
+}
+
 func TestModelKeys(t *testing.T) {
-	s := fixtureSampler(t, 4)
-	m := &model{cfg: Config{Sampler: s, Interval: time.Second}, ctx: context.Background(), view: ViewOptions{Sort: "pss"}}
-	msg := m.Init()()
-	m.Update(msg)
-	if m.last == nil || !strings.Contains(m.View().Content, "JOB 2000") {
-		t.Fatalf("first view:\n%s", m.View().Content)
+	m, kills := testModel(t, 4, 120, 40, "en", nil)
+	view := func() string { return m.View().Content }
+	if !strings.Contains(view(), "JOB 2000") || !strings.Contains(view(), " 50.0 ") {
+		t.Fatalf("first view (want the main process at 50.0 CPU%%):\n%s", view())
 	}
 	m.Update(key("s"))
-	if m.view.Sort != "rss" {
-		t.Errorf("s: sort %q", m.view.Sort)
+	if m.view.Sort != "rss" || !strings.Contains(view(), "sort RSS▼") {
+		t.Errorf("s: sort %q:\n%s", m.view.Sort, view())
 	}
+	m.Update(key("r"))
+	if !strings.Contains(view(), "sort RSS▲") {
+		t.Errorf("r does not reverse:\n%s", view())
+	}
+	// Help: ? opens, q closes it without quitting, esc closes it too.
+	m.Update(key("?"))
+	if !strings.Contains(view(), "keys (esc, ? or q closes this help)") || !strings.Contains(view(), "send a signal") {
+		t.Errorf("? shows no help:\n%s", view())
+	}
+	if _, cmd := m.Update(key("q")); quits(cmd) || strings.Contains(view(), "keys (esc") {
+		t.Error("q in the help quits or leaves it open")
+	}
+	m.Update(key("h"))
+	m.Update(key("esc"))
+	if strings.Contains(view(), "keys (esc") {
+		t.Error("esc leaves the help open")
+	}
+	// Esc never quits.
+	if _, cmd := m.Update(key("esc")); quits(cmd) {
+		t.Error("esc quits")
+	}
+	// Filter.
 	for _, k := range []string{"/", "x", "y", "backspace", "backspace", "z", "enter"} {
 		m.Update(key(k))
 	}
 	if m.view.Filter != "z" || m.editing {
 		t.Errorf("filter %q editing %v", m.view.Filter, m.editing)
 	}
-	m.Update(key("e"))
-	m.Update(key("p"))
-	if !m.view.Expand || !m.refresh {
-		t.Error("e/p keys")
+	m.Update(key("/"))
+	m.Update(tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
+	m.Update(key("enter"))
+	// Fold.
+	if !strings.Contains(view(), "▸2000") {
+		t.Errorf("not folded at first:\n%s", view())
 	}
-	if _, cmd := m.Update(key("q")); cmd == nil {
-		t.Error("q returned no command")
-	} else if _, ok := cmd().(tea.QuitMsg); !ok {
+	m.Update(key("e"))
+	if !m.view.Expand || !strings.Contains(view(), "▾2000") {
+		t.Errorf("e does not list the workers:\n%s", view())
+	}
+	m.Update(key("p"))
+	if !m.refresh {
+		t.Error("p does not ask for PSS")
+	}
+	// Select and signal: j selects the first row, j again the next; x
+	// asks, k makes it KILL, y sends.
+	m.Update(key("x"))
+	if !strings.Contains(view(), "no process selected") {
+		t.Errorf("x without a selection:\n%s", view())
+	}
+	m.Update(key("j"))
+	m.Update(key("j"))
+	sel := m.sel
+	if sel == 0 || sel == sampletest.MainPID || !strings.Contains(view(), ">  "+strconv.Itoa(sel)) {
+		t.Fatalf("j j selected %d:\n%s", sel, view())
+	}
+	m.Update(key("x"))
+	if !strings.Contains(view(), "send SIGTERM to pid "+strconv.Itoa(sel)+" (") {
+		t.Errorf("x asks no question:\n%s", view())
+	}
+	m.Update(key("k"))
+	m.Update(key("y"))
+	if len(*kills) != 1 || (*kills)[0] != (kill{sel, syscall.SIGKILL}) || !strings.Contains(view(), "sent SIGKILL to pid") {
+		t.Errorf("kills %v:\n%s", *kills, view())
+	}
+	m.Update(key("x"))
+	m.Update(key("n"))
+	if len(*kills) != 1 || !strings.Contains(view(), "nothing sent") {
+		t.Errorf("n sent a signal: %v", *kills)
+	}
+	m.Update(key("esc"))
+	if m.sel != 0 || m.f.status != "" {
+		t.Error("esc keeps the selection or the status")
+	}
+	if _, cmd := m.Update(key("q")); !quits(cmd) {
 		t.Error("q does not quit")
 	}
-	m.Update(tea.WindowSizeMsg{Width: 60, Height: 5})
-	if got := strings.Count(m.View().Content, "\n"); got != 4 {
-		t.Errorf("5-line terminal got %d lines", got+1)
+	if _, cmd := m.Update(key("ctrl+c")); !quits(cmd) {
+		t.Error("ctrl+c does not quit")
+	}
+}
+
+// A refused signal says why, in words: EPERM means another user's process.
+func TestSignalNotPermitted(t *testing.T) {
+	m, _ := testModel(t, 2, 80, 24, "en", syscall.EPERM)
+	for _, k := range []string{"j", "x", "y"} {
+		m.Update(key(k))
+	}
+	if v := m.View().Content; !strings.Contains(v, "pid 2000: not permitted: run as root or the process's owner") {
+		t.Errorf("EPERM:\n%s", v)
+	}
+	m2, _ := testModel(t, 2, 80, 24, "zh", syscall.ESRCH)
+	for _, k := range []string{"j", "x", "y"} {
+		m2.Update(key(k))
+	}
+	if v := m2.View().Content; !strings.Contains(v, "pid 2000：进程不存在（已退出）") {
+		t.Errorf("ESRCH in zh:\n%s", v)
+	}
+}
+
+// The view fills the terminal exactly, whatever its size: no line wider,
+// no more lines than rows (the footer on the last).
+func TestModelFitsTerminal(t *testing.T) {
+	for _, sz := range [][2]int{{60, 5}, {80, 24}, {200, 50}, {40, 3}} {
+		for _, lang := range []string{"en", "zh"} {
+			m, _ := testModel(t, 32, sz[0], sz[1], lang, nil)
+			for _, keys := range [][]string{nil, {"e"}, {"?"}, {"j", "x"}} {
+				for _, k := range keys {
+					m.Update(key(k))
+				}
+				lines := strings.Split(m.View().Content, "\n")
+				if len(lines) != sz[1] {
+					t.Errorf("%v %s %v: %d lines", sz, lang, keys, len(lines))
+				}
+				checkWidth(t, lines, sz[0])
+				m.Update(key("esc"))
+				m.Update(key("esc"))
+			}
+		}
 	}
 }
 
@@ -162,6 +384,10 @@ func TestRenderV2CgroupLine(t *testing.T) {
 			t.Errorf("v2 view lacks %q:\n%s", want, text)
 		}
 	}
+	wide := strings.Join(Render(smp, ViewOptions{Width: 160}), "\n")
+	if !strings.Contains(wide, "[..........]  used 276K of 100M") {
+		t.Errorf("wide v2 view has no cgroup bar:\n%s", wide)
+	}
 }
 
 // A long notice wraps at spaces instead of losing its end to the 80-column
@@ -171,11 +397,7 @@ func TestRenderWrapsNotices(t *testing.T) {
 	smp.Notices = []string{"using nvidia-smi (slower, whole MiB): NVML unavailable: dlopen: libnvidia-ml.so.1: cannot open shared object file: No such file or directory"}
 	lines := Render(smp, ViewOptions{})
 	text := strings.Join(lines, "\n")
-	for _, l := range lines {
-		if n := len([]rune(l)); n > 80 {
-			t.Errorf("line of %d columns: %q", n, l)
-		}
-	}
+	checkWidth(t, lines, 80)
 	if !strings.Contains(text, "! using nvidia-smi") || !strings.Contains(text, "\n  libnvidia-ml.so.1: cannot open shared object file: No such file or directory") {
 		t.Errorf("notice not wrapped:\n%s", text)
 	}
@@ -194,5 +416,40 @@ func TestRenderNoticeAtMostThreeLines(t *testing.T) {
 	}
 	if len(got) != 3 || !strings.HasPrefix(got[0], "! word") || !strings.HasPrefix(got[1], "  word") {
 		t.Errorf("notice lines = %q, want three, the first after \"! \"", got)
+	}
+}
+
+func TestMessagesComplete(t *testing.T) {
+	for _, m := range cat.Missing() {
+		t.Error(m)
+	}
+}
+
+func TestSparkline(t *testing.T) {
+	for _, c := range []struct {
+		in   []uint64
+		want string
+	}{
+		{[]uint64{100}, "▁"},
+		{[]uint64{0, 50, 100}, "▁▄█"},
+		{[]uint64{1000, 1001, 1000}, "▁▁▁"}, // a wobble of a few pages draws flat
+		{[]uint64{900, 950, 1000}, "▁▄█"},
+	} {
+		if got := sparkline(c.in); got != c.want {
+			t.Errorf("sparkline(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestCPUPercent(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	if p := cpuPercent(cpuMark{ticks: 100, start: 7, at: t0}, cpuMark{ticks: 300, start: 7, at: t0.Add(2 * time.Second)}); p == nil || *p != 100 {
+		t.Errorf("200 ticks in 2 s: %v", p)
+	}
+	if p := cpuPercent(cpuMark{ticks: 100, start: 7, at: t0}, cpuMark{ticks: 300, start: 8, at: t0.Add(time.Second)}); p != nil {
+		t.Error("a reused PID has a CPU%")
+	}
+	if p := cpuPercent(cpuMark{}, cpuMark{ticks: 3, start: 8, at: t0}); p != nil {
+		t.Error("a first read has a CPU%")
 	}
 }

@@ -23,7 +23,8 @@ func runsFixtureDB(t *testing.T) (string, string) {
 		t.Fatal(err)
 	}
 	t0 := time.Now().Add(-time.Minute)
-	r := &store.Run{Command: []string{"python3", "train.py"}, Cwd: "/tmp", Start: t0}
+	r := &store.Run{Command: []string{"python3", "train.py"}, Cwd: "/tmp", Start: t0,
+		Labels: map[string]string{"workload": "slurm", "slurm_job_id": "4242", "slurm_step_id": "0", "slurm_user": "alice"}}
 	if err := db.CreateRun(r); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,8 @@ func TestRunsShowReport(t *testing.T) {
 		t.Fatalf("runs --json: %d %q", code, out)
 	}
 	out, _, code = runCLI(t, "show", "--db", db, "last")
-	for _, want := range []string{"oom-killed", "python3 train.py", "killed by the kernel OOM killer", "raise --memory-max", "cgroup hit its memory limit"} {
+	for _, want := range []string{"oom-killed", "python3 train.py", "killed by the kernel OOM killer", "raise --memory-max", "cgroup hit its memory limit",
+		"who      slurm 4242.0 (alice)"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("show lacks %q: %s", want, out)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/identity"
 	"github.com/torchmem/torchmem/internal/report"
 	"github.com/torchmem/torchmem/internal/supervisor"
 	"github.com/torchmem/torchmem/internal/termsafe"
@@ -54,6 +55,9 @@ func showText(w io.Writer, d *report.Data, maxEvents int) error {
 	fmt.Fprintf(w, "command  %s\n", termsafe.Line(strings.Join(r.Command, " ")))
 	fmt.Fprintf(w, "started  %s in %s\n", r.Start.Local().Format("2006-01-02 15:04:05"), termsafe.Line(r.Cwd))
 	fmt.Fprintf(w, "duration %s, exit %s, %d samples stored\n", runsDuration(r), runsExit(r), r.Samples)
+	if who := identity.FromLabels(r.Labels).Short(); who != "" { // the pod, Slurm step or container it ran in
+		fmt.Fprintf(w, "who      %s\n", termsafe.Line(who))
+	}
 	if len(r.Limits) > 0 {
 		fmt.Fprintf(w, "settings %s\n", termsafe.Line(showSettings(r.Limits)))
 	}

@@ -24,7 +24,8 @@ type record struct {
 // newRecord creates the run's record and points sc.Rec at it. Without
 // history the run's id is torchmem's pid.
 func (c *Config) newRecord(sc *supervisor.Config) *record {
-	r := &record{run: &store.Run{Command: c.Argv, Start: time.Now(), Labels: store.LabelsFromEnv(sc.Env), Limits: c.limitsJSON()}}
+	labels := withIdentity(store.LabelsFromEnv(sc.Env), runIdentity(c.ProcRoot, sc.Env))
+	r := &record{run: &store.Run{Command: c.Argv, Start: time.Now(), Labels: labels, Limits: c.limitsJSON()}}
 	r.run.Cwd, _ = os.Getwd()
 	if !c.NoHistory {
 		r.db = openHistory(c.DB, c.Notices)

@@ -8,13 +8,55 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 
 	"github.com/spf13/cobra"
 )
 
-// Version is set at link time with -ldflags "-X ...cli.Version=v1.2.3".
+// Version is set at link time with -ldflags "-X ...cli.Version=v1.2.3"
+// (make build, the packages); a plain `go build` or `go install` leaves it
+// "dev" and versionString asks the module's build info instead.
 var Version = "dev"
+
+// versionString is what --version prints: the linked version; else the
+// module version `go install module@v1.2.3` records; else the commit a
+// `go build` in a checkout records (with "-dirty" for uncommitted
+// changes) and its time; "dev" only when the binary knows none of them.
+func versionString(info *debug.BuildInfo, ok bool) string {
+	if Version != "dev" || !ok || info == nil {
+		return Version
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, when string
+	dirty := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return Version
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	out := "dev-" + rev
+	if dirty {
+		out += "-dirty"
+	}
+	if when != "" {
+		out += " (" + when + ")"
+	}
+	return out
+}
 
 // Env is what every command gets: its streams and the roots of the host
 // files it reads, injected so tests can point them at fixture trees.
@@ -91,10 +133,13 @@ func NewRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "torchmem",
 		Short:         "Keep PyTorch jobs out of host and GPU memory trouble, and explain what happened when they were not",
-		Version:       Version,
+		Version:       versionString(debug.ReadBuildInfo()),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version has no -v: -v is --verbose wherever a command has one
+	// (doctor), so it must not mean something else at the top level.
+	root.Flags().Bool("version", false, "print torchmem's version")
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)

@@ -88,7 +88,27 @@ function renderJob(j, run) {
       td((p.cmdline || []).join(" ").slice(0, 160), "cmd hide-narrow"));
   }));
   const head = el("h3", {}, j.command, " ", el("span", {class: "muted"}, "(" + id + ")"), run ? [" · run ", el("a", {href: "/runs/" + encodeURIComponent(run.id)}, run.id)] : null);
-  return el("div", {class: "job", "data-job": id}, head, el("div", {class: "cards"}, cards), el("h4", {}, "Processes"), procs);
+  const w = who(j.identity);
+  const whoLine = w ? el("p", {class: "who", "data-who": id}, w, " ", el("span", {class: "muted"}, j.key)) : null;
+  return el("div", {class: "job", "data-job": id}, head, whoLine, el("div", {class: "cards"}, cards), el("h4", {}, "Processes"), procs);
+}
+
+// who: whose job it is (docs/serve.md, "Workload identity"): the pod,
+// Slurm job step, container or systemd unit; "" when nothing names it.
+function who(id) {
+  if (!id) return "";
+  const k = id.kubernetes, s = id.slurm, c = id.container;
+  if (k) {
+    const name = k.pod ? [k.namespace, k.pod, k.container].filter(Boolean).join("/") : "pod " + k.pod_uid;
+    const gpus = (k.gpus || []).length ? " · GPUs " + k.gpus.join(", ") : "";
+    return "Kubernetes " + name + (k.qos ? " · " + k.qos : "") + gpus;
+  }
+  if (s) {
+    const extra = [s.user, s.partition].filter(Boolean).join(", ");
+    return "Slurm job " + s.job_id + (s.step ? "." + s.step : "") + (extra ? " (" + extra + ")" : "");
+  }
+  if (c) return c.runtime + " container " + c.id.slice(0, 12);
+  return id.unit ? "systemd " + id.unit : "";
 }
 
 // runCards: a running run's allocator figures (from the in-process hook).

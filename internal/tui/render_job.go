@@ -24,6 +24,7 @@ func (r *renderer) job(j sample.Job) {
 		parts = append(parts, r.t("job.history", sparkline(je.History)))
 	}
 	r.line(r.st.title, join(append(parts, j.Command)...))
+	r.whoLine(j)
 	r.cgroupLine(j)
 	r.tableHeader()
 	limit := r.memLimit(j)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,31 +142,40 @@ func oomLines(s *cluster.Summary, t func(string, ...any) string) []string {
 	return out
 }
 
-// workloadKeys are the identity labels shown, in this order, when an
-// agent exports them (workload identity, issue 17): the first found
-// names the job's owner; others are left to --json.
-var workloadKeys = [][2]string{{"namespace", "pod"}, {"slurm_job_id", ""}, {"slurm_job", ""}, {"container_id", ""}, {"container", ""}}
-
+// workloadText says who a job belongs to from the identity labels an
+// agent puts on torchmem_job_info (docs/serve.md, "Workload identity"),
+// spelled as identity.Short spells it on the node: "ns/pod/container",
+// "slurm 1234.0 (alice)", "docker 3f2a…", a systemd unit; "-" for none
+// (a plain process, or an agent from before those labels).
 func workloadText(w map[string]string) string {
-	for _, k := range workloadKeys {
-		if v := w[k[0]]; v != "" {
-			if p := w[k[1]]; k[1] != "" && p != "" {
-				return v + "/" + p
-			}
-			return v
+	switch {
+	case w["pod"] != "":
+		return joinSet("/", w["namespace"], w["pod"], w["container"])
+	case w["pod_uid"] != "":
+		return "pod " + w["pod_uid"]
+	case w["slurm_job_id"] != "":
+		s := "slurm " + joinSet(".", w["slurm_job_id"], w["slurm_step"])
+		if u := w["slurm_user"]; u != "" {
+			s += " (" + u + ")"
+		}
+		return s
+	case w["container_id"] != "":
+		return joinSet(" ", cmp.Or(w["runtime"], "container"), i18n.Cut(w["container_id"], 13))
+	case w["unit"] != "":
+		return w["unit"]
+	}
+	return "-"
+}
+
+// joinSet joins the non-empty parts.
+func joinSet(sep string, parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
 		}
 	}
-	if p := w["pod"]; p != "" {
-		return p
-	}
-	if len(w) == 0 {
-		return "-"
-	}
-	var kv []string
-	for _, k := range sortedKeys(w) {
-		kv = append(kv, k+"="+w[k])
-	}
-	return strings.Join(kv, ",")
+	return strings.Join(out, sep)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -52,17 +52,17 @@ func TestTopClusterPrometheus(t *testing.T) {
 	startAgent(t, bin, nil, "serve", "--listen", addrA, "--node-name", "node-a", "--gpu-fake", gpuA, "--db", filepath.Join(dir, "a.db"), "--no-kernel-log")
 	agentB := startAgent(t, bin, []string{"TORCHMEM_PROC_ROOT=" + tree.ProcRoot, "TORCHMEM_SYS_ROOT=" + tree.SysRoot},
 		"serve", "--listen", addrB, "--node-name", "node-b", "--gpu-fake", gpuB, "--db", filepath.Join(dir, "b.db"), "--no-kernel-log")
-	job := clusterTorchJob(t)
+	clusterTorchJob(t)
 	httpCfg := startClusterPrometheus(t, prom, dir, addrP, addrA, addrB)
 	base := "http://" + addrP
 
 	// Both agents scraped, each with its own jobs and GPUs.
 	sum := waitCluster(t, bin, base, httpCfg, "both nodes up with their jobs", func(s *cluster.Summary) bool {
 		a, b := clusterNode(s, "node-a"), clusterNode(s, "node-b")
-		return a != nil && b != nil && a.Up && b.Up && clusterHasJob(a, "pid:"+strconv.Itoa(job)) && clusterHasJob(b, "pid:2000") &&
+		return a != nil && b != nil && a.Up && b.Up && clusterHasJob(a, torchJobMark) && clusterHasJob(b, fixtureJob) &&
 			len(a.GPUs) == 1 && len(b.GPUs) == 2
 	})
-	if clusterHasJob(clusterNode(sum, "node-a"), "pid:2000") || clusterHasJob(clusterNode(sum, "node-b"), "pid:"+strconv.Itoa(job)) {
+	if clusterHasJob(clusterNode(sum, "node-a"), fixtureJob) || clusterHasJob(clusterNode(sum, "node-b"), torchJobMark) {
 		t.Errorf("a job shows on the wrong node: %+v", sum.Nodes)
 	}
 	if a := clusterNode(sum, "node-a"); a.Instance != addrA || a.GPUs[0].UUID != "GPU-a0" || a.Version == "" {
@@ -82,7 +82,7 @@ func TestTopClusterPrometheus(t *testing.T) {
 	clusterWrite(t, oomControl, strings.Replace(string(b), "oom_kill 0", "oom_kill 1", 1))
 	sum = waitCluster(t, bin, base, httpCfg, "node-b's OOM kills counted", func(s *cluster.Summary) bool {
 		n := clusterNode(s, "node-b")
-		return n != nil && n.OOMs.HostKills == 2 && n.OOMs.JobKills["pid:2000"] == 1
+		return n != nil && n.OOMs.HostKills == 2 && len(n.Jobs) == 1 && n.OOMs.JobKills[n.Jobs[0].ID] == 1 && n.Jobs[0].OOMKills == 1
 	})
 	if n := clusterNode(sum, "node-b"); n.OOMs.Total() != 2 || clusterNode(sum, "node-a").OOMs.Total() != 0 {
 		t.Errorf("OOMs: node-b %+v, node-a %+v", n.OOMs, clusterNode(sum, "node-a").OOMs)
@@ -90,7 +90,7 @@ func TestTopClusterPrometheus(t *testing.T) {
 	recordCluster(t, base, "up")
 	out, errOut, code := runExec(bin, "top", "--prometheus", base, "--http.config.file", httpCfg, "--once", "--width", "160")
 	t.Logf("torchmem top --prometheus URL --once (both up):\n%s", out)
-	if code != 0 || !strings.Contains(out, "node-b: kernel OOM kills: 2; OOM kills in the cgroup of pid:2000: 1") {
+	if code != 0 || !strings.Contains(out, "node-b: kernel OOM kills: 2; OOM kills in the cgroup of "+clusterNode(sum, "node-b").Jobs[0].ID+": 1") {
 		t.Errorf("--once: exit %d, stderr %q", code, errOut)
 	}
 
@@ -101,7 +101,7 @@ func TestTopClusterPrometheus(t *testing.T) {
 		n := clusterNode(s, "node-b")
 		return n != nil && !n.Up && n.LastSeen != nil && len(n.Jobs) == 0
 	})
-	if a := clusterNode(sum, "node-a"); !a.Up || !clusterHasJob(a, "pid:"+strconv.Itoa(job)) {
+	if a := clusterNode(sum, "node-a"); !a.Up || !clusterHasJob(a, torchJobMark) {
 		t.Errorf("node-a after node-b stopped: %+v", a)
 	}
 	recordCluster(t, base, "down")
@@ -183,20 +183,28 @@ func startAgent(t *testing.T, bin string, env []string, args ...string) *exec.Cm
 	return cmd
 }
 
+// torchJobMark is in the command line of node-a's job, fixtureJob in
+// node-b's: jobs are found by command, since their job_id is the
+// workload's key (a pod, a Slurm job, a unit) where the test runs in one.
+const (
+	torchJobMark = "torchmem-cluster-test"
+	fixtureJob   = "train_dataloader.py"
+)
+
 // clusterTorchJob starts a real PyTorch process (it imports torch, so
-// node-a's agent finds libtorch in its maps) and returns its PID.
-func clusterTorchJob(t *testing.T) int {
+// node-a's agent finds libtorch in its maps).
+func clusterTorchJob(t *testing.T) {
 	t.Helper()
 	py := runTorchPython()
 	if py == "" {
 		t.Skip("no python3 with torch (Debian: python3-torch): node-a needs a real PyTorch job")
 	}
-	cmd := exec.Command(py, "-c", "import torch, time; x = torch.ones(1 << 20); time.sleep(600)")
+	// The mark comes first: job_info cuts the command line to 80 characters.
+	cmd := exec.Command(py, "-c", "m = '"+torchJobMark+"'; import torch, time; x = torch.ones(1 << 20); time.sleep(600)")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd.Process.Pid
 }
 
 // startClusterPrometheus runs Prometheus scraping both agents every
@@ -262,12 +270,13 @@ func clusterNode(s *cluster.Summary, name string) *cluster.Node {
 	return nil
 }
 
-func clusterHasJob(n *cluster.Node, id string) bool {
+// clusterHasJob reports whether a job of n has command in its command line.
+func clusterHasJob(n *cluster.Node, command string) bool {
 	if n == nil {
 		return false
 	}
 	for _, j := range n.Jobs {
-		if j.ID == id {
+		if strings.Contains(j.Command, command) {
 			return true
 		}
 	}

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
 
 	"github.com/charmbracelet/x/term"
+
+	"github.com/torchmem/torchmem/internal/textwrap"
 )
 
 // writeJSON is the one way commands print --json output: indented, with a
@@ -22,9 +23,10 @@ func writeJSON(w io.Writer, v any) error {
 	return nil
 }
 
-// newTable returns a tabwriter for aligned plain-text tables; call Flush.
-func newTable(w io.Writer) *tabwriter.Writer {
-	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+// newTable returns a writer of aligned plain-text tables (cells end with
+// a tab; call Flush), padded by display width so Chinese cells align.
+func newTable(w io.Writer) *textwrap.Table {
+	return textwrap.NewTable(w)
 }
 
 // isTerminal reports whether w is a terminal: live views, progress bars and

@@ -45,8 +45,12 @@ Exit status: 0 when nothing is worse than info, 1 for warnings, 2 for failures.`
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "show evidence, why and fix for every finding, not only warnings")
 	fl.StringVar(&f.python, "python", "python3", "the Python interpreter that runs the jobs (for torch/numpy/CUDA versions)")
 	fl.BoolVar(&f.noPython, "no-python", false, "skip the Python probe (importing torch takes seconds)")
-	fl.StringSliceVar(&f.only, "only", nil, "only these categories ("+strings.Join(doctor.Categories, ", ")+"), check ids (--list) or id prefixes (vm)")
+	fl.StringSliceVar(&f.only, "only", nil, "only these categories ("+strings.Join(doctor.Categories, ", ")+"), check ids (--list-checks) or id prefixes (vm)")
+	// --list-<things> like lint --list-rules and estimate --list-models;
+	// --list, the old spelling, still works.
+	fl.BoolVar(&f.list, "list-checks", false, "list the check ids and exit")
 	fl.BoolVar(&f.list, "list", false, "list the check ids and exit")
+	_ = fl.MarkHidden("list")
 	return cmd
 }
 

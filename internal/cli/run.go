@@ -64,7 +64,7 @@ func runDetailsHint(id, db string) string {
 	if db != "" {
 		opt = " --db " + shellQuote(db)
 	}
-	return fmt.Sprintf("torchmem: details: torchmem show %s%s; report: torchmem report %s%s --html torchmem-%s.html", id, opt, id, opt, id)
+	return fmt.Sprintf("torchmem: details: torchmem show %s%s; report: torchmem report %s%s -o torchmem-%s.html", id, opt, id, opt, id)
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

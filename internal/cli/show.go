@@ -26,7 +26,7 @@ func newShowCmd(env *Env) *cobra.Command {
 		Use:   "show RUN",
 		Short: "Show one run from the history store: command, limits, peaks, post-mortem and events",
 		Long:  "RUN is a run id, a unique prefix of one, or \"last\".",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(argRun, "RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			db, err := runsOpenDB(dbPath)
 			if err != nil {

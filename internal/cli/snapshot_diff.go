@@ -16,7 +16,7 @@ func newSnapshotDiffCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff A B",
 		Short: "What grew between two snapshots, by site",
-		Args:  cobra.ExactArgs(2),
+		Args:  exactArgs(argSnapshot, "A", "B"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := snapshotLoad(env, args[0])
 			if err != nil {

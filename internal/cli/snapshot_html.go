@@ -23,7 +23,7 @@ category and by stack, the allocated/reserved chart with OOMs and annotations,
 the segment map and the top allocation sites. Bands too thin to see are merged
 and traces over 250,000 entries keep the bands around the peak, so the page
 stays small and responsive for snapshots with millions of entries.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(argSnapshot, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return fmt.Errorf("missing -o OUT.html")

@@ -21,7 +21,7 @@ snapshot, piled up step after step. Steps are told apart by a repeating
 record_function scope (Optimizer.step, recorded by PyTorch in
 external_annotations) or, without one, by blocks of the same size left behind
 repeatedly. Needs a snapshot with a trace (_record_memory_history).`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(argSnapshot, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := snapshotLoad(env, args[0])
 			if err != nil {

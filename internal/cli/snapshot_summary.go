@@ -25,7 +25,7 @@ func newSnapshotSummaryCmd(env *Env) *cobra.Command {
 requested bytes, free memory split into internal (rounding) and external
 (fragmentation), segments by pool, allocator settings, and from the trace: its
 length and time span, OOM events, and the peak of allocated memory and when.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(argSnapshot, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := snapshotLoad(env, args[0])
 			if err != nil {

@@ -31,7 +31,7 @@ output draws a sparkline per device (each column is the maximum of its stretch o
 entries, so no peak is lost) with OOMs (!) and record_function scopes (^) marked
 below. --csv writes one row per trace entry and one per annotation; --json writes
 --points buckets per device with their extremes.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(argSnapshot, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := snapshotLoad(env, args[0])
 			if err != nil {

@@ -30,7 +30,7 @@ are ordered by key; VIA is the library frame (for line rows) or the user line
 a trace was recorded, at the peak of allocated memory with a breakdown by
 category and phase; --at peak|'entry N'|TIME (1.5s since the first entry) shows
 one moment of the trace instead.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(argSnapshot, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opt := snapshot.TopOptions{Depth: depth}
 			var err error

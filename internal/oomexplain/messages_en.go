@@ -234,7 +234,7 @@ var messagesEN = map[string]string{
 	"advice.limit_owner.cgroup":     "raise the cgroup's limit (memory.max on cgroup v2, memory.limit_in_bytes on v1; now %[1]s) above the job's peak, e.g. `torchmem run --memory-max SIZE`",
 	"advice.workers":                "reduce DataLoader memory: fewer num_workers, a smaller prefetch_factor, and datasets as numpy arrays or memory-mapped files instead of Python lists/dicts (workers copy Python objects they touch)",
 	"advice.workers_zero":           "rerun with num_workers=0 to see the worker's own traceback",
-	"advice.host_memory_run":        "see what grew and when: `torchmem show RUN` (memory per step) and `torchmem report RUN --html F`; keep datasets memory-mapped rather than loaded whole",
+	"advice.host_memory_run":        "see what grew and when: `torchmem show RUN` (memory per step) and `torchmem report RUN -o F.html`; keep datasets memory-mapped rather than loaded whole",
 	"advice.lower_own_limit":        "the job's own limit (%[1]s) is above what the host could give: set --memory-max below the host's free RAM so the job, not the host, hits the wall",
 	"advice.host_memory":            "find what grew: run under `torchmem run` to see the job's memory over time, and keep datasets memory-mapped rather than loaded whole",
 	"advice.shm_counts":             "shared memory (/dev/shm, DataLoader batches in flight) counts against the cgroup's limit too: fewer workers or a smaller prefetch_factor",

@@ -221,7 +221,7 @@ var messagesZH = map[string]string{
 	"advice.limit_owner.cgroup":     "把 cgroup 的限制（cgroup v2 的 memory.max，v1 的 memory.limit_in_bytes；当前 %[1]s）调到作业峰值以上，例如 `torchmem run --memory-max SIZE`",
 	"advice.workers":                "降低 DataLoader 的内存占用：减少 num_workers、调小 prefetch_factor，数据集用 numpy 数组或内存映射 (memory-mapped) 文件代替 Python 的 list/dict（worker 会复制它访问到的 Python 对象）",
 	"advice.workers_zero":           "用 num_workers=0 重新运行，查看 worker 自己的 traceback",
-	"advice.host_memory_run":        "查看什么在增长、何时增长：`torchmem show RUN`（每个 step 的内存）和 `torchmem report RUN --html F`；数据集用内存映射 (memory-mapped) 方式，不要整个载入",
+	"advice.host_memory_run":        "查看什么在增长、何时增长：`torchmem show RUN`（每个 step 的内存）和 `torchmem report RUN -o F.html`；数据集用内存映射 (memory-mapped) 方式，不要整个载入",
 	"advice.lower_own_limit":        "作业自己的限制（%[1]s）高于主机能提供的内存：把 --memory-max 设到主机空闲内存以下，让作业而不是主机先撞到上限",
 	"advice.host_memory":            "找出增长的部分：用 `torchmem run` 运行，查看作业内存随时间的变化；数据集用内存映射 (memory-mapped) 方式，不要整个载入",
 	"advice.shm_counts":             "共享内存（/dev/shm，DataLoader 传输中的 batch）同样计入 cgroup 的限制：减少 worker 或调小 prefetch_factor",

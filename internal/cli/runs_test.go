@@ -132,7 +132,7 @@ func TestRunDetailsHint(t *testing.T) {
 	}
 	h := runDetailsHint("abc123", "/tmp/my runs/h.db")
 	if !strings.Contains(h, "torchmem show abc123 --db '/tmp/my runs/h.db';") ||
-		!strings.Contains(h, "torchmem report abc123 --db '/tmp/my runs/h.db' --html") {
+		!strings.Contains(h, "torchmem report abc123 --db '/tmp/my runs/h.db' -o torchmem-abc123.html") {
 		t.Errorf("custom store: %q", h)
 	}
 }

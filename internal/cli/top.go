@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/torchmem/torchmem/internal/gpu"
+	"github.com/torchmem/torchmem/internal/identity"
 	"github.com/torchmem/torchmem/internal/sample"
 	"github.com/torchmem/torchmem/internal/tui"
 )
@@ -64,7 +65,7 @@ NO_COLOR turns colours off.`,
 		},
 	}
 	fl := cmd.Flags()
-	addClusterFlags(fl, &f.cluster)
+	addClusterFlags(fl, &f.cluster, "show the cluster instead of this host: every torchmem agent's node, jobs, GPUs and OOMs, from this Prometheus (http://host:9090)")
 	fl.BoolVar(&f.once, "once", false, "print one table and exit")
 	fl.BoolVar(&f.json, "json", false, "print one sample as JSON and exit (schema: docs/top.md)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "refresh interval of the live view")
@@ -100,7 +101,8 @@ func runTop(ctx context.Context, env *Env, f topFlags) error {
 	}
 	defer backend.Close()
 	opts := sample.Options{ProcRoot: env.ProcRoot, SysRoot: env.SysRoot, GPU: backend, GPUNotice: notice,
-		CgroupPath: f.cgroup, PSSPeriod: f.pssEvery, PSSFromSmaps: f.pssFromSmaps}
+		CgroupPath: f.cgroup, PSSPeriod: f.pssEvery, PSSFromSmaps: f.pssFromSmaps,
+		Identity: identityResolver(identity.DefaultPodResourcesSocket)}
 	if len(f.pids) > 0 {
 		if err := topAnyPID(env.ProcRoot, f.pids); err != nil {
 			return err

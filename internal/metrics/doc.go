@@ -14,12 +14,17 @@
 //
 // Label cardinality (bounded; docs/serve.md has the full list):
 //
-//   - gpu: the device index, one value per GPU.
-//   - job_id: the root PID of a job ("pid:1234"), one per running PyTorch
-//     job (not "job": Prometheus keeps that for the scrape job).
-//   - pid, role: one per process of a job, at most Options.MaxProcesses
-//     processes (default 256; the biggest by GPU then RSS win), the rest
-//     counted in torchmem_process_series_dropped.
+//   - gpu, UUID: one value per GPU (UUID as dcgm-exporter spells it).
+//   - job_id: the job's stable key (sample.Job.Key: pod UID, Slurm
+//     job.step, container, unit, else root pid@start), one per running
+//     PyTorch job; a worker restart does not change it (not "job":
+//     Prometheus keeps that for the scrape job). namespace, pod,
+//     container and slurm_job_id are functions of it.
+//   - role: main, worker, child: the per-role totals (procs.go).
+//   - pid: only with Options.ProcessSeries, at most Options.MaxProcesses
+//     at once and Options.MaxProcessSeries label sets created per
+//     window (series.go), the rest counted in
+//     torchmem_process_series_dropped.
 //   - run: the id of a running `torchmem run`, one per running run.
 //   - command (info metrics only): cut to 80 characters.
 //

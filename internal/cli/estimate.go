@@ -80,6 +80,7 @@ allocator. Exit status: 0, or 2 when a GPU was given and the job does not fit.`,
 	fl.BoolVar(&f.json, "json", false, "print JSON")
 	fl.BoolVar(&f.listModels, "list-models", false, "list the built-in models and exit")
 	fl.BoolVar(&f.listGPUs, "list-gpus", false, "list the known GPUs and exit")
+	addPEFTFlags(fl, &f.opts)
 	return cmd
 }
 
@@ -104,6 +105,7 @@ func runEstimate(env *Env, cmd *cobra.Command, f *estimateFlags) error {
 	default:
 		return fmt.Errorf("--checkpointing %q: want full or none", f.checkpointing)
 	}
+	estimatePEFTFlags(cmd, f)
 	if f.fsdp {
 		if f.opts.ZeroStage != 0 && f.opts.ZeroStage != 3 {
 			return errors.New("--fsdp shards like ZeRO-3; it cannot be combined with --zero 1 or 2")

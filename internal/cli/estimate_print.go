@@ -2,121 +2,150 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 
 	"github.com/torchmem/torchmem/internal/estimate"
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
+// tr renders one message of the estimate catalog. Numbers are passed as
+// strings (itoa): the message printer would group their digits by locale,
+// and a count must read as the flag that set it (--seq 4096).
+type tr = func(id string, args ...any) string
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
 func printEstimate(env *Env, r *estimate.Result, f *estimate.Fit) error {
 	w := env.Stdout
+	t := estimateCatalog.T(env.lang())
 	// Model and setup on two lines, and the phase of the peak outside the
 	// table (it is longer than any size), keep the text within 80 columns.
-	fmt.Fprintf(w, "%s (%s, %.1fM parameters)\n  %s\n", r.Model, r.Family, float64(r.Params)/1e6, estimateSetup(r.Opts, r.Family))
+	fmt.Fprintf(w, "%s\n  %s\n", t("estimate.header", r.Model, r.Family, fmt.Sprintf("%.1fM", float64(r.Params)/1e6)),
+		estimateSetup(t, r.Opts, r.Family))
 	rows := [][2]string{
-		{"peak allocated", units.Bytes(r.PeakAllocatedBytes) + "\ttorch.cuda.max_memory_allocated()"},
-		{"peak reserved", units.Bytes(r.PeakReservedBytes) + "\ttorch.cuda.max_memory_reserved()"},
-		{"process", units.Bytes(r.ProcessBytes) + "\tnvidia-smi (reserved + context + libraries)"},
+		{t("estimate.row.peakAllocated"), units.Bytes(r.PeakAllocatedBytes) + "\t" + t("estimate.note.peakAllocated")},
+		{t("estimate.row.peakReserved"), units.Bytes(r.PeakReservedBytes) + "\t" + t("estimate.note.peakReserved")},
+		{t("estimate.row.process"), units.Bytes(r.ProcessBytes) + "\t" + t("estimate.note.process")},
 	}
 	if r.ActivationBytesPerBlock > 0 {
-		rows = append(rows, [2]string{"activations per block", units.Bytes(r.ActivationBytesPerBlock) + "\tkept for backward by one block"})
+		rows = append(rows, [2]string{t("estimate.row.perBlock"), units.Bytes(r.ActivationBytesPerBlock) + "\t" + t("estimate.note.perBlock")})
 	}
+	rows = append(rows, peftRows(t, r)...)
 	tw := newTable(w)
 	label := 0
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
-		label = max(label, len(row[0]))
+		label = max(label, i18n.Width(row[0]))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%-*s%s\n", label+2, "peak at", r.PeakPhase)
-	fmt.Fprintln(w, "\nbreakdown at the peak:")
+	fmt.Fprintf(w, "%s%s\n", i18n.PadRight(t("estimate.peakAt"), label+2), r.PeakPhase)
+	fmt.Fprintln(w, "\n"+t("estimate.breakdown"))
 	tw = newTable(w)
 	for _, it := range r.Breakdown {
-		fmt.Fprintf(tw, "  %s\t%s\n", strings.ReplaceAll(it.Name, "_", " "), units.Bytes(it.Bytes))
+		fmt.Fprintf(tw, "  %s\t%s\n", categoryLabel(t, it.Name), units.Bytes(it.Bytes))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if f != nil {
-		printFit(w, r, f)
+		printFit(w, t, r, f)
 	}
 	return nil
 }
 
-func estimateSetup(o estimate.Options, family string) string {
+// categoryLabel is a breakdown row's name in the reader's language; a
+// category the catalog does not know yet reads as its JSON name.
+func categoryLabel(t tr, name string) string {
+	id := "estimate.cat." + name
+	if s := t(id); s != id {
+		return s
+	}
+	return strings.ReplaceAll(name, "_", " ")
+}
+
+func estimateSetup(t tr, o estimate.Options, family string) string {
 	var parts []string
 	if o.Seq > 0 {
-		parts = append(parts, fmt.Sprintf("batch %d x seq %d", o.Batch, o.Seq))
+		parts = append(parts, t("estimate.setup.batchSeq", itoa(o.Batch), itoa(o.Seq)))
 	} else {
-		parts = append(parts, fmt.Sprintf("batch %d x %dpx", o.Batch, o.ImageSize))
+		parts = append(parts, t("estimate.setup.batchImage", itoa(o.Batch), itoa(o.ImageSize)))
 	}
 	parts = append(parts, o.Precision)
 	if o.Inference {
-		mode := "inference"
-		if o.GenLen > 0 {
-			mode += fmt.Sprintf(", generating %d tokens", o.GenLen)
-		} else if o.KVCache {
-			mode += " with KV cache"
+		switch {
+		case o.GenLen > 0:
+			parts = append(parts, t("estimate.setup.generating", itoa(o.GenLen)))
+		case o.KVCache:
+			parts = append(parts, t("estimate.setup.kvCache"))
+		default:
+			parts = append(parts, t("estimate.setup.inference"))
 		}
-		parts = append(parts, mode)
 	} else {
-		parts = append(parts, fmt.Sprintf("%s (%s)", o.Optimizer, o.OptimizerImpl))
+		parts = append(parts, t("estimate.setup.optimizer", o.Optimizer, o.OptimizerImpl))
 		if o.Accum > 1 {
-			parts = append(parts, fmt.Sprintf("accum %d", o.Accum))
+			parts = append(parts, t("estimate.setup.accum", itoa(o.Accum)))
 		}
 		if o.Checkpointing {
-			parts = append(parts, "checkpointing")
+			id := "estimate.setup.ckpt"
+			if o.PEFT.NonReentrant {
+				id = "estimate.setup.ckptNonReen"
+			}
+			parts = append(parts, t(id))
 		}
 		if o.ZeroStage > 0 {
-			parts = append(parts, fmt.Sprintf("ZeRO-%d over %d GPUs", o.ZeroStage, o.WorldSize))
+			parts = append(parts, t("estimate.setup.zero", itoa(o.ZeroStage), itoa(o.WorldSize)))
 		}
 		if o.DDP {
-			ddp := "DDP"
+			id := "estimate.setup.ddp"
 			if o.DDPBucketView {
-				ddp += " (gradients as bucket views)"
+				id = "estimate.setup.ddpView"
 			}
-			parts = append(parts, ddp)
+			parts = append(parts, t(id))
 		}
 	}
+	parts = append(parts, peftSetup(t, o)...)
 	if family != "resnet" { // a ConvNet has no attention to name
-		parts = append(parts, o.Attention+" attention")
+		parts = append(parts, t("estimate.setup.attention", o.Attention))
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, t("estimate.sep"))
 }
 
-func printFit(w interface{ Write([]byte) (int, error) }, r *estimate.Result, f *estimate.Fit) {
-	verdict := fmt.Sprintf("fits, %s to spare", units.Bytes(f.HeadroomBytes))
+func printFit(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {
+	verdict := t("estimate.fit.fits", units.Bytes(f.HeadroomBytes))
 	switch {
 	case r.OOM:
-		verdict = fmt.Sprintf("DOES NOT FIT: %s over; CUDA out of memory\n"+
-			"even after the allocator frees its cache", units.Bytes(-f.HeadroomBytes))
+		verdict = t("estimate.fit.oom", units.Bytes(-f.HeadroomBytes))
 	case !f.Fits:
-		verdict = fmt.Sprintf("DOES NOT FIT: %s over", units.Bytes(-f.HeadroomBytes))
+		verdict = t("estimate.fit.over", units.Bytes(-f.HeadroomBytes))
 	}
-	fmt.Fprintf(w, "\nGPU %s: %s, budget %s with a %.0f%% margin\n%s\n", f.GPU, units.Bytes(f.GPUMemoryBytes),
-		units.Bytes(f.BudgetBytes), 100*f.Margin, verdict)
+	fmt.Fprintf(w, "\n%s\n%s\n", t("estimate.fit.gpu", f.GPU, units.Bytes(f.GPUMemoryBytes), units.Bytes(f.BudgetBytes),
+		strconv.FormatFloat(100*f.Margin, 'f', 0, 64)), verdict)
 	for _, n := range f.Notes {
-		fmt.Fprintln(w, textwrap.Wrap("note: ", n, textwrap.Width))
+		fmt.Fprintln(w, textwrap.Wrap(t("estimate.fit.note"), n, textwrap.Width))
 	}
-	if f.MaxBatchAtLimit {
-		fmt.Fprintf(w, "largest batch that fits: %d or more (the search stops there)\n", f.MaxBatch)
-	} else if f.MaxBatch > 0 {
-		fmt.Fprintf(w, "largest batch that fits: %d\n", f.MaxBatch)
-	} else {
-		fmt.Fprintln(w, "largest batch that fits: none (not even batch 1)")
+	switch {
+	case f.MaxBatchAtLimit:
+		fmt.Fprintln(w, t("estimate.fit.maxBatchLimit", itoa(f.MaxBatch)))
+	case f.MaxBatch > 0:
+		fmt.Fprintln(w, t("estimate.fit.maxBatch", itoa(f.MaxBatch)))
+	default:
+		fmt.Fprintln(w, t("estimate.fit.maxBatchNone"))
 	}
 	if len(f.Levers) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nlevers, by memory saved:")
+	fmt.Fprintln(w, "\n"+t("estimate.levers"))
 	tw := newTable(w)
 	for _, l := range f.Levers {
 		fits := ""
 		if l.Fits {
-			fits = "fits"
+			fits = t("estimate.levers.fits")
 		}
 		// The flags only: the parenthesised explanation is in --json, and
 		// without it a row fits 80 columns.

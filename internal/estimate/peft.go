@@ -407,6 +407,9 @@ func (e *ctx) initPEFT() {
 	if !pq.peft {
 		return
 	}
+	if e.o.PEFT.Targets == "" { // the result says what PEFT picked
+		e.o.PEFT.Targets = strings.Join(defaultTargets[e.md.Family], ",")
+	}
 	// The frozen base's dtypes; the adapters' gradients and states are fp32.
 	nonQuant := halfOrFP32(o.Precision)
 	if o.PEFT.Method == "qlora" && !o.PEFT.NoKbitPrep {

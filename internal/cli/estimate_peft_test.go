@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/torchmem/torchmem/internal/i18n"
+)
+
+// TestEstimateCatalogComplete: every English message of estimate has a
+// Chinese one with the same arguments.
+func TestEstimateCatalogComplete(t *testing.T) {
+	if m := estimateCatalog.Missing(); len(m) > 0 {
+		t.Fatalf("estimate catalog:\n%s", strings.Join(m, "\n"))
+	}
+}
+
+// TestEstimatePEFTCLI: LoRA/QLoRA flags reach the estimate, the human
+// output shows the trainable count as PEFT prints it, JSON carries it.
+func TestEstimatePEFTCLI(t *testing.T) {
+	out, errs, code := runCLI(t, "estimate", "--model", "meta-llama/Llama-3.1-8B", "--seq", "1024", "--precision", "amp-bf16",
+		"--peft", "qlora", "--lora-r", "8", "--lora-targets", "all-linear", "--quant-double", "--gpu", "L4")
+	if code != 0 {
+		t.Fatalf("code %d, stderr %s\n%s", code, errs, out)
+	}
+	// Llama-3-8B, rank 8 on all linears: LLaMA-Factory printed
+	// "trainable params: 20,971,520 || all params: 8,051,232,768".
+	for _, want := range []string{"trainable parameters  20,971,520", "of 8,051,232,768", "QLoRA r=8", "nf4+double-quant",
+		"checkpointing", "adapter weights", "quantization constants"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, code = runCLI(t, "estimate", "--model", "gpt2", "--seq", "256", "--peft", "lora", "--json")
+	var v struct {
+		Trainable int64 `json:"trainable_params"`
+		Options   struct {
+			Checkpointing bool `json:"checkpointing"`
+			PEFT          struct {
+				Targets string `json:"targets"`
+			} `json:"peft"`
+		} `json:"options"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 {
+		t.Fatalf("code %d, %v\n%s", code, err, out)
+	}
+	if v.Trainable != 294_912 || v.Options.PEFT.Targets != "c_attn" || v.Options.Checkpointing {
+		t.Errorf("gpt2 LoRA: %+v", v)
+	}
+	// qlora turns checkpointing on (prepare_model_for_kbit_training) unless
+	// --checkpointing says otherwise.
+	out, _, _ = runCLI(t, "estimate", "--model", "gpt2", "--seq", "256", "--peft", "qlora", "--checkpointing=none", "--json")
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Options.Checkpointing {
+		t.Errorf("--checkpointing=none with qlora: %v %+v", err, v)
+	}
+}
+
+// TestEstimatePEFTFlagErrors: a bad combination is one line naming the flag.
+func TestEstimatePEFTFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--quant", "nf4"}, "--quant"},
+		{[]string{"--peft", "lora", "--quant", "nf4"}, "--quant"},
+		{[]string{"--peft", "lora", "--lora-targets", "query"}, "--lora-targets"},
+		{[]string{"--peft", "lora", "--use-reentrant=false"}, "--use-reentrant"},
+		{[]string{"--lora-r", "16"}, "--lora-r"},
+		{[]string{"--peft", "qlora", "--kbit-prep=maybe"}, "--kbit-prep"},
+		{[]string{"--inference", "--quant", "gptq", "--quant-double"}, "--quant-double"},
+		{[]string{"--inference", "--kv-dtype", "fp8"}, "--kv-dtype"},
+		{[]string{"--peft", "lora", "--optimizer", "adafactor"}, "--optimizer"},
+	} {
+		args := append([]string{"estimate", "--model", "gpt2", "--seq", "128"}, c.args...)
+		_, errs, code := runCLI(t, args...)
+		line := strings.TrimSpace(errs)
+		if code == 0 || !strings.Contains(line, c.flag) || strings.Contains(line, "\n") {
+			t.Errorf("%v: code %d, stderr %q: want one line naming %s", c.args, code, errs, c.flag)
+		}
+	}
+}
+
+// TestEstimateChinese: --lang zh renders labels, the fit and the levers
+// in Chinese, aligned by display width; the JSON does not change.
+func TestEstimateChinese(t *testing.T) {
+	args := []string{"estimate", "--model", "gpt2-large", "--batch", "32", "--seq", "1024", "--peft", "lora", "--gpu", "T4"}
+	zh, _, code := runCLI(t, append(args, "--lang", "zh")...)
+	if code != 2 {
+		t.Fatalf("code %d\n%s", code, zh)
+	}
+	for _, want := range []string{"峰值已分配", "可训练参数", "峰值时的构成", "放不下", "可节省显存的手段", "能放下的最大批大小", "适配器权重"} {
+		if !strings.Contains(zh, want) {
+			t.Errorf("zh output lacks %q:\n%s", want, zh)
+		}
+	}
+	if strings.Contains(zh, "largest batch") || strings.Contains(zh, "breakdown at the peak") {
+		t.Errorf("English left in the zh output:\n%s", zh)
+	}
+	// The sizes of the first table start in one display column.
+	size := regexp.MustCompile(`\d+(\.\d+)? (B|KiB|MiB|GiB)`)
+	col := -1
+	for _, l := range strings.Split(zh, "\n")[2:5] {
+		loc := size.FindStringIndex(l)
+		if loc == nil {
+			t.Fatalf("no size in %q", l)
+		}
+		c := i18n.Width(l[:loc[0]])
+		if col >= 0 && c != col {
+			t.Errorf("sizes not aligned (column %d, then %d):\n%s", col, c, zh)
+		}
+		col = c
+	}
+	j1, _, _ := runCLI(t, append(args, "--json")...)
+	j2, _, _ := runCLI(t, append(args, "--json", "--lang", "zh")...)
+	if j1 != j2 {
+		t.Error("--lang zh changed the JSON")
+	}
+}

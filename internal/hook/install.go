@@ -65,12 +65,17 @@ func Install(dir string, o InstallOptions) ([]string, error) {
 	if err := python.WriteTree(pyDir); err != nil {
 		return nil, err
 	}
+	// A snapshot directory of the caller's (next to the history store, or
+	// ./torchmem-RUN-snapshots) is made by the hook when it writes the
+	// first snapshot: made here, every run without one left an empty
+	// directory in the working directory when torchmem did not get to
+	// remove it (killed, or a crash of the job's host).
 	snapDir := o.SnapshotDir
 	if snapDir == "" {
 		snapDir = filepath.Join(dir, "snapshots")
-	}
-	if err := os.MkdirAll(snapDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create snapshot dir %s: %w", snapDir, err)
+		if err := os.MkdirAll(snapDir, 0o700); err != nil {
+			return nil, fmt.Errorf("create snapshot dir %s: %w", snapDir, err)
+		}
 	}
 	if o.Interval <= 0 {
 		o.Interval = time.Second

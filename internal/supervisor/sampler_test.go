@@ -72,13 +72,15 @@ func TestPeaksTextNotesSparsePSS(t *testing.T) {
 
 // Snapshots the hook dumps (at a CUDA OOM, or by the snapshot action) go to
 // Config.SnapshotDir and outlive the run; they used to go into the hook
-// dir and were deleted with it. An empty SnapshotDir is removed.
+// dir and were deleted with it. Without a snapshot, no directory is made.
 func TestSnapshotsOutliveTheRun(t *testing.T) {
 	for _, dump := range []bool{true, false} {
 		hookDir, snaps := t.TempDir(), filepath.Join(t.TempDir(), "snapshots", "run1")
 		script := "true"
 		if dump {
-			script = `echo pickle > "$TORCHMEM_SNAPSHOT_DIR/oom-1-1.pickle"`
+			// As the hook's _dump does: the directory is made by the first
+			// snapshot written, never in advance.
+			script = `mkdir -p "$TORCHMEM_SNAPSHOT_DIR" && echo pickle > "$TORCHMEM_SNAPSHOT_DIR/oom-1-1.pickle"`
 		}
 		o := runJob(t, Config{Argv: []string{"/bin/sh", "-c", script}, Hook: true, HookDir: hookDir, SnapshotDir: snaps})
 		if o.res.ExitCode != 0 {

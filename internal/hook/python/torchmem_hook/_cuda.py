@@ -78,6 +78,16 @@ def _snapshot_path(kind):
     return os.path.join(d, "%s-%d-%d.pickle" % (kind, os.getpid(), int(time.time() * 1000)))
 
 
+def _dump(torch, path):
+    """Dump the allocator's history to path, making its directory first:
+    torchmem creates the run's snapshot directory only when a snapshot is
+    written, so runs without one leave no empty directory behind."""
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, mode=0o700, exist_ok=True)
+    torch.cuda.memory._dump_snapshot(path)
+
+
 def _observer(torch, current):
     def on_oom(device, alloc, device_alloc, device_free):
         # Runs in the allocating thread while the tensors are still alive.
@@ -98,7 +108,7 @@ def _observer(torch, current):
             if ts._record_history:
                 path = _snapshot_path("oom")
                 try:
-                    torch.cuda.memory._dump_snapshot(path)
+                    _dump(torch, path)
                     msg["snapshot"] = path
                 except Exception as err:
                     msg["snapshot_error"] = str(err)[:500]
@@ -121,7 +131,7 @@ def run_command(agent, cmd):
             if not ts.cuda_initialized(torch):
                 raise RuntimeError("CUDA is not initialised in this process")
             path = str(cmd.get("path") or _snapshot_path("snapshot")).replace("{pid}", str(os.getpid()))
-            torch.cuda.memory._dump_snapshot(path)
+            _dump(torch, path)
             ack["path"] = path
         elif kind == "reset_peaks":
             if ts.cuda_initialized(torch):

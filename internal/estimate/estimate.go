@@ -125,7 +125,6 @@ func (e *ctx) result() *Result {
 		r.ActivationBytesPerBlock = 0
 	}
 	r.ProcessBytes = r.PeakReservedBytes + r.CUDAContextBytes + r.LibraryBytes
-	e.peftResult(r)
 	for c := Category(0); c < numCats; c++ {
 		if m.peakCats[c] != 0 {
 			r.Breakdown = append(r.Breakdown, Item{c.String(), m.peakCats[c]})
@@ -135,6 +134,7 @@ func (e *ctx) result() *Result {
 		Item{"allocator_cache_and_fragmentation", r.PeakReservedBytes - r.PeakAllocatedBytes},
 		Item{"cuda_context", r.CUDAContextBytes},
 		Item{"cuda_libraries", r.LibraryBytes})
+	e.peftResult(r)
 	return r
 }
 

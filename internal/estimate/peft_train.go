@@ -151,8 +151,15 @@ func (e *ctx) peftResult(r *Result) {
 	if e.pq == nil || e.pq.pagedByte == 0 {
 		return
 	}
+	// Outside the allocator, next to the CUDA context in the breakdown.
 	r.ProcessBytes += e.pq.pagedByte
-	r.Breakdown = append(r.Breakdown, Item{"paged_optimizer_states", e.pq.pagedByte})
+	at := len(r.Breakdown)
+	for i, it := range r.Breakdown {
+		if it.Name == "cuda_context" {
+			at = i
+		}
+	}
+	r.Breakdown = append(r.Breakdown[:at], append([]Item{{"paged_optimizer_states", e.pq.pagedByte}}, r.Breakdown[at:]...)...)
 }
 
 // logitsDT is the element size of the output layer's result, whose

@@ -49,6 +49,7 @@ type serveFlags struct {
 	maxProcSeries                  int
 	procSeriesWindow               time.Duration
 	podResources                   string
+	cluster                        clusterFlags // --prometheus: the /cluster page (top_cluster.go)
 }
 
 func newServeCmd(env *Env) *cobra.Command {
@@ -92,6 +93,7 @@ It never changes anything on the host.`,
 	fl.StringVar(&f.podResources, "pod-resources-socket", identity.DefaultPodResourcesSocket, "the kubelet's pod-resources API socket (pod names, namespaces, containers, assigned GPUs); \"\": off")
 	fl.StringVar(&f.gpuFake, "gpu-fake", "", "read GPUs from a recorded JSON file instead of the driver (tests, demos)")
 	_ = fl.MarkHidden("gpu-fake")
+	addClusterFlags(fl, &f.cluster, "serve the /cluster page (every agent's node, jobs, GPUs and OOMs) from this Prometheus (http://host:9090)")
 	return cmd
 }
 
@@ -166,6 +168,11 @@ func serveServer(env *Env, f serveFlags, token string) (*web.Server, func(), err
 		backend.Close()
 		return nil, nil, err
 	}
+	cl, err := serveCluster(f.cluster)
+	if err != nil {
+		backend.Close()
+		return nil, nil, err
+	}
 	db := f.db
 	if db == "" {
 		db = store.DefaultPath()
@@ -175,6 +182,7 @@ func serveServer(env *Env, f serveFlags, token string) (*web.Server, func(), err
 		NodeName:      metrics.NodeName(f.nodeName, os.Getenv, os.Hostname),
 		ProcessSeries: f.processMetrics, MaxProcessSeries: f.maxProcSeries, ProcessSeriesWindow: f.procSeriesWindow,
 		KernelOOM: serveKernelOOM(env, f.noKernelLog),
+		Cluster:   cl,
 		Logf:      func(format string, a ...any) { fmt.Fprintf(env.Stderr, "torchmem: "+format+"\n", a...) }})
 	if err != nil {
 		backend.Close()

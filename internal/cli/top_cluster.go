@@ -12,6 +12,7 @@ import (
 
 	"github.com/torchmem/torchmem/internal/cluster"
 	"github.com/torchmem/torchmem/internal/tui"
+	"github.com/torchmem/torchmem/internal/web"
 )
 
 // clusterInterval is the cluster view's refresh when --interval is not
@@ -25,19 +26,38 @@ type clusterFlags struct {
 	intervalSet                bool
 }
 
-func addClusterFlags(fl *pflag.FlagSet, f *clusterFlags) {
-	fl.StringVar(&f.url, "prometheus", "", "show the cluster instead of this host: every torchmem agent's node, jobs, GPUs and OOMs, from this Prometheus (http://host:9090)")
+// addClusterFlags adds the cluster view's flags; what says what
+// --prometheus does in the command.
+func addClusterFlags(fl *pflag.FlagSet, f *clusterFlags, what string) {
+	fl.StringVar(&f.url, "prometheus", "", what)
 	fl.StringVar(&f.tokenFile, "prometheus-token-file", "", "file holding a bearer token for --prometheus")
 	fl.StringVar(&f.httpConfig, "http.config.file", "", "Prometheus HTTP client configuration for --prometheus (basic_auth, authorization, tls_config), as promtool reads it")
 	fl.DurationVar(&f.window, "window", cluster.DefaultWindow, "with --prometheus: count OOMs, and keep listing silent agents, this far back")
 	fl.DurationVar(&f.timeout, "prometheus-timeout", cluster.DefaultTimeout, "with --prometheus: give up on an answer after this long")
 }
 
+// clusterClient is the cluster view's client of f, or nil without --prometheus.
+func clusterClient(f clusterFlags) (*cluster.Client, error) {
+	if f.url == "" {
+		return nil, nil
+	}
+	return cluster.New(cluster.Options{URL: f.url, TokenFile: f.tokenFile, HTTPConfigFile: f.httpConfig, Window: f.window, Timeout: f.timeout})
+}
+
+// serveCluster is serve's source of the /cluster page: nil (no page
+// data, a 404 that says so) without --prometheus.
+func serveCluster(f clusterFlags) (web.ClusterSource, error) {
+	c, err := clusterClient(f)
+	if c == nil || err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 // runTopCluster is top --prometheus: one table (--once, or not a
 // terminal), JSON (--json), or a view refreshed every --interval.
 func runTopCluster(ctx context.Context, env *Env, f topFlags) error {
-	c, err := cluster.New(cluster.Options{URL: f.cluster.url, TokenFile: f.cluster.tokenFile,
-		HTTPConfigFile: f.cluster.httpConfig, Window: f.cluster.window, Timeout: f.cluster.timeout})
+	c, err := clusterClient(f.cluster)
 	if err != nil {
 		return err
 	}

@@ -49,12 +49,14 @@ func TestTopClusterPrometheus(t *testing.T) {
 	clusterWrite(t, vmstat, "nr_free_pages 1000\noom_kill 5\n")
 	gpuA := clusterGPUFake(t, dir, "a", 1, "GPU-a0")
 	gpuB := clusterGPUFake(t, dir, "b", 2, "GPU-b")
-	startAgent(t, bin, nil, "serve", "--listen", addrA, "--node-name", "node-a", "--gpu-fake", gpuA, "--db", filepath.Join(dir, "a.db"), "--no-kernel-log")
-	agentB := startAgent(t, bin, []string{"TORCHMEM_PROC_ROOT=" + tree.ProcRoot, "TORCHMEM_SYS_ROOT=" + tree.SysRoot},
-		"serve", "--listen", addrB, "--node-name", "node-b", "--gpu-fake", gpuB, "--db", filepath.Join(dir, "b.db"), "--no-kernel-log")
 	clusterTorchJob(t)
 	httpCfg := startClusterPrometheus(t, prom, dir, addrP, addrA, addrB)
 	base := "http://" + addrP
+	// node-a's agent also serves the dashboard's cluster page from Prometheus.
+	startAgent(t, bin, nil, "serve", "--listen", addrA, "--node-name", "node-a", "--gpu-fake", gpuA, "--db", filepath.Join(dir, "a.db"), "--no-kernel-log",
+		"--prometheus", base, "--http.config.file", httpCfg)
+	agentB := startAgent(t, bin, []string{"TORCHMEM_PROC_ROOT=" + tree.ProcRoot, "TORCHMEM_SYS_ROOT=" + tree.SysRoot},
+		"serve", "--listen", addrB, "--node-name", "node-b", "--gpu-fake", gpuB, "--db", filepath.Join(dir, "b.db"), "--no-kernel-log")
 
 	// Both agents scraped, each with its own jobs and GPUs.
 	sum := waitCluster(t, bin, base, httpCfg, "both nodes up with their jobs", func(s *cluster.Summary) bool {
@@ -67,6 +69,10 @@ func TestTopClusterPrometheus(t *testing.T) {
 	}
 	if a := clusterNode(sum, "node-a"); a.Instance != addrA || a.GPUs[0].UUID != "GPU-a0" || a.Version == "" {
 		t.Errorf("node-a: %+v", a)
+	}
+	var page cluster.Summary
+	if err := clusterGetJSON("http://"+addrA+"/api/v1/cluster", &page); err != nil || clusterNode(&page, "node-a") == nil || clusterNode(&page, "node-b") == nil {
+		t.Errorf("node-a's /api/v1/cluster: %v %+v", err, page)
 	}
 
 	// Two kernel OOM kills on node-b, one of them in the job's cgroup,
@@ -325,4 +331,16 @@ func recordCluster(t *testing.T, base, state string) {
 		clusterWrite(t, filepath.Join(dir, name+".json"), string(b))
 	}
 	clusterWrite(t, filepath.Join(dir, "time"), at+"\n")
+}
+
+func clusterGetJSON(u string, v any) error {
+	resp, err := http.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
 }

@@ -43,6 +43,7 @@ type fixtureOpts struct {
 	// the server's certificate.
 	webConfig string
 	roots     *x509.CertPool
+	cluster   ClusterSource // the /cluster page's source (nil: none)
 }
 
 func newFixture(t testing.TB, o fixtureOpts) *fixture {
@@ -69,7 +70,7 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	}
 	f.running, f.done = writeStore(t, f.dbPath, o.samples)
 	f.srv, err = New(Config{Sampler: smp, Interval: 200 * time.Millisecond, DBPath: f.dbPath, Token: o.token,
-		MetricsNoAuth: o.metricsNoAuth, WebConfigFile: o.webConfig, Version: "test", NoRuntimeMetrics: true, Logf: t.Logf})
+		MetricsNoAuth: o.metricsNoAuth, WebConfigFile: o.webConfig, Version: "test", NoRuntimeMetrics: true, Logf: t.Logf, Cluster: o.cluster})
 	if err != nil {
 		t.Fatal(err)
 	}

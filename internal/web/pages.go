@@ -12,14 +12,14 @@ import (
 	"github.com/torchmem/torchmem/internal/webassets"
 )
 
-// static holds the dashboard: three pages, the layout they share, and their
+// static holds the dashboard: four pages, the layout they share, and their
 // script and style.
 //
 //go:embed static
 var static embed.FS
 
 // dashboardPages names each page (static/<name>.html) and its script.
-var dashboardPages = map[string]string{"node": "node.js", "run": "run.js", "runs": "run.js"}
+var dashboardPages = map[string]string{"node": "node.js", "run": "run.js", "runs": "run.js", "cluster": "cluster.js"}
 
 func (s *Server) pages(mux *http.ServeMux) {
 	rendered := renderPages()
@@ -29,6 +29,7 @@ func (s *Server) pages(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", page("node.html"))
 	mux.HandleFunc("GET /runs", page("runs.html"))
 	mux.HandleFunc("GET /runs/{id}", page("run.html"))
+	mux.HandleFunc("GET /cluster", page("cluster.html"))
 	mux.HandleFunc("GET /static/uPlot.iife.min.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 		http.ServeContent(w, r, "", s.modTime, strings.NewReader(webassets.UPlotJS))

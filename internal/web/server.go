@@ -60,6 +60,9 @@ type Config struct {
 	// KernelOOM, when set, follows this host's kernel log: its incidents
 	// are served at /api/v1/oom and counted in torchmem_oom_incidents_total.
 	KernelOOM OOMSource
+	// Cluster, when set, answers /api/v1/cluster and the /cluster page
+	// from the Prometheus that scrapes the agents (serve --prometheus).
+	Cluster ClusterSource
 	// Logf reports background problems once each (nil: discard).
 	Logf func(format string, args ...any)
 	// Now is the clock (time.Now unless set): the assets' modification
@@ -90,6 +93,7 @@ type Server struct {
 	logged    map[string]bool
 	streams   chan struct{} // bounds concurrent SSE streams
 	oom       oomLog        // what the kernel log said (Config.KernelOOM)
+	cluster   clusterCache  // the latest answer of Config.Cluster
 	// modTime is the dashboard assets' modification time: the server's
 	// start, so browser caches revalidate after an upgrade.
 	modTime time.Time
@@ -165,6 +169,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/runs/{id}/events", s.apiEvents)
 	mux.HandleFunc("GET /api/v1/runs/{id}/steps", s.apiSteps)
 	mux.HandleFunc("GET /runs/{id}/report.html", s.pageReport)
+	s.clusterRoutes(mux)
 	s.pages(mux)
 	return readOnly(s.auth(securityHeaders(mux)))
 }

@@ -100,7 +100,7 @@ function eventMarks(events) {
 
 document.addEventListener("DOMContentLoaded", () => {
   const page = document.body.dataset.page;
-  const nav = document.getElementById(page === "node" ? "nav-node" : "nav-runs");
+  const nav = document.getElementById(page === "node" || page === "cluster" ? "nav-" + page : "nav-runs");
   if (nav) nav.classList.add("active");
-  window[page + "Page"](); // nodePage (node.js), runsPage and runPage (run.js)
+  window[page + "Page"](); // nodePage (node.js), runsPage and runPage (run.js), clusterPage (cluster.js)
 });

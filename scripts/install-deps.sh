@@ -2,13 +2,14 @@
 # Installs what torchmem's demo and test suite use, on Debian/Ubuntu:
 # Debian's PyTorch (CPU) for /usr/bin/python3, smem (PSS cross-check),
 # chromium (HTML page tests), prometheus/promtool (metrics tests), rpm
-# (package file list), numactl, binutils (readelf for the glibc check).
+# (package file list, scratch-root install), rpmlint + cpio (RPM lint), numactl,
+# binutils (readelf for the glibc check).
 # Elsewhere it only says what is missing; the tests skip what they cannot run.
 set -euo pipefail
 
 need=()
 /usr/bin/python3 -c 'import torch' 2>/dev/null || need+=(python3-torch)
-for pair in smem:smem chromium:chromium promtool:prometheus rpm:rpm numactl:numactl readelf:binutils; do
+for pair in smem:smem chromium:chromium promtool:prometheus rpm:rpm rpmlint:rpmlint cpio:cpio numactl:numactl readelf:binutils; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair##*:}")
 done
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -252,20 +252,34 @@ func (e *ctx) bnbOut(x, in, o *tensor) *tensor {
 // quantBackwardTemp: the backward of a frozen bitsandbytes linear
 // dequantizes the weight again for the input's gradient (MatMul4Bit:
 // dequantize_4bit(B).to(grad.dtype); MatMul8bitLt: CB.to(dtype) scaled),
-// one layer at a time: the largest of the block's layers is the peak.
+// between the casts its layer made in forward, now run backwards: the
+// output's gradient cast to the compute dtype, the input's gradient
+// made in it and cast back to the input's dtype (fp32 after
+// prepare_model_for_kbit_training). Layers run one at a time: the
+// block's largest is the peak.
 func (e *ctx) quantBackwardTemp(block int) {
 	if !e.o.Quant.bnb() || block < 0 || block+1 >= len(e.pq.linears) {
 		return
 	}
-	var big int64
+	var big *linInfo
 	for _, li := range e.pq.linears[block+1] {
-		if li.quant {
-			big = max(big, li.in*li.out)
+		if li.quant && (big == nil || li.in*li.out+e.tokens()*(li.in+li.out) > big.in*big.out+e.tokens()*(big.in+big.out)) {
+			big = li
 		}
 	}
-	if big > 0 {
-		e.m.drop(e.m.new(big, e.pq.computeDT, CatDequant))
+	if big == nil {
+		return
 	}
+	cdt, xdt, rows := e.pq.computeDT, e.dt.compute, e.tokens()
+	var ts []*tensor
+	if xdt != cdt {
+		ts = append(ts, e.m.new(rows*big.out, cdt, CatActivations))
+	}
+	ts = append(ts, e.m.new(big.in*big.out, cdt, CatDequant), e.m.new(rows*big.in, cdt, CatActivations))
+	if xdt != cdt {
+		ts = append(ts, e.m.new(rows*big.in, xdt, CatActivations))
+	}
+	e.m.drop(ts...)
 }
 
 // gptqScratch is ExLlamaV2's temp_dq buffer, made when the model is

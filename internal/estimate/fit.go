@@ -68,6 +68,13 @@ func Plan(md *models.Model, o Options, gpu GPU, margin float64) (*Result, *Fit, 
 	f.HeadroomBytes = f.BudgetBytes - r.ProcessBytes
 	f.MaxBatch = MaxBatch(md, r.Opts, f.BudgetBytes)
 	f.MaxBatchAtLimit = f.MaxBatch == MaxBatchLimit
+	if f.Fits && r.Opts.Batch > f.MaxBatch && !f.MaxBatchAtLimit {
+		// An island: this batch fits, a smaller one does not. Fit, the
+		// largest batch and the plan agree on the safe answer.
+		f.Fits = false
+		f.Notes = append(f.Notes, fmt.Sprintf("batch %d fits on its own, but batch %d does not: this close to the budget "+
+			"the allocator's fragmentation decides, so it is counted as not fitting", r.Opts.Batch, f.MaxBatch+1))
+	}
 	f.Levers = levers(md, r, f.BudgetBytes)
 	return r, f, nil
 }
@@ -81,42 +88,6 @@ func allocatorLimit(budget int64) int64 {
 // fitsIn: the job ran within budget without an out-of-memory error.
 func fitsIn(r *Result, budget int64) bool {
 	return !r.OOM && r.ProcessBytes <= budget
-}
-
-// MaxBatchLimit is where MaxBatch stops searching: a batch this large that
-// still fits is reported as is (Fit.MaxBatchAtLimit says so).
-const MaxBatchLimit = 1 << 16
-
-// MaxBatch is the largest batch whose process bytes stay within budget
-// (0 when not even batch 1 fits, MaxBatchLimit when that still fits). Memory grows with the batch, so an
-// exponential probe and a bisection find it in about 2·log2(n) estimates.
-func MaxBatch(md *models.Model, o Options, budget int64) int {
-	o.AllocatorLimit = allocatorLimit(budget)
-	fits := func(b int) bool {
-		o2 := o
-		o2.Batch = b
-		r, err := Estimate(md, o2)
-		return err == nil && fitsIn(r, budget)
-	}
-	if !fits(1) {
-		return 0
-	}
-	lo, hi := 1, 2
-	for fits(hi) {
-		lo, hi = hi, hi*2
-		if hi > MaxBatchLimit {
-			return lo
-		}
-	}
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		if fits(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
 }
 
 type alt struct {

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -143,22 +141,14 @@ func writeLint(env *Env, format string, res *lint.Result) error {
 	case "sarif":
 		return writeJSON(env.Stdout, lint.SARIF(res.Findings, Version))
 	}
-	writeLintText(env.Stdout, res.Findings)
+	if err := lint.WriteText(env.Stdout, res.Findings, env.lang()); err != nil {
+		return err
+	}
 	if len(res.Findings) > 0 {
 		fmt.Fprintf(env.Stderr, "torchmem: %d finding%s in %d file%s\n",
 			len(res.Findings), lintPlural(len(res.Findings)), res.Files, lintPlural(res.Files))
 	}
 	return nil
-}
-
-// writeLintText prints "file:line:col: TM002 message" and an indented fix.
-func writeLintText(w io.Writer, fs []lint.Finding) {
-	for _, f := range fs {
-		fmt.Fprintf(w, "%s:%d:%d: %s %s [%s]\n", f.File, f.Line, f.Col, f.Rule, f.Message, f.Severity)
-		if f.Fix != "" {
-			fmt.Fprintf(w, "    fix: %s\n", strings.TrimSpace(f.Fix))
-		}
-	}
 }
 
 func lintPlural(n int) string {
@@ -177,7 +167,8 @@ func writeLintRules(env *Env, asJSON bool) error {
 	tw := newTable(env.Stdout)
 	fmt.Fprintln(tw, "ID\tNAME\tSEVERITY\tWHY")
 	for _, r := range rules {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Severity, r.Summary)
+		summary, _ := r.Text(env.lang())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Severity, summary)
 	}
 	return tw.Flush()
 }

@@ -3,6 +3,8 @@ package lint
 import (
 	"sort"
 	"unicode/utf8"
+
+	"github.com/torchmem/torchmem/internal/i18n"
 )
 
 // Finding is one reported problem. Line and Col are 1-based; Col counts
@@ -18,6 +20,9 @@ type Finding struct {
 	// endLine: the last line of the statement holding the finding, where a
 	// suppression comment also counts (black puts it after the last argument).
 	endLine int
+	// text: Message and Fix as catalog messages (messages.go), rendered in
+	// the reader's language by Text; nil for a finding read from JSON.
+	text *findingText
 }
 
 // Severities, from the least to the most serious.
@@ -28,8 +33,9 @@ const (
 )
 
 // report adds a finding for rule at n (or its nearest positioned ancestor:
-// some nodes carry no position on Python 3.8).
-func (f *file) report(n *Node, rule, msg string) {
+// some nodes carry no position on Python 3.8), saying message id with args;
+// its fix is the rule's.
+func (f *file) report(n *Node, rule, id string, args ...any) {
 	for n != nil && n.Line == 0 {
 		n = n.Parent
 	}
@@ -45,9 +51,10 @@ func (f *file) report(n *Node, rule, msg string) {
 	}
 	col = f.charCol(line, col)
 	r := ruleByID[rule]
+	text := &findingText{msg: word(id, args...), fix: word(ruleFixID(rule))}
 	f.findings = append(f.findings, Finding{
 		File: f.path, Line: line, Col: col, Rule: rule,
-		Severity: r.Severity, Message: msg, Fix: r.Fix, endLine: end,
+		Severity: r.Severity, Message: text.msg.in(i18n.EN), Fix: r.Fix, endLine: end, text: text,
 	})
 }
 
@@ -68,7 +75,7 @@ func sortFindings(fs []Finding) []Finding {
 	})
 	out := fs[:0]
 	for i, x := range fs {
-		if i > 0 && x == fs[i-1] {
+		if i > 0 && x.same(fs[i-1]) {
 			continue
 		}
 		out = append(out, x)
@@ -86,4 +93,11 @@ func (f *file) charCol(line, byteCol int) int {
 		return byteCol
 	}
 	return utf8.RuneCountInString(text[:byteCol-1]) + 1
+}
+
+// same: a and b report the same thing at the same place (what they print;
+// two equal messages are one finding however they were built).
+func (a Finding) same(b Finding) bool {
+	return a.File == b.File && a.Line == b.Line && a.Col == b.Col && a.Rule == b.Rule &&
+		a.Severity == b.Severity && a.Message == b.Message && a.Fix == b.Fix && a.endLine == b.endLine
 }

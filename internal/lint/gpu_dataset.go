@@ -1,7 +1,5 @@
 package lint
 
-import "fmt"
-
 // Datasets whose tensors already live on the GPU, read by DataLoader
 // workers (TM007): a TensorDataset built from CUDA tensors, or a Dataset
 // whose __init__ moves its data to the GPU (self.x = x.cuda()). Every
@@ -27,9 +25,7 @@ func (f *file) checkGPUDatasets() {
 			}
 			tg := n.L("targets")[0]
 			if tg.Is("Attribute") && dotted(tg.K("value")) == "self" && f.isCUDAValue(n.K("value")) {
-				f.report(n, "TM007", fmt.Sprintf(
-					"%s.__init__ puts %s on the GPU and %s is read by DataLoader workers: each worker that indexes it creates its own CUDA context (or fails under fork)",
-					cls.S("name"), dotted(tg), cls.S("name")))
+				f.report(n, "TM007", "tm007.init_on_gpu", cls.S("name"), dotted(tg))
 			}
 		})
 	}
@@ -45,9 +41,7 @@ func (f *file) checkGPUDatasets() {
 			ds = l.e.L("args")[0]
 		}
 		if td := f.tensorDatasetOf(ds); td != nil && f.holdsCUDATensor(td) {
-			f.report(l.e, "TM007", fmt.Sprintf(
-				"the TensorDataset at line %d holds CUDA tensors and this DataLoader reads it in worker processes: each worker creates its own CUDA context (or fails under fork)",
-				td.Line))
+			f.report(l.e, "TM007", "tm007.tensor_dataset", td.Line)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -118,9 +117,7 @@ func (fl *flow) accum(stmt *Node, target string, t taint, appendLike bool) {
 		return
 	}
 	if fl.stepHook && strings.HasPrefix(target, "self.") && t.hist && !fl.backward[target] {
-		fl.f.report(stmt, "TM002", fmt.Sprintf(
-			"%s keeps a tensor with autograd history from every call of training_step (Lightning runs it once per batch): every step's graph stays alive until the list is cleared",
-			target))
+		fl.f.report(stmt, "TM002", "tm002.training_step", target)
 		return
 	}
 	fl.onAccum(stmt, target, t, appendLike)

@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -36,25 +35,19 @@ func (fl *flow) onAccum(stmt *Node, target string, t taint, appendLike bool) {
 			continue // reset every iteration of this loop: nothing carried over it
 		}
 		if t.hist && trainsIn(loop, target) {
-			f.report(stmt, "TM002", fmt.Sprintf(
-				"%s accumulates a tensor with autograd history across iterations of the loop at line %d: every iteration's graph stays alive",
-				target, loop.Line))
+			f.report(stmt, "TM002", "tm002.loop", target, loop.Line)
 			return
 		}
 		if t.hist && !fl.anyBackward && batchLoop(loop) {
-			f.report(stmt, "TM002", fmt.Sprintf(
-				"%s accumulates a tensor with autograd history across the batches of the loop at line %d, and nothing backpropagates it: every batch's graph stays alive",
-				target, loop.Line))
+			f.report(stmt, "TM002", "tm002.no_backward", target, loop.Line)
 			return
 		}
 		if appendLike && t.out && f.outputsMayBeOnGPU(stmt) && batchLoop(loop) {
-			extra := ""
+			id := "tm010.kept"
 			if t.hist {
-				extra = ", with its autograd graph"
+				id = "tm010.kept_graph"
 			}
-			f.report(stmt, "TM010", fmt.Sprintf(
-				"%s keeps the model output of every batch of the loop at line %d on the device%s",
-				target, loop.Line, extra))
+			f.report(stmt, "TM010", id, target, loop.Line)
 			return
 		}
 	}

@@ -22,14 +22,14 @@ func checkTM009(f *file) {
 		}
 		q := f.qualify(call.K("func"))
 		if repl, ok := deprecatedAMP[q]; ok && !f.fallbackFromNewAMP(call) {
-			f.report(call, "TM009", q+" is deprecated; use "+repl)
+			f.report(call, "TM009", "tm009.deprecated", q, repl)
 		}
 	}
 	// Decorators without call parentheses: @torch.cuda.amp.custom_fwd
 	for _, fn := range f.nodes("FunctionDef", "AsyncFunctionDef") {
 		for _, d := range fn.L("decorator_list") {
 			if q := f.qualify(d); d.Is("Name", "Attribute") && deprecatedAMP[q] != "" {
-				f.report(d, "TM009", q+" is deprecated; use "+deprecatedAMP[q])
+				f.report(d, "TM009", "tm009.deprecated", q, deprecatedAMP[q])
 			}
 		}
 	}
@@ -63,13 +63,13 @@ func (f *file) fallbackFromNewAMP(call *Node) bool {
 // for files whose torch.save stores .cpu() tensors and for payloads that
 // are not tensors (numpy, JSON, text).
 func checkTM011(f *file) {
-	var where string
+	var where string // the message id
 	multi := f.multiProcess()
 	switch {
 	case multi:
-		where = "in a multi-process job: every process restores the checkpoint onto the GPU it was saved from (usually cuda:0), all at once"
+		where = "tm011.multi_process"
 	case f.cpuInference():
-		where = "on a CPU inference path: tensors saved on a GPU are restored onto that GPU (or fail to load where there is none)"
+		where = "tm011.cpu_inference"
 	default:
 		return
 	}
@@ -91,7 +91,7 @@ func checkTM011(f *file) {
 		if multi && rankZeroOnly(call) && !f.cpuInference() {
 			continue // one process loads: nothing is multiplied across ranks
 		}
-		f.report(call, "TM011", q+" without map_location "+where)
+		f.report(call, "TM011", where, q)
 	}
 }
 
@@ -237,11 +237,11 @@ func checkTM014(f *file) {
 				continue
 			}
 			if v, ok := constBool(args[0]); ok && v && !insideIf(call) {
-				f.report(call, "TM014", "autograd anomaly detection switched on unconditionally")
+				f.report(call, "TM014", "tm014.set")
 			}
 		case strings.HasSuffix(q, "autograd.detect_anomaly") || q == "torch.autograd.anomaly_mode.detect_anomaly":
 			if !insideIf(call) {
-				f.report(call, "TM014", "autograd anomaly detection (detect_anomaly) used outside any debug condition")
+				f.report(call, "TM014", "tm014.context")
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -51,9 +50,7 @@ func checkTM006(f *file) {
 			continue // a few KiB of paths/prompts per worker: no evidence of scale
 		}
 		for _, a := range hit {
-			f.report(a.at, "TM006", fmt.Sprintf(
-				"%s holds per-sample Python objects (%s) and %s is read by DataLoader workers: each worker gradually copies it (copy-on-read)",
-				dotted(a.target), a.how, cls.S("name")))
+			f.report(a.at, "TM006", "tm006.objects", dotted(a.target), howMsg(a.how), cls.S("name"))
 		}
 	}
 }

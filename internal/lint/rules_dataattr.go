@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -31,8 +30,7 @@ func checkTM008(f *file) {
 			}
 			for r := range f.liveRefs(n.K("value")) {
 				if r == owner || deps[r][owner] {
-					f.report(n, "TM008", fmt.Sprintf(
-						"%s.data is assigned a tensor computed from %s with autograd on: the graph it records is thrown away, and autograd never sees the update", owner, owner))
+					f.report(n, "TM008", "tm008.data", owner)
 					return
 				}
 			}

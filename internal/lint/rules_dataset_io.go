@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -27,8 +26,7 @@ func checkTM017(f *file) {
 					return // once per epoch's iterator, not per sample
 				}
 				if n.Is("Call") && f.qualify(n.K("func")) == "gc.collect" && !insideIf(n) {
-					f.report(n, "TM017", fmt.Sprintf(
-						"gc.collect() in %s.%s runs a full garbage collection for every sample", cls.S("name"), name))
+					f.report(n, "TM017", "tm017.gc", cls.S("name"), name)
 				}
 			})
 		}
@@ -67,9 +65,7 @@ func checkTM018(f *file) {
 					locals[t.S("id")] = kind
 				}
 				if strings.HasPrefix(dotted(t), "self.") && !closedIn(init, dotted(t)) {
-					f.report(call, "TM018", fmt.Sprintf(
-						"%s opens a %s handle in __init__ (%s) and %s is read by DataLoader workers: every worker inherits the one handle",
-						cls.S("name"), kind, dotted(t), cls.S("name")))
+					f.report(call, "TM018", "tm018.handle", cls.S("name"), kind, dotted(t))
 					if call.Is("Name") {
 						delete(locals, call.S("id")) // one finding per handle
 					}

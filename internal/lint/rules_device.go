@@ -1,7 +1,5 @@
 package lint
 
-import "fmt"
-
 // TM019: a tensor created on the CPU and copied to the GPU at once, on
 // every step of a hot loop (one that runs a model, a loss, a backward or an
 // optimizer step, or iterates over a loader):
@@ -35,8 +33,7 @@ func checkTM019(f *file) {
 		if len(loops) == 0 || !f.hotLoop(loops[0]) {
 			continue
 		}
-		f.report(call, "TM019", fmt.Sprintf(
-			"%s(...) builds the tensor in host memory and .%s() copies it to the GPU on every iteration of the loop at line %d", q, m, loops[0].Line))
+		f.report(call, "TM019", "tm019.moved", q, m, loops[0].Line)
 	}
 }
 

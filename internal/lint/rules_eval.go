@@ -49,28 +49,29 @@ func checkTM001(f *file) {
 		// With backward or autograd.grad in the function, gradients are
 		// wanted somewhere (training, attacks, saliency): only a validation
 		// loop that itself never backpropagates still counts.
-		if msg := f.evalContext(call, scope, g); msg != "" {
+		if m := f.evalContext(call, scope, g); m.id != "" {
 			seen[key] = true
-			f.report(call, "TM001", msg)
+			f.report(call, "TM001", m.id, m.args...)
 		}
 	}
 }
 
-// evalContext explains why call is an evaluation, or returns "".
-func (f *file) evalContext(call, scope *Node, gradWanted bool) string {
+// evalContext explains why call is an evaluation (a message), or returns
+// the zero msg.
+func (f *file) evalContext(call, scope *Node, gradWanted bool) msg {
 	name := dotted(call.K("func"))
 	for _, loop := range loopsOf(call) {
 		if loop.Is("For", "AsyncFor") && anyToken(nameTokens(loop.K("iter")), evalWords...) && !scopeNeedsGrad(loop) {
-			return fmt.Sprintf("%s is called in the evaluation loop at line %d with autograd on: each batch's activations are kept for a backward that never comes", name, loop.Line)
+			return word("tm001.eval_loop", name, loop.Line)
 		}
 	}
 	if gradWanted {
-		return ""
+		return msg{}
 	}
 	if fn := enclosingFunc(call); fn != nil && anyToken(wordTokens(funcName(fn)), evalFuncWords...) {
 		for _, loop := range loopsOf(call) {
 			if batchLoop(loop) {
-				return fmt.Sprintf("%s is called over batches in %s() (loop at line %d) with autograd on: each batch's activations are kept for a backward that never comes", name, funcName(fn), loop.Line)
+				return word("tm001.eval_func", name, funcName(fn), loop.Line)
 			}
 		}
 	}
@@ -78,12 +79,12 @@ func (f *file) evalContext(call, scope *Node, gradWanted bool) string {
 	// holds one batch's graph for as long as its output lives: not worth a
 	// warning.
 	if len(loopsOf(call)) == 0 && !inComprehension(call) {
-		return ""
+		return msg{}
 	}
 	if l := evalCallBefore(scope, name, call.Line); l > 0 {
-		return fmt.Sprintf("%s is called after %s.eval() (line %d) with autograd on: the activations are kept for a backward that never comes", name, name, l)
+		return word("tm001.after_eval", name, l)
 	}
-	return ""
+	return msg{}
 }
 
 // evalCallBefore returns the line of the last model.eval() before line in

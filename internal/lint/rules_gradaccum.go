@@ -113,9 +113,7 @@ func (f *file) checkLossScaled(ifn, loop, v *Node) {
 	})
 	scaled = scaled || accumulateContext(loop)
 	if backward != nil && !scaled {
-		f.report(backward, "TM003", fmt.Sprintf(
-			"the optimizer steps every %s micro-batches (line %d) but the loss is never divided by %s: the accumulated gradient is %s times too large",
-			spell(v), ifn.Line, spell(v), spell(v)))
+		f.report(backward, "TM003", "tm003.not_divided", spell(v), ifn.Line)
 	}
 }
 
@@ -164,7 +162,6 @@ func (f *file) checkStepOutside(ifn, loop, v *Node) {
 				return
 			}
 		}
-		f.report(n, "TM003", fmt.Sprintf(
-			"the optimizer steps every micro-batch, outside the accumulation condition at line %d (every %s steps)", ifn.Line, spell(v)))
+		f.report(n, "TM003", "tm003.outside", ifn.Line, spell(v))
 	})
 }

@@ -1,7 +1,5 @@
 package lint
 
-import "fmt"
-
 // TM020: gradient accumulation whose loss is never scaled, in the loops
 // TM003 does not read (its condition is `step % accum_steps`). The
 // simplest accumulation loop counts batches by hand:
@@ -36,9 +34,7 @@ func checkTM020(f *file) {
 		if backward == nil || lossScaled(loop, backward) || accumulateContext(loop) {
 			continue
 		}
-		f.report(backward, "TM020", fmt.Sprintf(
-			"the loss is backpropagated every iteration but the optimizer steps only when %s (line %d): the gradients of several batches are summed and the loss is never divided by their number",
-			spellTest(ifn.K("test")), ifn.Line))
+		f.report(backward, "TM020", "tm020.counter", spellTest(ifn.K("test")), ifn.Line)
 	}
 }
 

@@ -1,7 +1,5 @@
 package lint
 
-import "fmt"
-
 // TM020, the inner-loop form of gradient accumulation (nanoGPT#206):
 //
 //	for iter_num in range(max_iters):
@@ -28,9 +26,7 @@ func checkTM020InnerLoops(f *file) {
 		if backward == nil || lossScaled(inner, backward) || accumulateContext(inner) {
 			continue
 		}
-		f.report(backward, "TM020", fmt.Sprintf(
-			"the loss is backpropagated in every iteration of the accumulation loop at line %d and the optimizer steps after it: the gradients of %s micro-batches are summed and the loss is never divided by their number",
-			inner.Line, spell(it.L("args")[0])))
+		f.report(backward, "TM020", "tm020.inner", inner.Line, spell(it.L("args")[0]))
 	}
 }
 

@@ -1,7 +1,5 @@
 package lint
 
-import "fmt"
-
 // TM015: module hooks that store activations or gradients with their graph.
 
 var hookKinds = map[string]string{
@@ -111,15 +109,14 @@ func (f *file) checkHook(fn *Node, kind string) {
 		if (m == "append" || m == "extend") && len(n.L("args")) == 1 && rawParam(n.L("args")[0], params) {
 			key := baseKey(recv)
 			if key != "" && !assignedIn(fn, key) && !f.clearedAnywhere(key) {
-				f.report(n, "TM015", fmt.Sprintf(
-					"the %s hook appends a tensor with autograd history to %s, which is never cleared: every pass keeps another batch and its graph", kind, key))
+				f.report(n, "TM015", "tm015.appends."+kind, key)
 			}
 			return
 		}
 		if kind == "backward" && n.Is("Assign") && rawParam(n.K("value"), params) {
 			for _, t := range n.L("targets") {
 				if t.Is("Attribute", "Subscript") {
-					f.report(n, "TM015", "the backward hook stores a gradient without .detach(): the stored tensor, its graph and the hook form a reference cycle that only the cycle collector frees")
+					f.report(n, "TM015", "tm015.stores_grad")
 					return
 				}
 			}

@@ -1,8 +1,6 @@
 package lint
 
 import (
-	"fmt"
-
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -34,14 +32,10 @@ func checkTM013(f *file) {
 			prefetch = v
 		}
 		if h.MaxProcs != nil && !h.Unlimited && !h.RootUser && uint64(n*tasksPerWorker) > *h.MaxProcs {
-			f.report(call, "TM013", fmt.Sprintf(
-				"num_workers=%d needs about %d tasks but this host's process limit (ulimit -u) is %d",
-				n, n*tasksPerWorker, *h.MaxProcs))
+			f.report(call, "TM013", "tm013.nproc", n, n*tasksPerWorker, *h.MaxProcs)
 		}
 		if need := uint64(n) * uint64(prefetch) * shmPerBatch; h.ShmBytes != nil && need > *h.ShmBytes {
-			f.report(call, "TM013", fmt.Sprintf(
-				"num_workers=%d with prefetch_factor=%d keeps %d batches in /dev/shm, at least %s, but /dev/shm here is %s",
-				n, prefetch, n*prefetch, units.Bytes(int64(need)), units.Bytes(int64(*h.ShmBytes))))
+			f.report(call, "TM013", "tm013.shm", n, prefetch, n*prefetch, units.Bytes(int64(need)), units.Bytes(int64(*h.ShmBytes)))
 		}
 	}
 }

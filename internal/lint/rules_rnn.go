@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -43,16 +42,14 @@ func checkTM016(f *file) {
 		if loop == nil {
 			continue
 		}
-		verb := "is"
+		id := "tm016.fed_back"
 		if len(carried) > 1 {
-			verb = "are"
+			id = "tm016.fed_back_many"
 		}
-		msg := fmt.Sprintf("%s %s fed back into %s on every iteration of the training loop at line %d without .detach(): each batch's graph stays linked to all the previous ones",
-			strings.Join(carried, ", "), verb, dotted(call.K("func")), loop.Line)
 		if retainsGraph(loop) {
-			msg += "; retain_graph=True there keeps them all alive (dropping it alone makes backward fail)"
+			id += "_retained"
 		}
-		f.report(call, "TM016", msg)
+		f.report(call, "TM016", id, strings.Join(carried, ", "), dotted(call.K("func")), loop.Line)
 	}
 }
 

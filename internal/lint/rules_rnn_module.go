@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -76,11 +75,10 @@ func (f *file) stateKeepingLoop(attr string) *Node {
 
 func (f *file) checkTM016ModuleStates() {
 	for _, s := range f.moduleStates() {
-		msg := fmt.Sprintf("%s is fed back into %s by forward and kept on the module across the iterations of the training loop at line %d without .detach(): each batch's graph stays linked to all the previous ones",
-			s.h, dotted(s.call.K("func")), s.loop.Line)
+		id := "tm016.module_state"
 		if retainsGraph(s.loop) {
-			msg += "; retain_graph=True there keeps them all alive (dropping it alone makes backward fail)"
+			id += "_retained"
 		}
-		f.report(s.call, "TM016", msg)
+		f.report(s.call, "TM016", id, s.h, dotted(s.call.K("func")), s.loop.Line)
 	}
 }

@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -16,11 +15,10 @@ func checkTM004(f *file) {
 	for _, call := range f.nodes("Call") {
 		if _, m := methodCall(call); m == "zero_grad" {
 			if v, ok := constBool(kwarg(call, "set_to_none")); ok && !v {
-				f.report(call, "TM004", "zero_grad(set_to_none=False) keeps every .grad tensor allocated between steps")
+				f.report(call, "TM004", "tm004.set_to_none_false")
 			}
 			if f.oldZeroGradDefault(call) {
-				f.report(call, "TM004", fmt.Sprintf(
-					"zero_grad() keeps every .grad tensor allocated between steps on PyTorch %s: set_to_none defaults to False before 2.0", f.torch))
+				f.report(call, "TM004", "tm004.old_default", f.torch.String())
 			}
 		}
 	}
@@ -54,8 +52,7 @@ func reportNeverZeroed(f *file, lacksReset func(*Node) bool) {
 			continue
 		}
 		seen[loops[0]] = true
-		f.report(call, "TM004", fmt.Sprintf(
-			"the training loop at line %d never zeroes gradients: they accumulate across steps", loops[0].Line))
+		f.report(call, "TM004", "tm004.never_zeroed", loops[0].Line)
 	}
 }
 
@@ -150,8 +147,7 @@ func checkTM005(f *file) {
 		if len(loops) == 0 || conditional(call, loops[0]) || !f.hotLoop(loops[0]) {
 			continue
 		}
-		f.report(call, "TM005", fmt.Sprintf(
-			"torch.cuda.empty_cache() runs on every iteration of the loop at line %d", loops[0].Line))
+		f.report(call, "TM005", "tm005.in_loop", loops[0].Line)
 	}
 }
 
@@ -214,8 +210,7 @@ func checkTM012(f *file) {
 			f.carriesHidden(loops[0]) { // TM016 gives the right fix: detach the state
 			continue
 		}
-		f.report(call, "TM012", fmt.Sprintf(
-			"backward(retain_graph=True) in the loop at line %d with no later backward that frees the graph", loops[0].Line))
+		f.report(call, "TM012", "tm012.retain", loops[0].Line)
 	}
 }
 

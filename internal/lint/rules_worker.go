@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -17,28 +16,27 @@ func checkTM007(f *file) {
 		}
 		for _, m := range []string{"__getitem__", "__getitems__", "__iter__", "__call__"} {
 			if fn := method(cls, m); fn != nil {
-				f.cudaWork(fn, name+"."+m)
+				f.cudaWork(fn, word("plain", name+"."+m))
 			}
 		}
 	}
 	for _, fn := range f.nodes("FunctionDef") {
 		if p.workerFuncs[fn.S("name")] && enclosingClass(fn) == nil {
-			f.cudaWork(fn, fn.S("name"))
+			f.cudaWork(fn, word("plain", fn.S("name")))
 		}
 	}
 	for _, l := range f.nodes("Lambda") {
 		if p.workerLambdas[l] {
-			f.cudaWork(l, "the collate_fn lambda")
+			f.cudaWork(l, word("tm007.collate_lambda"))
 		}
 	}
 }
 
 // cudaWork reports the first CUDA operation in fn's own body.
-func (f *file) cudaWork(fn *Node, where string) {
+func (f *file) cudaWork(fn *Node, where msg) {
 	hit := findInScope(fn, func(n *Node) bool { return n.Is("Call") && f.isCUDACall(n) })
 	if hit != nil {
-		f.report(hit, "TM007", fmt.Sprintf(
-			"%s runs in DataLoader worker processes and does CUDA work: each worker creates its own CUDA context", where))
+		f.report(hit, "TM007", "tm007.worker", where)
 	}
 }
 

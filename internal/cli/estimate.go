@@ -57,7 +57,7 @@ allocator. Exit status: 0, or 2 when a GPU was given and the job does not fit.`,
 	fl.IntVar(&f.opts.Seq, "seq", 0, "sequence length in tokens (language models)")
 	fl.IntVar(&f.opts.ImageSize, "image-size", 0, "image side in pixels (vision models; default the model's)")
 	fl.StringVar(&f.opts.Precision, "precision", "fp32", "fp32, amp-bf16, amp-fp16 (autocast, fp32 weights), bf16, fp16 (pure)")
-	fl.StringVar(&f.opts.Optimizer, "optimizer", "adamw", "adamw, adam, sgd, sgd-momentum, adafactor, adamw-8bit")
+	fl.StringVar(&f.opts.Optimizer, "optimizer", "adamw", "adamw, adam, sgd, sgd-momentum, adafactor, adamw-8bit; with --peft also paged-adamw, paged-adamw-8bit")
 	fl.StringVar(&f.opts.OptimizerImpl, "optimizer-impl", "foreach", "foreach (PyTorch's default on CUDA) or fused")
 	fl.IntVar(&f.opts.Accum, "accum", 1, "gradient accumulation steps")
 	fl.StringVar(&f.checkpointing, "checkpointing", "none", "activation checkpointing: full or none (--checkpointing alone = full)")

@@ -363,9 +363,19 @@ func planPEFT(md *models.Model, o Options) peftPlan {
 			pl.trainable += r * (li.in + li.out)
 			pl.adapters++
 		}
-		if save := o.PEFT.saveList(); matches(m, save) {
+		// A tied output layer (lm_head sharing the embeddings' weight) is a
+		// module of its own in transformers; PEFT wraps it by that name.
+		names := []string{m}
+		if md.Tied && p.Block < 0 && p.Matmul && embeddingName(p.Name) {
+			names = append(names, "lm_head", "cls.predictions.decoder")
+		}
+		for _, name := range names {
+			save := o.PEFT.saveList()
+			if !matches(name, save) {
+				continue
+			}
 			for _, s := range save {
-				if m == s || strings.HasSuffix(m, "."+s) {
+				if name == s || strings.HasSuffix(name, "."+s) {
 					pl.saved[s] = true
 				}
 			}

@@ -129,3 +129,81 @@ func TestPEFTFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPEFTQuantModes walks small models through every PEFT and
+// quantization mode: no error, ordered figures, no negative breakdown row,
+// and the directions the formats promise.
+func TestPEFTQuantModes(t *testing.T) {
+	train := []Options{
+		{Seq: 128, Batch: 2, Precision: "bf16", PEFT: PEFTOptions{Method: "lora"}},
+		{Seq: 128, Batch: 2, Precision: "amp-bf16", Checkpointing: true, PEFT: PEFTOptions{Method: "lora", R: 16, Dropout: 0.05, Targets: "all-linear", NonReentrant: true}},
+		{Seq: 128, Batch: 2, Precision: "amp-bf16", PEFT: PEFTOptions{Method: "lora", ModulesToSave: "lm_head"}},
+		{Seq: 128, Batch: 2, Precision: "amp-bf16", Checkpointing: true, PEFT: PEFTOptions{Method: "qlora", Targets: "all-linear"}, Quant: QuantOptions{Double: true}},
+		{Seq: 128, Batch: 2, Precision: "amp-fp16", Checkpointing: true, Optimizer: "paged-adamw-8bit", PEFT: PEFTOptions{Method: "qlora"}, Quant: QuantOptions{Method: "fp4"}},
+		{Seq: 128, Batch: 2, Precision: "fp16", PEFT: PEFTOptions{Method: "qlora", NoKbitPrep: true}, Quant: QuantOptions{Method: "int8"}},
+		{Seq: 128, Batch: 2, Precision: "bf16", DDP: true, WorldSize: 2, PEFT: PEFTOptions{Method: "lora"}},
+	}
+	infer := []Options{
+		{Seq: 128, Inference: true, Precision: "fp16", Quant: QuantOptions{Method: "int8"}},
+		{Seq: 128, Inference: true, Precision: "bf16", Quant: QuantOptions{Method: "nf4", Double: true}},
+		{Seq: 128, Inference: true, GenLen: 16, Precision: "fp16", Quant: QuantOptions{Method: "gptq", GroupSize: -1}},
+		{Seq: 128, Inference: true, GenLen: 16, Precision: "fp16", Quant: QuantOptions{Method: "awq", KVDType: "fp8"}},
+		{Seq: 128, Inference: true, KVCache: true, Precision: "bf16", Quant: QuantOptions{Method: "fp8", GroupSize: 128}},
+	}
+	for _, name := range []string{"gpt2", "bert-base-uncased", "meta-llama/Llama-3.2-1B"} {
+		md, err := models.Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range append(append([]Options{}, train...), infer...) {
+			if md.Family == models.BERT && o.GenLen+btoi(o.KVCache) > 0 {
+				continue // an encoder does not generate
+			}
+			r, err := Estimate(md, o)
+			if err != nil {
+				t.Errorf("%s %+v: %v", name, o, err)
+				continue
+			}
+			if !(r.PeakAllocatedBytes > 0 && r.PeakAllocatedBytes <= r.PeakReservedBytes && r.PeakReservedBytes < r.ProcessBytes) {
+				t.Errorf("%s %+v: allocated %d reserved %d process %d", name, o, r.PeakAllocatedBytes, r.PeakReservedBytes, r.ProcessBytes)
+			}
+			for _, it := range r.Breakdown {
+				if it.Bytes < 0 {
+					t.Errorf("%s %+v: negative %s", name, o, it.Name)
+				}
+			}
+			if !o.Inference && (r.TrainableParams <= 0 || r.TrainableParams >= r.Params) {
+				t.Errorf("%s %+v: %d trainable of %d", name, o, r.TrainableParams, r.Params)
+			}
+		}
+	}
+	// A 4-bit base takes less than a bf16 one; an fp8 KV cache half a bf16 one.
+	md, _ := models.Preset("meta-llama/Llama-3.1-8B")
+	lora, _ := Estimate(md, Options{Seq: 512, Precision: "amp-bf16", Checkpointing: true, PEFT: PEFTOptions{Method: "lora"}})
+	qlora, _ := Estimate(md, Options{Seq: 512, Precision: "amp-bf16", Checkpointing: true, PEFT: PEFTOptions{Method: "qlora"}})
+	if qlora.PeakAllocatedBytes >= lora.PeakAllocatedBytes*3/4 {
+		t.Errorf("QLoRA %d not well under LoRA %d", qlora.PeakAllocatedBytes, lora.PeakAllocatedBytes)
+	}
+	kv := func(dt string) int64 {
+		r, err := Estimate(md, Options{Seq: 4096, Batch: 4, Inference: true, KVCache: true, Precision: "bf16", Quant: QuantOptions{KVDType: dt}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range r.Breakdown {
+			if it.Name == "kv_cache" {
+				return it.Bytes
+			}
+		}
+		return 0
+	}
+	if b, f := kv("bf16"), kv("fp8"); f == 0 || b != 2*f {
+		t.Errorf("KV cache bf16 %d, fp8 %d: want twice", b, f)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -44,6 +44,7 @@ var messagesEN = map[string]string{
 	"job.proc1":       "1 proc",
 	"job.workers":     " (%[1]s workers)",
 	"job.worker1":     " (1 worker)",
+	"job.identity":    "in %[1]s",
 	"job.shm":         "shm %[1]s",
 	"job.history":     "RSS %[1]s",
 	"cgroup.nolimit":  "used %[1]s, no limit",

@@ -34,6 +34,7 @@ var messagesZH = map[string]string{
 	"job.proc1":       "1 个进程",
 	"job.workers":     "（%[1]s 个 worker）",
 	"job.worker1":     "（1 个 worker）",
+	"job.identity":    "属于 %[1]s",
 	"job.shm":         "共享内存 %[1]s",
 	"job.history":     "RSS %[1]s",
 	"cgroup.nolimit":  "已用 %[1]s，无上限",

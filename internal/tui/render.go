@@ -227,7 +227,7 @@ func (r *renderer) header(s *sample.Sample) {
 		parts = append(parts, psi)
 	}
 	parts = append(parts, r.t("host.cgroup", s.Host.CgroupMode))
-	if e := r.o.Extra; e != nil && e.HostShm != nil {
+	if e := r.o.Extra; e != nil && e.HostShm != nil && r.wide { // at 80 columns the line is full
 		parts = append(parts, r.t("host.shm", units.Short(int64(e.HostShm.UsedBytes)), units.Short(int64(e.HostShm.SizeBytes))))
 	}
 	st := r.st.dim

@@ -17,6 +17,13 @@ func (r *renderer) job(j sample.Job) {
 		je = r.o.Extra.Jobs[j.ID]
 	}
 	parts := []string{r.t("job.title", strconv.Itoa(j.RootPID), r.counts(t))}
+	if j.Identity != nil {
+		// Whose job it is (pod, Slurm step, container) comes before its
+		// figures: on a shared node it is the first question.
+		if who := j.Identity.Short(); who != "" {
+			parts = append(parts, r.t("job.identity", who))
+		}
+	}
 	if je.ShmBytes != nil {
 		parts = append(parts, r.t("job.shm", units.Short(int64(*je.ShmBytes))))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/torchmem/torchmem/internal/gpu"
 	"github.com/torchmem/torchmem/internal/i18n"
+	"github.com/torchmem/torchmem/internal/identity"
 	"github.com/torchmem/torchmem/internal/sample"
 	"github.com/torchmem/torchmem/internal/sample/sampletest"
 )
@@ -111,6 +112,23 @@ func TestSourcesOnce(t *testing.T) {
 	text := strings.Join(Render(smp, ViewOptions{}), "\n")
 	if strings.Count(text, "sources:") != 1 || strings.Count(text, "JOB ") != 2 {
 		t.Errorf("want one sources line for two jobs:\n%s", text)
+	}
+}
+
+// A job's workload identity (internal/identity) is on its title line.
+func TestRenderIdentity(t *testing.T) {
+	smp := fixtureSample(t, 1)
+	smp.Jobs[0].Identity = &identity.Identity{Kind: identity.KindSlurm, Slurm: &identity.Slurm{JobID: "4242", Step: "0", User: "alice", Source: "cgroup"}}
+	for lang, want := range map[string]string{"en": "JOB 2000  2 procs (1 worker)  in slurm 4242.0 (alice)", "zh": "属于 slurm 4242.0 (alice)"} {
+		tag := i18n.EN
+		if lang == "zh" {
+			tag = i18n.ZH
+		}
+		lines := Render(smp, ViewOptions{Lang: tag})
+		checkWidth(t, lines, 80)
+		if text := strings.Join(lines, "\n"); !strings.Contains(text, want) {
+			t.Errorf("%s: no %q:\n%s", lang, want, text)
+		}
 	}
 }
 

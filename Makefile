@@ -8,7 +8,7 @@ PYTHON  ?= /usr/bin/python3
 # Where the demo keeps its history and report (override: make run DEMO_DIR=...).
 DEMO_DIR ?= $(CURDIR)/build/demo
 
-.PHONY: build run deps test test-race bench reliability fuzz glibc-check clean
+.PHONY: build run deps test test-race bench reliability fuzz glibc-check image deploy-check clean
 
 ## build: the release binary (no cgo: runs on glibc 2.17 / CentOS 7 and later)
 build:
@@ -61,6 +61,27 @@ fuzz:
 
 glibc-check: build
 	bash scripts/check-glibc.sh $(BIN)
+
+## image: the container image without a Docker daemon (go-containerregistry): the CGO-free
+## binary and the glibc loader it links (for NVML), on no base image, as an OCI layout
+## tarball; push with skopeo copy oci-archive:$(IMAGE) docker://REGISTRY/torchmem:TAG
+IMAGE ?= dist/torchmem-oci.tar
+image: build
+	SOURCE_DATE_EPOCH=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || echo 0)} \
+	$(GO) run ./packaging/ociimage -binary $(BIN) -version $(VERSION) \
+		-revision $$(git rev-parse HEAD 2>/dev/null) -out $(IMAGE)
+
+## deploy-check: the alert rules (promtool test rules), the Helm chart (helm lint, helm
+## template decoded into the Kubernetes API types) and the kustomize base; helm is built
+## from its module when none is on PATH
+HELM_VERSION ?= v3.22.0
+HELM ?= $(shell command -v helm || echo $(CURDIR)/build/tools/helm)
+deploy-check:
+	@test -x $(HELM) || GOBIN=$(CURDIR)/build/tools CGO_ENABLED=0 $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	promtool check rules deploy/prometheus/alerts.yml
+	promtool test rules deploy/prometheus/alerts_test.yml
+	$(HELM) lint --strict deploy/helm/torchmem
+	HELM=$(HELM) $(GO) test -count=1 ./deploy/
 
 clean:
 	rm -rf $(BIN) build dist

@@ -23,6 +23,9 @@ type Fit struct {
 	MaxBatchAtLimit bool     `json:"max_batch_at_limit"`
 	Levers          []Lever  `json:"levers"`
 	Notes           []string `json:"notes,omitempty"`
+	// Plan: combinations of levers that fit, fastest first (plan.go);
+	// searched when the job does not fit, or always with --plan.
+	Plan *PlanSearch `json:"plan,omitempty"`
 }
 
 // Lever is one change to the job and what it would do to the process's
@@ -37,6 +40,12 @@ type Lever struct {
 
 // Plan estimates o on md and fits it to a GPU with memory gpuBytes.
 func Plan(md *models.Model, o Options, gpu GPU, margin float64) (*Result, *Fit, error) {
+	return PlanWith(md, o, gpu, margin, PlanRequest{})
+}
+
+// PlanWith is Plan with what the plan search may change: the GPUs the
+// user says exist, fine-tuning, whether to search when the job fits.
+func PlanWith(md *models.Model, o Options, gpu GPU, margin float64, req PlanRequest) (*Result, *Fit, error) {
 	if margin < 0 || margin >= 1 {
 		return nil, nil, fmt.Errorf("--margin %.2f: want a fraction in [0, 1)", margin)
 	}
@@ -75,7 +84,12 @@ func Plan(md *models.Model, o Options, gpu GPU, margin float64) (*Result, *Fit, 
 		f.Notes = append(f.Notes, fmt.Sprintf("batch %d fits on its own, but batch %d does not: this close to the budget "+
 			"the allocator's fragmentation decides, so it is counted as not fitting", r.Opts.Batch, f.MaxBatch+1))
 	}
-	f.Levers = levers(md, r, f.BudgetBytes)
+	f.Levers = levers(md, r, f.BudgetBytes, req.GPUs)
+	if !f.Fits || req.Always {
+		if f.Plan, err = Search(md, r.Opts, f.BudgetBytes, req); err != nil {
+			return nil, nil, err
+		}
+	}
 	return r, f, nil
 }
 
@@ -95,7 +109,10 @@ type alt struct {
 	apply         func(*Options) bool // false: not applicable
 }
 
-func alternatives(fam family, o Options) []alt {
+// alternatives are the single levers; the multi-GPU ones only when the
+// user said more than one GPU exists (gpus, or the job's own world size).
+func alternatives(fam family, o Options, gpus int) []alt {
+	gpus = max(gpus, o.WorldSize)
 	alts := []alt{
 		{"amp", "--precision amp-bf16 (autocast)", func(o *Options) bool {
 			ok := o.Precision == "fp32"
@@ -127,14 +144,14 @@ func alternatives(fam family, o Options) []alt {
 			o.DDPBucketView = true
 			return ok
 		}},
-		{"zero2", fmt.Sprintf("--zero 2 --world-size %d (DeepSpeed: shard optimizer states and gradients)", max(o.WorldSize, 8)), func(o *Options) bool {
-			ok := o.ZeroStage < 2 && !o.Inference
-			o.ZeroStage, o.WorldSize, o.FSDP, o.DDP, o.DDPBucketView = 2, max(o.WorldSize, 8), false, false, false
+		{"zero2", fmt.Sprintf("--zero 2 --world-size %d (DeepSpeed: shard optimizer states and gradients)", gpus), func(o *Options) bool {
+			ok := o.ZeroStage < 2 && !o.Inference && gpus > 1
+			o.ZeroStage, o.WorldSize, o.FSDP, o.DDP, o.DDPBucketView = 2, gpus, false, false, false
 			return ok
 		}},
-		{"fsdp", fmt.Sprintf("--fsdp --world-size %d (shard parameters, gradients and states)", max(o.WorldSize, 8)), func(o *Options) bool {
-			ok := o.ZeroStage < 3 && !o.Inference
-			o.ZeroStage, o.WorldSize, o.FSDP, o.DDP, o.DDPBucketView = 3, max(o.WorldSize, 8), true, false, false
+		{"fsdp", fmt.Sprintf("--fsdp --world-size %d (shard parameters, gradients and states)", gpus), func(o *Options) bool {
+			ok := o.ZeroStage < 3 && !o.Inference && gpus > 1
+			o.ZeroStage, o.WorldSize, o.FSDP, o.DDP, o.DDPBucketView = 3, gpus, true, false, false
 			return ok
 		}},
 		{"half-batch-accum", fmt.Sprintf("--batch %d --accum %d (same effective batch)", max(1, o.Batch/2), o.Accum*2), func(o *Options) bool {
@@ -159,13 +176,13 @@ func alternatives(fam family, o Options) []alt {
 }
 
 // levers tries each alternative and ranks those that save memory.
-func levers(md *models.Model, base *Result, budget int64) []Lever {
+func levers(md *models.Model, base *Result, budget int64, gpus int) []Lever {
 	out := []Lever{} // [] rather than null in --json when nothing applies
 	fam, err := familyOf(md)
 	if err != nil {
 		return out // Estimate refused md before: nothing to try
 	}
-	for _, a := range alternatives(fam, base.Opts) {
+	for _, a := range alternatives(fam, base.Opts, gpus) {
 		o := base.Opts
 		if !a.apply(&o) {
 			continue

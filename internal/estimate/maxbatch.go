@@ -73,11 +73,22 @@ func MaxBatch(md *models.Model, o Options, budget int64) int {
 			best = b - 1
 			continue
 		}
-		if r.PeakAllocatedBytes+max(2*overhead, limit/chaosFraction) <= limit && r.CacheReleases == 0 {
+		if settledWith(r, limit, overhead) {
 			break
 		}
 	}
 	return best
+}
+
+// settledWith: r's peak allocated is far enough below the allocator's
+// limit that the cache's behaviour cannot decide whether it fits.
+func settledWith(r *Result, limit, overhead int64) bool {
+	return r.CacheReleases == 0 && r.PeakAllocatedBytes+max(2*overhead, limit/chaosFraction) <= limit
+}
+
+// settled is settledWith r's own allocator overhead.
+func settled(r *Result, limit int64) bool {
+	return settledWith(r, limit, r.PeakReservedBytes-r.PeakAllocatedBytes)
 }
 
 // largest is the largest b in [from, limit] with ok(b), by an exponential

@@ -59,7 +59,7 @@ func nodeTable(s *cluster.Summary, t func(string, ...any) string) table {
 	tb.add(t("h.node"), t("h.state"), t("h.gpus"), t("h.gpumem"), t("h.hostavail"), t("h.jobs"), t("h.ooms"))
 	for _, n := range s.Nodes {
 		if !n.Up {
-			tb.add(termsafe.Line(n.Name), t("down")+", "+lastSeen(n, s.Time, t), "-", "-", "-", "-", strconv.Itoa(n.OOMs.Total()))
+			tb.add(termsafe.Line(n.Name), t("downseen", lastSeen(n, s.Time, t)), "-", "-", "-", "-", strconv.Itoa(n.OOMs.Total()))
 			continue
 		}
 		var used, total float64

@@ -118,3 +118,22 @@ func TestEstimateChinese(t *testing.T) {
 		t.Error("--lang zh changed the JSON")
 	}
 }
+
+// TestPhaseLabel: English phases read as the estimate package wrote them,
+// Chinese ones are fully translated, an unknown phase passes through.
+func TestPhaseLabel(t *testing.T) {
+	en, zh := estimateCatalog.T(i18n.EN), estimateCatalog.T(i18n.ZH)
+	for _, p := range []string{"forward, step 1", "forward, step 2, block 3 of 32", "backward, step 2, block 16 of 16",
+		"end of forward (head and loss), step 2", "start of backward (loss gradients), step 2", "optimizer step 1 (states created)",
+		"optimizer step 2", "zero_grad, step 3", "forward, pass 1, block 12 of 12", "logits, pass 2", "generation, pass 1", "model load"} {
+		if got := phaseLabel(en, p); got != p {
+			t.Errorf("en %q -> %q", p, got)
+		}
+		if got := phaseLabel(zh, p); regexp.MustCompile(`[a-z]{4,}`).MatchString(strings.NewReplacer("zero_grad", "", "logits", "").Replace(got)) {
+			t.Errorf("zh %q -> %q: English left", p, got)
+		}
+	}
+	if got := phaseLabel(zh, "expert permutation, step 2"); got != "expert permutation, step 2" {
+		t.Errorf("unknown phase -> %q", got)
+	}
+}

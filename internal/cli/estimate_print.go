@@ -44,7 +44,7 @@ func printEstimate(env *Env, r *estimate.Result, f *estimate.Fit) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s%s\n", i18n.PadRight(t("estimate.peakAt"), label+2), r.PeakPhase)
+	fmt.Fprintf(w, "%s%s\n", i18n.PadRight(t("estimate.peakAt"), label+2), phaseLabel(t, r.PeakPhase))
 	fmt.Fprintln(w, "\n"+t("estimate.breakdown"))
 	tw = newTable(w)
 	for _, it := range r.Breakdown {

@@ -73,7 +73,7 @@ func tunePlanCmd(env *Env, f *tuneFlags) *cobra.Command {
 			if f.asJSON {
 				return writeJSON(env.Stdout, pl)
 			}
-			return writeTunePlan(env.Stdout, pl)
+			return writeTunePlan(env.Stdout, env, pl)
 		},
 	}
 }
@@ -88,7 +88,7 @@ func tuneApplyCmd(env *Env, f *tuneFlags) *cobra.Command {
 				return err
 			}
 			if !f.asJSON {
-				if err := writeTunePlan(env.Stdout, pl); err != nil {
+				if err := writeTunePlan(env.Stdout, env, pl); err != nil {
 					return err
 				}
 			}
@@ -104,12 +104,12 @@ func tuneApplyCmd(env *Env, f *tuneFlags) *cobra.Command {
 			if f.asJSON {
 				return writeJSON(env.Stdout, j)
 			}
-			verb := "applied"
+			t := env.tr()
+			verb := t("tune.apply.applied")
 			if f.dryRun {
-				verb = "dry run: would apply"
+				verb = t("tune.apply.dry_run")
 			}
-			_, err = fmt.Fprintf(env.Stdout, "\n%s profile %s (%d live values, %d files); journal %s; undo with: torchmem tune revert\n",
-				verb, pl.Profile, len(j.Live), len(j.Files), tune.JournalFile)
+			_, err = fmt.Fprint(env.Stdout, t("tune.apply.done", verb, pl.Profile, len(j.Live), len(j.Files), tune.JournalFile))
 			return err
 		},
 	}
@@ -125,7 +125,7 @@ func tuneConfirm(env *Env) (bool, error) {
 	if !ok || in != os.Stdin || !term.IsTerminal(in.Fd()) {
 		return false, errors.New("apply changes this host: pass --yes (no terminal to ask on)")
 	}
-	fmt.Fprint(env.Stdout, "\nApply these changes? [y/N] ")
+	fmt.Fprint(env.Stdout, env.tr()("tune.apply.confirm"))
 	line, err := bufio.NewReader(env.Stdin).ReadString('\n')
 	if err != nil && err != io.EOF {
 		return false, err
@@ -133,7 +133,7 @@ func tuneConfirm(env *Env) (bool, error) {
 	if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
 		return true, nil
 	}
-	fmt.Fprintln(env.Stdout, "nothing changed")
+	fmt.Fprintln(env.Stdout, env.tr()("tune.apply.nothing"))
 	return false, nil
 }
 
@@ -169,7 +169,7 @@ func tuneStatusCmd(env *Env, f *tuneFlags) *cobra.Command {
 			if f.asJSON {
 				err = writeJSON(env.Stdout, st)
 			} else {
-				err = writeTuneStatus(env.Stdout, st)
+				err = writeTuneStatus(env.Stdout, env, st)
 			}
 			if err == nil && st.Drifted {
 				return &ExitError{Code: 1}

@@ -8,78 +8,82 @@ import (
 	"github.com/torchmem/torchmem/internal/tune"
 )
 
-func writeTunePlan(w io.Writer, p tune.Plan) error {
-	fmt.Fprintf(w, "torchmem tune plan: profile %s", p.Profile)
+// writeTunePlan prints the plan in env's language: keys, values, paths
+// and file contents stay as they are (they are what is written).
+func writeTunePlan(w io.Writer, env *Env, p tune.Plan) error {
+	t := env.tr()
+	fmt.Fprint(w, t("tune.plan.header", p.Profile))
 	if p.Persistence != "" {
-		fmt.Fprintf(w, " (THP persisted by %s)", p.Persistence)
+		fmt.Fprint(w, t("tune.plan.persisted_by", p.Persistence))
 	}
 	fmt.Fprintln(w)
 	tw := newTable(w)
-	fmt.Fprintln(tw, "SETTING\tNOW\tTARGET\tACTION\tPERSISTED IN / NOTE")
+	fmt.Fprintln(tw, t("tune.plan.columns"))
 	for _, c := range p.Changes {
 		where := c.Persist
-		if c.Note != "" {
-			where = strings.TrimSpace(where + " " + "(" + c.Note + ")")
+		if n := c.NoteIn(env.lang()); n != "" {
+			where = strings.TrimSpace(where + " " + "(" + n + ")")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Key, orDash(c.Current), c.Target, c.Action, where)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Key, orDash(c.Current), c.Target, t("tune.action."+c.Action), where)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, c := range p.Changes {
 		if c.Action == tune.ActAdvice {
-			fmt.Fprintf(w, "\nadvice (%s): /dev/shm is small: %s. torchmem never remounts it. For a host: add 'tmpfs /dev/shm tmpfs defaults,size=50%% 0 0' to /etc/fstab and run mount -o remount /dev/shm when no job runs; for containers: --shm-size=16g or --ipc=host.\n", c.Key, c.Current)
+			fmt.Fprint(w, t("tune.plan.shm_advice", c.Key, c.Current))
 		}
 	}
 	for _, f := range p.Files {
 		if f.Link != "" {
-			fmt.Fprintf(w, "\nlink %s -> %s\n", f.Path, f.Link)
+			fmt.Fprint(w, t("tune.plan.link", f.Path, f.Link))
 			continue
 		}
-		fmt.Fprintf(w, "\nwrite %s:\n", f.Path)
+		fmt.Fprint(w, t("tune.plan.write", f.Path))
 		for _, line := range strings.Split(strings.TrimRight(f.Content, "\n"), "\n") {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 	}
 	for _, c := range p.Commands {
-		fmt.Fprintf(w, "\nrun (on this host only): %s\n", strings.Join(c, " "))
+		fmt.Fprint(w, t("tune.plan.run", strings.Join(c, " ")))
 	}
 	return nil
 }
 
-func writeTuneStatus(w io.Writer, st tune.State) error {
+func writeTuneStatus(w io.Writer, env *Env, st tune.State) error {
+	t := env.tr()
 	if st.Profile == "" {
-		_, err := fmt.Fprintln(w, "nothing applied by torchmem tune")
+		_, err := fmt.Fprintln(w, t("tune.status.none"))
 		return err
 	}
-	state := "applied"
+	state := t("tune.status.applied")
 	if !st.Applied {
-		state = "INCOMPLETE (an apply was interrupted: run torchmem tune revert)"
+		state = t("tune.status.incomplete")
 	}
-	fmt.Fprintf(w, "profile %s %s at %s (journal %s)\n", st.Profile, state, st.Time, st.Journal)
+	fmt.Fprint(w, t("tune.status.header", st.Profile, state, st.Time, st.Journal))
 	// Two tables: in one, the long file paths widened the live-value
 	// columns past 80.
 	tw := newTable(w)
-	fmt.Fprintln(tw, "LIVE VALUE\tTARGET\tNOW\tSTATE")
+	fmt.Fprintln(tw, t("tune.status.live"))
 	for _, it := range st.Live {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", it.Key, it.Target, it.Now, driftWord(it))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", it.Key, it.Target, it.Now, driftWord(env, it))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	tw = newTable(w)
-	fmt.Fprintln(tw, "FILE\tSTATE")
+	fmt.Fprintln(tw, t("tune.status.files"))
 	for _, it := range st.Files {
-		fmt.Fprintf(tw, "%s\t%s\n", it.Key, driftWord(it))
+		fmt.Fprintf(tw, "%s\t%s\n", it.Key, driftWord(env, it))
 	}
 	return tw.Flush()
 }
 
-func driftWord(it tune.StatusItem) string {
+func driftWord(env *Env, it tune.StatusItem) string {
 	if it.Drift {
-		return "DRIFTED: " + it.Note
+		return env.tr()("tune.status.drifted", it.NoteIn(env.lang()))
 	}
-	return "ok"
+	return env.tr()("tune.status.ok")
 }
 
 func orDash(s string) string {

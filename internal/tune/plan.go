@@ -69,6 +69,8 @@ type Change struct {
 	Live    string `json:"live,omitempty"`    // where the live value is written
 	Persist string `json:"persist,omitempty"` // the file that makes it survive a reboot
 	Note    string `json:"note,omitempty"`
+	// note is Note as a catalog message (messages.go), for NoteIn.
+	note note
 }
 
 // File is a file apply writes (or a symlink, when Link is set).
@@ -126,14 +128,16 @@ func plan1(o *Options, s Setting, multi bool) Change {
 	}
 	switch {
 	case s.MultiNode && !multi:
-		c.Action, c.Note = ActSkip, "one NUMA node"
+		c.Action = ActSkip
+		c.setNote("note.one_numa_node", "")
 	case s.Kind == Advice:
 		c.Action = ActAdvice
 		if s.Fine(c.Current) {
 			c.Action = ActKeep
 		}
 	case c.Current == "":
-		c.Action, c.Note = ActSkip, "not present on this kernel"
+		c.Action = ActSkip
+		c.setNote("note.not_present", "")
 	case s.Fine(c.Current):
 		c.Action = ActKeep
 	default:
@@ -159,13 +163,14 @@ func pickChoice(o *Options, c *Change) {
 	for _, t := range append([]string{c.Target}, c.Else...) {
 		if offered[t] {
 			if t != c.Target {
-				c.Note = c.Target + " not offered by this kernel"
+				c.setNote("note.not_offered", c.Target)
 			}
 			c.Target = t
 			return
 		}
 	}
-	c.Action, c.Note = ActSkip, c.Target+" not offered by this kernel"
+	c.Action = ActSkip
+	c.setNote("note.not_offered", c.Target)
 }
 
 // current returns a setting's live value and the file it is read from.

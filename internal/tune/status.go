@@ -18,6 +18,7 @@ type StatusItem struct {
 	Now    string `json:"now,omitempty"`
 	Drift  bool   `json:"drift"`
 	Note   string `json:"note,omitempty"`
+	note   note
 }
 
 // State is what status reports.
@@ -47,7 +48,7 @@ func Status(opts Options) (State, error) {
 		now := liveNow(&opts, l)
 		it := StatusItem{Key: l.Key, Target: l.Target, Now: now, Drift: now != l.Target}
 		if it.Drift {
-			it.Note = "changed since apply (another tool, or a reboot before the persistence took over)"
+			it.Note, it.note = noteEN("note.live_drift", ""), note{"note.live_drift", ""}
 		}
 		st.Live = append(st.Live, it)
 		st.Drifted = st.Drifted || it.Drift
@@ -62,7 +63,7 @@ func Status(opts Options) (State, error) {
 			it.Drift = err != nil || !bytes.Equal(b, f.Wrote)
 		}
 		if it.Drift {
-			it.Note = "edited or removed since apply"
+			it.Note, it.note = noteEN("note.file_drift", ""), note{"note.file_drift", ""}
 		}
 		st.Files = append(st.Files, it)
 		st.Drifted = st.Drifted || it.Drift

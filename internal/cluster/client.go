@@ -139,7 +139,7 @@ func (c *Client) Fetch(ctx context.Context) (*Summary, error) {
 			defer mu.Unlock()
 			warnings = append(warnings, warn...)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("query %s: %w", q, err))
+				errs = append(errs, queryError(q, err))
 				return
 			}
 			if vec, ok := v.(model.Vector); ok {
@@ -156,6 +156,26 @@ func (c *Client) Fetch(ctx context.Context) (*Summary, error) {
 	slices.Sort(warnings)
 	sum.Warnings = append(sum.Warnings, slices.Compact(warnings)...)
 	return sum, nil
+}
+
+// queryError names the query only where Prometheus faulted it (bad
+// PromQL, a failed evaluation): a refused connection or a 401 is the same
+// for every query, and the PromQL would only lengthen the line.
+func queryError(q string, err error) error {
+	var apiErr *v1.Error
+	if !errors.As(err, &apiErr) {
+		return err
+	}
+	switch apiErr.Type {
+	case v1.ErrClient:
+		if strings.HasSuffix(apiErr.Msg, " 401") || strings.HasSuffix(apiErr.Msg, " 403") {
+			return fmt.Errorf("HTTP %s: wrong or missing credentials (--prometheus-token-file, --http.config.file)", apiErr.Msg[len(apiErr.Msg)-3:])
+		}
+		return fmt.Errorf("HTTP %s", strings.TrimPrefix(apiErr.Msg, "client error: "))
+	case v1.ErrBadData, v1.ErrExec, v1.ErrTimeout, v1.ErrCanceled:
+		return fmt.Errorf("query %s: %w", q, err)
+	}
+	return err
 }
 
 // fetchError is one line: a Prometheus that is down fails every query

@@ -147,8 +147,20 @@ func TestFetchErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Fetch(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "Prometheus at "+srv.URL) || !strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "\n") {
+	if err == nil || err.Error() != "Prometheus at "+srv.URL+": HTTP 401: wrong or missing credentials (--prometheus-token-file, --http.config.file)" {
 		t.Errorf("no token: %v", err)
+	}
+
+	// Prometheus's answer to a query it rejects names the query.
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"status":"error","errorType":"bad_data","error":"1:1: parse error: unexpected character"}`))
+	}))
+	defer bad.Close()
+	c, _ = New(Options{URL: bad.URL})
+	if _, err = c.Fetch(context.Background()); err == nil || !strings.Contains(err.Error(), ": query ") || !strings.Contains(err.Error(), "bad_data: 1:1: parse error") {
+		t.Errorf("rejected query: %v", err)
 	}
 
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

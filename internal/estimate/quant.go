@@ -203,7 +203,10 @@ func (e *ctx) quantLinear(x *tensor, li *linInfo, outElems int64) *tensor {
 		return e.bnbOut(x, in, e.act(outElems, cdt))
 	case "int8":
 		// MatMul8bitLt: int8 rows of x with their fp32 scales, an int32
-		// product, then the dequantized fp16 output.
+		// product, then the dequantized fp16 output. Unlike MatMul4Bit it
+		// keeps its input for backward whenever the input needs a
+		// gradient (ctx.tensors = (CAt, subA, A)).
+		e.m.save(x)
 		in := x
 		if x.dt != 2 {
 			in = e.act(x.elems, 2)

@@ -37,7 +37,6 @@ type Resolver struct {
 	mu      sync.Mutex
 	pods    []PodContainer
 	podsAt  time.Time // last List attempt
-	podsOK  bool      // the last List succeeded
 	podsOff bool      // no socket: never asked again
 	notices []string
 	noted   map[string]bool
@@ -62,14 +61,36 @@ type Input struct {
 
 // Resolve returns the job's identity. ctx bounds a pod-resources call.
 func (r *Resolver) Resolve(ctx context.Context, in Input) Identity {
-	env := ParseEnviron(in.Environ)
-	id := merge(ParseCgroup(in.CgroupPath), env)
-	if id.Kubernetes != nil {
-		k := *id.Kubernetes
-		r.fillPod(ctx, &k, env, in.GPUUUIDs)
-		id.Kubernetes = &k
+	id, env := Static(in.CgroupPath, in.Environ)
+	return r.NamePod(ctx, id, env, in.GPUUUIDs)
+}
+
+// Static is what a process's cgroup path and environment say, which do
+// not change while it runs: a caller keeps it and calls NamePod until
+// the pod is named.
+func Static(cgroupPath string, environ []byte) (Identity, Env) {
+	env := ParseEnviron(environ)
+	return merge(ParseCgroup(cgroupPath), env), env
+}
+
+// NamePod returns id with its pod's name, namespace, container and GPUs
+// from the kubelet's list, when id is a pod's and the list has it.
+func (r *Resolver) NamePod(ctx context.Context, id Identity, env Env, gpus []string) Identity {
+	if id.Kubernetes == nil {
+		return id
 	}
+	k := *id.Kubernetes
+	r.fillPod(ctx, &k, env, gpus)
+	id.Kubernetes = &k
 	return id
+}
+
+// CanNamePods reports whether pods may still be named: a pod-resources
+// client is configured and its socket was not found missing.
+func (r *Resolver) CanNamePods() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.opts.Pods != nil && !r.podsOff
 }
 
 // fillPod sets the pod's name, namespace, container and GPUs from the
@@ -193,11 +214,10 @@ func (r *Resolver) list(ctx context.Context, refresh bool) []PodContainer {
 		r.notice("kubernetes: " + err.Error() + "; pods are named by UID only (no pod name, namespace or container)")
 		return nil
 	case err != nil:
-		r.podsOK = false
 		r.notice("kubernetes: " + err.Error() + " (not root, or the socket is not mounted?); pods are named by UID only until it answers")
 		return r.pods
 	}
-	r.pods, r.podsOK = pods, true
+	r.pods = pods
 	return pods
 }
 

@@ -14,10 +14,9 @@ import (
 // else) and its start time.
 type jobIdent struct {
 	id         identity.Identity
+	env        identity.Env
 	final      bool
 	startTicks uint64
-	environ    []byte
-	envRead    bool
 }
 
 // identify sets each job's Identity and Key. The cgroup path, environ and
@@ -36,9 +35,8 @@ func (s *Sampler) identify(ctx context.Context, out *Sample) {
 		}
 		ji := s.rootIdent(ps, j.RootPID)
 		if !ji.final {
-			ji.id = s.opts.Identity.Resolve(ctx, identity.Input{
-				CgroupPath: ps.cg.Path, Environ: ji.environ, GPUUUIDs: jobGPUs(j, uuids)})
-			ji.final = ji.id.Kubernetes == nil || ji.id.Kubernetes.Pod != ""
+			ji.id = s.opts.Identity.NamePod(ctx, ji.id, ji.env, jobGPUs(j, uuids))
+			ji.final = ji.id.Kubernetes == nil || ji.id.Kubernetes.Pod != "" || !s.opts.Identity.CanNamePods()
 		}
 		id := ji.id
 		if id.Kind != "" || id.Unit != "" {
@@ -56,8 +54,8 @@ func (s *Sampler) identify(ctx context.Context, out *Sample) {
 }
 
 // rootIdent returns the root's kept identity state, reading its cgroup
-// path, environ (bounded, EACCES when not root and not the owner: then
-// the path alone decides) and start time the first time.
+// path, environ (bounded; EACCES when not root and not the owner) and
+// start time, and parsing them, the first time only.
 func (s *Sampler) rootIdent(ps *procState, pid int) *jobIdent {
 	if ps.ident != nil {
 		return ps.ident
@@ -71,10 +69,8 @@ func (s *Sampler) rootIdent(ps *procState, pid int) *jobIdent {
 			ps.cg = &cgroup.Path{}
 		}
 	}
-	if b, err := s.fs.Environ(pid, identity.MaxEnviron); err == nil {
-		ji.environ = b
-	}
-	ji.envRead = true
+	environ, _ := s.fs.Environ(pid, identity.MaxEnviron) // nil when unreadable: the path alone decides
+	ji.id, ji.env = identity.Static(ps.cg.Path, environ)
 	if st, err := s.fs.Stat(pid); err == nil {
 		ji.startTicks = st.StartTicks
 	}

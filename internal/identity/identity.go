@@ -23,10 +23,11 @@
 //
 // Exported API:
 //
-//	Identity, Kubernetes, Slurm, Container; (Identity).Key()
+//	Identity, Kubernetes, Slurm, Container; (Identity).Key(), Short(), Labels(); FromLabels
 //	ParseCgroup(path string) Identity
 //	ParseEnviron(b []byte) Env
-//	Resolver: NewResolver(ResolverOptions), (*Resolver).Resolve, Notices
+//	Static(cgroupPath string, environ []byte) (Identity, Env)
+//	Resolver: NewResolver(ResolverOptions), (*Resolver).Resolve, NamePod, CanNamePods, Notices
 //	PodLister, PodContainer; NewPodResources(socket string) *PodResources
 package identity
 

@@ -94,6 +94,6 @@ func runTopCluster(ctx context.Context, env *Env, f topFlags) error {
 		},
 		Interval: interval, Loading: t("loading", f.cluster.url), Footer: t("footer", interval),
 		ErrorLine: func(err error) string { return t("error", err, interval) },
-		In:        topKeys(env.Stdin), Out: env.Stdout,
+		In:        topKeys(env.Stdin), Out: env.Stdout, Lang: lang,
 	})
 }

@@ -33,6 +33,9 @@ type Result struct {
 	Model  string `json:"model"`
 	Family string `json:"family"`
 	Params int64  `json:"params"`
+	// ActiveParams: a mixture-of-experts model's parameters one token
+	// uses (models.Model.ActiveParamCount); absent for a dense model.
+	ActiveParams int64 `json:"active_params,omitempty"`
 	// TrainableParams is what PEFT's print_trainable_parameters() calls
 	// trainable: every parameter in full training, the adapters (and
 	// modules_to_save copies) with --peft, 0 in inference.
@@ -123,6 +126,9 @@ func (e *ctx) result() *Result {
 		ActivationBytesPerBlock: e.perBlock}
 	if e.o.Checkpointing {
 		r.ActivationBytesPerBlock = 0
+	}
+	if e.full.MoE != nil {
+		r.ActiveParams = e.full.ActiveParamCount()
 	}
 	r.ProcessBytes = r.PeakReservedBytes + r.CUDAContextBytes + r.LibraryBytes
 	for c := Category(0); c < numCats; c++ {

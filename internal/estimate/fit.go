@@ -10,9 +10,12 @@ import (
 // Fit says whether a configuration fits a GPU, the largest batch that does,
 // and what would save memory.
 type Fit struct {
-	GPU            string  `json:"gpu"`
-	GPUMemoryBytes int64   `json:"gpu_memory_bytes"`
-	Margin         float64 `json:"margin"`
+	GPU            string `json:"gpu"`
+	GPUMemoryBytes int64  `json:"gpu_memory_bytes"`
+	// GPUMemoryUnit: the unit a size given by hand was written in
+	// (UnitDecimal, UnitBinary, UnitBytes: gpus.go); empty for a board.
+	GPUMemoryUnit string  `json:"gpu_memory_unit,omitempty"`
+	Margin        float64 `json:"margin"`
 	// BudgetBytes = GPU memory * (1 - margin): what process_bytes must stay under.
 	BudgetBytes   int64 `json:"budget_bytes"`
 	Fits          bool  `json:"fits"`

@@ -13,6 +13,14 @@ type GPU struct {
 	ComputeCapability int    `json:"compute_capability"`
 }
 
+// The units a GPU's memory can be given in: "80GB" is decimal (80·10^9
+// bytes, 74.5 GiB), "80GiB" binary (80·2^30), a bare number bytes.
+const (
+	UnitDecimal = "decimal"
+	UnitBinary  = "binary"
+	UnitBytes   = "bytes"
+)
+
 const mib = 1 << 20
 
 // gpuTable: nvidia-smi's "Total" memory (MiB) of each board.

@@ -40,16 +40,29 @@ func Assemble(res Results, at time.Time, w time.Duration) *Summary {
 	for _, s := range res[qNode] {
 		b.node(targetOf(s.Metric)).Name = string(s.Metric["node"])
 	}
-	for _, s := range res[qSeen] {
+	for _, s := range finite(res[qSeen]) {
 		sec, frac := math.Modf(float64(s.Value))
 		t := time.Unix(int64(sec), int64(frac*1e9)).UTC()
 		b.node(targetOf(s.Metric)).LastSeen = &t
 	}
-	for _, s := range res[qLive] {
+	for _, s := range finite(res[qLive]) {
 		b.live(s)
 	}
 	b.ooms(res)
 	return &Summary{Time: at.UTC(), WindowSeconds: w.Seconds(), Nodes: b.sorted(), Warnings: duplicateNames(b.nodes)}
+}
+
+// finite drops NaN and infinite samples: an agent's gauge can be NaN
+// (Prometheus stores what it is sent), JSON cannot carry it, and no
+// figure shown is better than a wrong one.
+func finite(v model.Vector) model.Vector {
+	out := v[:0:0]
+	for _, s := range v {
+		if f := float64(s.Value); !math.IsNaN(f) && !math.IsInf(f, 0) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 type builder struct {

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"encoding/json"
+	"math"
 	"testing"
 	"time"
 
@@ -85,4 +87,32 @@ func TestOOMsTotal(t *testing.T) {
 	if (OOMs{JobKills: map[string]int{"a": 1, "b": 1}}).Total() != 2 {
 		t.Error("job kills on a kernel without vmstat oom_kill are counted")
 	}
+}
+
+// FuzzAssemble: any labels and values Prometheus hands back (agents
+// control them) give a summary that encodes as JSON, one node per
+// target, and never a panic.
+func FuzzAssemble(f *testing.F) {
+	f.Add("torchmem_job_info", "127.0.0.1:1", "pid:1", "gpu-a", 1.0, 2.6)
+	f.Add("torchmem_gpu_memory_used_bytes", "", "", "", math.NaN(), math.Inf(1))
+	f.Add("torchmem_job_rss_bytes", "x", "\xff", "节点", -1.0, -3.0)
+	f.Fuzz(func(t *testing.T, name, instance, jobID, node string, v, oom float64) {
+		res := Results{
+			qAgents:  {sample(1, "job", "t", "instance", instance)},
+			qUp:      {sample(v, "job", "t", "instance", instance), sample(0, "job", "t", "instance", instance+"x")},
+			qNode:    {sample(1, "job", "t", "instance", instance, "node", node)},
+			qSeen:    {sample(v, "job", "t", "instance", instance)},
+			qLive:    {sample(v, "__name__", name, "job", "t", "instance", instance, "job_id", jobID, "gpu", jobID)},
+			qHostOOM: {sample(oom, "job", "t", "instance", instance)},
+			qJobOOM:  {sample(oom, "job", "t", "instance", instance, "job_id", jobID)},
+			qCUDAOOM: {sample(oom, "job", "t", "instance", instance, "job_id", jobID)},
+		}
+		s := Assemble(res, time.Unix(0, 0), time.Hour)
+		if len(s.Nodes) != 2 {
+			t.Fatalf("%d nodes for 2 targets", len(s.Nodes))
+		}
+		if _, err := json.Marshal(s); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -205,3 +205,24 @@ func appVersion(t *testing.T) string {
 	}
 	return c.AppVersion
 }
+
+// TestChartArgsAreServeFlags: every flag the chart passes (with every
+// option on) is one `torchmem serve --help` lists: a renamed flag fails
+// here, not on the nodes.
+func TestChartArgsAreServeFlags(t *testing.T) {
+	m := decode(t, "helm template (everything)", render(t, helm(t), append(everything, "metricsNoAuth=true")...))
+	help, err := exec.Command(torchmem(t), "serve", "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("serve --help: %v\n%s", err, help)
+	}
+	args := m.daemonSets[0].Spec.Template.Spec.Containers[0].Args
+	if args[0] != "serve" {
+		t.Fatalf("args %v: not serve", args)
+	}
+	for _, a := range args[1:] {
+		name, _, _ := strings.Cut(a, "=")
+		if !strings.HasPrefix(name, "--") || !strings.Contains(string(help), "  "+name+" ") && !strings.Contains(string(help), " "+name+" ") {
+			t.Errorf("the chart passes %s, which serve --help does not list", a)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -64,12 +65,7 @@ func TestSystemdUnitListensWide(t *testing.T) {
 		t.Skip("builds and runs torchmem serve; skipped in -short")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "torchmem")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/torchmem")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := torchmem(t)
 	token := filepath.Join(dir, "token")
 	if err := os.WriteFile(token, []byte("0123456789abcdef0123456789abcdef"), 0o600); err != nil {
 		t.Fatal(err)
@@ -96,6 +92,45 @@ func TestSystemdUnitListensWide(t *testing.T) {
 	if code := get(t, url, "0123456789abcdef0123456789abcdef"); code != http.StatusOK {
 		t.Errorf("GET /metrics with the token: %d, want 200", code)
 	}
+}
+
+var built struct {
+	sync.Once
+	bin string
+	out []byte
+	err error
+}
+
+// torchmem builds ../cmd/torchmem once for the package's tests.
+func torchmem(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds torchmem; skipped in -short")
+	}
+	built.Do(func() {
+		dir, err := os.MkdirTemp("", "torchmem-deploy-test-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.bin = filepath.Join(dir, "torchmem")
+		cmd := exec.Command("go", "build", "-o", built.bin, "../cmd/torchmem")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		built.out, built.err = cmd.CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
+	}
+	return built.bin
+}
+
+// TestMain removes the binary torchmem built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.bin != "" {
+		os.RemoveAll(filepath.Dir(built.bin))
+	}
+	os.Exit(code)
 }
 
 // runServe starts serve and returns the address it prints.

@@ -101,16 +101,27 @@ func TestEstimateChinese(t *testing.T) {
 	// The sizes of the first table start in one display column.
 	size := regexp.MustCompile(`\d+(\.\d+)? (B|KiB|MiB|GiB)`)
 	col := -1
-	for _, l := range strings.Split(zh, "\n")[2:5] {
+	rows := 0
+	for _, l := range strings.Split(zh, "\n") {
+		if !strings.HasPrefix(l, "峰值已") && !strings.HasPrefix(l, "进程") && !strings.HasPrefix(l, "可训练参数") {
+			continue
+		}
+		rows++
 		loc := size.FindStringIndex(l)
+		if strings.HasPrefix(l, "可训练参数") {
+			loc = regexp.MustCompile(`\d{1,3}(,\d{3})+`).FindStringIndex(l)
+		}
 		if loc == nil {
-			t.Fatalf("no size in %q", l)
+			t.Fatalf("no figure in %q", l)
 		}
 		c := i18n.Width(l[:loc[0]])
 		if col >= 0 && c != col {
 			t.Errorf("sizes not aligned (column %d, then %d):\n%s", col, c, zh)
 		}
 		col = c
+	}
+	if rows != 4 {
+		t.Errorf("%d of the 4 figure rows found:\n%s", rows, zh)
 	}
 	j1, _, _ := runCLI(t, append(args, "--json")...)
 	j2, _, _ := runCLI(t, append(args, "--json", "--lang", "zh")...)

@@ -153,6 +153,7 @@ func NewRoot(env *Env) *cobra.Command {
 	for _, n := range names {
 		root.AddCommand(registry[n](env))
 	}
+	localizedHelp(root, env)
 	return root
 }
 

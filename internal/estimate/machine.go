@@ -41,6 +41,9 @@ type tensor struct {
 	// a tensor goes when the last of them has run.
 	holds int
 	blk   *block
+	// bwdWorkspace: bytes the backward of the op that saved t takes from
+	// the allocator for the call (attention.go's kernels' accumulators).
+	bwdWorkspace int64
 }
 
 type machine struct {

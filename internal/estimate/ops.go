@@ -181,6 +181,9 @@ func (e *ctx) attention(a attn) *tensor {
 	out := e.act(b*a.qLen*a.heads*a.dHead, qs.dt)
 	lse := e.act(b*a.heads*((a.qLen+31)/32*32), 4)
 	e.m.save(qs, ks, vs, out, lse)
+	if e.m.grad {
+		out.bwdWorkspace = e.attentionBackwardWorkspace(a)
+	}
 	e.m.drop(lse)
 	for _, c := range []*tensor{qs, ks, vs} {
 		if c != nil && c != a.q && c != a.k && c != a.v {
@@ -260,4 +263,20 @@ func (e *ctx) causalMask() {
 		s := int64(e.seq())
 		e.posBias = append(e.posBias, e.act(int64(e.o.Batch)*s*s, e.dt.resid))
 	}
+}
+
+// attentionBackwardWorkspace is what the flash and memory-efficient SDPA
+// backward kernels take from the caching allocator for the call, besides
+// the gradients of q, k and v: FlashAttention-2's dq accumulator in fp32
+// (batch x q length rounded to 128 x heads x head size rounded to 8) and
+// its softmax_d (batch x heads x rounded length, fp32); the
+// memory-efficient kernel's fp32 accumulators are of the same order.
+// It is transient: it shows in the reserved memory of a training step,
+// not in the peak allocated, which is reached before the attention's
+// backward runs.
+func (e *ctx) attentionBackwardWorkspace(a attn) int64 {
+	b := int64(e.o.Batch)
+	s := (a.qLen + 127) / 128 * 128
+	d := (a.dHead + 7) / 8 * 8
+	return b*s*a.heads*d*4 + b*a.heads*s*4
 }

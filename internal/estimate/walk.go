@@ -276,6 +276,9 @@ func (e *ctx) blockBackward(rec []*tensor, ps []models.Param, micro int) {
 			e.m.drop(g)
 			g = ng
 		}
+		if t.bwdWorkspace > 0 {
+			e.m.drop(e.m.new(t.bwdWorkspace, 1, CatWorkspace))
+		}
 		if !grads && i < len(rec)/2 {
 			e.paramGrads(ps, micro)
 			grads = true

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"bytes"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -59,5 +61,24 @@ func TestNoProcessSeriesByDefault(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %s", want)
 		}
+	}
+}
+
+// TestPromtoolIdentityAndProcessSeries lints a scrape with every new
+// series present: identity labels, assigned GPUs, per-role and
+// per-process series, the series budget.
+func TestPromtoolIdentityAndProcessSeries(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed (Debian package prometheus)")
+	}
+	st := fixtureState(t, 2, 2)
+	id := identity.ParseCgroup("/kubepods/burstable/pod1ff47ee6-9685-4726-ac6f-0ff070c452d6")
+	id.Kubernetes.Namespace, id.Kubernetes.Pod, id.Kubernetes.GPUs = "ml", "train-0", []string{"GPU-0"}
+	st.Sample.Jobs[0].Identity, st.Sample.Jobs[0].Key = &id, id.Key()
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(scrape(t, st, Options{Version: "test", ProcessSeries: true}))
+	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/torchmem/torchmem/internal/estimate"
+	"github.com/torchmem/torchmem/internal/i18n"
 )
 
 // addPEFTFlags registers estimate's LoRA/QLoRA and quantization flags;
@@ -80,7 +81,9 @@ func peftSetup(t tr, o estimate.Options) []string {
 		if p.Method == "qlora" {
 			id = "estimate.setup.qlora"
 		}
-		parts = append(parts, t(id, itoa(p.R), itoa(p.Alpha), targets))
+		// The targets are a part of their own: a list of seven names is
+		// most of a line.
+		parts = append(parts, t(id, itoa(p.R), itoa(p.Alpha)), t("estimate.setup.targets", targets))
 		if p.Dropout > 0 {
 			parts = append(parts, t("estimate.setup.loraDropout", strconv.FormatFloat(p.Dropout, 'g', -1, 64)))
 		}
@@ -139,6 +142,37 @@ func groupDigits(n int64) string {
 			b.WriteByte(',')
 		}
 		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// setupWidth is where the setup line (indented by two) breaks: adapters
+// and quantization make it longer than the 80 columns the text keeps to.
+const setupWidth = 78
+
+// wrapSetup joins the setup's parts with the language's separator,
+// starting a new indented line before a part that would pass setupWidth
+// display columns.
+func wrapSetup(t tr, parts []string) string {
+	sep := t("estimate.sep")            // ", " or "，"
+	mark := strings.TrimRight(sep, " ") // what ends a part: "," or "，"
+	gap := sep[len(mark):]
+	var b strings.Builder
+	col := 0
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString(mark)
+			col += i18n.Width(mark)
+			if col+len(gap)+i18n.Width(p) <= setupWidth {
+				b.WriteString(gap)
+				col += len(gap)
+			} else {
+				b.WriteString("\n  ")
+				col = 0
+			}
+		}
+		b.WriteString(p)
+		col += i18n.Width(p)
 	}
 	return b.String()
 }

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/torchmem/torchmem/internal/estimate"
 	"github.com/torchmem/torchmem/internal/i18n"
+	"golang.org/x/text/language"
 )
 
 // TestEstimateCatalogComplete: every English message of estimate has a
@@ -146,5 +148,34 @@ func TestPhaseLabel(t *testing.T) {
 	}
 	if got := phaseLabel(zh, "expert permutation, step 2"); got != "expert permutation, step 2" {
 		t.Errorf("unknown phase -> %q", got)
+	}
+}
+
+// TestWrapSetup: a long setup (adapters, quantization) breaks into
+// indented lines within 80 columns in both languages, without losing a
+// part.
+func TestWrapSetup(t *testing.T) {
+	o := estimate.Options{Batch: 4, Seq: 4096, Precision: "amp-fp16", Optimizer: "paged-adamw-8bit", OptimizerImpl: "foreach",
+		Accum: 8, Checkpointing: true, Attention: "flash",
+		PEFT:  estimate.PEFTOptions{Method: "qlora", R: 64, Alpha: 16, Dropout: 0.05, Targets: "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj", ModulesToSave: "lm_head"},
+		Quant: estimate.QuantOptions{Method: "nf4", Double: true, ComputeDType: "bf16"}}
+	for _, lang := range []language.Tag{i18n.EN, i18n.ZH} {
+		tt := estimateCatalog.T(lang)
+		parts := []string{"batch 4", "amp-fp16"}
+		parts = append(parts, peftSetup(tt, o)...)
+		out := "  " + wrapSetup(tt, parts)
+		for _, l := range strings.Split(out, "\n") {
+			if i18n.Width(l) > 80 || !strings.HasPrefix(l, "  ") {
+				t.Errorf("%v: line %q (%d columns)", lang, l, i18n.Width(l))
+			}
+		}
+		for _, p := range parts {
+			if !strings.Contains(out, p) {
+				t.Errorf("%v: %q lost:\n%s", lang, p, out)
+			}
+		}
+		if !strings.Contains(out, "\n") {
+			t.Errorf("%v: no break in a %d-column setup", lang, i18n.Width(out))
+		}
 	}
 }

@@ -144,7 +144,7 @@ func NewRoot(env *Env) *cobra.Command {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.PersistentFlags().Var(&langFlag{env: env}, "lang",
-		"language of the explanations of oom and of run's post-mortem, zh or en (default: from LC_ALL, LC_MESSAGES or LANG); --json output is always English")
+		"language of the human output of oom, run's post-mortem and estimate, zh or en (default: from LC_ALL, LC_MESSAGES or LANG); --json output is always English")
 	names := make([]string, 0, len(registry))
 	for n := range registry {
 		names = append(names, n)

@@ -22,7 +22,7 @@ var estimateEN = map[string]string{
 	"estimate.setup.attention":   "%[1]s attention",
 	"estimate.setup.lora":        "LoRA r=%[1]s alpha=%[2]s",
 	"estimate.setup.qlora":       "QLoRA r=%[1]s alpha=%[2]s",
-	"estimate.setup.targets":     "on %[1]s",
+	"estimate.setup.targets":     "targets %[1]s",
 	"estimate.setup.loraDropout": "lora_dropout %[1]s",
 	"estimate.setup.saved":       "modules_to_save %[1]s",
 	"estimate.setup.noKbitPrep":  "no prepare_model_for_kbit_training",

@@ -86,7 +86,7 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(b), `torchmem_gpu_memory_used_bytes{gpu="0"} 4.294967296e+09`) || !strings.Contains(string(b), "go_goroutines") {
+	if !strings.Contains(string(b), `torchmem_gpu_memory_used_bytes{UUID="GPU-0",gpu="0"} 4.294967296e+09`) || !strings.Contains(string(b), "go_goroutines") {
 		t.Errorf("metrics:\n%s", b)
 	}
 }

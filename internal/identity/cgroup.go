@@ -95,11 +95,15 @@ func podSegment(segs []string, i int) *Kubernetes {
 	if !ok || !podUID(uid) || i == 0 {
 		return nil
 	}
+	// A reader in its own cgroup namespace (an agent pod on cgroup v2)
+	// sees other pods' paths relative to its own, with ".." for the
+	// levels above it: "/../../burstable/pod<uid>/<id>".
+	kubepods := func(seg string) bool { return seg == "kubepods" || seg == ".." }
 	parent := segs[i-1]
-	if parent == "kubepods" {
+	if kubepods(parent) {
 		return &Kubernetes{PodUID: uid, QoS: "guaranteed"}
 	}
-	if i >= 2 && segs[i-2] == "kubepods" && (parent == "burstable" || parent == "besteffort") {
+	if i >= 2 && kubepods(segs[i-2]) && (parent == "burstable" || parent == "besteffort") {
 		return &Kubernetes{PodUID: uid, QoS: parent}
 	}
 	return nil

@@ -125,6 +125,9 @@ func TestParseCgroupForms(t *testing.T) {
 		{"/kubepods/pod18d34ce4-50c7-452c-9df8-53c4a3fdf363/a684bbdd0c4b6937b5ece9713bed661305ab0de570eb12b7c28a032aaf602937", "pod:18d34ce4-50c7-452c-9df8-53c4a3fdf363", "guaranteed"},
 		{"/kubepods.slice/kubepods-pod18d34ce4_50c7_452c_9df8_53c4a3fdf363.slice/cri-containerd-a684bbdd0c4b6937b5ece9713bed661305ab0de570eb12b7c28a032aaf602937.scope", "pod:18d34ce4-50c7-452c-9df8-53c4a3fdf363", "guaranteed"},
 		{"/system.slice/docker-5dace3de0735f73d2b5048f12d41a71741a02e49668de921fdae62f7e65dc498.scope", "container:5dace3de0735", ""},
+		// Seen from an agent in its own cgroup namespace: ".." above its root.
+		{"/../../../burstable/pod1ff47ee6-9685-4726-ac6f-0ff070c452d6/a684bbdd0c4b6937b5ece9713bed661305ab0de570eb12b7c28a032aaf602937", "pod:1ff47ee6-9685-4726-ac6f-0ff070c452d6", "burstable"},
+		{"/../../kubepods-besteffort.slice/kubepods-besteffort-pod2ca4a155_3599_498d_bb9d_4446693fa3ea.slice/crio-358607a37e7ada357032e7f5729c9ae6a3efdb7962acbcbe47ff6a3c5506cb1c.scope", "pod:2ca4a155-3599-498d-bb9d-4446693fa3ea", "besteffort"},
 		{"/system.slice/train.service", "unit:train.service", ""},
 		{"/system.slice/containerd.service", "", ""},
 		{"/user.slice/user-1000.slice/user@1000.service/app.slice", "", ""},

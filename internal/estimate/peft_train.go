@@ -147,6 +147,13 @@ func (e *ctx) trainableCount() int64 {
 func (e *ctx) peftResult(r *Result) {
 	if !e.o.Inference {
 		r.TrainableParams = e.trainableCount()
+		if e.pq != nil && e.pq.peft && e.full != nil && e.full != e.md {
+			// One tensor-parallel rank walks its share; PEFT prints the model's.
+			r.TrainableParams = planPEFT(e.full, e.o).trainable
+		}
+		if (e.pq == nil || !e.pq.peft) && e.full != nil {
+			r.TrainableParams = e.full.ParamCount()
+		}
 	}
 	if e.pq == nil || e.pq.pagedByte == 0 {
 		return

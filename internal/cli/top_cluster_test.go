@@ -59,11 +59,15 @@ func TestTopClusterPrometheus(t *testing.T) {
 		"serve", "--listen", addrB, "--node-name", "node-b", "--gpu-fake", gpuB, "--db", filepath.Join(dir, "b.db"), "--no-kernel-log")
 
 	// Both agents scraped, each with its own jobs and GPUs.
+	// Prometheus also scrapes itself: a target of another scrape job is not a node.
 	sum := waitCluster(t, bin, base, httpCfg, "both nodes up with their jobs", func(s *cluster.Summary) bool {
 		a, b := clusterNode(s, "node-a"), clusterNode(s, "node-b")
 		return a != nil && b != nil && a.Up && b.Up && clusterHasJob(a, torchJobMark) && clusterHasJob(b, fixtureJob) &&
 			len(a.GPUs) == 1 && len(b.GPUs) == 2
 	})
+	if len(sum.Nodes) != 2 {
+		t.Errorf("nodes: %+v", sum.Nodes)
+	}
 	if clusterHasJob(clusterNode(sum, "node-a"), fixtureJob) || clusterHasJob(clusterNode(sum, "node-b"), torchJobMark) {
 		t.Errorf("a job shows on the wrong node: %+v", sum.Nodes)
 	}
@@ -229,7 +233,10 @@ func startClusterPrometheus(t *testing.T, bin, dir, addr string, targets ...stri
 scrape_configs:
   - job_name: torchmem
     static_configs: [{targets: [%q, %q]}]
-`, targets[0], targets[1]))
+  - job_name: prometheus
+    basic_auth: {username: viewer, password: s3cret}
+    static_configs: [{targets: [%q]}]
+`, targets[0], targets[1], addr))
 	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		"--web.listen-address="+addr, "--web.config.file="+webCfg, "--log.level=warn")
 	log, err := os.Create(filepath.Join(dir, "prometheus.log"))

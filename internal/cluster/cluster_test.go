@@ -100,6 +100,15 @@ func node(s *Summary, name string) *Node {
 	return nil
 }
 
+func jobWith(n *Node, command string) *Job {
+	for i := range n.Jobs {
+		if strings.Contains(n.Jobs[i].Command, command) {
+			return &n.Jobs[i]
+		}
+	}
+	return nil
+}
+
 func TestFetchRecordedUp(t *testing.T) {
 	s := fetchRecorded(t, "up")
 	a, b := node(s, "node-a"), node(s, "node-b")
@@ -109,16 +118,18 @@ func TestFetchRecordedUp(t *testing.T) {
 	if !a.Up || !b.Up || a.LastSeen == nil || b.Version == "" {
 		t.Errorf("liveness: a %+v b %+v", a, b)
 	}
-	if len(a.Jobs) != 1 || !strings.HasPrefix(a.Jobs[0].ID, "pid:") || !strings.Contains(a.Jobs[0].Command, "import torch") {
+	// node-a is a real host: the test's torch process and whatever else
+	// ran torch there at the time.
+	if j := jobWith(a, "torchmem-cluster-test"); j == nil || !strings.HasPrefix(j.ID, "pid:") || j.RSSBytes == nil || *j.RSSBytes < 50<<20 {
 		t.Errorf("node-a jobs: %+v", a.Jobs)
 	}
-	if len(b.Jobs) != 1 || b.Jobs[0].ID != "pid:2000" || b.Jobs[0].OOMKills != 1 || b.Jobs[0].Processes == nil || *b.Jobs[0].Processes != 3 {
+	if len(b.Jobs) != 1 || !strings.HasPrefix(b.Jobs[0].ID, "pid:2000@") || b.Jobs[0].OOMKills != 1 || b.Jobs[0].Processes == nil || *b.Jobs[0].Processes != 3 {
 		t.Errorf("node-b jobs: %+v", b.Jobs)
 	}
 	if len(b.GPUs) != 2 || b.GPUs[1].UUID != "GPU-b1" || b.GPUs[1].UsedBytes == nil || *b.GPUs[1].UsedBytes != 2<<32 {
 		t.Errorf("node-b GPUs: %+v", b.GPUs)
 	}
-	if b.OOMs.HostKills != 2 || b.OOMs.JobKills["pid:2000"] != 1 || b.OOMs.Total() != 2 || a.OOMs.Total() != 0 {
+	if b.OOMs.HostKills != 2 || b.OOMs.JobKills[b.Jobs[0].ID] != 1 || b.OOMs.Total() != 2 || a.OOMs.Total() != 0 {
 		t.Errorf("OOMs: a %+v b %+v", a.OOMs, b.OOMs)
 	}
 }
@@ -135,7 +146,7 @@ func TestFetchRecordedDown(t *testing.T) {
 	if b.OOMs.HostKills != 2 {
 		t.Errorf("a down node keeps its window's OOMs: %+v", b.OOMs)
 	}
-	if a := node(s, "node-a"); a == nil || !a.Up || len(a.Jobs) != 1 {
+	if a := node(s, "node-a"); a == nil || !a.Up || jobWith(a, "torchmem-cluster-test") == nil {
 		t.Errorf("node-a: %+v", a)
 	}
 }

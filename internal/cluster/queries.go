@@ -41,7 +41,7 @@ func Queries(w time.Duration) map[string]string {
 	r := "[" + model.Duration(w).String() + "]"
 	return map[string]string{
 		qAgents:    "last_over_time(torchmem_build_info" + r + ")",
-		qUp:        "up",
+		qUp:        "up and on (job) last_over_time(torchmem_build_info" + r + ")",
 		qNode:      "last_over_time(torchmem_node_info" + r + ")",
 		qSeen:      "last_over_time(torchmem_sample_timestamp_seconds" + r + ")",
 		qLive:      fmt.Sprintf(`{__name__=~"torchmem_(%s)"}`, strings.Join(liveMetrics, "|")),

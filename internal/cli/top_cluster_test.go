@@ -263,10 +263,13 @@ func waitCluster(t *testing.T, bin, base, httpCfg, what string, ok func(*cluster
 	t.Helper()
 	var last string
 	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		start := time.Now()
 		out, errOut, code := runExec(bin, "top", "--prometheus", base, "--http.config.file", httpCfg, "--json")
+		took := time.Since(start)
 		last = fmt.Sprintf("exit %d, stderr %q, stdout %s", code, errOut, out)
 		var s cluster.Summary
 		if code == 0 && json.Unmarshal([]byte(out), &s) == nil && ok(&s) {
+			t.Logf("%s: torchmem top --prometheus --json took %s (process start included)", what, took.Round(time.Millisecond))
 			return &s
 		}
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -115,4 +116,32 @@ func FuzzAssemble(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// BenchmarkAssemble: a cluster of 512 nodes, each with 8 GPUs and 4 jobs
+// (the live answer alone is ~45,000 series), as one refresh assembles it.
+func BenchmarkAssemble(b *testing.B) {
+	res := Results{}
+	for n := 0; n < 512; n++ {
+		inst := "10.0." + strconv.Itoa(n/256) + "." + strconv.Itoa(n%256) + ":10464"
+		lbl := []string{"job", "torchmem", "instance", inst}
+		res[qAgents] = append(res[qAgents], sample(1, append(lbl, "version", "v1")...))
+		res[qUp] = append(res[qUp], sample(1, lbl...))
+		res[qNode] = append(res[qNode], sample(1, append(lbl, "node", "gpu-"+strconv.Itoa(n))...))
+		res[qSeen] = append(res[qSeen], sample(1.7e9, lbl...))
+		for g := 0; g < 8; g++ {
+			for _, m := range []string{"torchmem_gpu_info", "torchmem_gpu_memory_used_bytes", "torchmem_gpu_memory_total_bytes"} {
+				res[qLive] = append(res[qLive], sample(1e10, append(lbl, "__name__", m, "gpu", strconv.Itoa(g))...))
+			}
+		}
+		for j := 0; j < 4; j++ {
+			for _, m := range []string{"info", "processes", "rss_bytes", "pss_bytes", "gpu_memory_bytes", "cgroup_memory_usage_bytes"} {
+				res[qLive] = append(res[qLive], sample(1e9, append(lbl, "__name__", "torchmem_job_"+m, "job_id", "pod:"+strconv.Itoa(j), "pod", "p", "namespace", "ns")...))
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Assemble(res, time.Unix(0, 0), time.Hour)
+	}
 }

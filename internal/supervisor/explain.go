@@ -6,7 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/text/language"
+
 	"github.com/torchmem/torchmem/internal/cgroup"
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
@@ -21,44 +24,57 @@ func sigOf(p *int) (n int) {
 
 // Print writes the summary for people (in Config.Lang).
 func (s *Summary) Print(w io.Writer, runID string) {
+	lang := i18n.EN
+	if s.text != nil {
+		lang = s.text.lang
+	}
+	s.PrintIn(w, runID, lang)
+}
+
+// PrintIn writes the summary for people with its frame (run, peaks,
+// steps, evidence) in lang: the verdicts and recommendations are the
+// summary's own, localized by Config.Lang when the run ended, or English
+// for a summary read back from the history store.
+func (s *Summary) PrintIn(w io.Writer, runID string, lang language.Tag) {
+	t := tr(lang)
 	s = s.forPeople()
 	status := ""
 	if s.Cause != CauseExitCode {
-		status = fmt.Sprintf(" (exit status %d)", s.ExitCode)
+		status = t("pm.exit_status", s.ExitCode)
 	}
-	fmt.Fprintf(w, "torchmem: run %s %s%s after %.1fs\n", runID, termsafe.Line(s.Verdict), status, s.Duration)
+	fmt.Fprintln(w, t("pm.header", runID, termsafe.Line(s.Verdict), status, fmt.Sprintf("%.1f", s.Duration)))
 	if s.Cgroup != "" {
-		line := "  cgroup " + termsafe.Line(s.Cgroup)
+		line := t("pm.cgroup", termsafe.Line(s.Cgroup))
 		if s.CgroupLimit != nil {
-			line += ", limit " + units.Bytes(*s.CgroupLimit)
+			line += t("pm.limit", units.Bytes(*s.CgroupLimit))
 		}
 		if e := s.CgroupEvents; e != nil {
-			line += ", events:" + eventsText(e)
+			line += t("pm.events", eventsText(e))
 		}
 		fmt.Fprintln(w, line)
 	}
 	if len(s.Peaks) > 0 {
-		fmt.Fprintln(w, "  peaks: "+peaksText(s.Peaks))
+		fmt.Fprintln(w, t("pm.peaks", peaksText(s.Peaks, t)))
 	}
 	if s.Hooked > 0 {
-		fmt.Fprintf(w, "  optimizer steps: %d, hooked processes: %d%s\n", s.Steps, s.Hooked, s.PerStep.text())
+		fmt.Fprintln(w, t("pm.steps", s.Steps, s.Hooked, s.PerStep.text(t)))
 	}
 	if s.OrphansKilled > 0 {
-		fmt.Fprintf(w, "  killed %d process(es) left behind by the job (orphaned workers)\n", s.OrphansKilled)
+		fmt.Fprintln(w, t("pm.orphans", s.OrphansKilled))
 	}
 	for _, l := range s.KernelLines {
-		fmt.Fprintln(w, "  kernel: "+termsafe.Line(l))
+		fmt.Fprintln(w, t("pm.kernel", termsafe.Line(l)))
 	}
 	if s.Exception != "" {
-		fmt.Fprintln(w, "  exception: "+termsafe.Line(s.Exception))
+		fmt.Fprintln(w, t("pm.exception", termsafe.Line(s.Exception)))
 	}
 	for _, n := range s.Notes {
-		fmt.Fprintln(w, "  evidence: "+termsafe.Line(n))
+		fmt.Fprintln(w, t("pm.evidence", termsafe.Line(n)))
 	}
 	if o := s.CUDAOOM; o != nil && o.Snapshot != "" {
-		fmt.Fprintf(w, "  memory snapshot at the OOM: %s (torchmem snapshot summary FILE)\n", termsafe.Line(o.Snapshot))
+		fmt.Fprintln(w, t("pm.snapshot", termsafe.Line(o.Snapshot)))
 	} else if o != nil && o.SnapshotErr != "" {
-		fmt.Fprintln(w, "  no memory snapshot at the OOM: "+termsafe.Line(o.SnapshotErr))
+		fmt.Fprintln(w, t("pm.no_snapshot", termsafe.Line(o.SnapshotErr)))
 	}
 	for _, in := range s.Incidents {
 		fmt.Fprintf(w, "  %s: %s\n", in.Explanation.Verdict, termsafe.Line(in.Explanation.Summary))
@@ -84,12 +100,12 @@ func eventsText(ev *cgroup.Events) string {
 	return strings.Join(parts, ",")
 }
 
-// peakNote says when a peak comes from a sparse series: PSS is read every
-// few seconds only (pssEvery), so its peak can miss a short spike that the
+// sparsePeaks are the peaks of sparse series: PSS is read every few
+// seconds only (pssEvery), so its peak can miss a short spike that the
 // cgroup's own high-water mark and RSS (every tick) catch.
-var peakNote = map[string]string{string(store.PeakPSSTotal): " (read every " + pssEvery.String() + ")"}
+var sparsePeaks = map[string]bool{string(store.PeakPSSTotal): true}
 
-func peaksText(p map[string]int64) string {
+func peaksText(p map[string]int64, t func(string, ...any) string) string {
 	keys := make([]string, 0, len(p))
 	for k := range p {
 		keys = append(keys, k)
@@ -98,28 +114,32 @@ func peaksText(p map[string]int64) string {
 	var parts []string
 	for _, k := range keys {
 		if p[k] > 0 {
-			parts = append(parts, k+" "+units.Bytes(p[k])+peakNote[k])
+			part := k + " " + units.Bytes(p[k])
+			if sparsePeaks[k] {
+				part += t("pm.peak_sparse", pssEvery.String())
+			}
+			parts = append(parts, part)
 		}
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, t("pm.sep"))
 }
 
-func (p *StepPeaks) text() string {
+func (p *StepPeaks) text(t func(string, ...any) string) string {
 	if p == nil {
 		return ""
 	}
 	var parts []string
 	if p.Allocated > 0 {
-		parts = append(parts, fmt.Sprintf("peak allocated %s at step %d", units.Bytes(p.Allocated), p.AllocatedStep))
+		parts = append(parts, t("pm.step_alloc", units.Bytes(p.Allocated), p.AllocatedStep))
 	}
 	if p.Reserved > 0 {
-		parts = append(parts, fmt.Sprintf("reserved %s at step %d", units.Bytes(p.Reserved), p.ReservedStep))
+		parts = append(parts, t("pm.step_rsv", units.Bytes(p.Reserved), p.ReservedStep))
 	}
 	if p.MedianStepTime != nil {
-		parts = append(parts, fmt.Sprintf("median step %.1f ms", *p.MedianStepTime*1000))
+		parts = append(parts, t("pm.step_median", fmt.Sprintf("%.1f", *p.MedianStepTime*1000)))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return "; " + strings.Join(parts, ", ")
+	return t("pm.step_list", strings.Join(parts, t("pm.sep")))
 }

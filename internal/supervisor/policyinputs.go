@@ -209,7 +209,7 @@ func (s *sup) projectionText() string {
 	if p.resource != "cgroup" {
 		what = p.resource + " "
 	}
-	return fmt.Sprintf("%sOOM in ~%s at +%s/s", what, roughDuration(p.Seconds), rateText(p.BytesPerSecond))
+	return tr(s.lang())("status.oom_in", what, roughDuration(p.Seconds), rateText(p.BytesPerSecond))
 }
 
 // roughDuration: "42s", "3m", "2h"; a projection is not more precise.

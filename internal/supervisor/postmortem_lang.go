@@ -10,6 +10,7 @@ import (
 // English, so history, `torchmem show --json` and scripts never see the
 // language change.
 type summaryText struct {
+	lang                   language.Tag
 	verdict                string
 	notes, recommendations []string
 	incidents              []Explained
@@ -24,7 +25,7 @@ func (s *Summary) localize(e evidence, lang language.Tag) {
 	ev := e.runEvidence()
 	ev.Lang = lang
 	rv := oomexplain.ExplainRun(ev)
-	t := &summaryText{verdict: rv.Verdict, notes: rv.Notes, recommendations: rv.Recommendations}
+	t := &summaryText{lang: lang, verdict: rv.Verdict, notes: rv.Notes, recommendations: rv.Recommendations}
 	for _, inc := range rv.Incidents {
 		t.incidents = append(t.incidents, Explained{Kind: inc.Kind, PIDs: inc.PIDs, Explanation: *inc.Explanation})
 	}

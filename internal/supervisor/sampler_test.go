@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/torchmem/torchmem/internal/hook"
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/jobs"
 	"github.com/torchmem/torchmem/internal/policy"
 	"github.com/torchmem/torchmem/internal/sample"
@@ -64,7 +65,7 @@ func TestPolicySignalsKnown(t *testing.T) {
 
 // The PSS peak says it is sparse: on a short run it can be far below RSS.
 func TestPeaksTextNotesSparsePSS(t *testing.T) {
-	got := peaksText(map[string]int64{"pss_total": 8 << 20, "rss_total": 565 << 20})
+	got := peaksText(map[string]int64{"pss_total": 8 << 20, "rss_total": 565 << 20}, tr(i18n.EN))
 	if got != "pss_total 8.00 MiB (read every 5s), rss_total 565.00 MiB" {
 		t.Errorf("peaks: %q", got)
 	}
@@ -139,9 +140,9 @@ func TestPeakKeysDeclared(t *testing.T) {
 			t.Errorf("peak %q is written but not declared in store (PeakKey)", k)
 		}
 	}
-	for k := range peakNote {
+	for k := range sparsePeaks {
 		if !store.KnownPeakKey(k) {
-			t.Errorf("peakNote names %q, not a peak", k)
+			t.Errorf("sparsePeaks names %q, not a peak", k)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/units"
 )
@@ -101,11 +102,18 @@ func (l *statusLine) termSize() (rows, cols int, ok bool) {
 	return int(ws.Row), int(ws.Col), true
 }
 
-// fitColumns cuts s to n characters (n <= 0: as is) so the line never
-// wraps, which would break the in-place redraw.
+// fitColumns cuts s to n display columns (n <= 0: as is; a CJK character
+// takes two, and is never split) so the line never wraps, which would
+// break the in-place redraw.
 func fitColumns(s string, n int) string {
-	if r := []rune(s); n > 0 && len(r) > n {
-		return string(r[:n])
+	if n <= 0 || i18n.Width(s) <= n {
+		return s
+	}
+	w := 0
+	for i, r := range s {
+		if w += i18n.Width(string(r)); w > n {
+			return s[:i]
+		}
 	}
 	return s
 }
@@ -113,7 +121,8 @@ func fitColumns(s string, n int) string {
 // statusText: host and GPU memory, headroom to the limit, allocator
 // reserved vs allocated, step. Each number says its source.
 func (s *sup) statusText() string {
-	return "torchmem: " + strings.Join(s.statusParts(), " | ")
+	t := tr(s.lang())
+	return t("status.prefix") + strings.Join(s.statusParts(), t("status.sep"))
 }
 
 // Live is what a live view (--tui) shows after each sample.
@@ -137,32 +146,33 @@ func (s *sup) live() Live {
 
 func (s *sup) statusParts() []string {
 	r := s.last.s
+	t := tr(s.lang())
 	var parts []string
 	if r.CgroupUsage != nil {
-		p := "cgroup " + units.Short(*r.CgroupUsage)
+		p := t("status.cgroup", units.Short(*r.CgroupUsage))
 		if l := s.last.limit; l != nil {
-			p += fmt.Sprintf("/%s (%s free)", units.Short(*l), units.Short(*l-*r.CgroupUsage))
+			p = t("status.cgroup_limit", units.Short(*r.CgroupUsage), units.Short(*l), units.Short(*l-*r.CgroupUsage))
 		}
 		parts = append(parts, p)
 	} else if r.RSSTotal != nil {
-		parts = append(parts, "rss "+units.Short(*r.RSSTotal))
+		parts = append(parts, t("status.rss", units.Short(*r.RSSTotal)))
 	}
 	if v := s.sm.lastPSS; v != nil { // set with every PSSTotal, kept between full reads
-		parts = append(parts, "pss "+units.Short(*v))
+		parts = append(parts, t("status.pss", units.Short(*v)))
 	}
 	if r.HostAvailable != nil {
-		parts = append(parts, "host avail "+units.Short(*r.HostAvailable))
+		parts = append(parts, t("status.host", units.Short(*r.HostAvailable)))
 	}
 	for i, g := range r.GPUUsed {
 		if g != nil {
-			parts = append(parts, fmt.Sprintf("gpu%d %s", i, units.Short(*g)))
+			parts = append(parts, t("status.gpu", i, units.Short(*g)))
 		}
 	}
 	if r.AllocReserved != nil {
-		parts = append(parts, fmt.Sprintf("alloc %s/%s rsv", units.Short(*r.AllocAllocated), units.Short(*r.AllocReserved)))
+		parts = append(parts, t("status.alloc", units.Short(*r.AllocAllocated), units.Short(*r.AllocReserved)))
 	}
 	if r.Step != nil {
-		parts = append(parts, fmt.Sprintf("step %d", *r.Step))
+		parts = append(parts, t("status.step", *r.Step))
 	}
 	if p := s.projectionText(); p != "" {
 		parts = append(parts, p)

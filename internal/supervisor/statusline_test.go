@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/text/language"
 )
 
 // On a terminal the status lives on the bottom row below a scroll region,
@@ -63,5 +65,39 @@ func TestLiveKeepsLastEvents(t *testing.T) {
 	ev := s.live().Events
 	if len(ev) != liveEvents || ev[0].Time.Unix() != 2*liveEvents+3 || ev[liveEvents-1].Time.Unix() != 3*liveEvents+2 {
 		t.Fatalf("live events %v", ev)
+	}
+}
+
+// TestFitColumnsCJK: the status line is cut by display columns, never
+// inside a Chinese character, so in zh it does not wrap either.
+func TestFitColumnsCJK(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"torchmem：主机可用 1.2G", 14, "torchmem：主机"},
+		{"torchmem：主机可用 1.2G", 13, "torchmem：主"}, // 机 would take columns 13-14
+		{"torchmem：主机可用 1.2G", 11, "torchmem："},
+		{"主机可用", 0, "主机可用"},
+		{"abc", 2, "ab"},
+	} {
+		if got := fitColumns(c.in, c.n); got != c.want {
+			t.Errorf("fitColumns(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
+
+// TestStatusTextZH: the live status line in Chinese, from the catalog.
+func TestStatusTextZH(t *testing.T) {
+	if m := catalog.Missing(); len(m) > 0 {
+		t.Errorf("catalog incomplete:\n%s", strings.Join(m, "\n"))
+	}
+	zh := tr(language.Chinese)
+	if got := zh("status.cgroup_limit", "211M", "1.0G", "813M"); got != "cgroup 211M/1.0G（剩余 813M）" {
+		t.Errorf("status.cgroup_limit = %q", got)
+	}
+	if got := zh("status.step", 12345); got != "第 12345 步" {
+		t.Errorf("a step number is grouped or lost: %q", got)
 	}
 }

@@ -1,0 +1,38 @@
+package supervisor
+
+// messagesEN: the English of every id in catalog (messages.go).
+var messagesEN = map[string]string{
+	// The live status line (statusline.go, policyinputs.go).
+	"status.prefix":       "torchmem: ",
+	"status.sep":          " | ",
+	"status.cgroup":       "cgroup %[1]s",
+	"status.cgroup_limit": "cgroup %[1]s/%[2]s (%[3]s free)",
+	"status.rss":          "rss %[1]s",
+	"status.pss":          "pss %[1]s",
+	"status.host":         "host avail %[1]s",
+	"status.gpu":          "gpu%[1]d %[2]s",
+	"status.alloc":        "alloc %[1]s/%[2]s rsv",
+	"status.step":         "step %[1]d",
+	"status.oom_in":       "%[1]sOOM in ~%[2]s at +%[3]s/s",
+
+	// The post-mortem's frame (explain.go).
+	"pm.header":      "torchmem: run %[1]s %[2]s%[3]s after %[4]ss",
+	"pm.exit_status": " (exit status %[1]d)",
+	"pm.cgroup":      "  cgroup %[1]s",
+	"pm.limit":       ", limit %[1]s",
+	"pm.events":      ", events:%[1]s",
+	"pm.peaks":       "  peaks: %[1]s",
+	"pm.peak_sparse": " (read every %[1]s)",
+	"pm.steps":       "  optimizer steps: %[1]d, hooked processes: %[2]d%[3]s",
+	"pm.step_alloc":  "peak allocated %[1]s at step %[2]d",
+	"pm.step_rsv":    "reserved %[1]s at step %[2]d",
+	"pm.step_median": "median step %[1]s ms",
+	"pm.step_list":   "; %[1]s",
+	"pm.sep":         ", ",
+	"pm.orphans":     "  killed %[1]d process(es) left behind by the job (orphaned workers)",
+	"pm.kernel":      "  kernel: %[1]s",
+	"pm.exception":   "  exception: %[1]s",
+	"pm.evidence":    "  evidence: %[1]s",
+	"pm.snapshot":    "  memory snapshot at the OOM: %[1]s (torchmem snapshot summary FILE)",
+	"pm.no_snapshot": "  no memory snapshot at the OOM: %[1]s",
+}

@@ -39,18 +39,19 @@ func (s *sup) onSignal(sig syscall.Signal) {
 	s.interrupts++
 	switch s.interrupts {
 	case 1:
-		what := "the job got SIGINT"
+		t := tr(s.lang())
+		what := t("notice.got_sigint")
 		if !s.jobGotSIGINT() { // a Ctrl-C: the terminal sent it to the job too
 			s.signalJob(syscall.SIGINT)
-			what = "forwarded SIGINT to the job"
+			what = t("notice.forwarded_sigint")
 		}
-		s.notice(fmt.Sprintf("%s; Ctrl-C again sends SIGTERM and kills it after %s", what, s.cfg.Grace))
+		s.notice(t("notice.ctrl_c_once", what, s.cfg.Grace.String()))
 	case 2:
 		s.signalJob(syscall.SIGTERM)
 		s.killAt = now.Add(s.cfg.Grace)
-		s.notice(fmt.Sprintf("sent SIGTERM to the job; killing it in %s (Ctrl-C again: now)", s.cfg.Grace))
+		s.notice(tr(s.lang())("notice.ctrl_c_twice", s.cfg.Grace.String()))
 	default:
-		s.notice("killing the job now")
+		s.notice(tr(s.lang())("notice.kill_now"))
 		s.killJob()
 	}
 	s.event(now, "signal", "supervisor", s.job.pid, fmt.Sprintf("Ctrl-C #%d", s.interrupts), nil)
@@ -62,14 +63,14 @@ func (s *sup) onSignal(sig syscall.Signal) {
 func (s *sup) onTerm(now time.Time) {
 	s.terms++
 	if s.terms > 1 {
-		s.notice("SIGTERM again: killing the job now")
+		s.notice(tr(s.lang())("notice.sigterm_twice"))
 		s.killJob()
 	} else {
 		s.signalJob(syscall.SIGTERM)
 		if s.killAt.IsZero() || s.killAt.After(now.Add(s.cfg.Grace)) {
 			s.killAt = now.Add(s.cfg.Grace)
 		}
-		s.notice(fmt.Sprintf("got SIGTERM: sent SIGTERM to the job; killing it in %s (SIGTERM again: now)", s.cfg.Grace))
+		s.notice(tr(s.lang())("notice.sigterm_once", s.cfg.Grace.String()))
 	}
 	s.event(now, "signal", "supervisor", s.job.pid, fmt.Sprintf("SIGTERM #%d to torchmem", s.terms), nil)
 }
@@ -91,7 +92,7 @@ func (s *sup) signalJob(sig syscall.Signal) {
 
 func (s *sup) maybeKill(now time.Time) {
 	if !s.killAt.IsZero() && !now.Before(s.killAt) {
-		s.notice("grace period over: killing the job")
+		s.notice(tr(s.lang())("notice.grace_over"))
 		s.killJob()
 		s.killAt = time.Time{}
 	}
@@ -128,7 +129,7 @@ func (s *sup) act(now time.Time, d policy.Decision) bool {
 	msg := d.Reason()
 	switch d.Rule.Action {
 	case policy.Warn:
-		s.notice("warning: " + msg)
+		s.notice(tr(s.lang())("notice.warning", msg))
 	case policy.Cleanup:
 		if s.srv == nil {
 			msg += "; no hook, nothing to clean"
@@ -148,11 +149,11 @@ func (s *sup) act(now time.Time, d policy.Decision) bool {
 			// on a CPU-only job the hook could only fail, later, in the
 			// event list. Say so at once instead of "requested".
 			msg += "; no snapshot: no process of the job uses CUDA (memory snapshots record the CUDA caching allocator)"
-			s.notice("snapshot: " + msg)
+			s.notice(tr(s.lang())("notice.snapshot", msg))
 			break
 		}
 		msg += s.snapshot(now)
-		s.notice("snapshot: " + msg)
+		s.notice(tr(s.lang())("notice.snapshot", msg))
 	case policy.Signal:
 		sig, ok := parseSignal(d.Rule.Signal)
 		if !ok {
@@ -168,7 +169,7 @@ func (s *sup) act(now time.Time, d policy.Decision) bool {
 		s.signalJob(syscall.SIGTERM)
 		s.notePolicyStop(d, syscall.SIGTERM)
 		s.killAt = now.Add(s.cfg.Grace)
-		s.notice("stopping the job: " + msg)
+		s.notice(tr(s.lang())("notice.stopping", msg))
 	case policy.Exec, policy.Notify:
 		m, ok := s.external(now, d)
 		if !ok {

@@ -15,6 +15,20 @@ var messagesEN = map[string]string{
 	"status.step":         "step %[1]d",
 	"status.oom_in":       "%[1]sOOM in ~%[2]s at +%[3]s/s",
 
+	// Notices while the job runs (actions.go); the policy's reasons are
+	// the policy package's English.
+	"notice.got_sigint":       "the job got SIGINT",
+	"notice.forwarded_sigint": "forwarded SIGINT to the job",
+	"notice.ctrl_c_once":      "%[1]s; Ctrl-C again sends SIGTERM and kills it after %[2]s",
+	"notice.ctrl_c_twice":     "sent SIGTERM to the job; killing it in %[1]s (Ctrl-C again: now)",
+	"notice.kill_now":         "killing the job now",
+	"notice.sigterm_twice":    "SIGTERM again: killing the job now",
+	"notice.sigterm_once":     "got SIGTERM: sent SIGTERM to the job; killing it in %[1]s (SIGTERM again: now)",
+	"notice.grace_over":       "grace period over: killing the job",
+	"notice.warning":          "warning: %[1]s",
+	"notice.snapshot":         "snapshot: %[1]s",
+	"notice.stopping":         "stopping the job: %[1]s",
+
 	// The post-mortem's frame (explain.go).
 	"pm.header":      "torchmem: run %[1]s %[2]s%[3]s after %[4]ss",
 	"pm.exit_status": " (exit status %[1]d)",

@@ -16,6 +16,18 @@ var messagesZH = map[string]string{
 	"status.step":         "第 %[1]d 步",
 	"status.oom_in":       "%[1]s约 %[2]s 后 OOM（+%[3]s/s）",
 
+	"notice.got_sigint":       "作业收到了 SIGINT",
+	"notice.forwarded_sigint": "已把 SIGINT 转发给作业",
+	"notice.ctrl_c_once":      "%[1]s；再按一次 Ctrl-C 会发送 SIGTERM，并在 %[2]s 后杀死它",
+	"notice.ctrl_c_twice":     "已向作业发送 SIGTERM；%[1]s 后杀死它（再按 Ctrl-C：立即）",
+	"notice.kill_now":         "立即杀死作业",
+	"notice.sigterm_twice":    "再次收到 SIGTERM：立即杀死作业",
+	"notice.sigterm_once":     "收到 SIGTERM：已向作业发送 SIGTERM；%[1]s 后杀死它（再次 SIGTERM：立即）",
+	"notice.grace_over":       "宽限期已过：杀死作业",
+	"notice.warning":          "警告：%[1]s",
+	"notice.snapshot":         "快照：%[1]s",
+	"notice.stopping":         "停止作业：%[1]s",
+
 	"pm.header":      "torchmem：运行 %[1]s %[2]s%[3]s，用时 %[4]s 秒",
 	"pm.exit_status": "（退出码 %[1]d）",
 	"pm.cgroup":      "  cgroup %[1]s",

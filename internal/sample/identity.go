@@ -39,6 +39,14 @@ func (s *Sampler) identify(ctx context.Context, out *Sample) {
 			ji.final = ji.id.Kubernetes == nil || ji.id.Kubernetes.Pod != "" || !s.opts.Identity.CanNamePods()
 		}
 		id := ji.id
+		if sl := id.Slurm; sl != nil && sl.UID == nil && len(j.Processes) > 0 {
+			// Slurm's v2 layout has no uid_ level: the step runs as the
+			// job's user, so the root's real UID (status) is the job's.
+			c := *sl
+			uid := j.Processes[0].UID
+			c.UID = &uid
+			id.Slurm = &c
+		}
 		if id.Kind != "" || id.Unit != "" {
 			j.Identity = &id
 		}

@@ -78,6 +78,24 @@ func TestJobKeyWithoutIdentity(t *testing.T) {
 	}
 }
 
+// TestSlurmV2UID: Slurm's v2 path names no uid; the step's root runs as
+// the job's user, so its UID is the job's.
+func TestSlurmV2UID(t *testing.T) {
+	tree, err := sampletest.WriteJobTreeV2(t.TempDir(), 1)
+	must(t, err)
+	root := filepath.Join(tree.ProcRoot, itoa(sampletest.MainPID))
+	must(t, os.WriteFile(filepath.Join(root, "cgroup"), []byte("0::/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0\n"), 0o644))
+	s, err := New(Options{ProcRoot: tree.ProcRoot, SysRoot: tree.SysRoot})
+	must(t, err)
+	smp, err := s.Collect(context.Background())
+	must(t, err)
+	j := smp.Jobs[0]
+	sl := j.Identity.Slurm
+	if j.Key != "slurm:4242.0" || sl.UID == nil || *sl.UID != j.Processes[0].UID {
+		t.Errorf("key %q slurm %+v, root uid %d", j.Key, sl, j.Processes[0].UID)
+	}
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil && !strings.Contains(err.Error(), "context canceled") {

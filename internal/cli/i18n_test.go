@@ -67,3 +67,31 @@ func TestTablesAlignInChinese(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsShowInChinese: runs' table in zh fits 80 display columns with
+// its Chinese headers aligned, and show's header labels line up.
+func TestRunsShowInChinese(t *testing.T) {
+	t.Setenv("COLUMNS", "")
+	db, id := runsFixtureDB(t)
+	out, _, code := runCLI(t, "--lang", "zh", "runs", "--db", db)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if code != 0 || len(lines) != 2 || !strings.Contains(lines[0], "状态") || !strings.Contains(lines[0], "命令") {
+		t.Fatalf("runs in zh: %d\n%s", code, out)
+	}
+	// The status column: "oom-killed" starts where 状态 does.
+	h := i18n.Width(lines[0][:strings.Index(lines[0], "状态")])
+	if c := i18n.Width(lines[1][:strings.Index(lines[1], "oom-killed")]); c != h {
+		t.Errorf("status at column %d, header at %d:\n%s", c, h, out)
+	}
+	for _, l := range lines {
+		if i18n.Width(l) > 80 {
+			t.Errorf("%d columns: %q", i18n.Width(l), l)
+		}
+	}
+	out, _, code = runCLI(t, "--lang", "zh", "show", "--db", db, id)
+	for _, want := range []string{"运行 " + id, "命令 python3 train.py", "来源 slurm 4242.0 (alice)", "\n事件：\n", "torchmem：运行 " + id} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("show in zh lacks %q:\n%s", want, out)
+		}
+	}
+}

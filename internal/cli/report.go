@@ -63,6 +63,6 @@ func reportWrite(path string, d *report.Data, env *Env) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	fmt.Fprintf(env.Stderr, "torchmem: wrote %s (run %s)\n", path, d.Run.ID)
+	fmt.Fprintln(env.Stderr, env.tr()("report.wrote", path, d.Run.ID))
 	return nil
 }

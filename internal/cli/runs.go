@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/textwrap"
@@ -50,7 +50,7 @@ func newRunsCmd(env *Env) *cobra.Command {
 			if !wide {
 				width = runsWidth(env.Stdout)
 			}
-			runsTable(env.Stdout, list, width)
+			runsTable(env.Stdout, list, width, env.tr())
 			return nil
 		},
 	}
@@ -81,10 +81,11 @@ func runsOpenDB(path string) (*store.DB, error) {
 	return db, nil
 }
 
-// runsTable prints one line per run. width > 0 cuts the command so every
-// line fits in width characters; 0 prints it whole.
-func runsTable(w io.Writer, list []store.Run, width int) {
-	rows := [][]string{{"ID", "START", "TIME", "STATUS", "EXIT", "HOST", "GPU"}}
+// runsTable prints one line per run, headed in t's language. width > 0
+// cuts the command so every line fits in width display columns; 0 prints
+// it whole.
+func runsTable(w io.Writer, list []store.Run, width int, t func(string, ...any) string) {
+	rows := [][]string{{t("runs.id"), t("runs.start"), t("runs.time"), t("runs.status"), t("runs.exit"), t("runs.host"), t("runs.gpu")}}
 	for _, r := range list {
 		rows = append(rows, []string{r.ID, r.Start.Local().Format("01-02 15:04"), runsShortDuration(runsLength(r)), string(r.Status),
 			runsExit(r), runsPeak(r.Peaks, store.PeakCgroupUsage, store.PeakPSSTotal, store.PeakRSSTotal), runsPeak(r.Peaks, runsGPUKeys(r.Peaks)...)})
@@ -94,7 +95,7 @@ func runsTable(w io.Writer, list []store.Run, width int) {
 	used := 0
 	for i := range widths {
 		for _, row := range rows {
-			widths[i] = max(widths[i], utf8.RuneCountInString(row[i]))
+			widths[i] = max(widths[i], i18n.Width(row[i]))
 		}
 		used += widths[i] + gap
 	}
@@ -106,10 +107,10 @@ func runsTable(w io.Writer, list []store.Run, width int) {
 		var b strings.Builder
 		for c, cell := range row {
 			b.WriteString(cell)
-			b.WriteString(strings.Repeat(" ", widths[c]-utf8.RuneCountInString(cell)+gap))
+			b.WriteString(strings.Repeat(" ", widths[c]-i18n.Width(cell)+gap))
 		}
 		if i == 0 {
-			b.WriteString("COMMAND")
+			b.WriteString(t("runs.command"))
 		} else {
 			b.WriteString(runsCommand(list[i-1].Command, cmdWidth))
 		}

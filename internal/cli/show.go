@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/identity"
 	"github.com/torchmem/torchmem/internal/report"
 	"github.com/torchmem/torchmem/internal/supervisor"
@@ -40,7 +41,7 @@ func newShowCmd(env *Env) *cobra.Command {
 			if asJSON {
 				return writeJSON(env.Stdout, d)
 			}
-			return showText(env.Stdout, d, events)
+			return showText(env.Stdout, d, events, env)
 		},
 	}
 	cmd.Flags().StringVar(&dbPath, "db", "", "history database (default: the store torchmem run writes)")
@@ -49,20 +50,26 @@ func newShowCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-func showText(w io.Writer, d *report.Data, maxEvents int) error {
+// showText prints the run for people in env's language; a stored
+// post-mortem keeps the English it was recorded in, under a translated
+// frame (Summary.PrintIn).
+func showText(w io.Writer, d *report.Data, maxEvents int, env *Env) error {
 	r := d.Run
-	fmt.Fprintf(w, "run      %s (%s)\n", r.ID, r.Status)
-	fmt.Fprintf(w, "command  %s\n", termsafe.Line(strings.Join(r.Command, " ")))
-	fmt.Fprintf(w, "started  %s in %s\n", r.Start.Local().Format("2006-01-02 15:04:05"), termsafe.Line(r.Cwd))
-	fmt.Fprintf(w, "duration %s, exit %s, %d samples stored\n", runsDuration(r), runsExit(r), r.Samples)
+	t := env.tr()
+	// The labels line up in one column, however wide each is in the language.
+	label := func(id string) string { return i18n.PadRight(t(id), showLabelWidth(t)) }
+	fmt.Fprintf(w, "%s%s (%s)\n", label("show.run"), r.ID, r.Status)
+	fmt.Fprintf(w, "%s%s\n", label("show.command"), termsafe.Line(strings.Join(r.Command, " ")))
+	fmt.Fprintf(w, "%s%s\n", label("show.started"), t("show.started_in", r.Start.Local().Format("2006-01-02 15:04:05"), termsafe.Line(r.Cwd)))
+	fmt.Fprintf(w, "%s%s\n", label("show.duration"), t("show.duration_text", runsDuration(r), runsExit(r), r.Samples))
 	if who := identity.FromLabels(r.Labels).Short(); who != "" { // the pod, Slurm step or container it ran in
-		fmt.Fprintf(w, "who      %s\n", termsafe.Line(who))
+		fmt.Fprintf(w, "%s%s\n", label("show.who"), termsafe.Line(who))
 	}
 	if len(r.Limits) > 0 {
-		fmt.Fprintf(w, "settings %s\n", termsafe.Line(showSettings(r.Limits)))
+		fmt.Fprintf(w, "%s%s\n", label("show.settings"), termsafe.Line(showSettings(r.Limits)))
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Labels)) { // a stable order, run after run
-		fmt.Fprintf(w, "label    %s=%s\n", termsafe.Line(k), termsafe.Line(r.Labels[k]))
+		fmt.Fprintf(w, "%s%s=%s\n", label("show.label"), termsafe.Line(k), termsafe.Line(r.Labels[k]))
 	}
 	if len(r.Summary) > 0 {
 		var s supervisor.Summary
@@ -70,16 +77,16 @@ func showText(w io.Writer, d *report.Data, maxEvents int) error {
 			return fmt.Errorf("decode summary of run %s: %w", r.ID, err)
 		}
 		fmt.Fprintln(w)
-		s.Print(w, r.ID)
+		s.PrintIn(w, r.ID, env.lang())
 	} else if len(r.Peaks) > 0 {
-		fmt.Fprintln(w, "peaks    "+showPeaks(r.Peaks))
+		fmt.Fprintln(w, label("show.peaks")+showPeaks(r.Peaks))
 	}
 	evs := d.Events
 	if len(evs) > maxEvents {
-		fmt.Fprintf(w, "\nevents (last %d of %d):\n", maxEvents, len(evs))
+		fmt.Fprint(w, t("show.events_last", maxEvents, len(evs)))
 		evs = evs[len(evs)-maxEvents:]
 	} else if len(evs) > 0 {
-		fmt.Fprintln(w, "\nevents:")
+		fmt.Fprint(w, t("show.events"))
 	}
 	tw := newTable(w)
 	for _, e := range evs {
@@ -87,6 +94,16 @@ func showText(w io.Writer, d *report.Data, maxEvents int) error {
 			termsafe.Line(e.Source), termsafe.Line(e.Kind), termsafe.Line(e.Message))
 	}
 	return tw.Flush()
+}
+
+// showLabelWidth is the column the values of show's header start at: the
+// widest label and a space (9 in English: "duration ").
+func showLabelWidth(t func(string, ...any) string) int {
+	w := 0
+	for _, id := range []string{"show.run", "show.command", "show.started", "show.duration", "show.who", "show.settings", "show.label", "show.peaks"} {
+		w = max(w, i18n.Width(t(id)))
+	}
+	return w + 1
 }
 
 func showPeaks(p map[string]int64) string {

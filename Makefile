@@ -72,16 +72,20 @@ image: build
 		-revision $$(git rev-parse HEAD 2>/dev/null) -out $(IMAGE)
 
 ## deploy-check: the alert rules (promtool test rules), the Helm chart (helm lint, helm
-## template decoded into the Kubernetes API types) and the kustomize base; helm is built
-## from its module when none is on PATH
+## template decoded into the Kubernetes API types) and the kustomize base (kustomize build,
+## decoded likewise); helm and kustomize are built from their modules when not on PATH
 HELM_VERSION ?= v3.22.0
+KUSTOMIZE_VERSION ?= v5.7.1
 HELM ?= $(shell command -v helm || echo $(CURDIR)/build/tools/helm)
+KUSTOMIZE ?= $(shell command -v kustomize || echo $(CURDIR)/build/tools/kustomize)
 deploy-check:
 	@test -x $(HELM) || GOBIN=$(CURDIR)/build/tools CGO_ENABLED=0 $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	@test -x $(KUSTOMIZE) || GOBIN=$(CURDIR)/build/tools CGO_ENABLED=0 $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 	promtool check rules deploy/prometheus/alerts.yml
 	promtool test rules deploy/prometheus/alerts_test.yml
 	$(HELM) lint --strict deploy/helm/torchmem
-	HELM=$(HELM) $(GO) test -count=1 ./deploy/
+	$(KUSTOMIZE) build deploy/kubernetes >/dev/null
+	HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 ./deploy/
 
 clean:
 	rm -rf $(BIN) build dist

@@ -14,38 +14,49 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// helmVersion is the helm the chart is checked with when none is on PATH
-// (built from its module through the Go module proxy; Makefile HELM_VERSION).
-const helmVersion = "v3.22.0"
+// The tools' versions when none is on PATH: built from their Go modules
+// through the module proxy (Makefile HELM_VERSION, KUSTOMIZE_VERSION).
+const (
+	helmVersion      = "v3.22.0"
+	kustomizeVersion = "v5.7.1"
+)
 
-// helm returns $HELM, a helm on PATH, or one built with go install into the
-// user's cache (minutes the first time; the Go build cache keeps later
-// builds short). -short skips the build.
 func helm(t *testing.T) string {
+	return goTool(t, "HELM", "helm", "helm.sh/helm/v3/cmd/helm@"+helmVersion)
+}
+
+func kustomize(t *testing.T) string {
+	return goTool(t, "KUSTOMIZE", "kustomize", "sigs.k8s.io/kustomize/kustomize/v5@"+kustomizeVersion)
+}
+
+// goTool returns $ENV, the tool on PATH, or one built with go install into
+// the user's cache (minutes the first time; the Go build cache keeps later
+// builds short). -short skips the build.
+func goTool(t *testing.T, env, name, pkg string) string {
 	t.Helper()
-	if p := os.Getenv("HELM"); p != "" {
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
-	if p, err := exec.LookPath("helm"); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		t.Skipf("no helm on PATH and no cache directory to build one: %v", err)
+		t.Skipf("no %s on PATH and no cache directory to build one: %v", name, err)
 	}
-	dir := filepath.Join(cache, "torchmem-test", "helm-"+helmVersion)
-	bin := filepath.Join(dir, "helm")
+	dir := filepath.Join(cache, "torchmem-test", strings.ReplaceAll(pkg, "/", "_"))
+	bin := filepath.Join(dir, name)
 	if _, err := os.Stat(bin); err == nil {
 		return bin
 	}
 	if testing.Short() {
-		t.Skip("no helm on PATH; -short does not build one (make deploy-check does)")
+		t.Skipf("no %s on PATH; -short does not build one (make deploy-check does)", name)
 	}
-	cmd := exec.Command("go", "install", "helm.sh/helm/v3/cmd/helm@"+helmVersion)
+	cmd := exec.Command("go", "install", pkg)
 	cmd.Dir = t.TempDir() // outside this module: go install pkg@version
 	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("no helm on PATH and go install helm.sh/helm/v3/cmd/helm@%s failed (no module proxy?): %v\n%s", helmVersion, err, out)
+		t.Skipf("no %s on PATH and go install %s failed (no module proxy?): %v\n%s", name, pkg, err, out)
 	}
 	return bin
 }

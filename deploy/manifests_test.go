@@ -3,8 +3,7 @@ package deploy_test
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -214,33 +213,25 @@ func checkService(t *testing.T, where string, svc corev1.Service, ds appsv1.Daem
 	}
 }
 
-// TestKubernetesManifests: the plain manifests of deploy/kubernetes (a
-// kustomize base: kubectl apply -k) decode strictly and carry what the
-// agent needs.
+// TestKubernetesManifests: kustomize build of the base in
+// deploy/kubernetes (what kubectl apply -k applies) decodes strictly and
+// carries what the agent needs, in the kustomization's namespace.
 func TestKubernetesManifests(t *testing.T) {
-	var k struct {
-		Namespace string
-		Resources []string
-	}
-	b, err := os.ReadFile("kubernetes/kustomization.yaml")
+	out, err := exec.Command(kustomize(t), "build", "kubernetes").Output()
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(b, &k); err != nil {
-		t.Fatal(err)
-	}
-	var all []byte
-	for _, r := range k.Resources {
-		b, err := os.ReadFile(filepath.Join("kubernetes", r))
-		if err != nil {
-			t.Fatal(err)
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
 		}
-		all = append(append(all, b...), "\n---\n"...)
+		t.Fatalf("kustomize build: %v\n%s", err, stderr)
 	}
-	m := decode(t, "deploy/kubernetes", all)
+	m := decode(t, "deploy/kubernetes", out)
 	if len(m.daemonSets) != 1 || len(m.services) != 1 {
 		t.Fatalf("deploy/kubernetes: %d DaemonSets, %d Services", len(m.daemonSets), len(m.services))
 	}
 	checkDaemonSet(t, "deploy/kubernetes", m.daemonSets[0], false)
 	checkService(t, "deploy/kubernetes", m.services[0], m.daemonSets[0])
+	if ns := m.daemonSets[0].Namespace; ns != "torchmem" {
+		t.Errorf("namespace %q", ns)
+	}
 }

@@ -17,6 +17,8 @@ var zhCorpus = []string{
 	"cuda/017-2.1-capacty-fragmentation-3090.txt",                      // fragmentation
 	"cuda/020-2.2-backward-16g.txt",                                    // does_not_fit
 	"kernel/005-docker-compose-memcg-child-killed.txt",                 // cgroup_limit
+	"kernel/029-el7-1160-memcg-then-second-event-header.txt",           // cgroup v1 (CentOS 7), memory+swap lines
+	"kernel/042-podman-kind-cgroupv2-memory-stat-multiline.txt",        // cgroup v2, memory.stat
 	"kernel/019-dmesg-T-python-wrapped-rows-commas.txt",                // host_exhausted
 	"host/002-py38-worker-killed-chained.txt",                          // a DataLoader worker killed
 	"host/043-autovod-shell-killed-with-dmesg-T-global-oom-commas.txt", // killed_by_kernel_oom

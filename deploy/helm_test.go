@@ -61,13 +61,24 @@ func goTool(t *testing.T, env, name, pkg string) string {
 	return bin
 }
 
-// render runs helm template on the chart with the given --set values.
-func render(t *testing.T, bin string, set ...string) []byte {
-	t.Helper()
-	args := []string{"template", "tm", "helm/torchmem", "--namespace", "monitoring"}
-	for _, s := range set {
-		args = append(args, "--set", s)
+// setArgs turns values into --set flags; a value of a string-only field
+// (a node label) is given as "string:KEY=VALUE", for --set-string.
+func setArgs(values []string) []string {
+	var args []string
+	for _, v := range values {
+		if s, ok := strings.CutPrefix(v, "string:"); ok {
+			args = append(args, "--set-string", s)
+		} else {
+			args = append(args, "--set", v)
+		}
 	}
+	return args
+}
+
+// render runs helm template on the chart with the given values.
+func render(t *testing.T, bin string, values ...string) []byte {
+	t.Helper()
+	args := append([]string{"template", "tm", "helm/torchmem", "--namespace", "monitoring"}, setArgs(values)...)
 	out, err := exec.Command(bin, args...).Output()
 	if err != nil {
 		stderr := ""
@@ -83,7 +94,7 @@ func render(t *testing.T, bin string, set ...string) []byte {
 var everything = []string{
 	"serviceMonitor.enabled=true", "podMonitor.enabled=true", "prometheusRule.enabled=true",
 	"kernelLog.enabled=true", "webConfig.existingSecret=torchmem-web", "token.existingSecret=scrape-token",
-	"nodeSelector.nvidia\\.com/gpu\\.present=true", "priorityClassName=system-node-critical", "runtimeClassName=nvidia",
+	"string:nodeSelector.nvidia\\.com/gpu\\.present=true", "priorityClassName=system-node-critical", "runtimeClassName=nvidia",
 	"serviceMonitor.labels.release=kube-prometheus-stack",
 }
 
@@ -91,10 +102,7 @@ var everything = []string{
 func TestHelmLint(t *testing.T) {
 	bin := helm(t)
 	for _, set := range [][]string{nil, everything} {
-		args := []string{"lint", "--strict", "helm/torchmem"}
-		for _, s := range set {
-			args = append(args, "--set", s)
-		}
+		args := append([]string{"lint", "--strict", "helm/torchmem"}, setArgs(set)...)
 		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 			t.Errorf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -234,6 +242,25 @@ func TestChartArgsAreServeFlags(t *testing.T) {
 		name, _, _ := strings.Cut(a, "=")
 		if !strings.HasPrefix(name, "--") || !strings.Contains(string(help), "  "+name+" ") && !strings.Contains(string(help), " "+name+" ") {
 			t.Errorf("the chart passes %s, which serve --help does not list", a)
+		}
+	}
+}
+
+// TestHelmValuesSchema: values.schema.json refuses a misspelt option, a
+// port that is not a number and a node label that is not a string (helm
+// template stops with the field's path instead of rendering a DaemonSet
+// the API server would refuse, or silently ignoring the option).
+func TestHelmValuesSchema(t *testing.T) {
+	bin := helm(t)
+	for _, bad := range []struct{ set, want string }{
+		{"serviceMonitor.enable=true", "'enable' not allowed"},
+		{"port=abc", "/port"},
+		{"nodeSelector.gpu=true", "/nodeSelector/gpu"},
+		{"image.pullPolicy=Sometimes", "/image/pullPolicy"},
+	} {
+		out, err := exec.Command(bin, "template", "tm", "helm/torchmem", "--set", bad.set).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), bad.want) {
+			t.Errorf("helm template --set %s: %v, want an error naming %s:\n%s", bad.set, err, bad.want, out)
 		}
 	}
 }

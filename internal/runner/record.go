@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/text/language"
+
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/supervisor"
 )
@@ -28,15 +30,15 @@ func (c *Config) newRecord(sc *supervisor.Config) *record {
 	r := &record{run: &store.Run{Command: c.Argv, Start: time.Now(), Labels: labels, Limits: c.limitsJSON()}}
 	r.run.Cwd, _ = os.Getwd()
 	if !c.NoHistory {
-		r.db = openHistory(c.DB, c.Notices)
+		r.db = openHistory(c.DB, c.Notices, c.Lang)
 	}
 	if r.db != nil {
 		if err := r.db.CreateRun(r.run); err != nil {
-			fmt.Fprintf(c.Notices, "torchmem: history off: %v\n", err)
+			fmt.Fprintln(c.Notices, say(c.Lang, "history_off", err.Error()))
 			r.db.Close()
 			r.db = nil
 		} else {
-			sc.Rec = &recorder{db: r.db, id: r.run.ID, warn: c.Notices}
+			sc.Rec = &recorder{db: r.db, id: r.run.ID, warn: c.Notices, lang: c.Lang}
 		}
 	}
 	if r.run.ID == "" {
@@ -120,13 +122,13 @@ func snapshotDir(db *store.DB, cwd, id string) string {
 }
 
 // openHistory opens the store (path "" = default) or returns nil and says why.
-func openHistory(path string, warn io.Writer) *store.DB {
+func openHistory(path string, warn io.Writer, lang language.Tag) *store.DB {
 	if path == "" {
 		path = store.DefaultPath()
 	}
 	db, err := store.Open(path, store.Options{})
 	if err != nil {
-		fmt.Fprintf(warn, "torchmem: history off: %v\n", err)
+		fmt.Fprintln(warn, say(lang, "history_off", err.Error()))
 		return nil
 	}
 	return db
@@ -140,6 +142,7 @@ type recorder struct {
 	db        *store.DB
 	id        string
 	warn      io.Writer
+	lang      language.Tag
 	once      sync.Once
 	lastPeaks time.Time
 }
@@ -148,7 +151,7 @@ var _ supervisor.Recorder = (*recorder)(nil)
 
 func (r *recorder) fail(err error) {
 	if err != nil {
-		r.once.Do(func() { fmt.Fprintf(r.warn, "torchmem: history store: %v (the job is not affected)\n", err) })
+		r.once.Do(func() { fmt.Fprintln(r.warn, say(r.lang, "history_error", err.Error())) })
 	}
 }
 

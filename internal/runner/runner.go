@@ -122,7 +122,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	// owner record a later run cleans up by if this one dies (made
 	// without the hook too, for that record).
 	if sc.HookDir, err = os.MkdirTemp("", "torchmem-"+id+"-"); err != nil {
-		fmt.Fprintf(c.Notices, "torchmem: no run directory (in-process hook off): %v\n", err)
+		fmt.Fprintln(c.Notices, say(c.Lang, "no_run_dir", err.Error()))
 		sc.Hook = false
 	}
 	var view *tui.RunView
@@ -137,7 +137,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	res, err := supervisor.Run(ctx, sc)
 	if view != nil {
 		view.Stop(c.Notices)
-		fmt.Fprintf(c.Notices, "torchmem: the job's output is in %s\n", view.LogPath)
+		fmt.Fprintln(c.Notices, say(c.Lang, "output_in", view.LogPath))
 	}
 	if err != nil {
 		rec.notStarted(err)

@@ -49,8 +49,8 @@ func (c *Config) maybeScope() {
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(c.Notices, "torchmem: no writable memory cgroup for uid %d; re-running in a delegated systemd user scope (systemd-run --user --scope)\n", os.Geteuid())
+	fmt.Fprintln(c.Notices, say(c.Lang, "scope", os.Geteuid()))
 	argv := append([]string{run, "--user", "--scope", "--quiet", "--collect", "-p", "Delegate=yes", "--", self}, c.ScopeArgs...)
 	err = syscall.Exec(run, argv, append(os.Environ(), scopeEnv+"=1"))
-	fmt.Fprintf(c.Notices, "torchmem: systemd-run: %v; continuing without a scope\n", err)
+	fmt.Fprintln(c.Notices, say(c.Lang, "scope_failed", fmt.Sprint(err)))
 }

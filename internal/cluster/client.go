@@ -43,6 +43,10 @@ type Options struct {
 // trouble, and a live view should say so rather than hang.
 const DefaultTimeout = 10 * time.Second
 
+// MinWindow is the shortest window: increase() needs two samples of a
+// counter in it, and scrape intervals of 30 s and 1 m are common.
+const MinWindow = 2 * time.Minute
+
 // Client fetches summaries from one Prometheus.
 type Client struct {
 	api  v1.API
@@ -60,6 +64,9 @@ func New(o Options) (*Client, error) {
 	}
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
+	}
+	if o.Window < MinWindow {
+		return nil, fmt.Errorf("--window %s: at least %s (increase() needs two scrapes in it)", o.Window, MinWindow)
 	}
 	if o.Now == nil {
 		o.Now = time.Now

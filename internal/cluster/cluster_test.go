@@ -187,7 +187,7 @@ func TestFetchErrors(t *testing.T) {
 	}
 
 	for _, o := range []Options{{URL: "localhost:9090"}, {URL: "ftp://x"}, {URL: "http://"},
-		{URL: "http://x", TokenFile: filepath.Join(t.TempDir(), "none")}, {URL: "http://x", HTTPConfigFile: filepath.Join(t.TempDir(), "none.yml")}} {
+		{URL: "http://x", TokenFile: filepath.Join(t.TempDir(), "none")}, {URL: "http://x", HTTPConfigFile: filepath.Join(t.TempDir(), "none.yml")}, {URL: "http://x", Window: time.Minute}} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v): no error", o)
 		}

@@ -140,7 +140,7 @@ func checkAccounting(h *Host) []Finding {
 			f.Severity = Warn
 			return []Finding{f.titled("accounting.title_disabled").ev(src, "memory ... enabled 0").why("accounting.why").fix("accounting.fix")}
 		}
-		return []Finding{f.ev("/sys/"+afterSys(hi.MemoryV1.Point), "memory controller mounted")}
+		return []Finding{f.evMsg("/sys/"+afterSys(hi.MemoryV1.Point), "ev.memory_mounted")}
 	case hi.Unified != nil:
 		s, src, err := h.sysFile(afterSys(hi.Unified.Point) + "/cgroup.controllers")
 		if err == nil && !slices.Contains(strings.Fields(s), "memory") {
@@ -171,7 +171,7 @@ func checkDelegation(h *Host) []Finding {
 	id := "cgroup.delegation"
 	if hi.MemoryV1 != nil {
 		return []Finding{newFinding(id, "cgroup", Info, "delegation.title_v1").
-			ev("/sys/"+afterSys(hi.MemoryV1.Point), "owned by root").
+			evMsg("/sys/"+afterSys(hi.MemoryV1.Point), "ev.owned_by_root").
 			why("delegation.v1.why").fix("delegation.v1.fix")}
 	}
 	uid := h.UID
@@ -187,7 +187,7 @@ func checkDelegation(h *Host) []Finding {
 	f.Severity = Info
 	f = f.titled("delegation.title_none", uid)
 	if err != nil {
-		f.Evidence[0].Value = "not present (user not logged in, or no systemd user manager)"
+		f.Evidence[0].Value, f.Evidence[0].value = en("ev.no_user_manager"), msg{id: "ev.no_user_manager"}
 	}
 	return []Finding{f.why("delegation.why").fix("delegation.fix")}
 }

@@ -34,12 +34,20 @@ func checkGPUSource(h *Host) []Finding {
 	}
 	i := h.GPU.Info()
 	f = f.titled("gpu_source.title", head, word(plural(len(g.devs), "gpu_source.gpus_one", "gpu_source.gpus"), len(g.devs)), orDefault(i.DriverVersion, "?"), orDefault(i.CUDADriverVersion, "?"))
-	f = f.ev(info, fmt.Sprintf("driver %s, CUDA driver API %s", orDefault(i.DriverVersion, "unknown"), orDefault(i.CUDADriverVersion, "unknown")))
+	f = f.evMsg(info, "ev.driver", orUnknown(i.DriverVersion), orUnknown(i.CUDADriverVersion))
 	if g.err != nil {
 		f.Severity = Warn
 		f = f.ev(info, g.err.Error())
 	}
 	return []Finding{f}
+}
+
+// orUnknown is s, or the word "unknown" (translated) when it is empty.
+func orUnknown(s string) any {
+	if s == "" {
+		return word("ev.unknown")
+	}
+	return s
 }
 
 func orDefault(s, d string) string {
@@ -123,7 +131,7 @@ func checkGPUProcesses(h *Host) []Finding {
 		status, src, err := h.procFile(strconv.Itoa(p.PID) + "/status")
 		if err != nil {
 			out = append(out, newFinding("gpu.orphan_memory", "gpu", Warn, "gpu_procs.orphan", p.GPUIndex, units.Bytes(used), p.PID).
-				ev(src, "missing").why("gpu_procs.orphan.why").fix("gpu_procs.orphan.fix", p.GPUIndex))
+				evMsg(src, "ev.missing").why("gpu_procs.orphan.why").fix("gpu_procs.orphan.fix", p.GPUIndex))
 			continue
 		}
 		if uid := statusField(status, "Uid"); uid != "" && h.UID >= 0 {

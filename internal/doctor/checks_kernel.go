@@ -98,11 +98,11 @@ func checkMinFree(h *Host) []Finding {
 func checkPSI(h *Host) []Finding {
 	const src = "/proc/pressure/memory"
 	if psiPresent(h) {
-		return []Finding{newFinding("psi", "kernel", OK, "psi.title").ev(src, "present")}
+		return []Finding{newFinding("psi", "kernel", OK, "psi.title").evMsg(src, "ev.present")}
 	}
 	kernel, _, _ := h.procFile("sys/kernel/osrelease")
 	cmdline, csrc, _ := h.procFile("cmdline")
-	f := newFinding("psi", "kernel", Info, "psi.title_absent").ev(src, "absent").ev("/proc/sys/kernel/osrelease", kernel)
+	f := newFinding("psi", "kernel", Info, "psi.title_absent").evMsg(src, "ev.absent").ev("/proc/sys/kernel/osrelease", kernel)
 	if kernelBefore(kernel, 4, 20) {
 		return []Finding{f.why("psi.old_kernel.why", kernel)}
 	}
@@ -143,7 +143,7 @@ func checkOOMHistory(h *Host) []Finding {
 	}
 	if n == nil {
 		return []Finding{newFinding("oom.history", "kernel", Info, "oom_history.title_unknown").
-			ev(src, "no oom_kill line").fix("oom_history.unknown.fix")}
+			evMsg(src, "ev.no_oom_kill_line").fix("oom_history.unknown.fix")}
 	}
 	v := strconv.FormatUint(*n, 10)
 	f := newFinding("oom.history", "kernel", OK, "oom_history.title_none").ev(src, "oom_kill "+v)
@@ -166,14 +166,14 @@ func kernelBefore(release string, major, minor int) bool {
 
 // unreadable is the finding of a check whose file could not be read.
 func unreadable(id, cat, src string, err error) Finding {
-	msg := "unreadable"
+	f := newFinding(id, cat, Info, "unreadable.title", id)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		msg = "missing"
+		return f.evMsg(src, "ev.missing")
 	case err != nil:
-		msg = err.Error()
+		return f.ev(src, err.Error())
 	}
-	return newFinding(id, cat, Info, "unreadable.title", id).ev(src, msg)
+	return f.evMsg(src, "ev.unreadable")
 }
 
 // checkSmapsRollup: kernels before 4.14 have no smaps_rollup, so PSS and
@@ -181,10 +181,10 @@ func unreadable(id, cat, src string, err error) Finding {
 func checkSmapsRollup(h *Host) []Finding {
 	_, src, err := h.procFile("self/smaps_rollup")
 	if err == nil {
-		return []Finding{newFinding("kernel.smaps_rollup", "kernel", OK, "smaps_rollup.title").ev(src, "present")}
+		return []Finding{newFinding("kernel.smaps_rollup", "kernel", OK, "smaps_rollup.title").evMsg(src, "ev.present")}
 	}
 	kernel, _, _ := h.procFile("sys/kernel/osrelease")
 	return []Finding{newFinding("kernel.smaps_rollup", "kernel", Info, "smaps_rollup.title_absent").
-		ev(src, "absent").ev("/proc/sys/kernel/osrelease", kernel).
+		evMsg(src, "ev.absent").ev("/proc/sys/kernel/osrelease", kernel).
 		why("smaps_rollup.why")}
 }

@@ -89,7 +89,7 @@ func checkShm(h *Host) []Finding {
 	}
 	m := shm.ParseMount(mi, h.memTotal())
 	if !m.Mounted {
-		return []Finding{newFinding("dev.shm", "limits", Fail, "shm.title_unmounted").ev(src, "no /dev/shm mount").
+		return []Finding{newFinding("dev.shm", "limits", Fail, "shm.title_unmounted").evMsg(src, "ev.no_shm_mount").
 			why("shm.unmounted.why").fix("shm.unmounted.fix")}
 	}
 	f := newFinding("dev.shm", "limits", OK, "shm.title", units.Bytes(m.SizeBytes)).ev(src, "/dev/shm tmpfs "+m.Options+" ("+m.How+")")

@@ -66,11 +66,11 @@ func ncclVersionFinding(h *Host, p pyProbe) Finding {
 	src := h.pythonName() + " -c 'import torch; torch.cuda.nccl.version()'"
 	sys := systemNCCL(h.Root)
 	if p.TorchCUDA == "" {
-		f := newFinding("pytorch.nccl", "pytorch", OK, "nccl.title_cpu", p.Torch).ev(src, "CPU build")
+		f := newFinding("pytorch.nccl", "pytorch", OK, "nccl.title_cpu", p.Torch).evMsg(src, "versions.cpu_build")
 		return withLibs(f, sys, p.NCCLLib)
 	}
 	if p.NCCL == "" {
-		f := newFinding("pytorch.nccl", "pytorch", Info, "nccl.title_unknown", p.Torch).ev(src, "not reported")
+		f := newFinding("pytorch.nccl", "pytorch", Info, "nccl.title_unknown", p.Torch).evMsg(src, "ev.not_reported")
 		return withLibs(f, sys, p.NCCLLib)
 	}
 	f := newFinding("pytorch.nccl", "pytorch", OK, "nccl.title", p.NCCL).ev(src, p.NCCL)

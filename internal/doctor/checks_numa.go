@@ -57,7 +57,7 @@ func checkNUMANodes(h *Host) []Finding {
 	nodes := h.numaNodes()
 	src := "/sys/devices/system/node"
 	if len(nodes) == 0 {
-		return []Finding{newFinding("numa.nodes", "numa", Info, "numa_nodes.title_none").ev(src, "no node directories")}
+		return []Finding{newFinding("numa.nodes", "numa", Info, "numa_nodes.title_none").evMsg(src, "ev.no_nodes")}
 	}
 	var desc []string
 	for _, n := range nodes {

@@ -56,7 +56,7 @@ func checkCUDACompat(h *Host) []Finding {
 	devs := h.gpus().devs
 	driverCUDA := h.GPU.Info().CUDADriverVersion
 	src := h.pythonName() + " -c 'import torch; print(torch.version.cuda)'"
-	f := newFinding("gpu.cuda_compat", "gpu", OK, "").ev(src, orDefault(p.TorchCUDA, "None")).ev(h.GPU.Info().Backend, "CUDA driver API "+orDefault(driverCUDA, "unknown"))
+	f := newFinding("gpu.cuda_compat", "gpu", OK, "").ev(src, orDefault(p.TorchCUDA, "None")).evMsg(h.GPU.Info().Backend, "ev.cuda_driver_api", orUnknown(driverCUDA))
 	switch {
 	case len(devs) == 0 && p.TorchCUDA == "":
 		return nil // CPU host, CPU torch: nothing to compare

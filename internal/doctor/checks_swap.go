@@ -65,7 +65,7 @@ func checkSwap(h *Host) []Finding {
 	}
 	advice := word("swap.advice", gibs(lo), gibs(hi), units.Bytes(int64(ram)), word(host))
 	if ram > 0 {
-		f = f.ev("advised swap (MemTotal, GPU count)", advice.in(i18n.EN))
+		f.Evidence = append(f.Evidence, Evidence{Source: en("ev.advised_swap"), Value: advice.in(i18n.EN), source: word("ev.advised_swap"), value: advice})
 	}
 	used := word("swap.used", units.Bytes(int64(total)), units.Bytes(int64(total-free)))
 	var title msg

@@ -53,6 +53,9 @@ func (s *Severity) UnmarshalText(b []byte) error {
 type Evidence struct {
 	Source string `json:"source"` // "/proc/sys/vm/swappiness", "nvml", "python3 -c …"
 	Value  string `json:"value"`
+	// source, value: the catalog messages of a Source or Value that is
+	// prose ("absent", "advised swap"), not data read from the host.
+	source, value msg
 }
 
 // Finding is the result of one check (or one GPU of a per-GPU check).

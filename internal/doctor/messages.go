@@ -79,6 +79,24 @@ func (f Finding) fix(id string, args ...any) Finding {
 	return f
 }
 
+// evMsg adds evidence whose value is prose: message id with args.
+func (f Finding) evMsg(source, id string, args ...any) Finding {
+	f.Evidence = append(f.Evidence, Evidence{Source: source, Value: en(id, args...), value: msg{id, args}})
+	return f
+}
+
+// local is e's source and value in lang.
+func (e Evidence) local(lang language.Tag) (source, value string) {
+	source, value = e.Source, e.Value
+	if e.source.id != "" {
+		source = e.source.in(lang)
+	}
+	if e.value.id != "" {
+		value = e.value.in(lang)
+	}
+	return source, value
+}
+
 // local is f's title, why and fix in lang: the messages when f was made
 // here, its English fields when it was read back from JSON.
 func (f Finding) local(lang language.Tag) (title, why, fix string) {

@@ -21,6 +21,24 @@ var messagesEN = map[string]string{
 	"category.gpu":      "GPU",
 	"category.pytorch":  "PYTORCH",
 	"unreadable.title":  "%[1]s: could not be read",
+	"report.ev_sep":     ": ",
+
+	// Evidence that is prose, not a value read from the host.
+	"ev.present":          "present",
+	"ev.absent":           "absent",
+	"ev.missing":          "missing",
+	"ev.unreadable":       "unreadable",
+	"ev.unknown":          "unknown",
+	"ev.no_oom_kill_line": "no oom_kill line",
+	"ev.memory_mounted":   "memory controller mounted",
+	"ev.owned_by_root":    "owned by root",
+	"ev.no_user_manager":  "not present (user not logged in, or no systemd user manager)",
+	"ev.cuda_driver_api":  "CUDA driver API %[1]s",
+	"ev.driver":           "driver %[1]s, CUDA driver API %[2]s",
+	"ev.no_shm_mount":     "no /dev/shm mount",
+	"ev.not_reported":     "not reported",
+	"ev.no_nodes":         "no node directories",
+	"ev.advised_swap":     "advised swap (MemTotal, GPU count)",
 
 	// Kernel (checks_kernel.go).
 	"swappiness.title":          "vm.swappiness is %[1]d",

@@ -24,6 +24,23 @@ var messagesZH = map[string]string{
 	"category.gpu":      "GPU",
 	"category.pytorch":  "PYTORCH",
 	"unreadable.title":  "%[1]s：无法读取",
+	"report.ev_sep":     ": ", // a file and its value, as copied
+
+	"ev.present":          "存在",
+	"ev.absent":           "不存在",
+	"ev.missing":          "缺失",
+	"ev.unreadable":       "无法读取",
+	"ev.unknown":          "未知",
+	"ev.no_oom_kill_line": "没有 oom_kill 这一行",
+	"ev.memory_mounted":   "memory 控制器已挂载",
+	"ev.owned_by_root":    "属于 root",
+	"ev.no_user_manager":  "不存在（用户未登录，或没有 systemd 用户管理器）",
+	"ev.cuda_driver_api":  "CUDA driver API %[1]s",
+	"ev.driver":           "驱动 %[1]s，CUDA driver API %[2]s",
+	"ev.no_shm_mount":     "没有 /dev/shm 挂载",
+	"ev.not_reported":     "未报告",
+	"ev.no_nodes":         "没有节点目录",
+	"ev.advised_swap":     "建议的 swap（按 MemTotal 和 GPU 数）",
 
 	// Kernel (checks_kernel.go).
 	"swappiness.title":          "vm.swappiness 为 %[1]d",
@@ -58,7 +75,7 @@ var messagesZH = map[string]string{
 	"oom_history.fix":           "torchmem oom 会根据内核日志逐个解释每次 kill（torchmem oom，或 torchmem oom /var/log/messages）。",
 	"swap.cpu_host":             "CPU 主机",
 	"swap.gpu_host":             "GPU 主机",
-	"swap.advice":               "%[1]d–%[2]d GiB（%[3]s 内存的%[4]s）",
+	"swap.advice":               "%[1]d–%[2]d GiB（%[3]s 内存的 %[4]s）",
 	"swap.used":                 "swap %[1]s，已用 %[2]s",
 	"swap.none":                 "没有 swap",
 	"swap.none_advised":         "没有 swap（建议：%[1]s）",

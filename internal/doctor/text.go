@@ -39,7 +39,8 @@ func WriteText(w io.Writer, r Report, verbose bool, lang language.Tag) error {
 			continue
 		}
 		for _, e := range f.Evidence {
-			ew.printf("         %s: %s\n", e.Source, e.Value)
+			src, val := e.local(lang)
+			ew.printf("         %s%s%s\n", src, t("report.ev_sep"), val)
 		}
 		if whyText != "" {
 			ew.printf("%s\n", textwrap.Wrap("         "+i18n.PadRight(why, label), whyText, textWidth))

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/text/language"
 )
 
@@ -70,5 +71,19 @@ func TestWidth(t *testing.T) {
 	}
 	if got := PadRight("显存", 6); got != "显存  " {
 		t.Errorf("PadRight = %q", got)
+	}
+}
+
+// The printable-ASCII fast path measures and cuts as x/ansi does.
+func TestWidthASCIIFastPath(t *testing.T) {
+	for _, s := range []string{"", "a", "/usr/bin/python3 train.py --epochs 3", "PID  ROLE", "~ !"} {
+		if Width(s) != ansi.StringWidth(s) {
+			t.Errorf("Width(%q) = %d, x/ansi %d", s, Width(s), ansi.StringWidth(s))
+		}
+		for n := 1; n <= len(s)+1; n++ {
+			if got, want := Cut(s, n), ansi.Truncate(s, n, "…"); got != want {
+				t.Errorf("Cut(%q, %d) = %q, x/ansi %q", s, n, got, want)
+			}
+		}
 	}
 }

@@ -7,7 +7,26 @@ import "github.com/charmbracelet/x/ansi"
 // aligns, pads, wraps or cuts text for a terminal measures with it, never
 // with len or utf8.RuneCountInString. x/ansi (already used by lipgloss)
 // owns the Unicode East Asian Width and grapheme tables.
-func Width(s string) int { return ansi.StringWidth(s) }
+func Width(s string) int {
+	if printableASCII(s) {
+		return len(s)
+	}
+	return ansi.StringWidth(s)
+}
+
+// printableASCII reports whether s is only printable ASCII (space to
+// '~'): one column a byte, no grapheme clusters, no escapes. Figures,
+// headings and most command lines are; measuring them byte by byte keeps
+// the live view's redraw as cheap as it was before it measured columns
+// (x/ansi's grapheme walk costs ~20x more on such text).
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
 
 // Cut shortens s to at most n columns, ending in "…" when it was cut,
 // never splitting a wide character or a grapheme cluster.
@@ -17,6 +36,9 @@ func Cut(s string, n int) string {
 	}
 	if Width(s) <= n {
 		return s
+	}
+	if printableASCII(s) {
+		return s[:n-1] + "…"
 	}
 	return ansi.Truncate(s, n, "…")
 }

@@ -45,8 +45,10 @@ var devShm = []byte(" /dev/shm/")
 // parseShmMaps keeps the lines whose path is under /dev/shm; other lines
 // (thousands in a torch process) are only searched for that path.
 func parseShmMaps(r io.Reader) ([]ShmMap, error) {
+	// Lines are ~100 bytes: the scanner's 4 KiB buffer holds them (a
+	// longer path grows it); a 64 KiB one was most of the cost per file.
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 0, 4<<10), 1<<20)
 	var out []ShmMap
 	for sc.Scan() {
 		line := sc.Bytes()

@@ -92,7 +92,7 @@ func render(s *sample.Sample, o ViewOptions) rendered {
 	if o.Sort == "" {
 		o.Sort = "pss"
 	}
-	r := &renderer{o: o, st: newStyles(o.Color), t: cat.T(o.Lang), wide: o.Width >= WideWidth}
+	r := &renderer{o: o, st: newStyles(o.Color), t: cat.T(o.Lang), wide: o.Width >= WideWidth, labels: map[string]string{}}
 	r.cols = narrowCols
 	if r.wide {
 		r.cols = wideCols
@@ -130,6 +130,19 @@ type renderer struct {
 	// hostTotal is MemTotal: a process's memory bar is drawn against it
 	// when its job's cgroup has no limit.
 	hostTotal int64
+	// labels caches the texts without arguments (roles, headings) that
+	// every row repeats: the catalog's printer formats each call anew.
+	labels map[string]string
+}
+
+// label is r.t(id) for a text without arguments, looked up once a render.
+func (r *renderer) label(id string) string {
+	l, ok := r.labels[id]
+	if !ok {
+		l = r.t(id)
+		r.labels[id] = l
+	}
+	return l
 }
 
 // line cuts text to the width before styling, so escapes never get cut.
@@ -137,7 +150,20 @@ type renderer struct {
 // characters are escaped (termsafe) so that only the styles' own reach
 // the terminal.
 func (r *renderer) line(st lipgloss.Style, text string) {
-	r.lines = append(r.lines, st.Render(i18n.Cut(termsafe.Line(text), r.o.Width)))
+	text = i18n.Cut(termsafe.Line(text), r.o.Width)
+	if r.o.Color {
+		// Without colour every style is plain, and lipgloss's Render,
+		// which checks borders, margins and padding, would cost more than
+		// the rest of the line.
+		text = st.Render(text)
+	}
+	r.lines = append(r.lines, text)
+}
+
+// plainLine is line in the plain style, which lipgloss would leave as it
+// is: the process rows, most of the view.
+func (r *renderer) plainLine(text string) {
+	r.lines = append(r.lines, i18n.Cut(termsafe.Line(text), r.o.Width))
 }
 
 // wrapped breaks text at spaces into lines of the width (textwrap.Wrap),
@@ -299,6 +325,6 @@ func (r *renderer) gpus(s *sample.Sample) {
 		if r.wide {
 			cells = append(cells, Bar(d.UsedBytes, d.TotalBytes, barWidth))
 		}
-		r.line(r.st.plain, row(cols, append(cells, strings.Join(users, " "))))
+		r.plainLine(row(cols, append(cells, strings.Join(users, " "))))
 	}
 }

@@ -52,7 +52,7 @@ func (r *renderer) job(j sample.Job) {
 	if t.Sources["pss"] != "" {
 		age = r.t("total.pssage", strconv.FormatFloat(t.PSSMaxAgeSeconds, 'f', 0, 64))
 	}
-	cells := []string{r.t("total.label"), "", gpu, units.Short(int64(t.RSSBytes)), pss, uss, units.Short(int64(t.SwapBytes)), age}
+	cells := []string{r.label("total.label"), "", gpu, units.Short(int64(t.RSSBytes)), pss, uss, units.Short(int64(t.SwapBytes)), age}
 	if r.wide {
 		cells = []string{r.t("total.label"), "", "", r.cpuSum(j.Processes), gpu, units.Short(int64(t.RSSBytes)), pss, uss,
 			units.Short(int64(t.SwapBytes)), "", age}
@@ -64,7 +64,7 @@ func (r *renderer) job(j sample.Job) {
 func (r *renderer) tableHeader() {
 	cells := make([]string, len(r.cols))
 	for i, c := range r.cols {
-		cells[i] = r.t(c.id)
+		cells[i] = r.label(c.id)
 		if c.id == "col."+r.o.Sort {
 			cells[i] = r.sortLabel()
 		}
@@ -165,7 +165,7 @@ func (r *renderer) node(n *node, limit int64) {
 func (r *renderer) role(role string) string {
 	switch role {
 	case jobs.RoleMain, jobs.RoleWorker, jobs.RoleChild:
-		return r.t("role." + role)
+		return r.label("role." + role)
 	}
 	return role
 }
@@ -194,12 +194,12 @@ func (r *renderer) proc(p jobs.Process, mark string, limit int64) {
 		cells = []string{pid, r.role(p.Role), state, cpu, size64(p.GPUBytes), size(p.RSSBytes), size(p.PSSBytes),
 			size(p.USSBytes), size(p.SwapBytes), r.memBar(p, limit), cmd}
 	}
-	st := r.st.plain
-	if p.PID == r.o.Selected {
-		st = r.st.selected
-	}
 	r.rows = append(r.rows, procRow{line: len(r.lines), pid: p.PID, cmd: jobs.CommandLine(p.Cmdline, p.Name)})
-	r.line(st, row(r.cols, cells))
+	if p.PID == r.o.Selected {
+		r.line(r.st.selected, row(r.cols, cells))
+		return
+	}
+	r.plainLine(row(r.cols, cells))
 }
 
 // memBar draws a process's PSS (its RSS until PSS is read) against limit.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -248,7 +247,7 @@ func (m *model) View() tea.View {
 func (m *model) footer() string {
 	switch {
 	case m.ask != nil:
-		return m.f.t("signal.ask", sigName(m.ask.sig), strconv.Itoa(m.ask.pid), m.ask.cmd)
+		return m.question()
 	case m.editing:
 		return m.f.t("footer.filter", m.draft)
 	}

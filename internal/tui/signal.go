@@ -17,9 +17,9 @@ type signalAsk struct {
 	start uint64 // the process's start time when asked; 0 unknown
 }
 
-// askCmdWidth bounds the command line in the question, so that the
-// question and its keys fit 80 columns.
-const askCmdWidth = 24
+// askCmdMin is the least of the command line the question shows; the
+// rest of the width goes to it too, so the question and its keys fit.
+const askCmdMin = 8
 
 // openAsk asks before signalling the selected process (TERM first: it
 // lets a training script save a checkpoint; KILL and INT are a key away).
@@ -32,7 +32,7 @@ func (m *model) openAsk() {
 	if rows := render(m.last, m.options()).rows; len(rows) > 0 {
 		for _, r := range rows {
 			if r.pid == m.sel {
-				a.cmd = i18n.Cut(termsafe.Line(r.cmd), askCmdWidth)
+				a.cmd = termsafe.Line(r.cmd)
 			}
 		}
 	}
@@ -40,6 +40,18 @@ func (m *model) openAsk() {
 		a.start = m.extra.Procs[m.sel].StartTicks
 	}
 	m.ask = a
+}
+
+// question is the open question, its command line cut to what the width
+// leaves.
+func (m *model) question() string {
+	a := m.ask
+	pid := strconv.Itoa(a.pid)
+	room := m.f.width - i18n.Width(m.f.t("signal.ask", sigName(a.sig), pid, ""))
+	if m.f.width <= 0 {
+		room = len(a.cmd)
+	}
+	return m.f.t("signal.ask", sigName(a.sig), pid, i18n.Cut(a.cmd, max(askCmdMin, room)))
 }
 
 // answer takes the key pressed at the question: y sends, t/k/i change

@@ -471,3 +471,16 @@ func TestCPUPercent(t *testing.T) {
 		t.Error("a first read has a CPU%")
 	}
 }
+
+// The signal question keeps its keys on an 80-column line whatever the
+// PID's length: the command line gets what is left.
+func TestSignalQuestionFits(t *testing.T) {
+	for _, lang := range []string{"en", "zh"} {
+		m, _ := testModel(t, 1, 80, 24, lang, nil)
+		m.ask = &signalAsk{pid: 4194303, cmd: "/usr/bin/python3 -m torch.distributed.run --nproc-per-node 8 train.py", sig: syscall.SIGKILL}
+		q := m.question()
+		if i18n.Width(q) > 80 || !strings.HasSuffix(q, "i INT") || !strings.Contains(q, "4194303") || !strings.Contains(q, "/usr/bin") {
+			t.Errorf("%s: %q (%d columns)", lang, q, i18n.Width(q))
+		}
+	}
+}

@@ -13,8 +13,19 @@ import (
 // encoding) of a node with 8 GPUs and a 200-process job (fixture tree of
 // real captured files, fake GPU backend): the cost Prometheus adds.
 func BenchmarkScrape8GPU200Proc(b *testing.B) {
+	benchScrape(b, Options{NoRuntime: true})
+}
+
+// BenchmarkScrape8GPU200ProcPerProcess is the same scrape with the
+// per-process series on (serve --process-metrics): what every scrape
+// cost before they became opt-in.
+func BenchmarkScrape8GPU200ProcPerProcess(b *testing.B) {
+	benchScrape(b, Options{NoRuntime: true, ProcessSeries: true})
+}
+
+func benchScrape(b *testing.B, o Options) {
 	st := fixtureState(b, 199, 8)
-	reg := NewRegistry(func() *State { return st }, Options{NoRuntime: true})
+	reg := NewRegistry(func() *State { return st }, o)
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	req := httptest.NewRequest("GET", "/metrics", nil)
 	b.ReportAllocs()

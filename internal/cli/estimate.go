@@ -24,6 +24,7 @@ type estimateFlags struct {
 	head                       string
 	numLabels                  int
 	listModels, listGPUs       bool
+	plan                       planFlags // estimate_plan.go
 }
 
 func newEstimateCmd(env *Env) *cobra.Command {
@@ -81,6 +82,7 @@ allocator. Exit status: 0, or 2 when a GPU was given and the job does not fit.`,
 	fl.BoolVar(&f.listModels, "list-models", false, "list the built-in models and exit")
 	fl.BoolVar(&f.listGPUs, "list-gpus", false, "list the known GPUs and exit")
 	addPEFTFlags(fl, &f.opts)
+	addPlanFlags(fl, f)
 	return cmd
 }
 
@@ -124,10 +126,16 @@ func runEstimate(env *Env, cmd *cobra.Command, f *estimateFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := checkPlanFlags(cmd, md, f, haveGPU); err != nil {
+		return err
+	}
 	var res *estimate.Result
 	var fit *estimate.Fit
 	if haveGPU {
-		res, fit, err = estimate.Plan(md, f.opts, g, margin)
+		res, fit, err = estimate.PlanWith(md, f.opts, g, margin, f.planRequest())
+		if err == nil && f.gpuMemory != "" {
+			fit.GPUMemoryUnit = memoryUnit(f.gpuMemory)
+		}
 	} else {
 		res, err = estimate.Estimate(md, f.opts)
 	}
@@ -146,6 +154,9 @@ func runEstimate(env *Env, cmd *cobra.Command, f *estimateFlags) error {
 		}{res, fit})
 	} else {
 		err = printEstimate(env, res, fit)
+		if err == nil {
+			printPlanSection(env, fit)
+		}
 	}
 	if err == nil && fit != nil && !fit.Fits {
 		return &ExitError{Code: 2}
@@ -205,7 +216,7 @@ func estimateGPU(env *Env, f *estimateFlags) (estimate.GPU, bool, error) {
 		if err != nil || n <= 0 || n > 1<<50 {
 			return estimate.GPU{}, false, fmt.Errorf("--gpu-memory %q: want a size such as 24GiB", f.gpuMemory)
 		}
-		return estimate.GPU{Name: units.Short(n), MemoryBytes: n}, true, nil
+		return estimate.GPU{Name: strings.TrimSpace(f.gpuMemory), MemoryBytes: n}, true, nil
 	case strings.EqualFold(f.gpu, "auto"):
 		return estimateLocalGPU(env)
 	case f.gpu != "":

@@ -24,8 +24,8 @@ func printEstimate(env *Env, r *estimate.Result, f *estimate.Fit) error {
 	t := estimateCatalog.T(env.lang())
 	// Model and setup on two lines, and the phase of the peak outside the
 	// table (it is longer than any size), keep the text within 80 columns.
-	fmt.Fprintf(w, "%s\n  %s\n", t("estimate.header", r.Model, r.Family, fmt.Sprintf("%.1fM", float64(r.Params)/1e6)),
-		estimateSetup(t, r.Opts, r.Family))
+	fmt.Fprintf(w, "%s\n  %s\n  %s\n", t("estimate.header", r.Model, r.Family, fmt.Sprintf("%.1fM", float64(r.Params)/1e6)),
+		estimateSetup(t, r.Opts, r.Family), effectiveBatch(t, r.Opts))
 	rows := [][2]string{
 		{t("estimate.row.peakAllocated"), units.Bytes(r.PeakAllocatedBytes) + "\t" + t("estimate.note.peakAllocated")},
 		{t("estimate.row.peakReserved"), units.Bytes(r.PeakReservedBytes) + "\t" + t("estimate.note.peakReserved")},
@@ -35,6 +35,7 @@ func printEstimate(env *Env, r *estimate.Result, f *estimate.Fit) error {
 		rows = append(rows, [2]string{t("estimate.row.perBlock"), units.Bytes(r.ActivationBytesPerBlock) + "\t" + t("estimate.note.perBlock")})
 	}
 	rows = append(rows, peftRows(t, r)...)
+	rows = append(rows, moeRows(t, r)...)
 	tw := newTable(w)
 	label := 0
 	for _, row := range rows {

@@ -111,7 +111,7 @@ func estimateSetup(t tr, o estimate.Options, family string) string {
 		}
 	}
 	parts = append(parts, peftSetup(t, o)...)
-	if family != "resnet" { // a ConvNet has no attention to name
+	if estimate.HasAttention(family) { // a ConvNet has no attention to name
 		parts = append(parts, t("estimate.setup.attention", o.Attention))
 	}
 	return strings.Join(parts, t("estimate.sep"))

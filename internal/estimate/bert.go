@@ -9,6 +9,8 @@ type bert struct{ familyDefaults }
 
 func init() { registerFamily(models.BERT, bert{}) }
 
+func (bert) loraTargets() []string { return []string{"query", "value"} }
+
 func (bert) options(md *models.Model, o Options) (Options, error) { return textOptions(md, o, true) }
 
 func (bert) embed(e *ctx, _ *tensor) *tensor {

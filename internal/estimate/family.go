@@ -63,6 +63,12 @@ type family interface {
 	// tensorParallel is one TP rank's share of md (tp.go), or an error
 	// when the family's tensor-parallel layout is not modelled.
 	tensorParallel(md *models.Model, tp int) (*models.Model, error)
+	// loraTargets are the modules PEFT's LoRA targets by default
+	// (TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); nil: LoRA and
+	// quantized weights are not modelled for the family (peft.go).
+	loraTargets() []string
+	// attention: the family has attention layers (--attention applies).
+	attention() bool
 }
 
 // families are the registered families: each family's file registers
@@ -91,6 +97,13 @@ func familyOf(md *models.Model) (family, error) {
 func Images(md *models.Model) bool {
 	f, err := familyOf(md)
 	return err == nil && f.images()
+}
+
+// HasAttention reports whether the family of a result has attention
+// layers (false for a ConvNet: --attention does not apply).
+func HasAttention(family string) bool {
+	f, ok := families[models.Family(family)]
+	return !ok || f.attention()
 }
 
 // ClassifierHead reports whether --head classification applies to md's
@@ -127,6 +140,9 @@ func (familyDefaults) blockBackward(e *ctx, i, micro int) {
 func (familyDefaults) stemBackward(e *ctx, micro int) { e.paramGrads(e.stemParams, micro) }
 
 func (familyDefaults) outputElems(e *ctx) int64 { return e.seqShard(e.tokens() * int64(e.md.Hidden)) }
+
+func (familyDefaults) loraTargets() []string { return nil }
+func (familyDefaults) attention() bool       { return true }
 
 func (familyDefaults) tensorParallel(md *models.Model, tp int) (*models.Model, error) {
 	if tp > 1 {

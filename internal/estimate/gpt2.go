@@ -8,6 +8,8 @@ type gpt2 struct{ familyDefaults }
 
 func init() { registerFamily(models.GPT2, gpt2{}) }
 
+func (gpt2) loraTargets() []string { return []string{"c_attn"} }
+
 func (gpt2) options(md *models.Model, o Options) (Options, error) { return textOptions(md, o, true) }
 func (gpt2) generates() bool                                      { return true }
 

@@ -11,6 +11,8 @@ func init() { registerFamily(models.Llama, llama{}) }
 
 func (llama) generates() bool { return true }
 
+func (llama) loraTargets() []string { return []string{"q_proj", "v_proj"} }
+
 func (llama) tensorParallel(md *models.Model, tp int) (*models.Model, error) { return tpModel(md, tp) }
 
 func (llama) embed(e *ctx, _ *tensor) *tensor {

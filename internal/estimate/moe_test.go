@@ -87,3 +87,21 @@ func itemBytes(r *Result, name string) int64 {
 	}
 	return 0
 }
+
+// TestMoELoRA: PEFT's default targets for Mixtral (q_proj, v_proj) give
+// r·(in+out) per targeted linear: 32 layers × 8·((4096+4096)+(4096+1024))
+// = 3,407,872 trainable parameters, and QLoRA walks the experts.
+func TestMoELoRA(t *testing.T) {
+	md := moePreset(t, "Mixtral-8x7B-v0.1")
+	r, err := Estimate(md, Options{Batch: 1, Seq: 512, Precision: "bf16", Checkpointing: true,
+		PEFT: PEFTOptions{Method: "qlora"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TrainableParams != 3407872 {
+		t.Errorf("trainable %d, want 3407872", r.TrainableParams)
+	}
+	if w := itemBytes(r, "weights"); w > md.ParamCount() {
+		t.Errorf("4-bit weights %d bytes for %d parameters", w, md.ParamCount())
+	}
+}

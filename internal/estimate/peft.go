@@ -60,11 +60,14 @@ const (
 )
 
 // defaultTargets is PEFT's TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING
-// for the families modelled: what target_modules=None picks.
-var defaultTargets = map[models.Family][]string{
-	models.Llama: {"q_proj", "v_proj"},
-	models.GPT2:  {"c_attn"},
-	models.BERT:  {"query", "value"},
+// for md's family (its loraTargets): what target_modules=None picks; nil
+// for a family whose adapters are not modelled.
+func defaultTargets(md *models.Model) []string {
+	f, err := familyOf(md)
+	if err != nil {
+		return nil
+	}
+	return f.loraTargets()
 }
 
 func (o *Options) checkPEFTQuant() error {
@@ -124,12 +127,12 @@ func checkPEFTModel(md *models.Model, o Options) error {
 	if o.PEFT.Method == "" && o.Quant.Method == "" {
 		return nil
 	}
-	if _, ok := defaultTargets[md.Family]; !ok {
+	if defaultTargets(md) == nil {
 		what := "--peft"
 		if o.PEFT.Method == "" {
 			what = "--quant"
 		}
-		return fmt.Errorf("%s is modelled for GPT-2, Llama-style and BERT models, not %s", what, md.Family)
+		return fmt.Errorf("%s is modelled for GPT-2, Llama-style, mixture-of-experts and BERT models, not %s", what, md.Family)
 	}
 	if o.PEFT.Method == "" {
 		return nil
@@ -282,7 +285,7 @@ func (p PEFTOptions) saveList() []string { return list(p.ModulesToSave) }
 func targetsOf(md *models.Model, o Options) []string {
 	t := list(o.PEFT.Targets)
 	if len(t) == 0 {
-		return defaultTargets[md.Family]
+		return defaultTargets(md)
 	}
 	if len(t) == 1 && t[0] == "all-linear" {
 		return linearNames(md)
@@ -418,7 +421,7 @@ func (e *ctx) initPEFT() {
 		return
 	}
 	if e.o.PEFT.Targets == "" { // the result says what PEFT picked
-		e.o.PEFT.Targets = strings.Join(defaultTargets[e.md.Family], ",")
+		e.o.PEFT.Targets = strings.Join(defaultTargets(e.md), ",")
 	}
 	// The frozen base's dtypes; the adapters' gradients and states are fp32.
 	nonQuant := halfOrFP32(o.Precision)

@@ -30,6 +30,8 @@ type resnet struct{ familyDefaults }
 
 func init() { registerFamily(models.ResNet, resnet{}) }
 
+func (resnet) attention() bool { return false }
+
 func (resnet) options(md *models.Model, o Options) (Options, error) { return imageOptions(md, o) }
 func (resnet) images() bool                                         { return true }
 func (resnet) classifierHead() bool                                 { return false }

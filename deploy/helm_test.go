@@ -168,6 +168,9 @@ func TestHelmTemplateEverything(t *testing.T) {
 			e.Authorization.Credentials.Name != "scrape-token" || e.Authorization.Credentials.Key != "token" {
 			t.Errorf("endpoint %+v: want port metrics, https, bearer token from Secret scrape-token", e)
 		}
+		if !e.HonorLabels {
+			t.Errorf("endpoint %+v: want honorLabels, so the jobs' pod/namespace/container labels are not renamed exported_*", e)
+		}
 		if len(e.Relabelings) != 1 || e.Relabelings[0].TargetLabel != "instance" {
 			t.Errorf("endpoint relabelings %+v: want instance = the node's name", e.Relabelings)
 		}

@@ -54,6 +54,7 @@ type monitor struct {
 type endpoint struct {
 	Port          string `json:"port"`
 	Path          string `json:"path"`
+	HonorLabels   bool   `json:"honorLabels"`
 	Scheme        string `json:"scheme"`
 	Interval      string `json:"interval"`
 	ScrapeTimeout string `json:"scrapeTimeout"`

@@ -27,6 +27,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "torchmem.scrapeEndpoint" -}}
 port: metrics
 path: /metrics
+# The job series carry the job's own namespace/pod/container labels (the
+# workload's, as dcgm-exporter does); without honorLabels the operator's
+# target labels (the agent's pod) would rename them to exported_*.
+honorLabels: true
 interval: {{ .monitor.interval }}
 scrapeTimeout: {{ .monitor.scrapeTimeout }}
 {{- if .root.Values.webConfig.existingSecret }}

@@ -31,6 +31,29 @@ func estimateRow(t testing.TB, r Measured) *Result {
 
 func relErr(got, want int64) float64 { return float64(got-want) / float64(want) }
 
+// Accuracy the calibration rows hold the estimator to (issue 14): peak
+// allocated within 5 % on every row, 1.5 % in the median; reserved and
+// nvidia-smi never more than 5 % under what was measured (an
+// underestimate is the unsafe direction for a fit check), within 10 %
+// over.
+const (
+	calAllocatedRow    = 0.05
+	calAllocatedMedian = 0.015
+	calUnder           = -0.05
+	calOver            = 0.10
+)
+
+// calUnderKnown are rows whose reserved figure is still more than 5 %
+// under, with why: the check holds the rest, and a fix that brings one
+// within is noticed (the test fails when a listed row no longer misses).
+var calUnderKnown = map[string]string{
+	// bf16 GPT-2 inference: reserved -7.6 %, nvidia-smi -5.1 %. Not a
+	// workspace (no convolution; the cuBLAS workspace is counted) and not
+	// the fp32 load (modelled): the extra ~130 MB of cached segments is
+	// unexplained without an allocator trace of that run.
+	"gpt2-b8-s1024-bf16-infer": "reserved -7.6%, nvidia-smi -5.1%: unexplained cached segments",
+}
+
 func TestCalibration(t *testing.T) {
 	var errs []float64
 	for _, r := range loadCalibration(t) {
@@ -43,19 +66,23 @@ func TestCalibration(t *testing.T) {
 		er := relErr(res.PeakReservedBytes, r.PeakReserved)
 		t.Logf("%-36s allocated %6.2f GB (%+5.1f%%)  reserved %6.2f GB (%+5.1f%%)  process %6.2f GB (%+5.1f%%)  peak at %s",
 			r.ID, gb(res.PeakAllocatedBytes), 100*ea, gb(res.PeakReservedBytes), 100*er, gb(res.ProcessBytes), 100*ep, res.PeakPhase)
-		if math.Abs(ea) > 0.10 {
-			t.Errorf("%s: peak allocated off by %+.1f%% (limit 10%%)", r.ID, 100*ea)
+		if math.Abs(ea) > calAllocatedRow {
+			t.Errorf("%s: peak allocated off by %+.1f%% (limit %.0f%%)", r.ID, 100*ea, 100*calAllocatedRow)
 		}
-		if math.Abs(ep) > 0.10 {
-			t.Errorf("%s: process (nvidia-smi) off by %+.1f%% (limit 10%%)", r.ID, 100*ep)
+		under := er < calUnder || ep < calUnder
+		if _, known := calUnderKnown[r.ID]; known != under {
+			t.Errorf("%s: reserved %+.1f%%, nvidia-smi %+.1f%% (limit %.0f%% under; known to miss: %v)", r.ID, 100*er, 100*ep, -100*calUnder, known)
+		}
+		if er > calOver || ep > calOver {
+			t.Errorf("%s: reserved %+.1f%%, nvidia-smi %+.1f%% (limit %.0f%% over)", r.ID, 100*er, 100*ep, 100*calOver)
 		}
 		errs = append(errs, math.Abs(ea))
 	}
 	sort.Float64s(errs)
 	med := (errs[len(errs)/2] + errs[(len(errs)-1)/2]) / 2
 	t.Logf("median |error| of peak allocated: %.2f%%", 100*med)
-	if med > 0.05 {
-		t.Errorf("median |error| %.2f%% > 5%%", 100*med)
+	if med > calAllocatedMedian {
+		t.Errorf("median |error| %.2f%% > %.1f%%", 100*med, 100*calAllocatedMedian)
 	}
 }
 

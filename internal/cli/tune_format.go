@@ -24,7 +24,7 @@ func writeTunePlan(w io.Writer, env *Env, p tune.Plan) error {
 		if n := c.NoteIn(env.lang()); n != "" {
 			where = strings.TrimSpace(where + " " + "(" + n + ")")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Key, orDash(c.Current), c.Target, t("tune.action."+c.Action), where)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Key, orDash(c.CurrentText()), c.Target, t("tune.action."+c.Action), where)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

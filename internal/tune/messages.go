@@ -12,6 +12,7 @@ import (
 var catalog = i18n.NewCatalog("tune", map[language.Tag]map[string]string{
 	i18n.EN: {
 		"note.one_numa_node": "one NUMA node",
+		"note.enough":        "already enough (at least %[1]s)",
 		"note.not_present":   "not present on this kernel",
 		"note.not_offered":   "%[1]s not offered by this kernel",
 		"note.live_drift":    "changed since apply (another tool, or a reboot before the persistence took over)",
@@ -19,6 +20,7 @@ var catalog = i18n.NewCatalog("tune", map[language.Tag]map[string]string{
 	},
 	i18n.ZH: {
 		"note.one_numa_node": "只有一个 NUMA 节点",
+		"note.enough":        "已经足够（至少 %[1]s）",
 		"note.not_present":   "此内核上不存在",
 		"note.not_offered":   "此内核不提供 %[1]s",
 		"note.live_drift":    "应用后已被改动（其他工具所改，或持久化生效之前重启过）",

@@ -74,7 +74,7 @@ func limitsConf(profile string, cs []Change) string {
 	b.WriteString("# Takes effect at the next login (pam_limits); services need Limit*= in their units.\n")
 	for _, c := range cs {
 		item := strings.TrimPrefix(c.Key, "limits.")
-		fmt.Fprintf(&b, "# %s (was %s)\n*    soft %-8s %s\n", c.Reason, c.Current, item, c.Target)
+		fmt.Fprintf(&b, "# %s (was %s)\n*    soft %-8s %s\n", c.Reason, c.CurrentText(), item, c.Target)
 		// Never lower a hard limit that is already above the target.
 		if !atLeast(mustInt(c.Target))(c.Hard) {
 			fmt.Fprintf(&b, "*    hard %-8s %s\n", item, c.Target)

@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/torchmem/torchmem/internal/procfs"
 	"github.com/torchmem/torchmem/internal/shm"
+	"github.com/torchmem/torchmem/internal/units"
 )
 
 // Runner runs a command on the real host (systemctl, tuned-adm).
@@ -140,6 +142,9 @@ func plan1(o *Options, s Setting, multi bool) Change {
 		c.setNote("note.not_present", "")
 	case s.Fine(c.Current):
 		c.Action = ActKeep
+		if s.Enough != "" && c.Current != c.Target {
+			c.setNote("note.enough", s.Enough)
+		}
 	default:
 		c.Action = ActSet
 		if s.Kind == THP {
@@ -210,11 +215,22 @@ func currentLimit(o *Options, item string) (soft, hard string) {
 	if err != nil || !ok {
 		return "", ""
 	}
-	soft, hard = procfs.FormatLimit(r.Soft), procfs.FormatLimit(r.Hard)
-	if item == "memlock" && r.Soft != procfs.Unlimited {
-		soft += " bytes"
+	// Exact numbers (JSON's current and hard); CurrentText shows byte
+	// counts in IEC units.
+	return procfs.FormatLimit(r.Soft), procfs.FormatLimit(r.Hard)
+}
+
+// CurrentText is Current as people read it: a byte count in IEC units
+// ("8.00 MiB", not "8388608"), anything else as read.
+func (c Change) CurrentText() string {
+	if !c.Bytes {
+		return c.Current
 	}
-	return soft, hard
+	n, err := strconv.ParseInt(c.Current, 10, 64)
+	if err != nil {
+		return c.Current // "unlimited"
+	}
+	return units.Bytes(n)
 }
 
 // shmState judges /dev/shm's mount as doctor's dev.shm check does, with

@@ -49,6 +49,13 @@ type Setting struct {
 	// kernel does not offer Target (defer+madvise arrived in 4.6; CentOS 7's
 	// 3.10 has only always/madvise/never).
 	Else []string `json:"-"`
+	// Enough is the least value Fine accepts, when it is a bound: the plan
+	// says "already enough (at least 4096)" beside a keep whose current
+	// value differs from Target, instead of a bare "now 20000, target
+	// 65536, keep".
+	Enough string `json:"enough,omitempty"`
+	// Bytes: the value is a byte count (memlock), shown in IEC units.
+	Bytes bool `json:"bytes,omitempty"`
 }
 
 func atMost(n int64) func(string) bool {
@@ -82,11 +89,11 @@ var common = []Setting{
 		Reason: "zone reclaim stalls allocations on one node while the other has memory free"},
 	{Key: "thp.enabled", Kind: THP, Target: "madvise", Fine: oneOf("madvise", "never"),
 		Reason: "THP always bloats RSS and runs khugepaged compaction; madvise keeps huge pages for allocators that ask"},
-	{Key: "limits.nproc", Kind: Limit, Target: "65536", Fine: atLeast(16384),
+	{Key: "limits.nproc", Kind: Limit, Target: "65536", Fine: atLeast(16384), Enough: "16384",
 		Reason: "RLIMIT_NPROC counts threads: DataLoader workers x ranks exceed 4096"},
-	{Key: "limits.nofile", Kind: Limit, Target: "65536", Fine: atLeast(4096),
+	{Key: "limits.nofile", Kind: Limit, Target: "65536", Fine: atLeast(4096), Enough: "4096",
 		Reason: "the file_descriptor sharing strategy holds an fd per tensor in flight"},
-	{Key: "limits.memlock", Kind: Limit, Target: "unlimited", Fine: oneOf("unlimited"),
+	{Key: "limits.memlock", Kind: Limit, Target: "unlimited", Fine: oneOf("unlimited"), Bytes: true,
 		Reason: "NCCL over InfiniBand/RoCE registers (locks) its buffers"},
 	{Key: "dev.shm", Kind: Advice, Target: "50%",
 		Reason: "DataLoader workers pass batches through /dev/shm; a remount is left to you",

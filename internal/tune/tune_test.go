@@ -294,3 +294,32 @@ func TestTamperedJournalRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanWordsLimits: a limit kept because it is already enough says so
+// (not a bare "now 20000, target 65536, keep"), and memlock's byte count
+// reads in IEC units while JSON keeps the exact number.
+func TestPlanWordsLimits(t *testing.T) {
+	root := centos7Root(t, false)
+	limits := "Limit                     Soft Limit           Hard Limit           Units     \n" +
+		"Max processes             96364                96364                processes \n" +
+		"Max open files            20000                1048576              files     \n" +
+		"Max locked memory         8388608              8388608              bytes     \n"
+	write(t, root, "proc/self/limits", limits, 0o644)
+	p, err := MakePlan(Options{Root: root}, "training")
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]Change{}
+	for _, c := range p.Changes {
+		by[c.Key] = c
+	}
+	if c := by["limits.nofile"]; c.Action != ActKeep || c.Note != "already enough (at least 4096)" {
+		t.Errorf("nofile: action %s note %q", c.Action, c.Note)
+	}
+	if c := by["limits.memlock"]; c.Current != "8388608" || c.CurrentText() != "8.00 MiB" || c.Action != ActSet {
+		t.Errorf("memlock: current %q text %q action %s", c.Current, c.CurrentText(), c.Action)
+	}
+	if c := by["vm.swappiness"]; c.CurrentText() != c.Current {
+		t.Errorf("a sysctl's text changed: %q", c.CurrentText())
+	}
+}

@@ -114,7 +114,7 @@ func estimateSetup(t tr, o estimate.Options, family string) string {
 	if estimate.HasAttention(family) { // a ConvNet has no attention to name
 		parts = append(parts, t("estimate.setup.attention", o.Attention))
 	}
-	return strings.Join(parts, t("estimate.sep"))
+	return wrapSetup(t, parts)
 }
 
 func printFit(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {

@@ -56,7 +56,7 @@ func reportWrite(path string, d *report.Data, env *Env) error {
 	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
-	if err := report.WriteHTML(f, d); err != nil {
+	if err := report.WriteHTML(f, d, env.lang()); err != nil {
 		f.Close()
 		return err
 	}

@@ -182,8 +182,8 @@ func serveServer(env *Env, f serveFlags, token string) (*web.Server, func(), err
 		NodeName:      metrics.NodeName(f.nodeName, os.Getenv, os.Hostname),
 		ProcessSeries: f.processMetrics, MaxProcessSeries: f.maxProcSeries, ProcessSeriesWindow: f.procSeriesWindow,
 		KernelOOM: serveKernelOOM(env, f.noKernelLog),
-		Cluster:   cl,
-		Logf:      func(format string, a ...any) { fmt.Fprintf(env.Stderr, "torchmem: "+format+"\n", a...) }})
+		Cluster:   cl, Lang: env.lang(),
+		Logf: func(format string, a ...any) { fmt.Fprintf(env.Stderr, "torchmem: "+format+"\n", a...) }})
 	if err != nil {
 		backend.Close()
 		return nil, nil, err

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/torchmem/torchmem/internal/i18n"
 )
 
 // TestHTMLRendersInBrowser opens the report in a real headless chromium
@@ -26,7 +28,7 @@ func TestHTMLRendersInBrowser(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "r.html")
 	f, _ := os.Create(path)
-	if err := WriteHTML(f, testData()); err != nil {
+	if err := WriteHTML(f, testData(), i18n.EN); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/store"
 )
 
@@ -32,7 +33,7 @@ func testData() *Data {
 
 func TestWriteHTMLSelfContained(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteHTML(&b, testData()); err != nil {
+	if err := WriteHTML(&b, testData(), i18n.EN); err != nil {
 		t.Fatal(err)
 	}
 	html := b.String()
@@ -65,7 +66,7 @@ func TestWriteHTMLSelfContained(t *testing.T) {
 	if got := strings.Join(titles, "|"); got != "Job host memory|Host memory available (meminfo)|GPU memory|Per-step peaks (hook, measured)|Step time (hook)" {
 		t.Fatalf("charts %s", got)
 	}
-	if c := pd.Charts[3]; strings.Join(c.Series, ",") != "rank 0 allocated,rank 0 reserved" || len(c.X) != 1 || *c.Cols[0][0] != 3<<30 {
+	if c := pd.Charts[3]; strings.Join(c.Series, ",") != "rank 0 · per-step peak allocated,rank 0 · per-step peak reserved" || len(c.X) != 1 || *c.Cols[0][0] != 3<<30 {
 		t.Fatalf("step peaks chart %+v", c)
 	}
 	if got := strings.Join(titles, "|"); got == "" {
@@ -93,7 +94,7 @@ func TestCopyOnReadTable(t *testing.T) {
 		`"per_worker":[{"pid":7,"parent_pid":1,"first_private_dirty":7340032,"last_private_dirty":95944704,"parent_first_rss_anon":495976448,"parent_last_rss_anon":496082944,"seconds":11,"grew":true},` +
 		`{"pid":8,"parent_pid":1,"first_private_dirty":7340032,"last_private_dirty":9437184,"parent_first_rss_anon":495976448,"parent_last_rss_anon":496082944,"seconds":2,"grew":false}]}}`)
 	var b bytes.Buffer
-	if err := WriteHTML(&b, d); err != nil {
+	if err := WriteHTML(&b, d, i18n.EN); err != nil {
 		t.Fatal(err)
 	}
 	html := b.String()
@@ -103,7 +104,7 @@ func TestCopyOnReadTable(t *testing.T) {
 		}
 	}
 	var plain bytes.Buffer
-	if err := WriteHTML(&plain, testData()); err != nil || strings.Contains(plain.String(), "copy-on-read") {
+	if err := WriteHTML(&plain, testData(), i18n.EN); err != nil || strings.Contains(plain.String(), "copy-on-read") {
 		t.Fatalf("a run without copy-on-read shows the table (err %v)", err)
 	}
 }

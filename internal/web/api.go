@@ -191,7 +191,7 @@ func (s *Server) pageReport(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := report.WriteHTML(w, d); err != nil {
+	if err := report.WriteHTML(w, d, s.pageLang(r)); err != nil {
 		s.logOnce(fmt.Sprintf("report %s: %v", d.Run.ID, err))
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/language"
+
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/webassets"
 )
 
@@ -22,9 +25,12 @@ var static embed.FS
 var dashboardPages = map[string]string{"node": "node.js", "run": "run.js", "runs": "run.js", "cluster": "cluster.js"}
 
 func (s *Server) pages(mux *http.ServeMux) {
-	rendered := renderPages()
+	rendered := map[language.Tag]map[string][]byte{i18n.EN: renderPages(i18n.EN), i18n.ZH: renderPages(i18n.ZH)}
 	page := func(name string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) { serveStatic(w, r, rendered, "static/"+name, s.modTime) }
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Add("Vary", "Accept-Language")
+			serveStatic(w, r, rendered[s.pageLang(r)], "static/"+name, s.modTime)
+		}
 	}
 	mux.HandleFunc("GET /{$}", page("node.html"))
 	mux.HandleFunc("GET /runs", page("runs.html"))
@@ -39,19 +45,29 @@ func (s *Server) pages(mux *http.ServeMux) {
 		http.ServeContent(w, r, "", s.modTime, strings.NewReader(webassets.UPlotCSS))
 	})
 	mux.HandleFunc("GET /static/{file}", func(w http.ResponseWriter, r *http.Request) {
-		serveStatic(w, r, rendered, "static/"+r.PathValue("file"), s.modTime)
+		serveStatic(w, r, nil, "static/"+r.PathValue("file"), s.modTime)
 	})
 }
 
-// renderPages renders each dashboard page into its layout once, keyed by
-// its path in static.
-func renderPages() map[string][]byte {
+// renderPages renders each dashboard page into its layout once per
+// language, keyed by its path in static: the page's text through the
+// catalog ({{t "id"}}), and for its scripts the palette (one colour and
+// label per series, internal/webassets) and their texts as JSON.
+func renderPages(lang language.Tag) map[string][]byte {
 	out := make(map[string][]byte, len(dashboardPages))
+	data := struct {
+		Page, Script, Lang string
+		Palette, Text      template.JS
+	}{Lang: "en", Palette: template.JS(webassets.PaletteJSON(lang)), Text: template.JS(scriptText(lang))}
+	if i18n.Base(lang) == i18n.ZH {
+		data.Lang = "zh-CN"
+	}
 	for name, script := range dashboardPages {
 		file := name + ".html"
-		t := template.Must(template.ParseFS(static, "static/layout.tmpl", "static/"+file))
+		t := template.Must(template.New(file).Funcs(template.FuncMap{"t": catalog.T(lang)}).ParseFS(static, "static/layout.tmpl", "static/"+file))
 		var b bytes.Buffer
-		if err := t.ExecuteTemplate(&b, file, struct{ Page, Script string }{name, script}); err != nil {
+		data.Page, data.Script = name, script
+		if err := t.ExecuteTemplate(&b, file, data); err != nil {
 			panic(err) // the pages are embedded: a failure is a build mistake, caught by the tests
 		}
 		out["static/"+file] = b.Bytes()

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	toolkitweb "github.com/prometheus/exporter-toolkit/web"
+	"golang.org/x/text/language"
 
 	"github.com/torchmem/torchmem/internal/metrics"
 	"github.com/torchmem/torchmem/internal/procfs"
@@ -63,6 +64,9 @@ type Config struct {
 	// Cluster, when set, answers /api/v1/cluster and the /cluster page
 	// from the Prometheus that scrapes the agents (serve --prometheus).
 	Cluster ClusterSource
+	// Lang is the dashboard's language for a browser that names neither
+	// zh nor en in Accept-Language (serve --lang, else the locale; lang.go).
+	Lang language.Tag
 	// Logf reports background problems once each (nil: discard).
 	Logf func(format string, args ...any)
 	// Now is the clock (time.Now unless set): the assets' modification

@@ -94,6 +94,9 @@ func SeriesKey(base string, dev int) string {
 // splitKey splits a per-device GPU key ("gpu1_used") into its base
 // ("gpu_used") and device ("1"); other keys come back whole, dev "".
 func splitKey(key string) (base, dev string) {
+	if pid, ok := strings.CutPrefix(key, "gpu_pid_"); ok { // store.PeakGPUPID
+		return "gpu_pid", pid
+	}
 	rest, ok := strings.CutPrefix(key, "gpu")
 	if i := strings.IndexByte(rest, '_'); ok && i > 0 {
 		if _, err := strconv.Atoi(rest[:i]); err == nil {
@@ -138,7 +141,7 @@ func Label(lang language.Tag, key string) string {
 	switch {
 	case !hasMessage(id):
 		return key
-	case strings.HasPrefix(base, "gpu_"):
+	case strings.HasPrefix(base, "gpu_") && base != "gpu_pid" || dev != "":
 		if dev == "" {
 			dev = "*"
 		}

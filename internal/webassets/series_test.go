@@ -30,6 +30,8 @@ func TestLabelsAndColours(t *testing.T) {
 		{"cgroup_usage", "cgroup usage (memory.current)", "cgroup 用量 (memory.current)"},
 		{"gpu1_used", "GPU 1 used (NVML, whole device)", "GPU 1 已用（NVML，整卡）"},
 		{"gpu0_job_used", "GPU 0 used by the job", "GPU 0 任务占用"},
+		{"gpu_pid_4127", "GPU memory of process 4127 (NVML)", "进程 4127 的 GPU 内存 (NVML)"},
+		{"alloc_peak_reserved", "allocator peak reserved", "分配器峰值已保留"},
 		{"something_new", "something_new", "something_new"},
 	} {
 		if got := Label(i18n.EN, c.key); got != c.en {
@@ -80,7 +82,7 @@ func TestPaletteJSON(t *testing.T) {
 			CarryS float64 `json:"carry_s"`
 		} `json:"series"`
 		Markers   map[string]struct{ Label, Color string } `json:"markers"`
-		GapFactor float64                                 `json:"gap_factor"`
+		GapFactor float64                                  `json:"gap_factor"`
 	}
 	if err := json.Unmarshal(PaletteJSON(i18n.ZH), &p); err != nil {
 		t.Fatal(err)

@@ -5,11 +5,11 @@ const live = {t: [], avail: [], gpus: {}, plot: null, max: 3600};
 
 function renderNode(n) {
   const s = n.sample;
-  document.getElementById("title").textContent = "Node " + n.host;
-  setStatus((s ? "sampled " + new Date(s.time).toLocaleTimeString() : "no sample") + " · every " + n.interval_seconds + " s · " + n.version);
+  document.getElementById("title").textContent = T("node.title", n.host);
+  setStatus((s ? T("node.sampled", fmtClock(s.time)) : T("node.no_sample")) + " · " + T("node.every", n.interval_seconds) + " · " + n.version);
   const notes = [];
-  if (n.sample_error) notes.push(el("div", {class: "notice error"}, "sampling failed: " + n.sample_error));
-  if (n.history_error) notes.push(el("div", {class: "notice error"}, "history: " + n.history_error));
+  if (n.sample_error) notes.push(el("div", {class: "notice error"}, T("node.sample_failed", n.sample_error)));
+  if (n.history_error) notes.push(el("div", {class: "notice error"}, T("node.history_error", n.history_error)));
   for (const t of (s && s.notices) || []) notes.push(el("div", {class: "notice"}, t));
   replace("notices", notes);
   if (!s) return;
@@ -23,43 +23,43 @@ function renderHost(h) {
   const m = h.meminfo || {};
   const swapUsed = m.swap_total_bytes != null && m.swap_free_bytes != null ? m.swap_total_bytes - m.swap_free_bytes : null;
   const cards = [
-    card("Host memory available", num("host.available", m.mem_available_bytes), "of " + fmtBytes(m.mem_total_bytes) + " · /proc/meminfo"),
-    card("Host memory total", num("host.total", m.mem_total_bytes), "/proc/meminfo"),
-    card("Swap used", num("host.swap_used", swapUsed), "of " + fmtBytes(m.swap_total_bytes)),
-    card("Shared memory (/dev/shm)", num("host.shmem", m.shmem_bytes), "Shmem"),
+    card(T("card.host_available"), num("host.available", m.mem_available_bytes), T("card.of", fmtBytes(m.mem_total_bytes)) + " · /proc/meminfo"),
+    card(T("card.host_total"), num("host.total", m.mem_total_bytes), "/proc/meminfo"),
+    card(T("card.swap_used"), num("host.swap_used", swapUsed), T("card.of", fmtBytes(m.swap_total_bytes))),
+    card(T("card.shmem"), num("host.shmem", m.shmem_bytes), "Shmem"),
   ];
   if (h.psi && h.psi.some) {
     const pct = v => v.toFixed(2) + " %";
-    cards.push(card("Memory pressure (some, 10 s)", num("host.psi_some_avg10", h.psi.some.avg10, pct), "60 s: " + pct(h.psi.some.avg60) + " · PSI"));
-    if (h.psi.full) cards.push(card("Memory pressure (full, 10 s)", num("host.psi_full_avg10", h.psi.full.avg10, pct), "60 s: " + pct(h.psi.full.avg60) + " · PSI"));
+    cards.push(card(T("card.psi_some"), num("host.psi_some_avg10", h.psi.some.avg10, pct), T("card.psi_60", pct(h.psi.some.avg60))));
+    if (h.psi.full) cards.push(card(T("card.psi_full"), num("host.psi_full_avg10", h.psi.full.avg10, pct), T("card.psi_60", pct(h.psi.full.avg60))));
   }
-  cards.push(card("cgroups", h.cgroup_mode || "–"));
+  cards.push(card(T("card.cgroups"), h.cgroup_mode || "–"));
   replace("host", cards);
 }
 
 function renderGPUs(g) {
   const devs = g.devices || [];
   if (!devs.length) {
-    replace("gpus", el("p", {class: "muted"}, g.error ? "GPU backend error: " + g.error : "No GPU (backend: " + ((g.info && g.info.backend) || "none") + ")."));
+    replace("gpus", el("p", {class: "muted"}, g.error ? T("gpu.error", g.error) : T("gpu.none", (g.info && g.info.backend) || "none")));
     return;
   }
   const procs = {};
   for (const p of g.processes || []) (procs[p.gpu_index] = procs[p.gpu_index] || []).push(p.pid || p.host_pid);
-  replace("gpus", table(["GPU", "Name", "#Used", "#Reserved", "#Total", "Use", "Processes"], devs.map(d =>
+  replace("gpus", table(["th.gpu", "th.name", "#th.used", "#th.reserved", "#th.total", "th.use", "th.processes"], devs.map(d =>
     el("tr", {}, td(d.index), td(d.name), numTd("gpu." + d.index + ".used", d.used_bytes), numTd("gpu." + d.index + ".reserved", d.reserved_bytes),
       numTd("gpu." + d.index + ".total", d.total_bytes), td(bar(d.used_bytes / d.total_bytes)), td((procs[d.index] || []).join(", ") || "–"))
-  )), el("p", {class: "muted small"}, "Backend " + g.info.backend + (g.info.driver_version ? ", driver " + g.info.driver_version : "")));
+  )), el("p", {class: "muted small"}, T("gpu.backend", g.info.backend) + (g.info.driver_version ? T("gpu.driver", g.info.driver_version) : "")));
 }
 
 function renderJobs(s, runs) {
   const jobs = s.jobs || [];
-  if (!jobs.length && !runs.length) { replace("jobs", el("p", {class: "muted"}, "No PyTorch process on this node.")); return; }
+  if (!jobs.length && !runs.length) { replace("jobs", el("p", {class: "muted"}, T("jobs.none"))); return; }
   const runOf = {};
   for (const r of runs) if (r.job) runOf[r.job] = r;
   // Runs whose job is not among the sampled processes (another PID
   // namespace, or just ended) still show their allocator figures.
   const loose = runs.filter(r => !r.job).map(r => el("div", {class: "job", "data-run": r.id},
-    el("h3", {}, (r.command || []).join(" "), " · run ", el("a", {href: "/runs/" + encodeURIComponent(r.id)}, r.id)),
+    el("h3", {}, (r.command || []).join(" "), " · " + T("run.word") + " ", el("a", {href: href("/runs/" + encodeURIComponent(r.id))}, r.id)),
     el("div", {class: "cards"}, runCards(r))));
   replace("jobs", jobs.map(j => renderJob(j, runOf[j.id])), loose);
 }
@@ -67,30 +67,30 @@ function renderJobs(s, runs) {
 function renderJob(j, run) {
   const t = j.totals, id = j.id, cg = j.cgroup;
   const cards = [
-    card("Processes", num("job." + id + ".processes", t.processes, String), t.workers + " DataLoader workers"),
+    card(T("card.processes"), num("job." + id + ".processes", t.processes, String), T("card.workers", t.workers)),
     card("RSS", num("job." + id + ".rss", t.rss_bytes), "status"),
-    card("PSS", num("job." + id + ".pss", t.pss_bytes), (t.sources.pss || "–") + (t.pss_complete ? "" : " · incomplete") + " · age " + t.pss_max_age_seconds.toFixed(0) + " s"),
+    card("PSS", num("job." + id + ".pss", t.pss_bytes), (t.sources.pss || "–") + (t.pss_complete ? "" : " · " + T("card.incomplete")) + " · " + T("card.age", t.pss_max_age_seconds.toFixed(0))),
     card("USS", num("job." + id + ".uss", t.uss_bytes), t.sources.uss || "–"),
-    card("Swap", num("job." + id + ".swap", t.swap_bytes), "status"),
-    card("GPU", num("job." + id + ".gpu", t.gpu_bytes), t.sources.gpu || "no GPU backend"),
+    card(T("card.swap"), num("job." + id + ".swap", t.swap_bytes), "status"),
+    card("GPU", num("job." + id + ".gpu", t.gpu_bytes), t.sources.gpu || T("card.no_gpu_backend")),
   ];
   if (cg) {
     const limit = typeof cg.max === "number" ? cg.max : null;
-    cards.push(card("cgroup usage", num("job." + id + ".cgroup_usage", cg.usage_bytes), limit ? ["limit ", num("job." + id + ".cgroup_limit", limit)] : "no limit · " + cg.path));
-    if (limit) cards.push(card("cgroup headroom", num("job." + id + ".cgroup_headroom", j.cgroup_headroom_bytes), bar(cg.usage_bytes / limit)));
-    if (cg.events && cg.events.oom_kill != null) cards.push(card("OOM kills", num("job." + id + ".oom_kills", cg.events.oom_kill, String), cg.events.source));
+    cards.push(card(T("card.cgroup_usage"), num("job." + id + ".cgroup_usage", cg.usage_bytes), limit ? [T("card.limit") + " ", num("job." + id + ".cgroup_limit", limit)] : T("card.no_limit") + " · " + cg.path));
+    if (limit) cards.push(card(T("card.cgroup_headroom"), num("job." + id + ".cgroup_headroom", j.cgroup_headroom_bytes), bar(cg.usage_bytes / limit)));
+    if (cg.events && cg.events.oom_kill != null) cards.push(card(T("card.oom_kills"), num("job." + id + ".oom_kills", cg.events.oom_kill, String), cg.events.source));
   }
   if (run) cards.push(...runCards(run));
-  const procs = table(["PID", "Role", "#RSS", "#PSS", "#USS", "#Swap", "#GPU", "#PSS age", "Command"], j.processes.map(p => {
+  const procs = table(["th.pid", "th.role", "#RSS", "#PSS", "#USS", "#th.swap", "#GPU", "#th.pss_age", "th.command"], j.processes.map(p => {
     const k = "proc." + p.pid + ".";
     return el("tr", {}, td(p.pid), td(p.role), numTd(k + "rss", p.rss_bytes), numTd(k + "pss", p.pss_bytes), numTd(k + "uss", p.uss_bytes),
       numTd(k + "swap", p.swap_bytes), numTd(k + "gpu", p.gpu_bytes), td(p.pss_age_seconds == null ? "–" : p.pss_age_seconds.toFixed(0) + " s", "num"),
       td((p.cmdline || []).join(" ").slice(0, 160), "cmd hide-narrow"));
   }));
-  const head = el("h3", {}, j.command, " ", el("span", {class: "muted"}, "(" + id + ")"), run ? [" · run ", el("a", {href: "/runs/" + encodeURIComponent(run.id)}, run.id)] : null);
+  const head = el("h3", {}, j.command, " ", el("span", {class: "muted"}, "(" + id + ")"), run ? [" · " + T("run.word") + " ", el("a", {href: href("/runs/" + encodeURIComponent(run.id))}, run.id)] : null);
   const w = who(j.identity);
   const whoLine = w ? el("p", {class: "who", "data-who": id}, w, " ", el("span", {class: "muted"}, j.key)) : null;
-  return el("div", {class: "job", "data-job": id}, head, whoLine, el("div", {class: "cards"}, cards), el("h4", {}, "Processes"), procs);
+  return el("div", {class: "job", "data-job": id}, head, whoLine, el("div", {class: "cards"}, cards), el("h4", {}, T("card.processes")), procs);
 }
 
 // who: whose job it is (docs/serve.md, "Workload identity"): the pod,
@@ -99,15 +99,15 @@ function who(id) {
   if (!id) return "";
   const k = id.kubernetes, s = id.slurm, c = id.container;
   if (k) {
-    const name = k.pod ? [k.namespace, k.pod, k.container].filter(Boolean).join("/") : "pod " + k.pod_uid;
-    const gpus = (k.gpus || []).length ? " · GPUs " + k.gpus.join(", ") : "";
+    const name = k.pod ? [k.namespace, k.pod, k.container].filter(Boolean).join("/") : T("who.pod", k.pod_uid);
+    const gpus = (k.gpus || []).length ? " · " + T("who.gpus", k.gpus.join(", ")) : "";
     return "Kubernetes " + name + (k.qos ? " · " + k.qos : "") + gpus;
   }
   if (s) {
     const extra = [s.user, s.partition].filter(Boolean).join(", ");
-    return "Slurm job " + s.job_id + (s.step ? "." + s.step : "") + (extra ? " (" + extra + ")" : "");
+    return T("who.slurm", s.job_id + (s.step ? "." + s.step : "")) + (extra ? " (" + extra + ")" : "");
   }
-  if (c) return c.runtime + " container " + c.id.slice(0, 12);
+  if (c) return T("who.container", c.runtime, c.id.slice(0, 12));
   return id.unit ? "systemd " + id.unit : "";
 }
 
@@ -115,9 +115,9 @@ function who(id) {
 function runCards(run) {
   const rid = "run." + run.id;
   return [
-    card("Allocator allocated", num(rid + ".allocated", run.allocated_bytes), "peak " + fmtBytes(run.peak_allocated_bytes)),
-    card("Allocator reserved", num(rid + ".reserved", run.reserved_bytes), "peak " + fmtBytes(run.peak_reserved_bytes)),
-    card("Step", num(rid + ".step", run.step, v => v == null ? "–" : String(v)), "CUDA OOMs " + run.cuda_ooms + (run.alloc_retries != null ? " · retries " + run.alloc_retries : "")),
+    card(T("card.alloc_allocated"), num(rid + ".allocated", run.allocated_bytes), T("card.peak", fmtBytes(run.peak_allocated_bytes))),
+    card(T("card.alloc_reserved"), num(rid + ".reserved", run.reserved_bytes), T("card.peak", fmtBytes(run.peak_reserved_bytes))),
+    card(T("card.step"), num(rid + ".step", run.step, v => v == null ? "–" : String(v)), T("card.cuda_ooms", run.cuda_ooms) + (run.alloc_retries != null ? " · " + T("card.retries", run.alloc_retries) : "")),
   ];
 }
 
@@ -137,7 +137,7 @@ function pushLive(s) {
   if (!live.plot || live.plot.series.length !== data.length) {
     const box = document.getElementById("live");
     box.replaceChildren();
-    live.plot = new uPlot(chartOpts(box, "", [{label: "host available", stroke: "#2f6fde"}, ...idx.map((i, k) => ({label: "GPU " + i + " used", stroke: PALETTE[(k + 2) % PALETTE.length]}))], 220), data, box);
+    live.plot = new uPlot(chartOpts(box, "", [{key: "host_available"}, ...idx.map(i => ({key: "gpu" + i + "_used"}))], 220), data, box);
   } else {
     live.plot.setData(data);
   }
@@ -147,6 +147,6 @@ async function nodePage() {
   try { renderNode(await getJSON("/api/v1/node")); } catch (e) { showError(e); }
   const es = new EventSource("/api/v1/stream");
   es.addEventListener("node", ev => { try { renderNode(JSON.parse(ev.data)); } catch (e) { showError(e); } });
-  es.onerror = () => setStatus("live stream interrupted; retrying…");
+  es.onerror = () => setStatus(T("node.stream_retry"));
 }
 

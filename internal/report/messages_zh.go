@@ -1,0 +1,63 @@
+package report
+
+var messagesZH = map[string]string{
+	"page.title":   "torchmem 运行 %[1]s",
+	"page.h1":      "torchmem 运行 %[1]s — %[2]s",
+	"page.started": "开始于 %[1]s，运行 %[2]s",
+	"page.host":    "，主机 %[1]s",
+	"page.cwd":     "，目录 %[1]s",
+	"page.footer":  "由 torchmem 生成；图表使用 uPlot %[1]s（MIT 许可），已内联。",
+
+	"status.running":         "运行中",
+	"status.exited":          "已退出",
+	"status.killed":          "被信号终止",
+	"status.oom-killed":      "被 OOM 终止 (oom-killed)",
+	"status.supervisor_lost": "监督进程丢失",
+
+	"h.postmortem":   "事后分析 (post-mortem)",
+	"h.change":       "应做的修改",
+	"h.explanation":  "解释",
+	"h.copy_on_read": "DataLoader 工作进程：读时复制 (copy-on-read)",
+	"h.evidence":     "证据",
+	"h.exception":    "异常",
+	"h.kernel":       "内核日志",
+	"h.peaks":        "峰值",
+	"h.charts":       "内存随时间变化",
+	"h.events":       "事件",
+
+	"pm.exit":    "（退出状态 %[1]d）",
+	"pm.or":      "或",
+	"pm.orphans": "任务遗留的 %[1]d 个进程在结束时被终止。",
+	"pm.none":    "没有事后分析：该运行的状态为%[1]s。",
+
+	"cor.text":          "在测量的 %[2]d 个工作进程中，有 %[1]d 个在读取时复制了数据集（已写私有内存，smaps_rollup Private_Dirty；父进程的匿名 RSS 取自 /proc/PID/status）。",
+	"cor.pid":           "工作进程 pid",
+	"cor.parent":        "父进程 pid",
+	"cor.first":         "首次私有内存",
+	"cor.last":          "最后私有内存",
+	"cor.growth":        "增长",
+	"cor.parent_growth": "父进程增长",
+	"cor.over":          "时长",
+	"cor.copying":       "是否复制",
+	"yes":               "是",
+	"no":                "否",
+
+	"ev.time":    "时间",
+	"ev.kind":    "类型",
+	"ev.source":  "来源",
+	"ev.pid":     "pid",
+	"ev.message": "消息",
+
+	"chart.host":       "任务主机内存",
+	"chart.available":  "主机可用内存 (meminfo)",
+	"chart.gpu":        "GPU 显存",
+	"chart.allocator":  "PyTorch 分配器（hook）",
+	"chart.step_peaks": "每步峰值（hook，实测）",
+	"chart.step_time":  "每步耗时（hook）",
+	"rank.rank":        "rank %[1]d",
+	"rank.pid":         "pid %[1]d",
+	"charts.none":      "该运行没有保存采样数据。",
+	"charts.markers":   "标记：",
+
+	"note.pss_above_cgroup": "PSS 高于 cgroup 用量：PSS 把每个共享页（/dev/shm、共享库的文件页）按共享进程数分摊计入，而 cgroup 只在自己最先访问某个共享页时才为它计费；任务读取的页缓存 (page cache) 也可能计入其他 cgroup。",
+}

@@ -6,10 +6,12 @@ import "github.com/torchmem/torchmem/internal/estimate/models"
 // still fits is reported as is (Fit.MaxBatchAtLimit says so).
 const MaxBatchLimit = 1 << 16
 
-// maxBandScan bounds the batches MaxBatch checks one by one below the
-// largest that fits; past it the check goes in strides (a bound on the
-// time a search takes, not on its accuracy for any job seen so far).
-const maxBandScan = 256
+// bandExact is how many batches below the largest that fits MaxBatch
+// checks one by one; further down, while still near the budget, the
+// steps double (a bound on the time a search takes: a long generation's
+// estimate replays every token; not a bound on its accuracy for any job
+// seen so far, whose misses were at most 17 batches below).
+const bandExact = 32
 
 // chaosFraction: batches whose peak allocated is within 1/chaosFraction of
 // the allocator's limit (or twice the largest allocator overhead seen, if
@@ -55,24 +57,27 @@ func MaxBatch(md *models.Model, o Options, budget int64) int {
 		return best
 	}
 	var overhead int64
+	note := func(r *Result) {
+		// A run that released its cache at the limit says nothing of the
+		// overhead: its reserved is the limit.
+		if r.CacheReleases == 0 {
+			overhead = max(overhead, r.PeakReservedBytes-r.PeakAllocatedBytes)
+		}
+	}
 	if r := est(best); r != nil {
-		overhead = r.PeakReservedBytes - r.PeakAllocatedBytes
+		note(r)
 	}
 	step, checked := 1, 0
 	for b := best - 1; b >= 1; b -= step {
+		if checked++; checked > bandExact {
+			step *= 2
+		}
 		r := est(b)
-		if checked++; checked > maxBandScan {
-			step = max(1, b/maxBandScan)
-		}
-		if r == nil {
-			best = b - 1
+		if r == nil || !fitsIn(r, budget) {
+			best, step, checked = b-1, 1, 0
 			continue
 		}
-		overhead = max(overhead, r.PeakReservedBytes-r.PeakAllocatedBytes)
-		if !fitsIn(r, budget) {
-			best = b - 1
-			continue
-		}
+		note(r)
 		if settledWith(r, limit, overhead) {
 			break
 		}
@@ -83,12 +88,17 @@ func MaxBatch(md *models.Model, o Options, budget int64) int {
 // settledWith: r's peak allocated is far enough below the allocator's
 // limit that the cache's behaviour cannot decide whether it fits.
 func settledWith(r *Result, limit, overhead int64) bool {
-	return r.CacheReleases == 0 && r.PeakAllocatedBytes+max(2*overhead, limit/chaosFraction) <= limit
+	return r.PeakAllocatedBytes+max(2*overhead, limit/chaosFraction) <= limit
 }
 
-// settled is settledWith r's own allocator overhead.
+// settled is settledWith r's own allocator overhead (none counted when it
+// released its cache: its reserved is then the limit).
 func settled(r *Result, limit int64) bool {
-	return settledWith(r, limit, r.PeakReservedBytes-r.PeakAllocatedBytes)
+	var overhead int64
+	if r.CacheReleases == 0 {
+		overhead = r.PeakReservedBytes - r.PeakAllocatedBytes
+	}
+	return settledWith(r, limit, overhead)
 }
 
 // largest is the largest b in [from, limit] with ok(b), by an exponential

@@ -145,17 +145,20 @@ func writeLint(env *Env, format string, res *lint.Result) error {
 		return err
 	}
 	if len(res.Findings) > 0 {
-		fmt.Fprintf(env.Stderr, "torchmem: %d finding%s in %d file%s\n",
-			len(res.Findings), lintPlural(len(res.Findings)), res.Files, lintPlural(res.Files))
+		t := env.tr()
+		findings := t(lintPlural(len(res.Findings), "lint.findings_one", "lint.findings"), len(res.Findings))
+		files := t(lintPlural(res.Files, "lint.files_one", "lint.files"), res.Files)
+		fmt.Fprintln(env.Stderr, t("lint.summary", findings, files))
 	}
 	return nil
 }
 
-func lintPlural(n int) string {
+// lintPlural is the message id for a count: one's when n is 1.
+func lintPlural(n int, one, many string) string {
 	if n == 1 {
-		return ""
+		return one
 	}
-	return "s"
+	return many
 }
 
 // writeLintRules prints the rule catalogue as a table or JSON.

@@ -27,6 +27,18 @@ var cliMessagesEN = map[string]string{
 	"tune.apply.done":        "\n%[1]s profile %[2]s (%[3]d live values, %[4]d files); journal %[5]s; undo with: torchmem tune revert\n",
 	"tune.apply.confirm":     "\nApply these changes? [y/N] ",
 	"tune.apply.nothing":     "nothing changed",
+	"tune.revert.reverted":   "reverted",
+	"tune.revert.dry_run":    "dry run: would revert",
+	"tune.revert.done":       "%[1]s profile %[2]s: %[3]d live values and %[4]d files restored",
+	"tune.drop.warning":      "warning: dropping caches makes every process re-read its files from disk",
+	"tune.drop.done":         "caches dropped",
+
+	// lint (lint.go).
+	"lint.summary":      "torchmem: %[1]s in %[2]s",
+	"lint.findings_one": "%[1]d finding",
+	"lint.findings":     "%[1]d findings",
+	"lint.files_one":    "%[1]d file",
+	"lint.files":        "%[1]d files",
 
 	// runs, show, report (runs.go, show.go, report.go).
 	"runs.id":            "ID",

@@ -28,6 +28,17 @@ var cliMessagesZH = map[string]string{
 	"tune.apply.done":        "\n%[1]s配置 %[2]s（%[3]d 个运行时值，%[4]d 个文件）；日志 %[5]s；撤销：torchmem tune revert\n",
 	"tune.apply.confirm":     "\n应用这些修改？[y/N] ",
 	"tune.apply.nothing":     "未做任何修改",
+	"tune.revert.reverted":   "已撤销",
+	"tune.revert.dry_run":    "演练 (dry run)：将会撤销",
+	"tune.revert.done":       "%[1]s配置 %[2]s：已恢复 %[3]d 个运行时值和 %[4]d 个文件",
+	"tune.drop.warning":      "警告：丢弃缓存后每个进程都要从磁盘重新读取文件",
+	"tune.drop.done":         "缓存已丢弃",
+
+	"lint.summary":      "torchmem：%[2]s中共 %[1]s",
+	"lint.findings_one": "%[1]d 处发现",
+	"lint.findings":     "%[1]d 处发现",
+	"lint.files_one":    "%[1]d 个文件",
+	"lint.files":        "%[1]d 个文件",
 
 	"runs.id":            "ID",
 	"runs.start":         "开始",

@@ -148,11 +148,12 @@ func tuneRevertCmd(env *Env, f *tuneFlags) *cobra.Command {
 			if f.asJSON {
 				return writeJSON(env.Stdout, j)
 			}
-			verb := "reverted"
+			t := env.tr()
+			verb := t("tune.revert.reverted")
 			if f.dryRun {
-				verb = "dry run: would revert"
+				verb = t("tune.revert.dry_run")
 			}
-			_, err = fmt.Fprintf(env.Stdout, "%s profile %s: %d live values and %d files restored\n", verb, j.Profile, len(j.Live), len(j.Files))
+			_, err = fmt.Fprintln(env.Stdout, t("tune.revert.done", verb, j.Profile, len(j.Live), len(j.Files)))
 			return err
 		},
 	}
@@ -190,14 +191,14 @@ from disk, which can be far slower than the memory it frees is worth. It does no
 free memory a process holds. Use it for benchmarks, not as a fix.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintln(env.Stderr, "warning: dropping caches makes every process re-read its files from disk")
+			fmt.Fprintln(env.Stderr, env.tr()("tune.drop.warning"))
 			if !yes && !f.dryRun {
 				return errors.New("pass --yes to drop the caches")
 			}
 			if err := tune.DropCaches(f.options(env)); err != nil {
 				return err
 			}
-			_, err := fmt.Fprintln(env.Stdout, "caches dropped")
+			_, err := fmt.Fprintln(env.Stdout, env.tr()("tune.drop.done"))
 			return err
 		},
 	}

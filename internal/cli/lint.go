@@ -168,7 +168,7 @@ func writeLintRules(env *Env, asJSON bool) error {
 		return writeJSON(env.Stdout, rules)
 	}
 	tw := newTable(env.Stdout)
-	fmt.Fprintln(tw, "ID\tNAME\tSEVERITY\tWHY")
+	fmt.Fprintln(tw, env.tr()("lint.rules.header"))
 	for _, r := range rules {
 		summary, _ := r.Text(env.lang())
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Severity, summary)

@@ -34,6 +34,7 @@ var cliMessagesEN = map[string]string{
 	"tune.drop.done":         "caches dropped",
 
 	// lint (lint.go).
+	"lint.rules.header": "ID\tNAME\tSEVERITY\tWHY",
 	"lint.summary":      "torchmem: %[1]s in %[2]s",
 	"lint.findings_one": "%[1]d finding",
 	"lint.findings":     "%[1]d findings",

@@ -34,6 +34,7 @@ var cliMessagesZH = map[string]string{
 	"tune.drop.warning":      "警告：丢弃缓存后每个进程都要从磁盘重新读取文件",
 	"tune.drop.done":         "缓存已丢弃",
 
+	"lint.rules.header": "ID\t名称\t严重程度\t原因",
 	"lint.summary":      "torchmem：%[2]s中共 %[1]s",
 	"lint.findings_one": "%[1]d 处发现",
 	"lint.findings":     "%[1]d 处发现",

@@ -2,6 +2,7 @@ package report
 
 import (
 	"sort"
+	"strconv"
 	"time"
 
 	"golang.org/x/text/language"
@@ -181,9 +182,9 @@ func rankChart(lang language.Tag, title, unit string, steps []store.Step, keys [
 	seriesKey := map[string]string{}
 	var xs []float64
 	for _, st := range steps {
-		who := t("rank.pid", st.PID)
+		who := t("rank.pid", strconv.Itoa(st.PID))
 		if st.Rank != nil {
-			who = t("rank.rank", *st.Rank)
+			who = t("rank.rank", strconv.Itoa(*st.Rank))
 		}
 		row := false
 		for i, k := range keys {

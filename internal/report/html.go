@@ -112,7 +112,7 @@ func statusText(lang language.Tag, s string) string {
 // scriptText is the text the page's script needs, in lang.
 func scriptText(lang language.Tag) map[string]string {
 	t := catalog.T(lang)
-	return map[string]string{"no_samples": t("charts.none"), "markers": t("charts.markers")}
+	return map[string]string{"no_samples": t("charts.none"), "markers": t("charts.markers"), "time": t("charts.time")}
 }
 
 // peakRows are the run's peaks by series label (a key the palette does

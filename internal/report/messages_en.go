@@ -71,10 +71,11 @@ var messagesEN = map[string]string{
 	"chart.allocator":  "PyTorch allocator (hook)",
 	"chart.step_peaks": "Per-step peaks (hook, measured)",
 	"chart.step_time":  "Step time (hook)",
-	"rank.rank":        "rank %[1]d",
-	"rank.pid":         "pid %[1]d",
+	"rank.rank":        "rank %[1]s",
+	"rank.pid":         "pid %[1]s",
 	"charts.none":      "No samples were stored for this run.",
 	"charts.markers":   "Markers:",
+	"charts.time":      "Time",
 
 	"note.pss_above_cgroup": "PSS is above cgroup usage: PSS counts every shared page (/dev/shm, shared libraries' file pages) in proportion to its sharers, while the cgroup is charged a shared page only if it touched it first, and page cache the job reads may be charged to another cgroup.",
 }

@@ -54,10 +54,11 @@ var messagesZH = map[string]string{
 	"chart.allocator":  "PyTorch 分配器（hook）",
 	"chart.step_peaks": "每步峰值（hook，实测）",
 	"chart.step_time":  "每步耗时（hook）",
-	"rank.rank":        "rank %[1]d",
-	"rank.pid":         "pid %[1]d",
+	"rank.rank":        "rank %[1]s",
+	"rank.pid":         "pid %[1]s",
 	"charts.none":      "该运行没有保存采样数据。",
 	"charts.markers":   "标记：",
+	"charts.time":      "时间",
 
 	"note.pss_above_cgroup": "PSS 高于 cgroup 用量：PSS 把每个共享页（/dev/shm、共享库的文件页）按共享进程数分摊计入，而 cgroup 只在自己最先访问某个共享页时才为它计费；任务读取的页缓存 (page cache) 也可能计入其他 cgroup。",
 }

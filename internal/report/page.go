@@ -66,14 +66,14 @@ function fmt(v, unit){
   return v.toFixed(i ? 2 : 0)+' '+u[i];
 }
 // Times are 24-hour ISO in the viewer's time zone: "2026-12-01 17:57:05"
-// on the first tick and in the legend, "17:57:05" on the others; ticks
+// in the legend, "17:57:05" on the ticks with the date under the first; ticks
 // fall on whole seconds (no "…:25.500").
 const pad = n => String(n).padStart(2, '0');
 function hms(d){ return pad(d.getHours())+':'+pad(d.getMinutes())+':'+pad(d.getSeconds()); }
 function ymd(d){ return d.getFullYear()+'-'+pad(d.getMonth()+1)+'-'+pad(d.getDate()); }
 function isoTime(s){ if (s == null) return '-'; const d = new Date(s*1000); return ymd(d)+' '+hms(d); }
 const TIME_INCRS = [1,2,5,10,15,30,60,120,300,600,900,1800,3600,7200,10800,21600,43200,86400,172800,604800];
-function timeTicks(u, vals){ return vals.map((v, i) => { const d = new Date(v*1000); return i === 0 ? ymd(d)+' '+hms(d) : hms(d); }); }
+function timeTicks(u, vals){ return vals.map((v, i) => { const d = new Date(v*1000); return i === 0 ? hms(d)+'\n'+ymd(d) : hms(d); }); }
 // Axis ticks of byte charts fall on round binary sizes (512 MiB, 1.5 GiB),
 // not on uPlot's decimal steps (200 MB showed as "190.73 MiB"); labels
 // drop trailing zeros.
@@ -123,7 +123,7 @@ const root = document.getElementById('charts');
 if (!D.charts.length) root.textContent = D.text.no_samples;
 for (const c of D.charts) {
   const el = document.createElement('div'); el.className = 'chart'; root.appendChild(el);
-  const series = [{value: (u, v) => isoTime(v)}].concat(c.series.map((n, i) => ({label: n, stroke: c.colors[i], width: 1.5, spanGaps: false,
+  const series = [{label: D.text.time, value: (u, v) => isoTime(v)}].concat(c.series.map((n, i) => ({label: n, stroke: c.colors[i], width: 1.5, spanGaps: false,
     paths: c.step[i] ? uPlot.paths.stepped({align: 1}) : undefined, value: (u, v) => fmt(v, c.unit)})));
   const yr = c.limit != null ? {range: (u, lo, hi) => [0, Math.max(hi, c.limit) * 1.05]} : {};
   const y = c.unit === 'bytes' ? {values: (u, vals) => vals.map(v => axisFmt(v, c.unit)), size: 80, incrs: BYTE_INCRS} : {values: (u, vals) => vals.map(v => fmt(v, c.unit)), size: 80};

@@ -151,6 +151,7 @@ var messagesEN = map[string]string{
 	"js.chart.gpu":             "GPU memory",
 	"js.chart.allocator":       "PyTorch allocator (hook)",
 	"js.chart.step":            "Optimizer step",
+	"js.chart.time":            "Time",
 	"js.chart.markers":         "Markers:",
 	"js.note.pss_above_cgroup": "PSS is above cgroup usage: PSS counts every shared page (/dev/shm, shared libraries' file pages) in proportion to its sharers, while the cgroup is charged a shared page only if it touched it first, and page cache the job reads may be charged to another cgroup.",
 

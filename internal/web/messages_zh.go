@@ -138,6 +138,7 @@ var messagesZH = map[string]string{
 	"js.chart.gpu":             "GPU 显存",
 	"js.chart.allocator":       "PyTorch 分配器（hook）",
 	"js.chart.step":            "优化器步数",
+	"js.chart.time":            "时间",
 	"js.chart.markers":         "标记：",
 	"js.note.pss_above_cgroup": "PSS 高于 cgroup 用量：PSS 把每个共享页（/dev/shm、共享库的文件页）按共享进程数分摊计入，而 cgroup 只在自己最先访问某个共享页时才为它计费；任务读取的页缓存 (page cache) 也可能计入其他 cgroup。",
 

@@ -91,7 +91,7 @@ function showError(err) {
 const BYTE_STEPS = Array.from({length: 51}, (_, i) => 2 ** i);
 // TIME_STEPS: time ticks on whole seconds (no "…:25.500").
 const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
-function timeTicks(u, vals) { return vals.map((v, i) => { const d = new Date(v * 1000); return i === 0 ? ymd(d) + " " + hms(d) : hms(d); }); }
+function timeTicks(u, vals) { return vals.map((v, i) => { const d = new Date(v * 1000); return i === 0 ? hms(d) + "\n" + ymd(d) : hms(d); }); }
 
 function seriesStyle(key) { return PAL.series[key] || {label: key, color: "#999999"}; }
 
@@ -111,7 +111,7 @@ function chartOpts(box, title, series, height) {
     scales: {x: {time: true, range: (u, lo, hi) => lo === hi ? [lo - 60, hi + 1] : [lo, hi]},
       y: box.limit != null ? {range: (u, lo, hi) => [0, Math.max(hi || 0, box.limit) * 1.05]} : {}},
     axes: [{values: timeTicks, incrs: TIME_STEPS, space: 90}, y],
-    series: [{value: (u, v) => v == null ? "–" : fmtTime(v * 1000)}, ...series.map(s => {
+    series: [{label: T("chart.time"), value: (u, v) => v == null ? "–" : fmtTime(v * 1000)}, ...series.map(s => {
       const st = seriesStyle(s.key);
       return {label: st.label, stroke: st.color, width: 1.5, spanGaps: false, paths: st.step ? uPlot.paths.stepped({align: 1}) : undefined,
         value: (u, v) => v == null ? "–" : s.value === "count" ? String(v) : fmtBytes(v)};

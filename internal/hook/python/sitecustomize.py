@@ -88,7 +88,9 @@ def _torchmem_arm():
 
     # 3.6: CentOS 7's python3 and RHEL 8's python3.6. What 3.6 and 3.7 lack
     # degrades the hook (torchmem_hook._common.degraded says what).
-    if not os.environ.get("TORCHMEM_HOOK_SOCKET") or sys.version_info < (3, 6):
+    # TORCHMEM_TRACE: torchmem estimate --trace (torchmem_hook._trace).
+    on = os.environ.get("TORCHMEM_HOOK_SOCKET") or os.environ.get("TORCHMEM_TRACE")
+    if not on or sys.version_info < (3, 6):
         return
     try:
         import torchmem_hook

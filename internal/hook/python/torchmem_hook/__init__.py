@@ -94,6 +94,11 @@ class _TorchFinder(object):
 def _on_torch_imported(module):
     _remove_finder()
     try:
+        from torchmem_hook import _trace
+
+        if _trace.armed():  # torchmem estimate --trace: no agent, the tracer
+            _trace.start(module)
+            return
         from torchmem_hook import _agent
 
         _agent.start(module)

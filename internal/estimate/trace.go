@@ -1,0 +1,199 @@
+package estimate
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// A trace is what torchmem_hook/_trace.py records while the user's own
+// script runs with its GPU redirected to the meta device (torchmem
+// estimate --trace): every storage the GPU would allocate and free, in
+// order, with its size, what it is for, the phase, the module, the op and
+// the program's stack. One event a line, tab-separated (the Python
+// module's docstring is the format's definition).
+
+// TraceMagic starts a trace's header line.
+const TraceMagic = "torchmem-trace"
+
+// Bounds on what a trace may hold, so a damaged or hostile file cannot
+// take the process's memory: a line, the frames of a stack.
+const (
+	maxTraceLine   = 1 << 20
+	maxTraceFrames = 64
+)
+
+// TraceAlloc is one storage the traced program allocated on the GPU.
+type TraceAlloc struct {
+	ID    int64
+	Bytes int64
+	// Kind as recorded when made (fwd, bwd, data, opttemp, other), then
+	// as learnt later (param, buffer, grad, optstate).
+	Kind   string
+	Phase  string
+	Step   int
+	Stack  int
+	Module string
+	Op     string
+	DType  string
+	Shape  string
+}
+
+// TraceNote is a warning (a value read from a tensor without data) or
+// the end of the trace: the reason, the op and where.
+type TraceNote struct {
+	Kind    string   `json:"kind"`
+	Op      string   `json:"op,omitempty"`
+	Where   []string `json:"where,omitempty"`
+	Message string   `json:"message"`
+}
+
+type traceEv struct {
+	free  bool
+	alloc int32 // index into Trace.Allocs
+}
+
+// Trace is a parsed trace.
+type Trace struct {
+	Header   map[string]string
+	Stacks   map[int][]string
+	Allocs   []TraceAlloc
+	events   []traceEv
+	phases   []tracePhase // phase changes, at an event index
+	Warnings []TraceNote
+	End      *TraceNote
+}
+
+type tracePhase struct {
+	at    int
+	phase string
+	step  int
+}
+
+// Events is the number of allocations and frees.
+func (t *Trace) Events() int { return len(t.events) }
+
+// ParseTrace reads a trace. Errors name the line.
+func ParseTrace(r io.Reader) (*Trace, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxTraceLine)
+	t := &Trace{Header: map[string]string{}, Stacks: map[int][]string{}}
+	index := map[int64]int32{}
+	live := map[int32]bool{}
+	n := 0
+	for sc.Scan() {
+		n++
+		f := strings.Split(sc.Text(), "\t")
+		if n == 1 {
+			if f[0] != TraceMagic || len(f) < 2 || f[1] != "1" {
+				return nil, fmt.Errorf("line 1: not a torchmem trace (version 1)")
+			}
+			for _, kv := range f[2:] {
+				k, v, _ := strings.Cut(kv, "=")
+				t.Header[k] = v
+			}
+			continue
+		}
+		if err := t.parseLine(f, index, live); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", n+1, err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("empty trace: the program never imported torch, or the trace file was not written")
+	}
+	return t, nil
+}
+
+// traceFields: the fields each event has at least.
+var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5}
+
+func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool) error {
+	min, ok := traceFields[f[0]]
+	if !ok {
+		return fmt.Errorf("unknown event %q", f[0])
+	}
+	if len(f) < min {
+		return fmt.Errorf("event %s: %d fields, want %d", f[0], len(f), min)
+	}
+	switch f[0] {
+	case "S":
+		id, err := strconv.Atoi(f[1])
+		if err != nil || len(f)-2 > maxTraceFrames {
+			return fmt.Errorf("stack %q: bad id or too many frames", f[1])
+		}
+		t.Stacks[id] = f[2:]
+	case "A":
+		a, err := parseAlloc(f)
+		if err != nil {
+			return err
+		}
+		if _, dup := index[a.ID]; dup {
+			return fmt.Errorf("allocation %d made twice", a.ID)
+		}
+		i := int32(len(t.Allocs))
+		index[a.ID] = i
+		live[i] = true
+		t.Allocs = append(t.Allocs, a)
+		t.events = append(t.events, traceEv{alloc: i})
+	case "F":
+		i, err := lookup(f[1], index)
+		if err != nil {
+			return err
+		}
+		if !live[i] {
+			return fmt.Errorf("allocation %s freed twice", f[1])
+		}
+		delete(live, i)
+		t.events = append(t.events, traceEv{free: true, alloc: i})
+	case "C":
+		i, err := lookup(f[1], index)
+		if err != nil {
+			return err
+		}
+		t.Allocs[i].Kind = f[2]
+	case "P":
+		step, err := strconv.Atoi(f[2])
+		if err != nil {
+			return fmt.Errorf("phase step %q", f[2])
+		}
+		t.phases = append(t.phases, tracePhase{at: len(t.events), phase: f[1], step: step})
+	case "W", "E":
+		sid, _ := strconv.Atoi(f[3])
+		note := TraceNote{Kind: f[1], Op: f[2], Where: t.Stacks[sid], Message: f[4]}
+		if f[0] == "W" {
+			t.Warnings = append(t.Warnings, note)
+		} else {
+			t.End = &note
+		}
+	}
+	return nil
+}
+
+func lookup(s string, index map[int64]int32) (int32, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("allocation id %q", s)
+	}
+	i, ok := index[id]
+	if !ok {
+		return 0, fmt.Errorf("allocation %d not made", id)
+	}
+	return i, nil
+}
+
+func parseAlloc(f []string) (TraceAlloc, error) {
+	id, err1 := strconv.ParseInt(f[1], 10, 64)
+	b, err2 := strconv.ParseInt(f[2], 10, 64)
+	step, err3 := strconv.Atoi(f[5])
+	sid, err4 := strconv.Atoi(f[6])
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || b < 0 || b > 1<<50 {
+		return TraceAlloc{}, fmt.Errorf("allocation %q: bad id, size, step or stack", f[1])
+	}
+	return TraceAlloc{ID: id, Bytes: b, Kind: f[3], Phase: f[4], Step: step, Stack: sid,
+		Module: f[7], Op: f[8], DType: f[9], Shape: f[10]}, nil
+}

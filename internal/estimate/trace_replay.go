@@ -1,0 +1,303 @@
+package estimate
+
+import (
+	"fmt"
+	"sort"
+)
+
+// TraceResult is the estimate of a traced script: the Result every
+// estimate has, and what only a trace knows.
+type TraceResult struct {
+	*Result
+	Device string `json:"trace_device"`
+	Torch  string `json:"trace_torch"`
+	Steps  int    `json:"trace_steps"`
+	Events int    `json:"trace_events"`
+	// LiveBytesPeak: the most bytes of storages alive at once, before the
+	// allocator's rounding (what the meta and the real run must agree on).
+	LiveBytesPeak int64 `json:"live_bytes_peak"`
+	// Sites: where the memory alive at the peak was allocated, largest first.
+	Sites    []TraceSite `json:"top_sites_at_peak"`
+	Warnings []TraceNote `json:"warnings,omitempty"`
+	End      *TraceNote  `json:"end"`
+}
+
+// TraceSite is the memory alive at the peak that one line made.
+type TraceSite struct {
+	Where    string   `json:"where"`
+	Op       string   `json:"op"`
+	Module   string   `json:"module,omitempty"`
+	Category string   `json:"category"`
+	Bytes    int64    `json:"bytes"`
+	Count    int      `json:"count"`
+	Frames   []string `json:"frames"`
+}
+
+// maxTraceSites: the sites the report lists.
+const maxTraceSites = 10
+
+// traceCategory is what an allocation counts as in the breakdown. What
+// the forward pass makes is an activation when it is still alive once the
+// backward has begun (autograd saved it, or it is the loss), a temporary
+// when it is gone before.
+func traceCategory(kind string, survivedToBackward bool) Category {
+	switch kind {
+	case "param", "buffer":
+		return CatWeights
+	case "grad":
+		return CatGrads
+	case "optstate":
+		return CatOptState
+	case "opttemp":
+		return CatOptTemp
+	case "data":
+		return CatData
+	case "fwd":
+		if survivedToBackward {
+			return CatActivations
+		}
+	}
+	return CatTemporaries
+}
+
+// categories gives every allocation its breakdown category.
+func (t *Trace) categories() []Category {
+	bornAt := make([]int, len(t.Allocs)) // backward phases begun before it was made
+	survived := make([]bool, len(t.Allocs))
+	backwards, p := 0, 0
+	for i, ev := range t.events {
+		for p < len(t.phases) && t.phases[p].at <= i {
+			if t.phases[p].phase == "backward" {
+				backwards++
+			}
+			p++
+		}
+		if ev.free {
+			survived[ev.alloc] = backwards > bornAt[ev.alloc]
+		} else {
+			bornAt[ev.alloc] = backwards
+			survived[ev.alloc] = false
+		}
+	}
+	for p < len(t.phases) {
+		if t.phases[p].phase == "backward" {
+			backwards++
+		}
+		p++
+	}
+	cats := make([]Category, len(t.Allocs))
+	freed := make([]bool, len(t.Allocs))
+	for _, ev := range t.events {
+		if ev.free {
+			freed[ev.alloc] = true
+		}
+	}
+	for i, a := range t.Allocs {
+		s := survived[i]
+		if !freed[i] {
+			s = backwards > bornAt[i]
+		}
+		cats[i] = traceCategory(a.Kind, s)
+	}
+	return cats
+}
+
+// phaseName is the phase in the words of the built-in estimate's report.
+func phaseName(phase string, step int) string {
+	switch phase {
+	case "setup":
+		return "setup (model and data to the GPU)"
+	case "forward":
+		return fmt.Sprintf("forward, step %d", step)
+	case "backward":
+		return fmt.Sprintf("backward, step %d", step)
+	case "after_backward":
+		return fmt.Sprintf("after backward, step %d", step)
+	case "optimizer":
+		return fmt.Sprintf("optimizer step %d", step)
+	case "after_step":
+		return fmt.Sprintf("zero_grad and data, step %d", step)
+	}
+	return fmt.Sprintf("%s, step %d", phase, step)
+}
+
+// traceSink is told what the allocator does, for --snapshot.
+type traceSink interface {
+	segment(seg int, size int64, pool int)
+	alloc(a int32, b *block, requested int64)
+	free(a int32, b *block)
+}
+
+// replay runs the trace's events through the allocator model up to event
+// stop (all with stop < 0) and returns the machine and the blocks still held.
+func (t *Trace) replay(cats []Category, limit int64, stop int, sink traceSink) (*machine, map[int32]*block, int64, int) {
+	m := &machine{}
+	m.alloc.limit = limit
+	blocks := make(map[int32]*block, 1024)
+	var live, livePeak int64
+	peakAt, p := -1, 0
+	for i, ev := range t.events {
+		if stop >= 0 && i >= stop {
+			break
+		}
+		for p < len(t.phases) && t.phases[p].at <= i {
+			m.phase = phaseName(t.phases[p].phase, t.phases[p].step)
+			p++
+		}
+		a := &t.Allocs[ev.alloc]
+		if ev.free {
+			b := blocks[ev.alloc]
+			delete(blocks, ev.alloc)
+			c := cats[ev.alloc]
+			m.cur[c] -= b.size
+			m.total -= b.size
+			live -= a.Bytes
+			if sink != nil {
+				sink.free(ev.alloc, b)
+			}
+			m.alloc.release(b)
+			continue
+		}
+		if m.phase == "" {
+			m.phase = phaseName(a.Phase, a.Step)
+		}
+		segs := m.alloc.segments
+		before := m.peak
+		tn := m.new(a.Bytes, 1, cats[ev.alloc])
+		if sink != nil {
+			if m.alloc.segments != segs {
+				sink.segment(tn.blk.seg, segOf(tn.blk), tn.blk.pool)
+			}
+			sink.alloc(ev.alloc, tn.blk, a.Bytes)
+		}
+		blocks[ev.alloc] = tn.blk
+		live += a.Bytes
+		livePeak = max(livePeak, live)
+		if m.peak > before {
+			peakAt = i
+		}
+	}
+	return m, blocks, livePeak, peakAt
+}
+
+// segOf is the size of the segment b was carved from, when b is the
+// first block of a segment just made: its own size and its neighbours'.
+func segOf(b *block) int64 {
+	n := b.size
+	for x := b.next; x != nil; x = x.next {
+		n += x.size
+	}
+	return n
+}
+
+// ReplayTrace predicts the GPU memory of a traced script: its allocations
+// replayed through the caching-allocator model with limit (0: unbounded).
+func ReplayTrace(t *Trace, limit int64) *TraceResult {
+	cats := t.categories()
+	m, _, livePeak, peakAt := t.replay(cats, limit, -1, nil)
+	r := &Result{Model: "traced script", Family: "trace", Params: t.paramCount(cats),
+		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
+		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
+		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase}
+	r.ProcessBytes = r.PeakReservedBytes + r.CUDAContextBytes + r.LibraryBytes
+	for c := Category(0); c < numCats; c++ {
+		if m.peakCats[c] != 0 {
+			r.Breakdown = append(r.Breakdown, Item{c.String(), m.peakCats[c]})
+		}
+	}
+	r.Breakdown = append(r.Breakdown,
+		Item{"allocator_cache_and_fragmentation", r.PeakReservedBytes - r.PeakAllocatedBytes},
+		Item{"cuda_context", r.CUDAContextBytes},
+		Item{"cuda_libraries", r.LibraryBytes})
+	tr := &TraceResult{Result: r, Device: t.Header["device"], Torch: t.Header["torch"], Events: len(t.events),
+		LiveBytesPeak: livePeak, Warnings: t.Warnings, End: t.End}
+	tr.Steps = t.stepsDone()
+	if peakAt >= 0 {
+		_, held, _, _ := t.replay(cats, limit, peakAt+1, nil)
+		tr.Sites = t.sites(held, cats)
+	}
+	return tr
+}
+
+// stepsDone: the optimizer steps the trace covers (the step number of its
+// last phase change, less one when it ended after a step).
+func (t *Trace) stepsDone() int {
+	n := 0
+	for _, p := range t.phases {
+		if p.phase == "after_step" {
+			n = p.step - 1
+		}
+	}
+	return n
+}
+
+// paramCount: the elements of the parameters, from their dtypes' sizes.
+func (t *Trace) paramCount(cats []Category) int64 {
+	var n int64
+	for i, a := range t.Allocs {
+		if a.Kind == "param" && cats[i] == CatWeights {
+			n += a.Bytes / dtypeBytes(a.DType)
+		}
+	}
+	return n
+}
+
+func dtypeBytes(dt string) int64 {
+	switch dt {
+	case "float64", "int64", "complex64":
+		return 8
+	case "float16", "bfloat16", "int16":
+		return 2
+	case "int8", "uint8", "bool", "float8_e4m3fn", "float8_e5m2":
+		return 1
+	case "complex128":
+		return 16
+	}
+	return 4
+}
+
+// sites groups the blocks held at the peak by the line that made them.
+func (t *Trace) sites(held map[int32]*block, cats []Category) []TraceSite {
+	by := map[string]*TraceSite{}
+	for i, b := range held {
+		a := &t.Allocs[i]
+		frames := t.Stacks[a.Stack]
+		where := "(no Python frame of the program)"
+		if len(frames) > 0 {
+			where = frames[0]
+		}
+		key := where + "\x00" + a.Op + "\x00" + cats[i].String()
+		s := by[key]
+		if s == nil {
+			s = &TraceSite{Where: where, Op: a.Op, Module: a.Module, Category: cats[i].String(), Frames: frames}
+			by[key] = s
+		}
+		s.Bytes += b.size
+		s.Count++
+	}
+	out := make([]TraceSite, 0, len(by))
+	for _, s := range by {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Bytes != out[j].Bytes {
+			return out[i].Bytes > out[j].Bytes
+		}
+		return out[i].Where+out[i].Op < out[j].Where+out[j].Op
+	})
+	if len(out) > maxTraceSites {
+		out = out[:maxTraceSites]
+	}
+	return out
+}
+
+// TraceCategorySizes lists every allocation of the trace as
+// "category:bytes" (for comparing two traces of one script).
+func TraceCategorySizes(t *Trace) []string {
+	cats := t.categories()
+	out := make([]string, len(t.Allocs))
+	for i, a := range t.Allocs {
+		out[i] = fmt.Sprintf("%s:%d", cats[i], a.Bytes)
+	}
+	return out
+}

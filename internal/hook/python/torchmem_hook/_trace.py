@@ -1,0 +1,619 @@
+"""torchmem estimate --trace: run the program with its GPU redirected and
+record every tensor storage the GPU would hold.
+
+Armed by torchmem's sitecustomize when TORCHMEM_TRACE names the trace file
+(made here with O_EXCL, so a spawned child of the job does not trace too).
+When torch is imported, start() installs:
+
+  - a TorchFunctionMode that sends "cuda" to TORCHMEM_TRACE_DEVICE: "meta"
+    (tensors with shapes and dtypes, no data) or "cpu" (real tensors,
+    torchmem's tests compare the two); .cuda()/.to("cuda") copy as on a GPU;
+    torch.cuda.* answers as the GPU of --gpu;
+  - a TorchDispatchMode that sees every op's outputs: a storage not seen
+    before is an allocation (storage nbytes, dtype, shape, op, module,
+    phase, the program's own stack); a weak reference on each tensor object
+    frees the storage when the last one goes (a tensor object lives as
+    long as its C++ tensor, autograd's saved tensors included);
+  - hooks for the phase: module forward hooks, autograd.backward, the
+    optimizer's step (parameters, gradients, optimizer states classified
+    there). After TORCHMEM_TRACE_STEPS optimizer steps the trace ends and
+    the process exits 0.
+
+The trace is text, one event a line, tab-separated (internal/estimate
+trace.go parses it):
+  torchmem-trace 1 key=value...   header
+  S sid frame...                  a stack (frames "file:line:function")
+  A id bytes cat phase step sid module op dtype shape
+  F id                            the storage was freed
+  C id cat                        what the storage turned out to be
+  W kind op sid message           a value read from a tensor without data
+  E reason op sid message         the end: steps, exit, error, truncated
+Nothing here may raise into the program.
+"""
+
+import os
+import sys
+import weakref
+
+ENV_OUT = "TORCHMEM_TRACE"
+ENV_STEPS = "TORCHMEM_TRACE_STEPS"
+ENV_DEVICE = "TORCHMEM_TRACE_DEVICE"
+ENV_GPU_NAME = "TORCHMEM_TRACE_GPU_NAME"
+ENV_GPU_BYTES = "TORCHMEM_TRACE_GPU_BYTES"
+ENV_MAX_BYTES = "TORCHMEM_TRACE_MAX_BYTES"
+
+# Bounds: frames kept per stack, frames walked looking for them, warnings.
+MAX_FRAMES = 6
+MAX_WALK = 64
+MAX_WARNINGS = 20
+
+_state = None
+
+
+def armed():
+    return bool(os.environ.get(ENV_OUT))
+
+
+def _clean(s):
+    return str(s).replace("\t", " ").replace("\n", " ").replace("\r", " ")
+
+
+class _Writer(object):
+    def __init__(self, path, limit):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        self.f = os.fdopen(fd, "w")
+        self.pid = os.getpid()
+        self.limit = limit
+        self.n = 0
+        self.closed = False
+
+    def line(self, fields):
+        if self.closed or os.getpid() != self.pid:
+            return False
+        s = "\t".join(fields) + "\n"
+        self.n += len(s)
+        if self.limit and self.n > self.limit:
+            return False
+        self.f.write(s)
+        return True
+
+    def close(self):
+        if not self.closed and os.getpid() == self.pid:
+            self.closed = True
+            try:
+                self.f.close()
+            except Exception:
+                pass
+
+
+class _Tracer(object):
+    def __init__(self, torch, writer, device, steps):
+        self.torch = torch
+        self.w = writer
+        self.device = device  # "meta" or "cpu"
+        self.steps = steps
+        self.done = 0  # optimizer steps completed
+        self.phase = "setup"
+        self.live = {}  # storage key -> [alloc id, bytes, holders]
+        self.held = {}  # id(tensor) -> (weakref, storage key)
+        self.next_id = 1
+        self.stacks = {}
+        self.modules = []  # names of the modules whose forward runs
+        self.names = weakref.WeakKeyDictionary()
+        self.seen = weakref.WeakSet()
+        self.redirect = 0  # > 0 inside a call that made tensors on the GPU
+        self.in_step = 0
+        self.warnings = 0
+        self.failure = None
+        self.ended = False
+        self.allocated = 0
+        self.peak = 0
+        self.skip = (os.path.dirname(os.path.abspath(torch.__file__)),
+                     os.path.dirname(os.path.abspath(__file__)))
+
+    # -- the program's stack ------------------------------------------------
+
+    def stack_id(self):
+        frames = []
+        f = sys._getframe(2)
+        walked = 0
+        while f is not None and walked < MAX_WALK and len(frames) < MAX_FRAMES:
+            fn = f.f_code.co_filename
+            if not fn.startswith(self.skip) and not fn.startswith("<"):
+                frames.append("%s:%d:%s" % (fn, f.f_lineno, f.f_code.co_name))
+            f = f.f_back
+            walked += 1
+        key = tuple(frames)
+        sid = self.stacks.get(key)
+        if sid is None:
+            sid = len(self.stacks) + 1
+            self.stacks[key] = sid
+            self.w.line(["S", str(sid)] + [_clean(x) for x in frames])
+        return sid
+
+    # -- storages -----------------------------------------------------------
+
+    def is_device(self, t):
+        if self.device == "meta":
+            return t.is_meta
+        return self.redirect > 0 or _skey(t) in self.live
+
+    def category(self):
+        if self.in_step:
+            return "opttemp"
+        if self.phase == "backward":
+            return "bwd"
+        if self.modules or self.phase == "forward":
+            return "fwd"
+        if self.redirect:
+            return "data"
+        return "other"
+
+    def on_output(self, t, op, cat=None):
+        key = _skey(t)
+        e = self.live.get(key)
+        if e is None:
+            nbytes = t._storage().nbytes()
+            if nbytes == 0:
+                return  # the CUDA allocator hands out nothing for it
+            aid = self.next_id
+            self.next_id += 1
+            e = [aid, nbytes, 0]
+            self.live[key] = e
+            self.allocated += nbytes
+            self.peak = max(self.peak, self.allocated)
+            shape = ",".join(str(int(x)) for x in t.shape)
+            self.emit(["A", str(aid), str(nbytes), cat or self.category(), self.phase,
+                       str(self.done + 1), str(self.stack_id()),
+                       _clean(self.modules[-1] if self.modules else ""), _clean(op),
+                       str(t.dtype).replace("torch.", ""), shape])
+        self.hold(t, key)
+
+    def hold(self, t, key):
+        tid = id(t)
+        h = self.held.get(tid)
+        if h is not None:
+            if h[1] == key:
+                return
+            self.unhold(tid)
+        e = self.live.get(key)
+        if e is None:
+            return
+        e[2] += 1
+        self.held[tid] = (weakref.ref(t, lambda _r, tid=tid: self.unhold(tid)), key)
+
+    def unhold(self, tid):
+        h = self.held.pop(tid, None)
+        if h is None:
+            return
+        e = self.live.get(h[1])
+        if e is None:
+            return
+        e[2] -= 1
+        if e[2] <= 0:
+            del self.live[h[1]]
+            self.allocated -= e[1]
+            self.emit(["F", str(e[0])])
+
+    def adopt(self, t):
+        """t now uses another storage (param.data = x)."""
+        if t is not None and self.is_device_storage(t):
+            self.hold(t, _skey(t))
+
+    def is_device_storage(self, t):
+        try:
+            return _skey(t) in self.live
+        except Exception:
+            return False
+
+    def classify(self, t, cat):
+        if t is None:
+            return
+        try:
+            e = self.live.get(_skey(t))
+        except Exception:
+            return
+        if e is not None:
+            self.hold(t, _skey(t))
+            self.emit(["C", str(e[0]), cat])
+
+    def classify_module(self, m, recurse):
+        for p in m.parameters(recurse=recurse):
+            self.classify(p, "param")
+            self.classify(p.grad, "grad")
+        for b in m.buffers(recurse=recurse):
+            self.classify(b, "buffer")
+
+    # -- events -------------------------------------------------------------
+
+    def emit(self, fields):
+        if self.ended:
+            return
+        if not self.w.line(fields):
+            if not self.w.closed and os.getpid() == self.w.pid:
+                self.w.limit = 0
+                self.end("truncated", "", "trace file size limit reached")
+
+    def set_phase(self, phase):
+        if phase != self.phase:
+            self.phase = phase
+            self.emit(["P", phase, str(self.done + 1)])
+
+    def warn(self, kind, op, msg):
+        if self.warnings < MAX_WARNINGS:
+            self.warnings += 1
+            self.emit(["W", kind, _clean(op), str(self.stack_id()), _clean(msg)])
+
+    def end(self, reason, op, msg, exit_now=True):
+        if self.ended:
+            return
+        self.emit(["E", reason, _clean(op), str(self.stack_id()), _clean(msg)])
+        self.ended = True
+        self.w.close()
+        if exit_now:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(0)
+
+
+def _skey(t):
+    return t._storage()._cdata
+
+
+def _flat(x, out):
+    if isinstance(x, (list, tuple)):
+        for y in x:
+            _flat(y, out)
+    elif isinstance(x, dict):
+        for y in x.values():
+            _flat(y, out)
+    else:
+        out.append(x)
+    return out
+
+
+def _is_cpu(d):
+    if isinstance(d, str):
+        return d == "cpu"
+    t = getattr(d, "type", None)
+    return t == "cpu" and not callable(t)
+
+
+def _conv_backward(torch, grad, inp, weight, bias_sizes, *a, **k):
+    # What torch 1.13 has no meta kernel for; its outputs are the shapes
+    # of the input, the weight and the bias (torch >= 2.0 has this kernel).
+    mask = k.get("output_mask", a[-1] if a else [True, True, True])
+    return (torch.empty_like(inp) if mask[0] else None,
+            torch.empty_like(weight) if mask[1] else None,
+            torch.empty(bias_sizes, dtype=grad.dtype, device=grad.device) if mask[2] else None)
+
+
+# Ops torch 1.13 cannot run on the meta device, done here by shape.
+_META_FALLBACKS = {"aten.convolution_backward.default": _conv_backward}
+
+
+def _is_cuda(d):
+    if isinstance(d, str):
+        return d.startswith("cuda")
+    t = getattr(d, "type", None)
+    return t == "cuda" and not callable(t)
+
+
+def start(torch):
+    """Install the tracer (torch has just been imported)."""
+    global _state
+    if _state is not None:
+        return
+    try:
+        w = _Writer(os.environ[ENV_OUT], int(os.environ.get(ENV_MAX_BYTES) or 0))
+    except OSError:
+        return  # a child of the traced job: the trace is the parent's
+    device = os.environ.get(ENV_DEVICE) or "meta"
+    steps = int(os.environ.get(ENV_STEPS) or 2)
+    T = _Tracer(torch, w, device, steps)
+    _state = T
+    w.line(["torchmem-trace", "1", "device=" + device, "torch=" + _clean(torch.__version__),
+            "python=%d.%d.%d" % sys.version_info[:3], "steps=%d" % steps])
+    _install_cuda(torch, T)
+    _install_phases(torch, T)
+    _install_data(torch, T)
+    _install_modes(torch, T)
+    _install_exit(T)
+
+
+def _install_modes(torch, T):
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.overrides import TorchFunctionMode
+
+    Tensor = torch.Tensor
+    dev = T.device
+    target = torch.device(dev)
+    reads = {Tensor.item: 0.0, Tensor.tolist: [], Tensor.__bool__: False,
+             Tensor.__float__: 0.0, Tensor.__int__: 0, Tensor.__index__: 0}
+    passthrough = set([Tensor.pin_memory])
+
+    class Redirect(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func in passthrough:
+                return args[0]
+            if func in reads and args and getattr(args[0], "is_meta", False):
+                T.warn("placeholder", getattr(func, "__name__", str(func)),
+                       "a value read from a tensor without data: 0 was used")
+                v = reads[func]
+                if func is Tensor.item and not args[0].is_floating_point():
+                    v = 0
+                if func is Tensor.item and args[0].dtype == torch.bool:
+                    v = False
+                return v
+            move = False
+            if func is Tensor.cuda:
+                args, kwargs, move = (args[0], target), {"non_blocking": kwargs.get("non_blocking", False)}, True
+                func = Tensor.to
+            elif func is Tensor.to and len(args) > 1 and (_is_cuda(args[1]) or type(args[1]) is int):
+                args, move = (args[0], target) + tuple(args[2:]), True
+            if "device" in kwargs and _is_cuda(kwargs["device"]):
+                kwargs = dict(kwargs)
+                kwargs["device"] = target
+                move = True
+            elif dev == "cpu" and "device" in kwargs and _is_cpu(kwargs["device"]):
+                # cpu mode: device=x.device of a device tensor x says cpu
+                # where the meta run says meta; both make a device tensor.
+                move = True
+            if not move:
+                return func(*args, **kwargs)
+            if func is Tensor.to and dev == "cpu" and not T.is_device_storage(args[0]):
+                kwargs = dict(kwargs)
+                kwargs["copy"] = True  # a host tensor is copied to the device
+            T.redirect += 1
+            try:
+                return func(*args, **kwargs)
+            finally:
+                T.redirect -= 1
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            try:
+                try:
+                    out = func(*args, **(kwargs or {}))
+                except NotImplementedError:
+                    fb = _META_FALLBACKS.get(str(func))
+                    if fb is None or T.device != "meta":
+                        raise
+                    out = fb(torch, *args, **(kwargs or {}))
+            except Exception as err:
+                if T.failure is None:
+                    T.failure = (str(func), T.stack_id(), str(err).split("\n")[0][:300])
+                raise
+            try:
+                if T.device == "cpu" and T.redirect == 0:
+                    # cpu mode: an op's outputs are on the device when an input is
+                    dev_in = any(isinstance(a, Tensor) and _skey(a) in T.live
+                                 for a in _flat((args, kwargs or {}), []))
+                else:
+                    dev_in = True
+                if dev_in:
+                    op = str(func)
+                    for t in _flat(out, []):
+                        if isinstance(t, Tensor) and (T.device == "cpu" or t.is_meta):
+                            T.on_output(t, op)
+            except Exception:
+                _debug()
+            return out
+
+    # A param.data = x (Module._apply, optimizers) moves the tensor to x's storage.
+    base = torch._C._TensorBase.data
+
+    def _get(self):
+        return base.__get__(self)
+
+    def _set(self, v):
+        base.__set__(self, v)
+        try:
+            T.adopt(self)
+        except Exception:
+            _debug()
+
+    Tensor.data = property(_get, _set)
+
+    # Module._apply makes a new Parameter on the moved storage when the
+    # tensor types differ (cpu -> meta); it shares the storage, no op runs.
+    Parameter = torch.nn.Parameter
+    orig_new = Parameter.__new__
+
+    def __new__(cls, data=None, requires_grad=True):
+        p = orig_new(cls, data, requires_grad)
+        try:
+            T.adopt(p)
+        except Exception:
+            _debug()
+        return p
+
+    Parameter.__new__ = staticmethod(__new__)
+    T.modes = (Redirect(), Record())
+    T.modes[0].__enter__()
+    T.modes[1].__enter__()
+
+
+def _install_cuda(torch, T):
+    cuda = torch.cuda
+    name = os.environ.get(ENV_GPU_NAME) or "torchmem traced GPU"
+    total = int(os.environ.get(ENV_GPU_BYTES) or 0)
+
+    class Props(object):
+        def __init__(self):
+            self.name = name
+            self.total_memory = total
+            self.major, self.minor = 9, 0
+            self.multi_processor_count = 132
+
+    def const(v):
+        return lambda *a, **k: v
+
+    patch = {
+        "is_available": const(True), "device_count": const(1), "current_device": const(0),
+        "set_device": const(None), "synchronize": const(None), "empty_cache": const(None),
+        "get_device_name": const(name), "get_device_properties": lambda *a, **k: Props(),
+        "get_device_capability": const((9, 0)), "is_bf16_supported": const(True),
+        "memory_allocated": lambda *a, **k: T.allocated,
+        "max_memory_allocated": lambda *a, **k: T.peak,
+        "memory_reserved": lambda *a, **k: T.allocated,
+        "max_memory_reserved": lambda *a, **k: T.peak,
+        "reset_peak_memory_stats": lambda *a, **k: setattr(T, "peak", T.allocated),
+        "manual_seed": const(None), "manual_seed_all": const(None),
+    }
+    for k, v in patch.items():
+        setattr(cuda, k, v)
+
+
+def _install_phases(torch, T):
+    import torch.nn.modules.module as mm
+    import torch.autograd as ag
+
+    def pre(module, inputs):
+        if T.phase not in ("forward", "backward"):
+            T.set_phase("forward")
+        name = T.names.get(module)
+        if name is None:
+            try:
+                prefix = T.modules[-1] + "." if T.modules else ""
+                for n, sub in module.named_modules():
+                    if sub not in T.names:
+                        T.names[sub] = (prefix + n) if n else (T.modules[-1] + ".?" if T.modules else type(module).__name__)
+                name = T.names.get(module, type(module).__name__)
+            except Exception:
+                name = type(module).__name__
+        if module not in T.seen:
+            T.seen.add(module)
+            T.classify_module(module, False)
+        T.modules.append(name)
+
+    def post(module, inputs, output):
+        if T.modules:
+            T.modules.pop()
+
+    mm.register_module_forward_pre_hook(pre)
+    mm.register_module_forward_hook(post)
+
+    orig_backward = ag.backward
+
+    def backward(*a, **k):
+        T.set_phase("backward")
+        T.modules = []
+        try:
+            return orig_backward(*a, **k)
+        finally:
+            T.set_phase("after_backward")
+            for m in list(T.seen):
+                T.classify_module(m, False)
+
+    ag.backward = backward
+
+    import torch.optim.optimizer as om
+
+    def step_pre(opt):
+        T.in_step += 1
+        if T.in_step == 1:
+            T.set_phase("optimizer")
+            for g in opt.param_groups:
+                for p in g["params"]:
+                    T.classify(p, "param")
+                    T.classify(p.grad, "grad")
+
+    def step_post(opt):
+        T.in_step -= 1
+        if T.in_step > 0:
+            return
+        for st in opt.state.values():
+            for v in _flat(st, []):
+                if isinstance(v, torch.Tensor):
+                    T.classify(v, "optstate")
+        T.done += 1
+        T.set_phase("after_step")
+        if T.done >= T.steps:
+            T.end("steps", "", "%d optimizer steps traced" % T.done)
+
+    reg_pre = getattr(om, "register_optimizer_step_pre_hook", None)
+    reg_post = getattr(om, "register_optimizer_step_post_hook", None)
+    if reg_pre is not None and reg_post is not None:
+        reg_pre(lambda opt, a, k: step_pre(opt))
+        reg_post(lambda opt, a, k: step_post(opt))
+        return
+    orig_init = om.Optimizer.__init__
+    wrapped = set()
+
+    def __init__(self, *a, **k):
+        orig_init(self, *a, **k)
+        owner = next((c for c in type(self).__mro__ if "step" in c.__dict__), None)
+        if owner is None or owner in wrapped:
+            return
+        wrapped.add(owner)
+        step = owner.__dict__["step"]
+
+        def traced_step(opt, *a, **k):
+            step_pre(opt)
+            try:
+                return step(opt, *a, **k)
+            finally:
+                step_post(opt)
+
+        owner.step = traced_step
+
+    om.Optimizer.__init__ = __init__
+
+
+def _install_data(torch, T):
+    # DataLoader(pin_memory=True) asks torch.cuda, which now says yes.
+    try:
+        import torch.utils.data._utils.pin_memory as pm
+
+        pm.pin_memory = lambda data, *a, **k: data
+    except Exception:
+        _debug()
+
+
+def _install_exit(T):
+    import atexit
+
+    def at_exit():
+        if T.failure is not None and sys.exc_info()[0] is not None:
+            return
+        T.end("exit", "", "the program ended after %d optimizer steps" % T.done, exit_now=False)
+
+    prev = sys.excepthook
+
+    def hook(tp, value, tb):
+        op, sid, msg = "", None, "%s: %s" % (tp.__name__, value)
+        where = None
+        cur = tb
+        while cur is not None:  # the program's innermost line
+            fn = cur.tb_frame.f_code.co_filename
+            if not fn.startswith(T.skip):
+                where = "%s:%d:%s" % (fn, cur.tb_lineno, cur.tb_frame.f_code.co_name)
+            cur = cur.tb_next
+        if T.failure is not None:
+            op = T.failure[0]
+            msg = T.failure[2]
+        if where is not None:
+            sid = T.stacks.get((where,))
+            if sid is None:
+                sid = len(T.stacks) + 1
+                T.stacks[(where,)] = sid
+                T.w.line(["S", str(sid), _clean(where)])
+        if not T.ended:
+            T.emit(["E", "error", _clean(op), str(sid or 0), _clean(msg)[:500]])
+            T.ended = True
+            T.w.close()
+        prev(tp, value, tb)
+
+    sys.excepthook = hook
+    atexit.register(at_exit)
+
+
+def _debug():
+    if os.environ.get("TORCHMEM_HOOK_DEBUG"):
+        import traceback
+
+        sys.stderr.write("torchmem trace: " + traceback.format_exc())

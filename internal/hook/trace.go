@@ -1,0 +1,58 @@
+package hook
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/torchmem/torchmem/internal/hook/python"
+)
+
+// Environment variables of torchmem estimate --trace (torchmem_hook/_trace.py).
+const (
+	EnvTrace         = "TORCHMEM_TRACE"           // the trace file; the tracer stays off without it
+	EnvTraceSteps    = "TORCHMEM_TRACE_STEPS"     // optimizer steps to trace, then exit 0
+	EnvTraceDevice   = "TORCHMEM_TRACE_DEVICE"    // meta (no data) or cpu (real tensors, tests)
+	EnvTraceGPUName  = "TORCHMEM_TRACE_GPU_NAME"  // what torch.cuda.get_device_name() says
+	EnvTraceGPUBytes = "TORCHMEM_TRACE_GPU_BYTES" // get_device_properties().total_memory
+	EnvTraceMaxBytes = "TORCHMEM_TRACE_MAX_BYTES" // the trace file's size cap
+)
+
+// TraceOptions say what the tracer records.
+type TraceOptions struct {
+	Steps    int
+	Device   string // "meta" or "cpu"
+	GPUName  string
+	GPUBytes int64
+	MaxBytes int64
+}
+
+// TraceFile is the trace's name in the directory InstallTrace is given.
+const TraceFile = "trace.tsv"
+
+// InstallTrace writes the embedded Python hook into dir/python and returns
+// the variables that make a job trace itself into dir/trace.tsv instead of
+// reporting to a supervisor (the file must not exist: the first process
+// creates it, children of the job do not trace).
+func InstallTrace(dir string, o TraceOptions) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create trace dir %s: %w", dir, err)
+	}
+	pyDir := filepath.Join(dir, PythonDir)
+	if err := python.WriteTree(pyDir); err != nil {
+		return nil, err
+	}
+	if o.Device != "meta" && o.Device != "cpu" {
+		return nil, fmt.Errorf("trace device %q: want meta or cpu", o.Device)
+	}
+	return []string{
+		"PYTHONPATH=" + pyDir,
+		EnvTrace + "=" + filepath.Join(dir, TraceFile),
+		EnvTraceSteps + "=" + strconv.Itoa(max(1, o.Steps)),
+		EnvTraceDevice + "=" + o.Device,
+		EnvTraceGPUName + "=" + o.GPUName,
+		EnvTraceGPUBytes + "=" + strconv.FormatInt(o.GPUBytes, 10),
+		EnvTraceMaxBytes + "=" + strconv.FormatInt(o.MaxBytes, 10),
+	}, nil
+}

@@ -1,0 +1,108 @@
+// Package tracerun runs a user's training script under torchmem's Python
+// tracer (torchmem estimate --trace): the GPU redirected to the meta device,
+// every storage the GPU would hold recorded, the first optimizer steps
+// only, and the trace replayed through the estimator's allocator model.
+package tracerun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/torchmem/torchmem/internal/estimate"
+	"github.com/torchmem/torchmem/internal/hook"
+)
+
+// Defaults: a trace of two steps of a small model is a few MB; a 7B model's
+// first step some hundred MB. The cap keeps a runaway loop from filling the disk.
+const (
+	DefaultSteps    = 2
+	DefaultMaxBytes = 1 << 30
+	DefaultTimeout  = 10 * time.Minute
+)
+
+// Options say what to run and how.
+type Options struct {
+	Argv     []string // the program: python train.py ARGS...
+	Steps    int
+	Device   string // meta (default) or cpu
+	GPUName  string
+	GPUBytes int64
+	MaxBytes int64
+	Timeout  time.Duration
+	// Output gets the program's own stdout and stderr.
+	Output io.Writer
+}
+
+// Run traces the program and parses its trace. A program that fails after
+// tracing some steps is not an error: the trace says where it stopped.
+func Run(ctx context.Context, o Options) (*estimate.Trace, error) {
+	if len(o.Argv) == 0 {
+		return nil, errors.New("--trace: give the program after --, e.g. -- python train.py")
+	}
+	if o.Device == "" {
+		o.Device = "meta"
+	}
+	if o.Steps <= 0 {
+		o.Steps = DefaultSteps
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	dir, err := os.MkdirTemp("", "torchmem-trace-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	env, err := hook.InstallTrace(dir, hook.TraceOptions{Steps: o.Steps, Device: o.Device,
+		GPUName: o.GPUName, GPUBytes: o.GPUBytes, MaxBytes: o.MaxBytes})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, o.Argv[0], o.Argv[1:]...)
+	cmd.Env = hook.MergeEnv(os.Environ(), env)
+	cmd.Stdout, cmd.Stderr = o.Output, o.Output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	runErr := cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return nil, fmt.Errorf("--trace: the program ran past --trace-timeout %s", o.Timeout)
+	}
+	f, err := os.Open(filepath.Join(dir, hook.TraceFile))
+	if errors.Is(err, os.ErrNotExist) {
+		if runErr != nil {
+			return nil, fmt.Errorf("--trace: %s failed before importing torch: %v", o.Argv[0], runErr)
+		}
+		return nil, fmt.Errorf("--trace: %s never imported torch: nothing to trace", o.Argv[0])
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := estimate.ParseTrace(io.LimitReader(f, o.MaxBytes+maxTraceSlack))
+	if err != nil {
+		return nil, fmt.Errorf("trace of %s: %w", o.Argv[0], err)
+	}
+	if t.End == nil {
+		reason := "the program ended without a word from the tracer"
+		if runErr != nil {
+			reason = fmt.Sprintf("the program was stopped (%v) before the tracer could finish", runErr)
+		}
+		t.End = &estimate.TraceNote{Kind: "killed", Message: reason}
+	}
+	return t, nil
+}
+
+// maxTraceSlack: the end line written past the cap.
+const maxTraceSlack = 64 << 10

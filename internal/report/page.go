@@ -128,7 +128,7 @@ for (const c of D.charts) {
   const yr = c.limit != null ? {range: (u, lo, hi) => [0, Math.max(hi, c.limit) * 1.05]} : {};
   const y = c.unit === 'bytes' ? {values: (u, vals) => vals.map(v => axisFmt(v, c.unit)), size: 80, incrs: BYTE_INCRS} : {values: (u, vals) => vals.map(v => fmt(v, c.unit)), size: 80};
   const u = new uPlot({title: c.title, width: Math.max(400, Math.min(1150, window.innerWidth - 60)), height: 260,
-    scales: {x: {time: true, range: (u, lo, hi) => lo === hi ? [lo - 60, hi + 1] : [lo, hi]}, y: yr},
+    scales: {x: {time: true, range: (u, lo, hi) => u.data[0].length === 1 ? [u.data[0][0] - 60, u.data[0][0] + 1] : [lo, hi]}, y: yr},
     axes: [{values: timeTicks, incrs: TIME_INCRS, space: 90}, y],
     series, hooks: {draw: [marks, limitLine(c)]}}, [c.x].concat(c.cols), el);
   el.uplot = u;

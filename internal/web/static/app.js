@@ -93,6 +93,15 @@ const BYTE_STEPS = Array.from({length: 51}, (_, i) => 2 ** i);
 const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
 function timeTicks(u, vals) { return vals.map((v, i) => { const d = new Date(v * 1000); return i === 0 ? hms(d) + "\n" + ymd(d) : hms(d); }); }
 
+// oneMinuteForOnePoint: the x range of one point (the live chart's first
+// paint) is the minute before it; uPlot widens it by 86400 "ms", which
+// with x in seconds is 1000 days.
+function oneMinuteForOnePoint(u, lo, hi) {
+  const xs = u.data && u.data[0];
+  if (xs && xs.length === 1) return [xs[0] - 60, xs[0] + 1];
+  return lo === hi ? [lo - 60, hi + 1] : [lo, hi];
+}
+
 function seriesStyle(key) { return PAL.series[key] || {label: key, color: "#999999"}; }
 
 // chartOpts: series are {key, value} (value "count" for a plain number);
@@ -106,9 +115,7 @@ function chartOpts(box, title, series, height) {
   return {
     title, width: Math.max(300, box.clientWidth - 12), height: height || 240,
     cursor: {sync: {key: "torchmem"}, drag: {x: true, y: false, setScale: box.dataset.zoom !== "data"}},
-    // One point (the first paint) spans the last minute, not uPlot's
-    // default of years around it.
-    scales: {x: {time: true, range: (u, lo, hi) => lo === hi ? [lo - 60, hi + 1] : [lo, hi]},
+    scales: {x: {time: true, range: oneMinuteForOnePoint},
       y: box.limit != null ? {range: (u, lo, hi) => [0, Math.max(hi || 0, box.limit) * 1.05]} : {}},
     axes: [{values: timeTicks, incrs: TIME_STEPS, space: 90}, y],
     series: [{label: T("chart.time"), value: (u, v) => v == null ? "–" : fmtTime(v * 1000)}, ...series.map(s => {

@@ -83,6 +83,7 @@ allocator. Exit status: 0, or 2 when a GPU was given and the job does not fit.`,
 	fl.BoolVar(&f.listGPUs, "list-gpus", false, "list the known GPUs and exit")
 	addPEFTFlags(fl, &f.opts)
 	addPlanFlags(fl, f)
+	addTraceFlags(env, cmd, f) // estimate_trace.go
 	return cmd
 }
 

@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/text/language"
+
+	"github.com/torchmem/torchmem/internal/estimate"
+	"github.com/torchmem/torchmem/internal/i18n"
+	"github.com/torchmem/torchmem/internal/tracerun"
+	"github.com/torchmem/torchmem/internal/units"
+)
+
+// torchmem estimate --trace -- python train.py ARGS: the user's own script
+// traced on the meta device (internal/tracerun), its allocations replayed
+// through the allocator model (estimate.ReplayTrace).
+
+type traceFlags struct {
+	on       bool
+	steps    int
+	snapshot string
+	timeout  time.Duration
+	device   string
+	maxBytes string
+}
+
+// addTraceFlags adds --trace and its flags; with --trace the command takes
+// the program to run after "--".
+func addTraceFlags(env *Env, cmd *cobra.Command, f *estimateFlags) {
+	tf := &traceFlags{}
+	fl := cmd.Flags()
+	fl.BoolVar(&tf.on, "trace", false, "trace the program given after -- (python train.py ...) on the meta device instead of a built-in model")
+	fl.IntVar(&tf.steps, "steps", tracerun.DefaultSteps, "with --trace: optimizer steps to trace")
+	fl.StringVar(&tf.snapshot, "snapshot", "", "with --trace: write the predicted memory as a PyTorch memory-snapshot pickle")
+	fl.DurationVar(&tf.timeout, "trace-timeout", tracerun.DefaultTimeout, "with --trace: stop the program after this long")
+	fl.StringVar(&tf.device, "trace-device", "meta", "with --trace: meta (no data) or cpu (real tensors on the CPU: slow, for checking the meta run)")
+	fl.StringVar(&tf.maxBytes, "trace-max-size", "1GiB", "with --trace: the trace file's size cap")
+	cmd.Use += "\n  torchmem estimate --trace [--steps N] [--gpu NAME] [--json] [--snapshot FILE] -- python train.py ARGS..."
+	cmd.Example += "\n  torchmem estimate --trace --gpu A100-80GB -- python train.py --batch 16"
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if !tf.on {
+			return cobra.NoArgs(c, args)
+		}
+		return nil
+	}
+	prev := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if !tf.on {
+			for _, n := range []string{"steps", "snapshot", "trace-timeout", "trace-device", "trace-max-size"} {
+				if c.Flags().Changed(n) {
+					return fmt.Errorf("--%s goes with --trace", n)
+				}
+			}
+			return prev(c, args)
+		}
+		return runEstimateTrace(env, f, tf, args)
+	}
+}
+
+func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string) error {
+	if f.config != "" || f.safetensors != "" || f.model != "" {
+		return errors.New("--trace runs the program given after --: leave out --config, --safetensors and --model")
+	}
+	if len(argv) == 0 {
+		return errors.New("--trace: give the program after --, e.g. torchmem estimate --trace -- python train.py")
+	}
+	if tf.steps < 1 {
+		return fmt.Errorf("--steps %d: want at least 1", tf.steps)
+	}
+	maxBytes, err := units.ParseBytes(tf.maxBytes)
+	if err != nil || maxBytes <= 0 {
+		return fmt.Errorf("--trace-max-size %q: want a size such as 1GiB", tf.maxBytes)
+	}
+	margin, err := units.ParsePercent(f.margin)
+	if err != nil {
+		return fmt.Errorf("--margin: %w", err)
+	}
+	g, haveGPU, err := estimateGPU(env, f)
+	if err != nil {
+		return err
+	}
+	// The program's own output goes to stderr: stdout is the report (--json).
+	t, err := tracerun.Run(context.Background(), tracerun.Options{Argv: argv, Steps: tf.steps, Device: tf.device,
+		GPUName: g.Name, GPUBytes: g.MemoryBytes, MaxBytes: maxBytes, Timeout: tf.timeout, Output: env.Stderr})
+	if err != nil {
+		return err
+	}
+	var res *estimate.TraceResult
+	var fit *estimate.Fit
+	if haveGPU {
+		if res, fit, err = estimate.FitTrace(t, g, margin); err != nil {
+			return err
+		}
+		if f.gpuMemory != "" {
+			fit.GPUMemoryUnit = memoryUnit(f.gpuMemory)
+		}
+	} else {
+		res = estimate.ReplayTrace(t, 0)
+	}
+	if tf.snapshot != "" {
+		if err := tracerun.WriteSnapshot(tf.snapshot, t); err != nil {
+			return err
+		}
+	}
+	if f.json {
+		err = writeJSON(env.Stdout, struct {
+			*estimate.TraceResult
+			*estimate.Fit
+		}{res, fit})
+	} else {
+		err = printTrace(env, res, fit, argv, tf.snapshot)
+	}
+	if err == nil && fit != nil && !fit.Fits {
+		return &ExitError{Code: 2}
+	}
+	return err
+}
+
+func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []string, snap string) error {
+	w := env.Stdout
+	lang := env.lang()
+	t := estimateCatalog.T(lang)
+	tt := traceCatalog.T(lang)
+	fmt.Fprintln(w, tt("trace.header", strings.Join(argv, " ")))
+	fmt.Fprintln(w, "  "+tt("trace.setup", r.Device, r.Torch, strconv.Itoa(r.Steps), strconv.Itoa(r.Events),
+		fmt.Sprintf("%.1fM", float64(r.Params)/1e6)))
+	tw := newTable(w)
+	rows := [][2]string{
+		{t("estimate.row.peakAllocated"), units.Bytes(r.PeakAllocatedBytes) + "\t" + t("estimate.note.peakAllocated")},
+		{t("estimate.row.peakReserved"), units.Bytes(r.PeakReservedBytes) + "\t" + t("estimate.note.peakReserved")},
+		{t("estimate.row.process"), units.Bytes(r.ProcessBytes) + "\t" + t("estimate.note.process")},
+	}
+	label := 0
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
+		label = max(label, i18n.Width(row[0]))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s%s\n", i18n.PadRight(t("estimate.peakAt"), label+2), phaseLabel(t, r.PeakPhase))
+	fmt.Fprintln(w, "\n"+t("estimate.breakdown"))
+	tw = newTable(w)
+	for _, it := range r.Breakdown {
+		fmt.Fprintf(tw, "  %s\t%s\n", traceCategoryLabel(t, tt, it.Name), units.Bytes(it.Bytes))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	printTraceSites(w, t, tt, r.Sites)
+	printTraceNotes(w, tt, r)
+	if snap != "" {
+		fmt.Fprintln(w, "\n"+tt("trace.snapshot", snap))
+	}
+	if fit != nil {
+		printTraceFit(w, t, r, fit)
+	}
+	return nil
+}
+
+func traceCategoryLabel(t, tt tr, name string) string {
+	if name == "temporaries" {
+		return tt("trace.cat.temporaries")
+	}
+	return categoryLabel(t, name)
+}
+
+func printTraceSites(w io.Writer, t, tt tr, sites []estimate.TraceSite) {
+	if len(sites) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\n"+tt("trace.sites"))
+	tw := newTable(w)
+	for _, s := range sites {
+		mod := ""
+		if s.Module != "" {
+			mod = " [" + s.Module + "]"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", units.Bytes(s.Bytes), traceCategoryLabel(t, tt, s.Category),
+			shortFrame(s.Where), strings.TrimPrefix(s.Op, "aten."), mod)
+	}
+	_ = tw.Flush()
+}
+
+// shortFrame: "dir/file.py:12:fn" as "file.py:12 fn".
+func shortFrame(s string) string {
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		s = s[i+1:]
+	}
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		s = s[:i] + " " + s[i+1:]
+	}
+	return s
+}
+
+func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
+	if e := r.End; e != nil && e.Kind != "steps" {
+		where := ""
+		if len(e.Where) > 0 {
+			where = shortFrame(e.Where[0])
+		}
+		fmt.Fprintln(w, "\n"+tt("trace.end."+endKind(e.Kind), strconv.Itoa(r.Steps), e.Op, where, e.Message))
+	}
+	if n := len(r.Warnings); n > 0 {
+		where := ""
+		if len(r.Warnings[0].Where) > 0 {
+			where = shortFrame(r.Warnings[0].Where[0])
+		}
+		fmt.Fprintln(w, "\n"+tt("trace.placeholder", strconv.Itoa(n), r.Warnings[0].Op, where))
+	}
+}
+
+func endKind(k string) string {
+	switch k {
+	case "error", "exit", "truncated":
+		return k
+	}
+	return "killed"
+}
+
+func printTraceFit(w io.Writer, t tr, r *estimate.TraceResult, f *estimate.Fit) {
+	verdict := t("estimate.fit.fits", units.Bytes(f.HeadroomBytes))
+	switch {
+	case r.OOM:
+		verdict = t("estimate.fit.oom", units.Bytes(-f.HeadroomBytes))
+	case !f.Fits:
+		verdict = t("estimate.fit.over", units.Bytes(-f.HeadroomBytes))
+	}
+	fmt.Fprintf(w, "\n%s\n%s\n", t("estimate.fit.gpu", f.GPU, units.Bytes(f.GPUMemoryBytes), units.Bytes(f.BudgetBytes),
+		strconv.FormatFloat(100*f.Margin, 'f', 0, 64)), verdict)
+}
+
+var traceEN = map[string]string{
+	"trace.header":          "traced: %[1]s",
+	"trace.setup":           "%[1]s tensors, torch %[2]s, %[3]s optimizer steps, %[4]s allocations and frees, %[5]s parameters",
+	"trace.cat.temporaries": "temporaries",
+	"trace.sites":           "allocated at the peak by (largest first):",
+	"trace.snapshot":        "memory snapshot written to %[1]s (torchmem snapshot summary FILE, or PyTorch's memory_viz)",
+	"trace.end.error":       "the trace stopped after %[1]s optimizer steps: op %[2]s at %[3]s failed: %[4]s; the figures are those of what ran",
+	"trace.end.exit":        "the program ended after %[1]s optimizer steps (fewer than --steps)%[2]s%[3]s: %[4]s",
+	"trace.end.truncated":   "the trace reached --trace-max-size after %[1]s optimizer steps%[2]s%[3]s: %[4]s; the figures are those of what ran",
+	"trace.end.killed":      "the trace is incomplete after %[1]s optimizer steps%[2]s%[3]s: %[4]s",
+	"trace.placeholder":     "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
+}
+
+var traceZH = map[string]string{
+	"trace.header":          "已追踪：%[1]s",
+	"trace.setup":           "%[1]s 张量，torch %[2]s，%[3]s 个优化器步，%[4]s 次分配与释放，%[5]s 参数",
+	"trace.cat.temporaries": "临时张量",
+	"trace.sites":           "峰值时的分配来源（从大到小）：",
+	"trace.snapshot":        "内存快照已写入 %[1]s（torchmem snapshot summary FILE 或 PyTorch 的 memory_viz 可打开）",
+	"trace.end.error":       "追踪在 %[1]s 个优化器步后停止：%[3]s 处的算子 %[2]s 失败：%[4]s；数字是已运行部分的",
+	"trace.end.exit":        "程序在 %[1]s 个优化器步后结束（少于 --steps）%[2]s%[3]s：%[4]s",
+	"trace.end.truncated":   "追踪在 %[1]s 个优化器步后达到 --trace-max-size%[2]s%[3]s：%[4]s；数字是已运行部分的",
+	"trace.end.killed":      "追踪在 %[1]s 个优化器步后不完整%[2]s%[3]s：%[4]s",
+	"trace.placeholder":     "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
+}
+
+var traceCatalog = i18n.NewCatalog("estimate-trace", map[language.Tag]map[string]string{
+	i18n.EN: traceEN,
+	i18n.ZH: traceZH,
+})

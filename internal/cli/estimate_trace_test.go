@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestTraceCatalogComplete(t *testing.T) {
+	if m := traceCatalog.Missing(); len(m) > 0 {
+		t.Errorf("messages missing a translation: %v", m)
+	}
+}
+
+// TestEstimateTraceCLI: --trace on the MLP of internal/tracerun/testdata
+// gives a report, --json the same figures, and --snapshot a pickle that
+// `torchmem snapshot summary` opens with the predicted peak.
+func TestEstimateTraceCLI(t *testing.T) {
+	py := "/usr/bin/python3"
+	if exec.Command(py, "-c", "import torch").Run() != nil {
+		t.Skip("no /usr/bin/python3 with torch (apt install python3-torch)")
+	}
+	script := filepath.Join("..", "tracerun", "testdata", "mlp.py")
+	snap := filepath.Join(t.TempDir(), "pred.pickle")
+	out, errOut, code := runCLI(t, "estimate", "--trace", "--json", "--gpu", "A100-80GB", "--snapshot", snap, "--", py, script)
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	var r struct {
+		PeakAllocated int64  `json:"peak_allocated_bytes"`
+		PeakReserved  int64  `json:"peak_reserved_bytes"`
+		Steps         int    `json:"trace_steps"`
+		Fits          bool   `json:"fits"`
+		Device        string `json:"trace_device"`
+		Sites         []struct {
+			Where string `json:"where"`
+		} `json:"top_sites_at_peak"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if r.Steps != 2 || !r.Fits || r.Device != "meta" || r.PeakAllocated <= 0 || r.PeakReserved < r.PeakAllocated ||
+		len(r.Sites) == 0 || !strings.Contains(r.Sites[0].Where, "mlp.py:") {
+		t.Errorf("unexpected result: %+v", r)
+	}
+	if !strings.Contains(errOut, "step 0 loss") {
+		t.Errorf("the program's own output should reach stderr: %q", errOut)
+	}
+	sum, errOut, code := runCLI(t, "snapshot", "summary", "--json", snap)
+	if code != 0 {
+		t.Fatalf("snapshot summary: code %d: %s", code, errOut)
+	}
+	// The snapshot's own history replayed by `snapshot summary` reaches
+	// the peaks the estimate reports.
+	for _, c := range []struct {
+		section, field string
+		want           int64
+	}{{`"peak_allocated": {`, `"allocated_bytes": `, r.PeakAllocated}, {`"peak_reserved": {`, `"reserved_bytes": `, r.PeakReserved}} {
+		i := strings.Index(sum, c.section)
+		if i < 0 || !strings.Contains(sum[i:min(len(sum), i+300)], c.field+strconv.FormatInt(c.want, 10)) {
+			t.Errorf("snapshot summary: %s%s%d not found:\n%s", c.section, c.field, c.want, sum)
+		}
+	}
+	text, _, code := runCLI(t, "estimate", "--trace", "--", py, script)
+	if code != 0 || !strings.Contains(text, "peak allocated") || !strings.Contains(text, "allocated at the peak by") {
+		t.Errorf("text report (code %d):\n%s", code, text)
+	}
+	if _, errOut, code := runCLI(t, "estimate", "--steps", "3", "--model", "gpt2"); code == 0 || !strings.Contains(errOut, "--steps goes with --trace") {
+		t.Errorf("--steps without --trace: code %d %q", code, errOut)
+	}
+}

@@ -1,0 +1,29 @@
+package estimate
+
+import "fmt"
+
+// FitTrace replays a trace against a GPU: the allocator limited to what
+// the budget leaves after the CUDA context, as Plan does for the built-in
+// models. Levers and the largest batch are not searched: a trace is one
+// run of one configuration.
+func FitTrace(t *Trace, gpu GPU, margin float64) (*TraceResult, *Fit, error) {
+	if margin < 0 || margin >= 1 {
+		return nil, nil, fmt.Errorf("--margin %.2f: want a fraction in [0, 1)", margin)
+	}
+	budget := int64(float64(gpu.MemoryBytes) * (1 - margin))
+	r := ReplayTrace(t, allocatorLimit(budget))
+	if r.OOM {
+		// Past the failure the limited replay means little: show what the
+		// job needs on a GPU without a limit.
+		r = ReplayTrace(t, 0)
+		r.OOM = true
+	}
+	f := &Fit{GPU: gpu.Name, GPUMemoryBytes: gpu.MemoryBytes, Margin: margin, BudgetBytes: budget}
+	f.Fits = fitsIn(r.Result, budget)
+	f.HeadroomBytes = budget - r.ProcessBytes
+	if r.CacheReleases > 0 && !r.OOM {
+		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches the budget and frees its cache "+
+			"to go on (%d times)", r.CacheReleases))
+	}
+	return r, f, nil
+}

@@ -1,0 +1,166 @@
+package estimate
+
+// The predicted memory of a traced script in the terms of PyTorch's
+// memory snapshot (torch.cuda.memory._snapshot()): the segments and
+// blocks at the end of the trace and the allocator's history, with
+// addresses made up from the model's segments. tracerun writes it as the
+// pickle that torchmem snapshot and PyTorch's memory_viz open.
+
+// Segments are laid out from this address (as CUDA's virtual addresses
+// look), each at the end of the previous one.
+const snapshotBase = 0x7f0000000000
+
+// SnapshotFrame is one Python frame.
+type SnapshotFrame struct {
+	Filename string
+	Line     int
+	Name     string
+}
+
+// SnapshotBlock is a block of a segment at the end of the trace.
+type SnapshotBlock struct {
+	Address, Size, Requested int64
+	Allocated                bool
+	Frames                   []SnapshotFrame
+}
+
+// SnapshotSegment is one cudaMalloc'd segment.
+type SnapshotSegment struct {
+	Address, Size int64
+	Small         bool
+	Blocks        []SnapshotBlock
+}
+
+// SnapshotAction is one entry of device_traces: alloc, free_requested,
+// free_completed or segment_alloc.
+type SnapshotAction struct {
+	Action     string
+	Addr, Size int64
+	Frames     []SnapshotFrame
+}
+
+// TraceMemory is the snapshot's content.
+type TraceMemory struct {
+	Segments []SnapshotSegment
+	Actions  []SnapshotAction
+}
+
+type snapSink struct {
+	t      *Trace
+	base   map[int]int64 // segment -> address
+	next   int64
+	small  map[int]bool
+	frames map[int][]SnapshotFrame
+	acts   []SnapshotAction
+}
+
+func (s *snapSink) addr(b *block) int64 { return s.base[b.seg] + b.off }
+
+func (s *snapSink) segment(seg int, size int64, pool int) {
+	s.base[seg] = s.next
+	s.small[seg] = pool == 0
+	s.next += size
+	s.acts = append(s.acts, SnapshotAction{Action: "segment_alloc", Addr: s.base[seg], Size: size})
+}
+
+func (s *snapSink) stack(a int32) []SnapshotFrame {
+	sid := s.t.Allocs[a].Stack
+	if f, ok := s.frames[sid]; ok {
+		return f
+	}
+	var out []SnapshotFrame
+	for _, fr := range s.t.Stacks[sid] {
+		out = append(out, parseFrame(fr))
+	}
+	s.frames[sid] = out
+	return out
+}
+
+func (s *snapSink) alloc(a int32, b *block, _ int64) {
+	s.acts = append(s.acts, SnapshotAction{Action: "alloc", Addr: s.addr(b), Size: b.size, Frames: s.stack(a)})
+}
+
+func (s *snapSink) free(a int32, b *block) {
+	f := s.stack(a)
+	s.acts = append(s.acts, SnapshotAction{Action: "free_requested", Addr: s.addr(b), Size: b.size, Frames: f},
+		SnapshotAction{Action: "free_completed", Addr: s.addr(b), Size: b.size, Frames: f})
+}
+
+// parseFrame splits "file:line:function" (the file may hold colons).
+func parseFrame(s string) SnapshotFrame {
+	var f SnapshotFrame
+	i := lastColon(s)
+	if i < 0 {
+		return SnapshotFrame{Filename: s}
+	}
+	f.Name = s[i+1:]
+	rest := s[:i]
+	j := lastColon(rest)
+	if j < 0 {
+		f.Filename = rest
+		return f
+	}
+	n := 0
+	for _, c := range rest[j+1:] {
+		if c < '0' || c > '9' {
+			return SnapshotFrame{Filename: rest, Name: f.Name}
+		}
+		n = n*10 + int(c-'0')
+	}
+	f.Filename, f.Line = rest[:j], n
+	return f
+}
+
+func lastColon(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == ':' {
+			return i
+		}
+	}
+	return -1
+}
+
+// TraceSnapshot replays the trace (unbounded allocator) and returns the
+// memory as a snapshot would show it at the end, with its history.
+func TraceSnapshot(t *Trace) *TraceMemory {
+	s := &snapSink{t: t, base: map[int]int64{}, next: snapshotBase, small: map[int]bool{}, frames: map[int][]SnapshotFrame{}}
+	cats := t.categories()
+	m, held, _, _ := t.replay(cats, 0, -1, s)
+	owner := map[*block]int32{}
+	for a, b := range held {
+		owner[b] = a
+	}
+	firsts := map[int]*block{}
+	collect := func(b *block) {
+		for b.prev != nil {
+			b = b.prev
+		}
+		firsts[b.seg] = b
+	}
+	for _, b := range held {
+		collect(b)
+	}
+	for _, l := range m.alloc.free {
+		for _, b := range l {
+			collect(b)
+		}
+	}
+	out := &TraceMemory{Actions: s.acts}
+	for seg := 1; seg <= m.alloc.segments; seg++ {
+		b := firsts[seg]
+		if b == nil {
+			continue
+		}
+		sg := SnapshotSegment{Address: s.base[seg], Small: s.small[seg]}
+		for ; b != nil; b = b.next {
+			sb := SnapshotBlock{Address: s.base[seg] + b.off, Size: b.size}
+			if a, ok := owner[b]; ok {
+				sb.Allocated, sb.Requested, sb.Frames = true, t.Allocs[a].Bytes, s.stack(a)
+			}
+			sg.Size += b.size
+			sg.Blocks = append(sg.Blocks, sb)
+		}
+		out.Segments = append(out.Segments, sg)
+	}
+	return out
+}

@@ -7,12 +7,14 @@ import (
 
 // TestMoEParamCounts: total and active parameters of the built-in MoE
 // models against the published figures, each to the precision it was
-// published with (one decimal of a billion, rounded or truncated). Sources:
+// published with (a decimal of a billion, or the billion; rounded or
+// truncated). Sources:
 //   - Mixtral-8x7B: 46.7B total, 12.9B per token (mistral.ai/news/mixtral-of-experts,
 //     repeated in the model card); config: num_local_experts 8, num_experts_per_tok 2.
 //   - Qwen1.5-MoE-A2.7B: 14.3B total, 2.7B activated (huggingface.co/Qwen/Qwen1.5-MoE-A2.7B
 //     model card); config: 60 experts, top 4, moe_intermediate_size 1408, shared 5632.
-//   - Qwen2-57B-A14B: 57.4B total (model card: "57B"), A14B = 14B activated.
+//   - Qwen2-57B-A14B: 57B total, 14B activated (the model card and its
+//     name, to the billion).
 //   - deepseek-moe-16b-base: 16.4B total, 2.8B activated (DeepSeekMoE paper,
 //     arXiv:2401.06066, table 1; a GGUF card gives 16.38B).
 //   - DeepSeek-V2-Lite: 15.7B total, 2.4B activated (DeepSeek-V2 paper,
@@ -23,13 +25,14 @@ func TestMoEParamCounts(t *testing.T) {
 	for _, c := range []struct {
 		name            string
 		total, active   float64 // billions, as published
+		decimals        int     // the precision they were published with
 		activeLessEmbed bool
 	}{
-		{"mistralai/Mixtral-8x7B-v0.1", 46.7, 12.9, false},
-		{"Qwen/Qwen1.5-MoE-A2.7B", 14.3, 2.7, false},
-		{"Qwen/Qwen2-57B-A14B", 57.4, 14.2, false},
-		{"deepseek-ai/deepseek-moe-16b-base", 16.4, 2.8, false},
-		{"deepseek-ai/DeepSeek-V2-Lite", 15.7, 2.4, true},
+		{"mistralai/Mixtral-8x7B-v0.1", 46.7, 12.9, 1, false},
+		{"Qwen/Qwen1.5-MoE-A2.7B", 14.3, 2.7, 1, false},
+		{"Qwen/Qwen2-57B-A14B", 57, 14, 0, false},
+		{"deepseek-ai/deepseek-moe-16b-base", 16.4, 2.8, 1, false},
+		{"deepseek-ai/DeepSeek-V2-Lite", 15.7, 2.4, 1, true},
 	} {
 		m, err := Preset(c.name)
 		if err != nil {
@@ -43,18 +46,19 @@ func TestMoEParamCounts(t *testing.T) {
 			active -= float64(m.Vocab*m.Hidden) / 1e9
 		}
 		t.Logf("%-36s total %.3fB active %.3fB", c.name, total, active)
-		if !published(total, c.total) {
+		if !published(total, c.total, c.decimals) {
 			t.Errorf("%s: %.3fB parameters, published %.1fB", c.name, total, c.total)
 		}
-		if !published(active, c.active) {
+		if !published(active, c.active, c.decimals) {
 			t.Errorf("%s: %.3fB active, published %.1fB", c.name, active, c.active)
 		}
 	}
 }
 
-// published: x rounds or truncates to p, a figure given to one decimal.
-func published(x, p float64) bool {
-	return math.Abs(math.Round(x*10)/10-p) < 1e-9 || math.Abs(math.Floor(x*10)/10-p) < 1e-9
+// published: x rounds or truncates to p, a figure given to d decimals.
+func published(x, p float64, d int) bool {
+	f := math.Pow(10, float64(d))
+	return math.Abs(math.Round(x*f)/f-p) < 1e-9 || math.Abs(math.Floor(x*f)/f-p) < 1e-9
 }
 
 // TestMoELayout: which layers are sparse, and the configs' checks.

@@ -33,6 +33,17 @@ LLAMA_SMALL = {"model_type": "llama", "vocab_size": 32000, "hidden_size": 1024, 
                "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 64,
                "hidden_act": "silu", "max_position_embeddings": 4096, "rms_norm_eps": 1e-6,
                "tie_word_embeddings": False}
+# Small mixtures of experts (issue 14): the routed walk (router, top-k,
+# per-expert gathered rows, shared experts) checked on a GPU.
+MIXTRAL_SMALL = {"model_type": "mixtral", "vocab_size": 32000, "hidden_size": 1024, "intermediate_size": 2048,
+                 "num_hidden_layers": 8, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 64,
+                 "num_local_experts": 8, "num_experts_per_tok": 2, "max_position_embeddings": 4096,
+                 "tie_word_embeddings": False}
+QWEN2MOE_SMALL = {"model_type": "qwen2_moe", "vocab_size": 32000, "hidden_size": 1024, "intermediate_size": 2816,
+                  "num_hidden_layers": 8, "num_attention_heads": 16, "num_key_value_heads": 16,
+                  "num_experts": 16, "num_experts_per_tok": 4, "moe_intermediate_size": 512,
+                  "shared_expert_intermediate_size": 1024, "max_position_embeddings": 4096,
+                  "tie_word_embeddings": False}
 GPT2 = {"model_type": "gpt2"}
 BERT = {"model_type": "bert"}
 
@@ -48,6 +59,10 @@ CONFIGS = [
          gen_len=512),
     dict(id="llama-small-b8-s256-bf16-generate1024", model=LLAMA_SMALL, batch=8, seq=256, precision="bf16",
          mode="generate", gen_len=1024),
+    dict(id="mixtral-small-b4-s1024-bf16-adamw", model=MIXTRAL_SMALL, batch=4, seq=1024, precision="bf16",
+         optim="adamw"),
+    dict(id="qwen2moe-small-b4-s1024-ampbf16-adamw-ckpt", model=QWEN2MOE_SMALL, batch=4, seq=1024,
+         precision="amp-bf16", optim="adamw", checkpointing=True),
 ]
 
 

@@ -177,46 +177,59 @@ func stepPeakChart(lang language.Tag, steps []store.Step) *chart {
 // returns for each step row; rows without any value are skipped. A
 // series is labelled "rank 0 · per-step peak allocated".
 func rankChart(lang language.Tag, title, unit string, steps []store.Step, keys []string, get func(st store.Step, i int) *float64) *chart {
-	t := catalog.T(lang)
-	series := map[string]map[int]*float64{}
-	seriesKey := map[string]string{}
+	// Series are keyed by (rank or pid, key) and named once each: a label
+	// through the catalog per step row would cost more than the chart.
+	type id struct {
+		ranked bool
+		n, key int
+	}
+	series := map[id]map[int]*float64{}
 	var xs []float64
 	for _, st := range steps {
-		who := t("rank.pid", strconv.Itoa(st.PID))
+		who := id{n: st.PID}
 		if st.Rank != nil {
-			who = t("rank.rank", strconv.Itoa(*st.Rank))
+			who = id{ranked: true, n: *st.Rank}
 		}
 		row := false
-		for i, k := range keys {
+		for i := range keys {
 			v := get(st, i)
 			if v == nil {
 				continue
 			}
-			name := who + " · " + webassets.Label(lang, k)
-			if series[name] == nil {
-				series[name], seriesKey[name] = map[int]*float64{}, k
+			who.key = i
+			if series[who] == nil {
+				series[who] = map[int]*float64{}
 			}
-			series[name][len(xs)], row = v, true
+			series[who][len(xs)], row = v, true
 		}
 		if row {
 			xs = append(xs, float64(st.Time.UnixMilli())/1000)
 		}
 	}
+	t := catalog.T(lang)
+	nameOf := func(s id) string {
+		who := t("rank.pid", strconv.Itoa(s.n))
+		if s.ranked {
+			who = t("rank.rank", strconv.Itoa(s.n))
+		}
+		return who + " · " + webassets.Label(lang, keys[s.key])
+	}
 	if len(xs) == 0 {
 		return nil
 	}
 	c := &chart{Title: title, Unit: unit, X: xs}
-	names := make([]string, 0, len(series))
-	for k := range series {
-		names = append(names, k)
+	names := make(map[id]string, len(series))
+	ids := make([]id, 0, len(series))
+	for s := range series {
+		ids, names[s] = append(ids, s), nameOf(s)
 	}
-	sort.Strings(names)
-	for _, k := range names {
+	sort.Slice(ids, func(i, j int) bool { return names[ids[i]] < names[ids[j]] })
+	for _, s := range ids {
 		col := make([]*float64, len(xs))
-		for i, v := range series[k] {
+		for i, v := range series[s] {
 			col[i] = v
 		}
-		c.Series, c.Keys, c.Cols = append(c.Series, k), append(c.Keys, seriesKey[k]), append(c.Cols, col)
+		c.Series, c.Keys, c.Cols = append(c.Series, names[s]), append(c.Keys, keys[s.key]), append(c.Cols, col)
 	}
 	return c
 }

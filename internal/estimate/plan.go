@@ -169,13 +169,25 @@ type layout struct {
 
 // layouts are the ways to spread the job over req.GPUs: the job as given
 // when one GPU (or its own layout) is all there is, else every TP degree
-// dividing the GPUs with the data-parallel rest as DDP, ZeRO-2 or FSDP.
+// dividing the GPUs with the data-parallel rest as DDP, ZeRO-2 or FSDP;
+// inference splits the model by TP over all of them.
 func layouts(o Options, req PlanRequest) []layout {
 	own := layout{gpus: max(1, o.WorldSize), apply: func(*Options) {}}
-	if req.GPUs <= 1 || o.Inference {
+	if req.GPUs <= 1 {
 		return []layout{own}
 	}
 	out := []layout{own}
+	if o.Inference {
+		for tp := 2; tp <= req.GPUs; tp *= 2 {
+			if req.GPUs%tp == 0 {
+				tp := tp
+				out = append(out, layout{fmt.Sprintf("--tp %d --world-size %d", tp, tp), tp, func(o *Options) {
+					o.TP, o.WorldSize = tp, tp
+				}})
+			}
+		}
+		return out
+	}
 	for tp := 1; tp <= req.GPUs; tp *= 2 {
 		if req.GPUs%tp != 0 {
 			continue
@@ -377,7 +389,11 @@ func Search(md *models.Model, base Options, budget int64, req PlanRequest) (*Pla
 				continue
 			}
 		}
-		flags := append([]string{fmt.Sprintf("--batch %d --accum %d", o.Batch, o.Accum)}, c.flags...)
+		split := fmt.Sprintf("--batch %d --accum %d", o.Batch, o.Accum)
+		if o.Inference {
+			split = fmt.Sprintf("--batch %d", o.Batch)
+		}
+		flags := append([]string{split}, c.flags...)
 		o.AllocatorLimit = 0
 		cb := Combination{Flags: strings.Join(flags, " "), Settings: o, GPUs: c.gpus,
 			PeakAllocatedBytes: best.PeakAllocatedBytes, ProcessBytes: best.ProcessBytes,

@@ -93,3 +93,20 @@ func TestPlanCostModel(t *testing.T) {
 		t.Errorf("LoRA costs %.3f, want 2/3 (no weight gradients)", r)
 	}
 }
+
+// TestPlanInferenceTP: a model that does not fit one GPU for inference is
+// split by TP over the stated GPUs.
+func TestPlanInferenceTP(t *testing.T) {
+	md := preset(t, "meta-llama/Llama-3.1-70B")
+	base := Options{Batch: 1, Seq: 4096, Precision: "bf16", Inference: true, NoLoadFP32: true}
+	ps, err := Search(md, base, int64(76e9), PlanRequest{GPUs: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps.Combinations) == 0 || ps.Combinations[0].Settings.TP < 2 {
+		t.Fatalf("no TP layout for 70B inference on 4 GPUs: %+v", ps.Combinations)
+	}
+	for _, c := range ps.Combinations {
+		t.Logf("%-40s cost %.2f process %.1f GB", c.Flags, c.Cost, gb(c.ProcessBytes))
+	}
+}

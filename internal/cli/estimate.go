@@ -156,7 +156,7 @@ func runEstimate(env *Env, cmd *cobra.Command, f *estimateFlags) error {
 	} else {
 		err = printEstimate(env, res, fit)
 		if err == nil {
-			printPlanSection(env, fit)
+			printPlanSection(env, res, fit)
 		}
 	}
 	if err == nil && fit != nil && !fit.Fits {

@@ -73,7 +73,7 @@ func memoryUnit(flag string) string {
 
 // printPlanSection follows the fit: the unit --gpu-memory was read in
 // and the plan.
-func printPlanSection(env *Env, f *estimate.Fit) {
+func printPlanSection(env *Env, r *estimate.Result, f *estimate.Fit) {
 	if f == nil {
 		return
 	}
@@ -89,7 +89,7 @@ func printPlanSection(env *Env, f *estimate.Fit) {
 	case estimate.UnitBytes:
 		fmt.Fprintln(w, t("estimate.gpuMemory.bytes", f.GPU))
 	}
-	printPlan(env, f)
+	printPlan(env, r, f)
 }
 
 // effectiveBatch says whether --batch is per step or per optimizer step:
@@ -118,7 +118,7 @@ func moeRows(t tr, r *estimate.Result) [][2]string {
 }
 
 // printPlan shows the plan search's combinations.
-func printPlan(env *Env, f *estimate.Fit) {
+func printPlan(env *Env, r *estimate.Result, f *estimate.Fit) {
 	if f == nil || f.Plan == nil {
 		return
 	}
@@ -128,46 +128,54 @@ func printPlan(env *Env, f *estimate.Fit) {
 		fmt.Fprintln(w, "\n"+t("estimate.plan.none", itoa(p.Estimated)))
 		return
 	}
-	fmt.Fprintln(w, "\n"+textwrap.Wrap("", t("estimate.plan.header", itoa(p.EffectiveBatch)), textwrap.Width))
+	header, model := "estimate.plan.header", "estimate.plan.model"
+	if r.Opts.Inference {
+		header, model = "estimate.plan.headerInference", "estimate.plan.modelInference"
+	}
+	fmt.Fprintln(w, "\n"+textwrap.Wrap("", t(header, itoa(p.EffectiveBatch)), textwrap.Width))
 	// Each combination: its time and memory, then its flags (wrapped:
 	// a multi-GPU layout's flags alone can pass 80 columns).
 	for i, c := range p.Combinations {
 		fmt.Fprintln(w, t("estimate.plan.row", itoa(i+1), strconv.FormatFloat(c.Cost, 'f', 2, 64), units.Bytes(c.ProcessBytes)))
 		fmt.Fprintln(w, textwrap.Wrap("     ", c.Flags, textwrap.Width))
 	}
-	fmt.Fprintln(w, textwrap.Wrap("", t("estimate.plan.model", itoa(p.Estimated)), textwrap.Width))
+	fmt.Fprintln(w, textwrap.Wrap("", t(model, itoa(p.Estimated)), textwrap.Width))
 }
 
 // The catalog entries of this file, merged into the estimate catalog
 // (estimate_msgs_en.go, estimate_msgs_zh.go) before its first use.
 var estimatePlanEN = map[string]string{
-	"estimate.gpuMemory.decimal": "--gpu-memory %[1]s is decimal (GB = 10^9 bytes): %[2]s bytes = %[3]s",
-	"estimate.gpuMemory.binary":  "--gpu-memory %[1]s is binary (GiB = 2^30 bytes): %[2]s bytes",
-	"estimate.gpuMemory.bytes":   "--gpu-memory %[1]s is in bytes",
-	"estimate.batch.accum":       "batch %[1]s × accum %[2]s = %[3]s per optimizer step",
-	"estimate.batch.dp":          "batch %[1]s × accum %[2]s × %[3]s data-parallel GPUs = %[4]s per optimizer step",
-	"estimate.batch.inference":   "batch %[1]s per forward",
-	"estimate.row.active":        "active parameters",
-	"estimate.note.active":       "per token, of %[1]s (routed experts not chosen are idle)",
-	"estimate.plan.header":       "plan: combinations that fit, fastest first (same %[1]s samples per optimizer step):",
-	"estimate.plan.none":         "plan: no combination of the levers fits (%[1]s configurations estimated)",
-	"estimate.plan.row":          "  %[1]s. time %[2]s, %[3]s per GPU",
-	"estimate.plan.model":        "time: one optimizer step against the job as given = 1.00, by the cost model in docs/estimate.md (%[1]s configurations estimated)",
+	"estimate.gpuMemory.decimal":    "--gpu-memory %[1]s is decimal (GB = 10^9 bytes): %[2]s bytes = %[3]s",
+	"estimate.gpuMemory.binary":     "--gpu-memory %[1]s is binary (GiB = 2^30 bytes): %[2]s bytes",
+	"estimate.gpuMemory.bytes":      "--gpu-memory %[1]s is in bytes",
+	"estimate.batch.accum":          "batch %[1]s × accum %[2]s = %[3]s per optimizer step",
+	"estimate.batch.dp":             "batch %[1]s × accum %[2]s × %[3]s data-parallel GPUs = %[4]s per optimizer step",
+	"estimate.batch.inference":      "batch %[1]s per forward",
+	"estimate.row.active":           "active parameters",
+	"estimate.note.active":          "per token, of %[1]s (routed experts not chosen are idle)",
+	"estimate.plan.header":          "plan: combinations that fit, fastest first (same %[1]s samples per optimizer step):",
+	"estimate.plan.none":            "plan: no combination of the levers fits (%[1]s configurations estimated)",
+	"estimate.plan.headerInference": "plan: combinations that fit, fastest first (the same batch of %[1]s):",
+	"estimate.plan.modelInference":  "time: one forward pass against the job as given = 1.00, by the cost model in docs/estimate.md (%[1]s configurations estimated)",
+	"estimate.plan.row":             "  %[1]s. time %[2]s, %[3]s per GPU",
+	"estimate.plan.model":           "time: one optimizer step against the job as given = 1.00, by the cost model in docs/estimate.md (%[1]s configurations estimated)",
 }
 
 var estimatePlanZH = map[string]string{
-	"estimate.gpuMemory.decimal": "--gpu-memory %[1]s 按十进制计（GB = 10^9 字节）：%[2]s 字节 = %[3]s",
-	"estimate.gpuMemory.binary":  "--gpu-memory %[1]s 按二进制计（GiB = 2^30 字节）：%[2]s 字节",
-	"estimate.gpuMemory.bytes":   "--gpu-memory %[1]s 以字节计",
-	"estimate.batch.accum":       "批次 %[1]s × 累积 %[2]s = 每个优化器步 %[3]s 个样本",
-	"estimate.batch.dp":          "批次 %[1]s × 累积 %[2]s × %[3]s 个数据并行 GPU = 每个优化器步 %[4]s 个样本",
-	"estimate.batch.inference":   "每次前向批次 %[1]s",
-	"estimate.row.active":        "激活参数",
-	"estimate.note.active":       "每个词元，共 %[1]s（未被选中的路由专家不参与计算）",
-	"estimate.plan.header":       "方案：能放下的组合，按速度排序（每个优化器步同为 %[1]s 个样本）：",
-	"estimate.plan.none":         "方案：没有能放下的杠杆组合（已估算 %[1]s 个配置）",
-	"estimate.plan.row":          "  %[1]s. 时间 %[2]s，每 GPU %[3]s",
-	"estimate.plan.model":        "时间：相对原任务一个优化器步 = 1.00，按 docs/estimate.md 中的代价模型（已估算 %[1]s 个配置）",
+	"estimate.gpuMemory.decimal":    "--gpu-memory %[1]s 按十进制计（GB = 10^9 字节）：%[2]s 字节 = %[3]s",
+	"estimate.gpuMemory.binary":     "--gpu-memory %[1]s 按二进制计（GiB = 2^30 字节）：%[2]s 字节",
+	"estimate.gpuMemory.bytes":      "--gpu-memory %[1]s 以字节计",
+	"estimate.batch.accum":          "批次 %[1]s × 累积 %[2]s = 每个优化器步 %[3]s 个样本",
+	"estimate.batch.dp":             "批次 %[1]s × 累积 %[2]s × %[3]s 个数据并行 GPU = 每个优化器步 %[4]s 个样本",
+	"estimate.batch.inference":      "每次前向批次 %[1]s",
+	"estimate.row.active":           "激活参数",
+	"estimate.note.active":          "每个词元，共 %[1]s（未被选中的路由专家不参与计算）",
+	"estimate.plan.header":          "方案：能放下的组合，按速度排序（每个优化器步同为 %[1]s 个样本）：",
+	"estimate.plan.none":            "方案：没有能放下的杠杆组合（已估算 %[1]s 个配置）",
+	"estimate.plan.headerInference": "方案：能放下的组合，按速度排序（批次同为 %[1]s）：",
+	"estimate.plan.modelInference":  "时间：相对原任务一次前向 = 1.00，按 docs/estimate.md 中的代价模型（已估算 %[1]s 个配置）",
+	"estimate.plan.row":             "  %[1]s. 时间 %[2]s，每 GPU %[3]s",
+	"estimate.plan.model":           "时间：相对原任务一个优化器步 = 1.00，按 docs/estimate.md 中的代价模型（已估算 %[1]s 个配置）",
 }
 
 func init() {

@@ -99,19 +99,20 @@ type choice struct {
 // planAxes.
 type axis func(md *models.Model, o Options, req PlanRequest) []choice
 
-var keep = choice{apply: func(*Options) bool { return true }}
+// asGiven is an axis's first choice: the job's own setting.
+var asGiven = choice{apply: func(*Options) bool { return true }}
 
 var planAxes = []axis{
 	// Activation checkpointing.
 	func(_ *models.Model, o Options, _ PlanRequest) []choice {
 		if o.Inference || o.Checkpointing {
-			return []choice{keep}
+			return []choice{asGiven}
 		}
-		return []choice{keep, {"--checkpointing", func(o *Options) bool { o.Checkpointing = true; return true }}}
+		return []choice{asGiven, {"--checkpointing", func(o *Options) bool { o.Checkpointing = true; return true }}}
 	},
 	// Precision: only towards fewer bytes.
 	func(_ *models.Model, o Options, _ PlanRequest) []choice {
-		cs := []choice{keep}
+		cs := []choice{asGiven}
 		if o.Precision == "fp32" {
 			cs = append(cs, choice{"--precision amp-bf16", func(o *Options) bool { o.Precision = "amp-bf16"; return true }})
 		}
@@ -123,24 +124,24 @@ var planAxes = []axis{
 	// Optimizer: 8-bit states.
 	func(_ *models.Model, o Options, _ PlanRequest) []choice {
 		if o.Inference || (o.Optimizer != "adamw" && o.Optimizer != "adam" && o.Optimizer != "") {
-			return []choice{keep}
+			return []choice{asGiven}
 		}
-		return []choice{keep, {"--optimizer adamw-8bit", func(o *Options) bool { o.Optimizer = "adamw-8bit"; return true }}}
+		return []choice{asGiven, {"--optimizer adamw-8bit", func(o *Options) bool { o.Optimizer = "adamw-8bit"; return true }}}
 	},
 	// Attention: memory-efficient kernels.
 	func(md *models.Model, o Options, _ PlanRequest) []choice {
 		fam, err := familyOf(md)
 		if err != nil || o.Attention != "eager" || fam.alwaysEager() || fam.images() {
-			return []choice{keep}
+			return []choice{asGiven}
 		}
-		return []choice{keep, {"--attention sdpa", func(o *Options) bool { o.Attention = "sdpa"; return true }}}
+		return []choice{asGiven, {"--attention sdpa", func(o *Options) bool { o.Attention = "sdpa"; return true }}}
 	},
 	// LoRA / QLoRA, when fine-tuning (peft.go).
 	func(_ *models.Model, o Options, req PlanRequest) []choice {
 		if o.Inference || !(req.FineTune || o.PEFT.Method != "") {
-			return []choice{keep}
+			return []choice{asGiven}
 		}
-		cs := []choice{keep}
+		cs := []choice{asGiven}
 		if o.PEFT.Method == "" {
 			cs = append(cs, choice{"--peft lora", func(o *Options) bool {
 				o.PEFT.Method = "lora"

@@ -77,14 +77,13 @@ func tpModel(md *models.Model, tp int) (*models.Model, error) {
 		r.MoE = &s
 	}
 	if md.HeaderParams > 0 {
-		// The header's count, scaled as the shapes are.
-		a, b := md.HeaderParams, int64(0)
-		m0, m1 := *md, r
-		m0.HeaderParams, m1.HeaderParams = 0, 0
-		if n := m0.ParamCount(); n > 0 {
-			b = int64(float64(a) * float64(m1.ParamCount()) / float64(n))
+		// A safetensors header's count, scaled as the shapes are.
+		whole, rank := *md, r
+		whole.HeaderParams, rank.HeaderParams = 0, 0
+		r.HeaderParams = 0
+		if n := whole.ParamCount(); n > 0 {
+			r.HeaderParams = int64(float64(md.HeaderParams) * float64(rank.ParamCount()) / float64(n))
 		}
-		r.HeaderParams = b
 	}
 	return &r, nil
 }

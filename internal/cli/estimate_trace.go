@@ -102,10 +102,10 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 			fit.GPUMemoryUnit = memoryUnit(f.gpuMemory)
 		}
 	} else {
-		res = estimate.ReplayTrace(t, 0)
+		res = estimate.ReplayTrace(t, estimate.TraceReplay{})
 	}
 	if tf.snapshot != "" {
-		if err := tracerun.WriteSnapshot(tf.snapshot, t); err != nil {
+		if err := tracerun.WriteSnapshot(tf.snapshot, t, estimate.TraceReplay{ComputeCapability: g.ComputeCapability}); err != nil {
 			return err
 		}
 	}

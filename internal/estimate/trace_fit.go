@@ -11,11 +11,13 @@ func FitTrace(t *Trace, gpu GPU, margin float64) (*TraceResult, *Fit, error) {
 		return nil, nil, fmt.Errorf("--margin %.2f: want a fraction in [0, 1)", margin)
 	}
 	budget := int64(float64(gpu.MemoryBytes) * (1 - margin))
-	r := ReplayTrace(t, allocatorLimit(budget))
+	o := TraceReplay{Limit: allocatorLimit(budget), ComputeCapability: gpu.ComputeCapability}
+	r := ReplayTrace(t, o)
 	if r.OOM {
 		// Past the failure the limited replay means little: show what the
 		// job needs on a GPU without a limit.
-		r = ReplayTrace(t, 0)
+		o.Limit = 0
+		r = ReplayTrace(t, o)
 		r.OOM = true
 	}
 	f := &Fit{GPU: gpu.Name, GPUMemoryBytes: gpu.MemoryBytes, Margin: margin, BudgetBytes: budget}

@@ -128,20 +128,54 @@ type traceSink interface {
 	free(a int32, b *block)
 }
 
+// TraceReplay says how to replay a trace.
+type TraceReplay struct {
+	// Limit is what the allocator may reserve (0: unbounded).
+	Limit int64
+	// ComputeCapability sizes the cuBLAS workspaces (90 if 0).
+	ComputeCapability int
+}
+
+// cublasWorkspace is the rule of walk.go's cublasWorkspaceBytes: PyTorch
+// takes one cuBLAS workspace per handle from the caching allocator,
+// 4096 KiB*8 on sm90+, else 4096 KiB*2 + 16 KiB*8. The meta device runs no
+// cuBLAS, so the replay adds them where a GPU run makes them: the main
+// thread's at the first forward, the autograd thread's at the first
+// backward; both are kept for the process's life.
+func cublasWorkspace(cc int) int64 {
+	if cc == 0 || cc >= 90 {
+		return 4096 * 8 * 1024
+	}
+	return 4096*1024*2 + 16*1024*8
+}
+
 // replay runs the trace's events through the allocator model up to event
 // stop (all with stop < 0) and returns the machine and the blocks still held.
-func (t *Trace) replay(cats []Category, limit int64, stop int, sink traceSink) (*machine, map[int32]*block, int64, int) {
+func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink) (*machine, map[int32]*block, int64, int) {
 	m := &machine{}
-	m.alloc.limit = limit
+	m.alloc.limit = o.Limit
 	blocks := make(map[int32]*block, 1024)
 	var live, livePeak int64
 	peakAt, p := -1, 0
+	ws := map[string]bool{}
 	for i, ev := range t.events {
 		if stop >= 0 && i >= stop {
 			break
 		}
 		for p < len(t.phases) && t.phases[p].at <= i {
-			m.phase = phaseName(t.phases[p].phase, t.phases[p].step)
+			ph := t.phases[p].phase
+			m.phase = phaseName(ph, t.phases[p].step)
+			if (ph == "forward" || ph == "backward") && !ws[ph] {
+				ws[ph] = true
+				segs := m.alloc.segments
+				tn := m.new(cublasWorkspace(o.ComputeCapability), 1, CatWorkspace)
+				if sink != nil {
+					if m.alloc.segments != segs {
+						sink.segment(tn.blk.seg, segOf(tn.blk), tn.blk.pool)
+					}
+					sink.alloc(-1, tn.blk, tn.blk.size)
+				}
+			}
 			p++
 		}
 		a := &t.Allocs[ev.alloc]
@@ -191,10 +225,10 @@ func segOf(b *block) int64 {
 }
 
 // ReplayTrace predicts the GPU memory of a traced script: its allocations
-// replayed through the caching-allocator model with limit (0: unbounded).
-func ReplayTrace(t *Trace, limit int64) *TraceResult {
+// replayed through the caching-allocator model.
+func ReplayTrace(t *Trace, o TraceReplay) *TraceResult {
 	cats := t.categories()
-	m, _, livePeak, peakAt := t.replay(cats, limit, -1, nil)
+	m, _, livePeak, peakAt := t.replay(cats, o, -1, nil)
 	r := &Result{Model: "traced script", Family: "trace", Params: t.paramCount(cats),
 		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
@@ -213,7 +247,7 @@ func ReplayTrace(t *Trace, limit int64) *TraceResult {
 		LiveBytesPeak: livePeak, Warnings: t.Warnings, End: t.End}
 	tr.Steps = t.stepsDone()
 	if peakAt >= 0 {
-		_, held, _, _ := t.replay(cats, limit, peakAt+1, nil)
+		_, held, _, _ := t.replay(cats, o, peakAt+1, nil)
 		tr.Sites = t.sites(held, cats)
 	}
 	return tr

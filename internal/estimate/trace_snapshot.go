@@ -64,6 +64,9 @@ func (s *snapSink) segment(seg int, size int64, pool int) {
 }
 
 func (s *snapSink) stack(a int32) []SnapshotFrame {
+	if a < 0 { // a cuBLAS workspace the replay adds
+		return nil
+	}
 	sid := s.t.Allocs[a].Stack
 	if f, ok := s.frames[sid]; ok {
 		return f
@@ -122,10 +125,11 @@ func lastColon(s string) int {
 
 // TraceSnapshot replays the trace (unbounded allocator) and returns the
 // memory as a snapshot would show it at the end, with its history.
-func TraceSnapshot(t *Trace) *TraceMemory {
+func TraceSnapshot(t *Trace, o TraceReplay) *TraceMemory {
 	s := &snapSink{t: t, base: map[int]int64{}, next: snapshotBase, small: map[int]bool{}, frames: map[int][]SnapshotFrame{}}
 	cats := t.categories()
-	m, held, _, _ := t.replay(cats, 0, -1, s)
+	o.Limit = 0
+	m, held, _, _ := t.replay(cats, o, -1, s)
 	owner := map[*block]int32{}
 	for a, b := range held {
 		owner[b] = a

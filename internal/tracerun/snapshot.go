@@ -13,8 +13,8 @@ import (
 // segments with their blocks at the end of the trace, device_traces with
 // every segment_alloc, alloc, free_requested and free_completed), which
 // torchmem snapshot and PyTorch's memory_viz open.
-func WriteSnapshot(path string, t *estimate.Trace) error {
-	m := estimate.TraceSnapshot(t)
+func WriteSnapshot(path string, t *estimate.Trace, o estimate.TraceReplay) error {
+	m := estimate.TraceSnapshot(t, o)
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("--snapshot: %w", err)

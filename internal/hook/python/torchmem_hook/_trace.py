@@ -274,6 +274,20 @@ def _flat(x, out):
     return out
 
 
+def _cuda_dropout(torch, dropout, args, kwargs):
+    """F.dropout as it runs on a GPU. at::dropout takes the fused
+    native_dropout only for CUDA tensors (is_fused_kernel_acceptable); on
+    meta or CPU it makes a float noise tensor of the input's size and saves
+    it, where CUDA saves a one-byte mask. The trace must be the GPU's."""
+    names = ("input", "p", "training", "inplace")
+    a = dict(zip(names, args))
+    a.update(kwargs)
+    x, p = a.get("input"), a.get("p", 0.5)
+    if not a.get("training", True) or a.get("inplace", False) or not (0 < p < 1) or x.numel() == 0:
+        return dropout(*args, **kwargs)
+    return torch.native_dropout(x, p, True)[0]
+
+
 def _is_cpu(d):
     if isinstance(d, str):
         return d == "cpu"
@@ -290,8 +304,26 @@ def _conv_backward(torch, grad, inp, weight, bias_sizes, *a, **k):
             torch.empty(bias_sizes, dtype=grad.dtype, device=grad.device) if mask[2] else None)
 
 
+def _foreach_inplace(torch, *a, **k):
+    return None
+
+
+def _foreach_out(torch, tensors, *a, **k):
+    # Out-of-place _foreach ops (Adam's foreach exp_avg_sq.sqrt()): one new
+    # tensor per input, as the per-tensor op makes.
+    return [torch.empty_like(t) for t in tensors]
+
+
 # Ops torch 1.13 cannot run on the meta device, done here by shape.
 _META_FALLBACKS = {"aten.convolution_backward.default": _conv_backward}
+
+
+def _meta_fallback(name):
+    fb = _META_FALLBACKS.get(name)
+    if fb is None and name.startswith("aten._foreach_"):
+        base = name.split(".")[1]
+        fb = _foreach_inplace if base.endswith("_") else _foreach_out
+    return fb
 
 
 def _is_cuda(d):
@@ -333,12 +365,15 @@ def _install_modes(torch, T):
     reads = {Tensor.item: 0.0, Tensor.tolist: [], Tensor.__bool__: False,
              Tensor.__float__: 0.0, Tensor.__int__: 0, Tensor.__index__: 0}
     passthrough = set([Tensor.pin_memory])
+    dropout = torch.nn.functional.dropout
 
     class Redirect(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if func in passthrough:
                 return args[0]
+            if func is dropout:
+                return _cuda_dropout(torch, dropout, args, kwargs)
             if func in reads and args and getattr(args[0], "is_meta", False):
                 T.warn("placeholder", getattr(func, "__name__", str(func)),
                        "a value read from a tensor without data: 0 was used")
@@ -379,7 +414,7 @@ def _install_modes(torch, T):
                 try:
                     out = func(*args, **(kwargs or {}))
                 except NotImplementedError:
-                    fb = _META_FALLBACKS.get(str(func))
+                    fb = _meta_fallback(str(func))
                     if fb is None or T.device != "meta":
                         raise
                     out = fb(torch, *args, **(kwargs or {}))
@@ -432,9 +467,53 @@ def _install_modes(torch, T):
         return p
 
     Parameter.__new__ = staticmethod(__new__)
+    if dev == "meta":
+        _keep_ties(torch)
     T.modes = (Redirect(), Record())
     T.modes[0].__enter__()
     T.modes[1].__enter__()
+
+
+def _keep_ties(torch):
+    """cpu -> meta is not a shallow-copy-compatible move in torch 1.13, so
+    Module._apply makes a new Parameter per module: a weight two modules
+    share (GPT-2's tied wte and lm_head) would be copied twice and come out
+    untied, where cpu -> cuda keeps one. The outermost _apply moves each
+    tensor once and re-ties what was shared."""
+    Module = torch.nn.Module
+    orig = Module._apply
+    depth = [0]
+
+    def _apply(self, fn, *a, **k):
+        if depth[0] > 0:
+            return orig(self, fn, *a, **k)
+        owners, keep, memo = {}, [], {}
+        for m in self.modules():
+            for key, p in m._parameters.items():
+                if p is not None:
+                    owners.setdefault(id(p), []).append((m, key))
+                    keep.append(p)
+
+        def once(t):
+            r = memo.get(id(t))
+            if r is None:
+                r = fn(t)
+                memo[id(t)] = r
+                keep.append(t)  # its id stays its own while memo holds it
+            return r
+
+        depth[0] += 1
+        try:
+            out = orig(self, once, *a, **k)
+        finally:
+            depth[0] -= 1
+        for refs in owners.values():
+            first = refs[0][0]._parameters[refs[0][1]]
+            for m, key in refs[1:]:
+                m._parameters[key] = first
+        return out
+
+    Module._apply = _apply
 
 
 def _install_cuda(torch, T):

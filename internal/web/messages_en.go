@@ -80,6 +80,9 @@ var messagesEN = map[string]string{
 	"js.gpu.backend": "Backend %[1]s",
 	"js.gpu.driver":  ", driver %[1]s",
 	"js.jobs.none":   "No PyTorch process on this node.",
+	"js.role.main":   "main",
+	"js.role.worker": "worker",
+	"js.role.child":  "child",
 	"js.run.word":    "run",
 
 	"js.who.pod":       "pod %[1]s",

@@ -67,6 +67,9 @@ var messagesZH = map[string]string{
 	"js.gpu.backend": "后端 %[1]s",
 	"js.gpu.driver":  "，驱动 %[1]s",
 	"js.jobs.none":   "此节点上没有 PyTorch 进程。",
+	"js.role.main":   "主进程",
+	"js.role.worker": "工作进程",
+	"js.role.child":  "子进程",
 	"js.run.word":    "运行",
 
 	"js.who.pod":       "pod %[1]s",

@@ -77,6 +77,7 @@ var markers = []Marker{
 	{Kind: "cgroup_threshold", Color: "#e67e22"},
 	{Kind: "stop", Color: "#8e44ad"},
 	{Kind: "snapshot", Color: "#2c3e50"},
+	{Kind: "tensor_cycle", Color: "#2c3e50"},
 	{Kind: "cleanup", Color: "#2980b9"},
 	{Kind: "signal", Color: "#555555"},
 	{Kind: "exit", Color: "#555555"},

@@ -34,6 +34,9 @@ function href(path) {
   const lang = new URLSearchParams(location.search).get("lang");
   return lang ? path + (path.includes("?") ? "&" : "?") + "lang=" + encodeURIComponent(lang) : path;
 }
+// textOr: T(id), or fallback when the catalog has no id (a value the
+// server added after this page was written).
+function textOr(id, fallback) { return I18N[id] === undefined ? fallback : T(id); }
 // PAL: one colour and label per series key and event kind, the same as
 // the HTML report's and the TUI's (internal/webassets).
 const PAL = JSON.parse(document.getElementById("palette").textContent);

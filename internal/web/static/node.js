@@ -83,7 +83,7 @@ function renderJob(j, run) {
   if (run) cards.push(...runCards(run));
   const procs = table(["th.pid", "th.role", "#RSS", "#PSS", "#USS", "#th.swap", "#GPU", "#th.pss_age", "th.command"], j.processes.map(p => {
     const k = "proc." + p.pid + ".";
-    return el("tr", {}, td(p.pid), td(p.role), numTd(k + "rss", p.rss_bytes), numTd(k + "pss", p.pss_bytes), numTd(k + "uss", p.uss_bytes),
+    return el("tr", {}, td(p.pid), td(el("span", {"data-role": p.role}, textOr("role." + p.role, p.role))), numTd(k + "rss", p.rss_bytes), numTd(k + "pss", p.pss_bytes), numTd(k + "uss", p.uss_bytes),
       numTd(k + "swap", p.swap_bytes), numTd(k + "gpu", p.gpu_bytes), td(p.pss_age_seconds == null ? "–" : p.pss_age_seconds.toFixed(0) + " s", "num"),
       td((p.cmdline || []).join(" ").slice(0, 160), "cmd hide-narrow"));
   }));

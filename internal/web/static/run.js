@@ -28,7 +28,7 @@ async function runsPage() {
 // ---------- run page ----------
 
 // statusText: a run status in the page's language.
-function statusText(st) { const id = "status." + st.replace(" ", "_"); const t = T(id); return t === id ? st : t; }
+function statusText(st) { return textOr("status." + st.replace(" ", "_"), st); }
 
 // BREAK_KINDS: events no series is carried across (webassets.Gaps' breaks).
 const BREAK_KINDS = ["oom_kill", "cgroup_oom"];
@@ -63,7 +63,7 @@ function seriesOf(samples) {
   ].filter(Boolean);
 }
 
-const runView = {id: null, events: [], plots: [], zoomed: false, limit: null, pssNote: false};
+const runView = {id: null, events: [], marks: [], plots: [], zoomed: false, limit: null, pssNote: false};
 
 function drawCharts(samples, res) {
   const fams = seriesOf(samples);
@@ -82,7 +82,7 @@ function drawCharts(samples, res) {
     const div = el("div", {class: "chart", "data-title": f.title});
     box.append(div);
     div.dataset.zoom = "data";
-    div.events = runView.events;
+    div.events = runView.marks;
     div.limit = f.limit;
     const opts = chartOpts(div, f.title, f.series);
     opts.hooks = {setSelect: [u => zoomTo(u)]};
@@ -97,7 +97,7 @@ function drawCharts(samples, res) {
 
 function legendOf(f) {
   const t = f.data[0];
-  return markLegend(runView.events, f.limit, t.length ? t[0] : 0, t.length ? t[t.length - 1] : 0);
+  return markLegend(runView.marks, f.limit, t.length ? t[0] : 0, t.length ? t[t.length - 1] : 0);
 }
 
 // zoomTo fetches the selected range at full resolution (within max_points).
@@ -162,6 +162,9 @@ async function runPage() {
     const [r, ev] = await Promise.all([getJSON("/api/v1/runs/" + encodeURIComponent(runView.id)), getJSON("/api/v1/runs/" + encodeURIComponent(runView.id) + "/events")]);
     runView.id = r.id;
     runView.events = ev.events;
+    // The charts mark what happened to the job, not each process saying
+    // hello (the events table lists those), as the HTML report does.
+    runView.marks = ev.events.filter(e => e.kind !== "hello" && e.kind !== "ack");
     runView.limit = r.summary && typeof r.summary.cgroup_limit === "number" ? r.summary.cgroup_limit : null;
     // PSS above cgroup usage needs a word (shared pages, charged elsewhere).
     runView.pssNote = r.peaks && r.peaks.pss_total > r.peaks.cgroup_usage;

@@ -89,6 +89,7 @@ var helpZH = map[string]string{
 	"flag.estimate.precision":           "fp32、amp-bf16、amp-fp16（autocast，fp32 权重）、bf16、fp16（纯半精度）",
 	"flag.estimate.quant":               "量化权重：int8（LLM.int8）、nf4、fp4（bitsandbytes）、gptq、awq（打包的 4-bit）、fp8；训练需要 --peft qlora",
 	"flag.estimate.quant-compute-dtype": "bnb_4bit_compute_dtype：bf16、fp16 或 fp32（默认 bf16，fp16 精度时为 fp16）",
+	"flag.estimate.bnb-saves-input":     "bitsandbytes 0.43.2 之前的版本：每个 4-bit 层的计算 dtype 输入一直保留到其 autograd 节点释放（MatMul4Bit ctx.tensors = (A, B)）",
 	"flag.estimate.quant-double":        "bitsandbytes 4-bit 双重量化（bnb_4bit_use_double_quant）",
 	"flag.estimate.quant-group-size":    "GPTQ/AWQ 分组大小（默认 128；-1：GPTQ 每列一组），fp8 的块大小",
 	"flag.estimate.safetensors":         ".safetensors 文件或 model.safetensors.index.json（只读文件头）",
@@ -101,6 +102,12 @@ var helpZH = map[string]string{
 	"flag.estimate.gpus":                "作业可用的 GPU 数：规划可以把作业分布到这些 GPU 上（默认：--world-size；除非声明了多于一块 GPU，否则不会提出多 GPU 布局）",
 	"flag.estimate.plan":                "即使作业按给定配置能放下，也搜索能放下的手段组合（放不下时总会搜索）",
 	"flag.estimate.fine-tune":           "作业是对预训练模型做微调：规划可以提出 LoRA 和 QLoRA",
+	"flag.estimate.trace":               "在 meta 设备上追踪 -- 之后给出的程序（python train.py ...），而不是内置模型",
+	"flag.estimate.steps":               "配合 --trace：追踪的优化器步数",
+	"flag.estimate.snapshot":            "配合 --trace：把预测的显存写成 PyTorch 显存快照 (memory snapshot) pickle",
+	"flag.estimate.trace-timeout":       "配合 --trace：程序运行超过这么久就停止",
+	"flag.estimate.trace-device":        "配合 --trace：meta（没有数据）或 cpu（CPU 上的真实张量：慢，用于检查 meta 的结果）",
+	"flag.estimate.trace-max-size":      "配合 --trace：追踪文件的大小上限",
 	"flag.estimate.zero":                "ZeRO 阶段 1、2 或 3（DeepSpeed）",
 
 	// lint

@@ -30,6 +30,7 @@ func addPEFTFlags(fl *pflag.FlagSet, o *estimate.Options) {
 	fl.BoolVar(&q.Double, "quant-double", false, "bitsandbytes 4-bit double quantization (bnb_4bit_use_double_quant)")
 	fl.IntVar(&q.GroupSize, "quant-group-size", 0, "GPTQ/AWQ group size (default 128; -1: one group per column for GPTQ), fp8 block size")
 	fl.StringVar(&q.ComputeDType, "quant-compute-dtype", "", "bnb_4bit_compute_dtype: bf16, fp16 or fp32 (default bf16, fp16 with an fp16 precision)")
+	fl.BoolVar(&q.SavesInput, "bnb-saves-input", false, "bitsandbytes before 0.43.2: each 4-bit layer keeps its compute-dtype input until its autograd node goes (MatMul4Bit ctx.tensors = (A, B))")
 	fl.StringVar(&q.KVDType, "kv-dtype", "", "KV cache element type with --kv-cache/--gen-len: bf16, fp16, fp32 or fp8 (default: the model's)")
 }
 

@@ -69,6 +69,11 @@ func (e *ctx) gatedMLP(n *tensor, rows, inter int64, keep bool) *tensor {
 	}
 	prod := e.act(I, e.dt.compute) // act(gate) * up saves both factors
 	e.m.save(sg, u)
+	// MulBackward0 makes both factors' gradients in one call while the
+	// product's gradient is still alive: when the walk reaches u (the
+	// last factor saved) and counts its gradient, the product's and the
+	// other factor's exist too.
+	u.bwdGrads = 2 * I * min(max(u.dt, e.dt.compute), 4)
 	e.m.drop(sg, u)
 	dn := e.linear(prod, rows*int64(e.md.Hidden))
 	e.m.drop(prod)

@@ -45,6 +45,9 @@ type tensor struct {
 	// bwdWorkspace: bytes the backward of the op that saved t takes from
 	// the allocator for the call (attention.go's kernels' accumulators).
 	bwdWorkspace int64
+	// bwdGrads: bytes of gradients the backward of the op that saved t
+	// makes next to the one the walk counts (llama.go's gated MLP).
+	bwdGrads int64
 }
 
 type machine struct {

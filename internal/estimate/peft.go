@@ -212,6 +212,10 @@ type peftState struct {
 	madeState bool
 	trainList []trainTensor
 	pagedByte int64 // paged optimizer states: CUDA managed memory, outside the allocator
+	// keptBlock and keptStep are bitsandbytes inputs kept with their
+	// autograd nodes (keepNodeInput): to the end of the block's backward,
+	// or of the step's.
+	keptBlock, keptStep []*tensor
 }
 
 // moduleOf is a parameter's module name (its name without .weight/.bias).

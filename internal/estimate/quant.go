@@ -39,6 +39,11 @@ type QuantOptions struct {
 	// KVDType is the KV cache's element type: bf16, fp16, fp32 or fp8;
 	// empty for the model's compute dtype.
 	KVDType string `json:"kv_dtype,omitempty"`
+	// SavesInput is bitsandbytes before 0.43.2 (July 2024): MatMul4Bit
+	// kept its compute-dtype input for backward (ctx.tensors = (A, B),
+	// 0.43.1 bitsandbytes/autograd/_functions.py) although a frozen 4-bit
+	// weight needs no gradient; bitsandbytes PR #1270 made it (None, B).
+	SavesInput bool `json:"bnb_saves_input,omitempty"`
 }
 
 var quantMethods = []string{"int8", "nf4", "fp4", "gptq", "awq", "fp8"}
@@ -76,6 +81,8 @@ func (q QuantOptions) check(o *Options) error {
 		return fmt.Errorf("--quant-group-size -1 (one group per column) is GPTQ's; AWQ and fp8 need a positive size")
 	case q.ComputeDType != "" && !oneOf(q.ComputeDType, []string{"bf16", "fp16", "fp32"}):
 		return fmt.Errorf("--quant-compute-dtype %q: want bf16, fp16 or fp32", q.ComputeDType)
+	case q.SavesInput && q.Method != "nf4" && q.Method != "fp4":
+		return fmt.Errorf("--bnb-saves-input is bitsandbytes 4-bit's (before 0.43.2): it needs --quant nf4 or fp4")
 	case q.ComputeDType != "" && q.Method != "nf4" && q.Method != "fp4":
 		return fmt.Errorf("--quant-compute-dtype is bitsandbytes 4-bit's: it needs --quant nf4 or fp4")
 	case q.KVDType != "" && !oneOf(q.KVDType, []string{"bf16", "fp16", "fp32", "fp8"}):
@@ -192,6 +199,7 @@ func (e *ctx) quantLinear(x *tensor, li *linInfo, outElems int64) *tensor {
 		if x.dt != cdt { // x = x.to(self.compute_dtype)
 			in = e.act(x.elems, cdt)
 		}
+		e.keepNodeInput(in)
 		if rows > 1 || e.m.grad {
 			// matmul_4bit: F.linear(A, dequantize_4bit(B).to(A.dtype).t());
 			// a single token without grad takes the gemv kernel instead.
@@ -240,6 +248,53 @@ func (e *ctx) quantLinear(x *tensor, li *linInfo, outElems int64) *tensor {
 
 // bnbOut: bitsandbytes casts the output back to the input's dtype
 // (.to(inp_dtype)) and lets go of the cast input.
+// keepNodeInput is bitsandbytes < 0.43.2's MatMul4Bit keeping its input
+// A in ctx.tensors. That is an attribute of the autograd node, not
+// save_for_backward, so the engine does not free it when the node has
+// run: it lives as long as the node. Under reentrant checkpointing the
+// node belongs to the block's recomputed graph, which CheckpointFunction.
+// backward holds (its outputs) until the block's backward returns;
+// without checkpointing it belongs to the step's graph, held until the
+// backward ends; non-reentrant checkpointing's forward creates the node
+// with grad enabled, so the forward's A is kept to the end of the
+// backward too. Under no_grad (reentrant checkpointing's forward) the
+// input needs no gradient and nothing is kept.
+func (e *ctx) keepNodeInput(in *tensor) {
+	if !e.o.Quant.SavesInput || e.o.Inference || e.pq == nil {
+		return
+	}
+	nonReentrant := e.o.Checkpointing && e.o.PEFT.NonReentrant
+	switch {
+	case e.m.grad && e.o.Checkpointing:
+		e.pq.keptBlock = append(e.pq.keptBlock, in)
+	case e.m.grad || nonReentrant:
+		e.pq.keptStep = append(e.pq.keptStep, in)
+	default:
+		return
+	}
+	in.holds++
+	if e.m.grad {
+		in.saved = true // its backward makes the input's gradient (fp16, then the cast back)
+	}
+}
+
+// releaseNodeInputs lets go of what keepNodeInput kept: at the end of a
+// block's backward (step false) or of the whole backward (step true).
+func (e *ctx) releaseNodeInputs(step bool) {
+	if e.pq == nil {
+		return
+	}
+	l := &e.pq.keptBlock
+	if step {
+		l = &e.pq.keptStep
+	}
+	for _, t := range *l {
+		t.saved = false
+		e.m.release(t)
+	}
+	*l = nil
+}
+
 func (e *ctx) bnbOut(x, in, o *tensor) *tensor {
 	if in != x {
 		e.m.drop(in)

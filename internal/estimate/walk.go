@@ -242,6 +242,7 @@ func (e *ctx) backwardBlocks(step, micro int) {
 			e.blocks[i] = e.rec
 		}
 		e.fam.blockBackward(e, i, micro)
+		e.releaseNodeInputs(false)
 		e.m.unsave(e.casts[i+1]...)
 		e.m.drop(e.casts[i+1]...)
 		e.casts[i+1] = nil
@@ -252,6 +253,7 @@ func (e *ctx) backwardBlocks(step, micro int) {
 		e.m.drop(g...)
 		e.blocks[i] = nil
 	}
+	e.releaseNodeInputs(true)
 	e.exitStack(true)
 }
 
@@ -278,6 +280,9 @@ func (e *ctx) blockBackward(rec []*tensor, ps []models.Param, micro int) {
 		}
 		if t.bwdWorkspace > 0 {
 			e.m.drop(e.m.new(t.bwdWorkspace, 1, CatWorkspace))
+		}
+		if t.bwdGrads > 0 {
+			e.m.drop(e.m.new(t.bwdGrads, 1, CatActivations))
 		}
 		if !grads && i < len(rec)/2 {
 			e.paramGrads(ps, micro)

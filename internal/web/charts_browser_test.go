@@ -61,6 +61,16 @@ func TestDashboardChartsInBrowser(t *testing.T) {
 		t.Error("a run page series spans gaps")
 	}
 	testFillRuleMatchesGo(t, ctx)
+	// A run whose PSS peak is above its cgroup usage peak gets the note
+	// under the host-memory chart (the fixture's is not: forced here).
+	if none, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('#charts .note') === null`)); !none {
+		t.Error("a note under a run whose PSS is not above cgroup usage")
+	}
+	note, err := chromedp.Run(ctx, chromedp.Evaluate[string](`runView.pssNote = true; runView.plots.forEach(p => p.destroy()); runView.plots = [];
+		loadSamples().then(() => (document.querySelector('#charts .chart .note') || {}).textContent || "")`, chromedp.EvalAwaitPromise))
+	if err != nil || !strings.HasPrefix(note, "PSS is above cgroup usage: PSS counts every shared page") {
+		t.Errorf("PSS note %q (%v)", note, err)
+	}
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.url+"/runs/"+f.running+"?lang=zh")); err != nil {
 		t.Fatal(err)

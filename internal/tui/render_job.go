@@ -117,13 +117,19 @@ func (r *renderer) cgroupLine(j sample.Job) {
 }
 
 // shortenLeft keeps the end of a path (the job's own group) within n
-// columns, at least 12.
+// display columns, at least 12, behind "…".
 func shortenLeft(p string, n int) string {
 	n = max(n, 12)
-	if rs := []rune(p); len(rs) > n {
-		return "…" + string(rs[len(rs)-n+1:])
+	if i18n.Width(p) <= n {
+		return p
 	}
-	return p
+	rs := []rune(p)
+	i, w := len(rs), 1 // the ellipsis
+	for i > 0 && w+i18n.Width(string(rs[i-1])) <= n {
+		i--
+		w += i18n.Width(string(rs[i]))
+	}
+	return "…" + string(rs[i:])
 }
 
 // leafWorkers are a node's children that are workers without children

@@ -484,3 +484,20 @@ func TestSignalQuestionFits(t *testing.T) {
 		}
 	}
 }
+
+func TestShortenLeft(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"/a/b", 20, "/a/b"},
+		{"/user.slice/user-1000.slice/session-4.scope", 20, "…ice/session-4.scope"},
+		{"/训练/作业/任务组", 12, "…作业/任务组"}, // 12 columns: the next "/" would make 13
+	} {
+		got := shortenLeft(c.in, c.n)
+		if got != c.want || i18n.Width(got) > max(c.n, 12) {
+			t.Errorf("shortenLeft(%q, %d) = %q (%d columns), want %q", c.in, c.n, got, i18n.Width(got), c.want)
+		}
+	}
+}

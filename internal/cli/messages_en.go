@@ -32,6 +32,7 @@ var cliMessagesEN = map[string]string{
 	"tune.revert.done":       "%[1]s profile %[2]s: %[3]d live values and %[4]d files restored",
 	"tune.drop.warning":      "warning: dropping caches makes every process re-read its files from disk",
 	"tune.drop.done":         "caches dropped",
+	"tune.drop.dry_run":      "dry run: would sync and write 3 to /proc/sys/vm/drop_caches; nothing was dropped",
 
 	// lint (lint.go).
 	"lint.rules.header": "ID\tNAME\tSEVERITY\tWHY",

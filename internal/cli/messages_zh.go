@@ -33,6 +33,7 @@ var cliMessagesZH = map[string]string{
 	"tune.revert.done":       "%[1]s配置 %[2]s：已恢复 %[3]d 个运行时值和 %[4]d 个文件",
 	"tune.drop.warning":      "警告：丢弃缓存后每个进程都要从磁盘重新读取文件",
 	"tune.drop.done":         "缓存已丢弃",
+	"tune.drop.dry_run":      "试运行 (dry run)：将会 sync 并向 /proc/sys/vm/drop_caches 写入 3；没有丢弃任何缓存",
 
 	"lint.rules.header": "ID\t名称\t严重程度\t原因",
 	"lint.summary":      "torchmem：%[2]s中共 %[1]s",

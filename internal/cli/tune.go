@@ -198,7 +198,11 @@ free memory a process holds. Use it for benchmarks, not as a fix.`,
 			if err := tune.DropCaches(f.options(env)); err != nil {
 				return err
 			}
-			_, err := fmt.Fprintln(env.Stdout, env.tr()("tune.drop.done"))
+			done := "tune.drop.done"
+			if f.dryRun {
+				done = "tune.drop.dry_run" // nothing was synced or written
+			}
+			_, err := fmt.Fprintln(env.Stdout, env.tr()(done))
 			return err
 		},
 	}

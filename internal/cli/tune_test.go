@@ -60,6 +60,15 @@ func TestTuneCLIRoundTrip(t *testing.T) {
 	if _, errOut, code = runCLI(t, "tune", "drop-caches", "--root", root); code != 1 || !strings.Contains(errOut, "warning") {
 		t.Errorf("drop-caches without --yes: %d %s", code, errOut)
 	}
+	// A dry run says nothing was dropped, and writes nothing.
+	dc := filepath.Join(root, "proc/sys/vm/drop_caches")
+	if err := os.WriteFile(dc, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code = runCLI(t, "tune", "drop-caches", "--dry-run", "--root", root); code != 0 ||
+		!strings.Contains(out, "nothing was dropped") || strings.Contains(out, "caches dropped") || read("proc/sys/vm/drop_caches") != "0\n" {
+		t.Errorf("drop-caches --dry-run: %d %q %s, file %q", code, out, errOut, read("proc/sys/vm/drop_caches"))
+	}
 }
 
 // Stdin from /dev/null (cron, ssh -n) is a character device but no

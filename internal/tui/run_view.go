@@ -2,7 +2,6 @@ package tui
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"golang.org/x/text/language"
 
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/supervisor"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
@@ -168,7 +168,8 @@ func (m *runModel) View() tea.View {
 	// scrolls: the last few of each.
 	head = append(head, m.f.st.header.UnsetUnderline().Render(m.f.t("run.events")))
 	for _, e := range m.live.Events[max(0, len(m.live.Events)-runEventLines):] {
-		head = append(head, fmt.Sprintf("  %s %-8s %-16s %s", e.Time.Local().Format("15:04:05"), e.Source, termsafe.Line(e.Kind), termsafe.Line(e.Message)))
+		head = append(head, "  "+e.Time.Local().Format("15:04:05")+" "+i18n.PadRight(e.Source, 8)+" "+
+			i18n.PadRight(termsafe.Line(e.Kind), 16)+" "+termsafe.Line(e.Message))
 	}
 	notices := strings.Split(strings.TrimSpace(m.notices.String()), "\n")
 	for _, n := range notices[max(0, len(notices)-runEventLines):] {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/text/language"
+
 	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/store"
 )
@@ -106,5 +108,67 @@ func TestCopyOnReadTable(t *testing.T) {
 	var plain bytes.Buffer
 	if err := WriteHTML(&plain, testData(), i18n.EN); err != nil || strings.Contains(plain.String(), "copy-on-read") {
 		t.Fatalf("a run without copy-on-read shows the table (err %v)", err)
+	}
+}
+
+// pageDataOf renders d in lang and decodes the page's inline data.
+func pageDataOf(t *testing.T, d *Data, lang language.Tag) (string, pageData) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteHTML(&b, d, lang); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)<script id="data" type="application/json">(.*?)</script>`).FindStringSubmatch(b.String())
+	var pd pageData
+	if m == nil || json.Unmarshal([]byte(m[1]), &pd) != nil {
+		t.Fatal("no page data")
+	}
+	return b.String(), pd
+}
+
+// TestChartsData: series keys, labels, colours and stepping come from
+// webassets' table; the OOM is a null row; PSS is carried between reads
+// and not past the OOM; the PSS note follows the peaks; zh labels.
+func TestChartsData(t *testing.T) {
+	d := gapData()
+	html, pd := pageDataOf(t, d, i18n.ZH)
+	host := pd.Charts[0]
+	if host.Title != "任务主机内存" || strings.Join(host.Keys, ",") != "cgroup_usage,pss_total" ||
+		strings.Join(host.Series, ",") != "cgroup 用量 (memory.current),PSS（按比例分摊，smaps_rollup）" ||
+		strings.Join(host.Colors, ",") != "#1f77b4,#d62728" || host.Step[0] || !host.Step[1] {
+		t.Fatalf("host chart %+v", host)
+	}
+	if !strings.HasPrefix(host.Note, "PSS 高于 cgroup 用量") {
+		t.Errorf("note %q", host.Note)
+	}
+	oom := -1
+	for i, x := range host.X {
+		if x == float64(d.Events[0].Time.UnixMilli())/1000 && oom < 0 {
+			oom = i
+		}
+	}
+	if oom < 0 || host.Cols[0][oom] != nil || host.Cols[1][oom] != nil || host.Cols[1][oom+1] != nil || host.Cols[1][1] == nil {
+		t.Fatalf("OOM row %d in %v", oom, host.X)
+	}
+	for _, want := range []string{`lang="zh-CN"`, "<h2>事后分析 (post-mortem)</h2>", "<th>时间</th>", "被 OOM 终止 (oom-killed)", "<td>cgroup 用量 (memory.current)</td>"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("zh report lacks %q", want)
+		}
+	}
+	delete(d.Run.Peaks, "pss_total")
+	if _, pd := pageDataOf(t, d, i18n.EN); pd.Charts[0].Note != "" {
+		t.Errorf("note without PSS above cgroup: %q", pd.Charts[0].Note)
+	}
+}
+
+func TestReportCatalogComplete(t *testing.T) {
+	if m := catalog.Missing(); len(m) > 0 {
+		t.Fatal(strings.Join(m, "\n"))
+	}
+	// Every {{t "id"}} of the template is in the catalog.
+	for _, m := range regexp.MustCompile(`\{\{t "([a-z_.-]+)"`).FindAllStringSubmatch(pageHTML, -1) {
+		if !hasMessage(m[1]) {
+			t.Errorf("template uses %s, not in the catalog", m[1])
+		}
 	}
 }

@@ -28,7 +28,14 @@ func explainKernel(inc *Incident, ctx Context) finding {
 	}
 	fd.alts = alts
 	if len(alts) > 0 {
-		fd.summary = msgOf("kernel.summary.ambiguous", fd.summary, verdictList(alts), evidenceOf(sv, alts))
+		if ev := evidenceOf(sv, alts); len(ev.List) > 0 {
+			fd.summary = msgOf("kernel.summary.ambiguous", fd.summary, verdictList(alts), ev)
+		} else {
+			// Nothing votes for them; they stand because nothing in the
+			// report rules them out (no constraint field): say that,
+			// not "()".
+			fd.summary = msgOf("kernel.summary.ambiguous_silent", fd.summary, verdictList(alts))
+		}
 		fd.note(msg("alternatives", verdictList(alts)))
 	}
 	fd.note(victimLines(ko, ctx)...)

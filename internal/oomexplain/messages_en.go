@@ -56,14 +56,15 @@ var messagesEN = map[string]string{
 	"cuda.arith.nvml_processes": "processes on the GPU (NVML): %[1]s",
 
 	// Kernel summaries.
-	"kernel.summary.incomplete":     "the kernel's OOM killer ran, but this log holds too little of its report to tell whether a cgroup limit or the whole host ran out",
-	"kernel.summary.memcg":          "the memory cgroup %[1]s hit its limit; the kernel killed a process inside it (the host itself was not out of memory)",
-	"kernel.summary.memsw":          "the memory cgroup %[1]s hit its memory+swap limit (memory.memsw.limit_in_bytes): RAM was below its limit but swap was exhausted",
-	"kernel.summary.host":           "the whole host ran out of memory (RAM and swap); the kernel killed the process with the highest OOM score",
-	"kernel.summary.host_no_swap":   "the whole host ran out of RAM (it has no swap); the kernel killed the process with the highest OOM score",
-	"kernel.summary.host_swap_free": "the host ran out of RAM where the allocation needed it while %[1]s of its %[2]s swap was still free: a zone (lowmem, DMA32, CMA) or memory that cannot be swapped out (shmem, locked, kernel) ran out; the kernel killed the process with the highest OOM score",
-	"kernel.summary.cpuset":         "the NUMA nodes the task may use (mems_allowed=%[1]s) ran out of memory; other nodes may still have had free memory",
-	"kernel.summary.ambiguous":      "%[1]s — but %[2]s cannot be ruled out (%[3]s)",
+	"kernel.summary.incomplete":       "the kernel's OOM killer ran, but this log holds too little of its report to tell whether a cgroup limit or the whole host ran out",
+	"kernel.summary.memcg":            "the memory cgroup %[1]s hit its limit; the kernel killed a process inside it (the host itself was not out of memory)",
+	"kernel.summary.memsw":            "the memory cgroup %[1]s hit its memory+swap limit (memory.memsw.limit_in_bytes): RAM was below its limit but swap was exhausted",
+	"kernel.summary.host":             "the whole host ran out of memory (RAM and swap); the kernel killed the process with the highest OOM score",
+	"kernel.summary.host_no_swap":     "the whole host ran out of RAM (it has no swap); the kernel killed the process with the highest OOM score",
+	"kernel.summary.host_swap_free":   "the host ran out of RAM where the allocation needed it while %[1]s of its %[2]s swap was still free: a zone (lowmem, DMA32, CMA) or memory that cannot be swapped out (shmem, locked, kernel) ran out; the kernel killed the process with the highest OOM score",
+	"kernel.summary.cpuset":           "the NUMA nodes the task may use (mems_allowed=%[1]s) ran out of memory; other nodes may still have had free memory",
+	"kernel.summary.ambiguous":        "%[1]s — but %[2]s cannot be ruled out (%[3]s)",
+	"kernel.summary.ambiguous_silent": "%[1]s — but %[2]s cannot be ruled out: the report does not print which constraint applied",
 
 	// Kernel arithmetic.
 	"kernel.arith.memcg":                 "cgroup %[1]s: usage %[2]s of limit %[3]s (%[4]s), limit hit %[5]s times (failcnt)",

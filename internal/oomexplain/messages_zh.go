@@ -52,14 +52,15 @@ var messagesZH = map[string]string{
 	"cuda.arith.nvml_processes": "GPU 上的进程（NVML）：%[1]s",
 
 	// Kernel summaries.
-	"kernel.summary.incomplete":     "内核的 OOM killer 已触发，但日志中保留的报告太少，无法判断是 cgroup 限制还是整台主机的内存耗尽",
-	"kernel.summary.memcg":          "内存 cgroup %[1]s 达到了其限制，内核杀死了其中的一个进程（主机本身并未耗尽内存）",
-	"kernel.summary.memsw":          "内存 cgroup %[1]s 达到了其内存+swap 限制（memory.memsw.limit_in_bytes）：内存 (RAM) 未到上限，但 swap 已用尽",
-	"kernel.summary.host":           "整台主机的内存（RAM 和 swap）已耗尽，内核杀死了 OOM 分数 (oom_score) 最高的进程",
-	"kernel.summary.host_no_swap":   "整台主机的内存 (RAM) 已耗尽（没有配置 swap），内核杀死了 OOM 分数 (oom_score) 最高的进程",
-	"kernel.summary.host_swap_free": "主机在分配所需的位置耗尽了内存 (RAM)，而其 %[2]s swap 中仍有 %[1]s 空闲：某个内存区域 (zone，如 lowmem、DMA32、CMA) 或无法换出的内存（shmem、锁定内存、内核内存）耗尽了；内核杀死了 OOM 分数 (oom_score) 最高的进程",
-	"kernel.summary.cpuset":         "任务可用的 NUMA 节点（mems_allowed=%[1]s）内存耗尽；其他节点可能仍有空闲内存",
-	"kernel.summary.ambiguous":      "%[1]s——但无法排除 %[2]s（%[3]s）",
+	"kernel.summary.incomplete":       "内核的 OOM killer 已触发，但日志中保留的报告太少，无法判断是 cgroup 限制还是整台主机的内存耗尽",
+	"kernel.summary.memcg":            "内存 cgroup %[1]s 达到了其限制，内核杀死了其中的一个进程（主机本身并未耗尽内存）",
+	"kernel.summary.memsw":            "内存 cgroup %[1]s 达到了其内存+swap 限制（memory.memsw.limit_in_bytes）：内存 (RAM) 未到上限，但 swap 已用尽",
+	"kernel.summary.host":             "整台主机的内存（RAM 和 swap）已耗尽，内核杀死了 OOM 分数 (oom_score) 最高的进程",
+	"kernel.summary.host_no_swap":     "整台主机的内存 (RAM) 已耗尽（没有配置 swap），内核杀死了 OOM 分数 (oom_score) 最高的进程",
+	"kernel.summary.host_swap_free":   "主机在分配所需的位置耗尽了内存 (RAM)，而其 %[2]s swap 中仍有 %[1]s 空闲：某个内存区域 (zone，如 lowmem、DMA32、CMA) 或无法换出的内存（shmem、锁定内存、内核内存）耗尽了；内核杀死了 OOM 分数 (oom_score) 最高的进程",
+	"kernel.summary.cpuset":           "任务可用的 NUMA 节点（mems_allowed=%[1]s）内存耗尽；其他节点可能仍有空闲内存",
+	"kernel.summary.ambiguous":        "%[1]s——但无法排除 %[2]s（%[3]s）",
+	"kernel.summary.ambiguous_silent": "%[1]s——但无法排除 %[2]s：报告没有打印适用的是哪种约束 (constraint)",
 
 	// Kernel arithmetic.
 	"kernel.arith.memcg":                 "cgroup %[1]s：使用 %[2]s，限制 %[3]s（%[4]s），已触达限制 %[5]s 次（failcnt）",

@@ -83,9 +83,11 @@ func ParseTrace(r io.Reader) (*Trace, error) {
 	index := map[int64]int32{}
 	live := map[int32]bool{}
 	n := 0
+	var buf []string
 	for sc.Scan() {
 		n++
-		f := strings.Split(sc.Text(), "\t")
+		buf = splitTabs(sc.Text(), buf[:0])
+		f := buf
 		if n == 1 {
 			if f[0] != TraceMagic || len(f) < 2 || f[1] != "1" {
 				return nil, fmt.Errorf("line 1: not a torchmem trace (version 1)")
@@ -109,6 +111,18 @@ func ParseTrace(r io.Reader) (*Trace, error) {
 	return t, nil
 }
 
+// splitTabs is strings.Split(s, "\t") into a reused slice.
+func splitTabs(s string, out []string) []string {
+	for {
+		i := strings.IndexByte(s, '\t')
+		if i < 0 {
+			return append(out, s)
+		}
+		out = append(out, s[:i])
+		s = s[i+1:]
+	}
+}
+
 // traceFields: the fields each event has at least.
 var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5}
 
@@ -126,7 +140,7 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 		if err != nil || len(f)-2 > maxTraceFrames {
 			return fmt.Errorf("stack %q: bad id or too many frames", f[1])
 		}
-		t.Stacks[id] = f[2:]
+		t.Stacks[id] = append([]string(nil), f[2:]...)
 	case "A":
 		a, err := parseAlloc(f)
 		if err != nil {

@@ -1,0 +1,175 @@
+package estimate
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+// A hand-made trace: a weight, a forward activation kept for backward, a
+// forward temporary, a gradient, the optimizer state, the end.
+const smallTrace = "torchmem-trace\t1\tdevice=meta\ttorch=2.5.1\tsteps=1\n" +
+	"S\t1\ttrain.py:10:<module>\n" +
+	"A\t1\t4000\tdata\tsetup\t1\t1\t\taten._to_copy.default\tfloat32\t1000\n" +
+	"C\t1\tparam\n" +
+	"P\tforward\t1\n" +
+	"A\t2\t3000000\tfwd\tforward\t1\t1\tfc\taten.addmm.default\tfloat32\t750000\n" +
+	"A\t3\t100\tfwd\tforward\t1\t1\tfc\taten.relu.default\tfloat32\t25\n" +
+	"F\t3\n" +
+	"P\tbackward\t1\n" +
+	"A\t4\t4000\tbwd\tbackward\t1\t1\t\taten.mm.default\tfloat32\t1000\n" +
+	"F\t2\n" +
+	"C\t4\tgrad\n" +
+	"P\toptimizer\t1\n" +
+	"A\t5\t4000\topttemp\toptimizer\t1\t1\t\taten.zeros_like.default\tfloat32\t1000\n" +
+	"C\t5\toptstate\n" +
+	"P\tafter_step\t2\n" +
+	"E\tsteps\t\t1\t1 optimizer steps traced\n"
+
+func TestReplaySmallTrace(t *testing.T) {
+	tr, err := ParseTrace(strings.NewReader(smallTrace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ReplayTrace(tr, TraceReplay{ComputeCapability: 80})
+	ws := cublasWorkspace(80) // 8519680
+	// Peak, at the backward's mm: weight 4096 + activation 3000320
+	// (rounded to 512) + grad 4096 + the forward's workspace + the
+	// backward's, which takes the 9451520 B left of the first 20 MiB
+	// segment whole (the 931840 B rest is under the 1 MiB split threshold).
+	ws2 := int64(20<<20) - ws - 3000320
+	want := 4096 + 3000320 + 4096 + ws + ws2
+	if r.PeakAllocatedBytes != want || r.LiveBytesPeak != 4000+3000000+4000 {
+		t.Errorf("peak allocated %d (want %d), live %d", r.PeakAllocatedBytes, want, r.LiveBytesPeak)
+	}
+	got := map[string]int64{}
+	for _, it := range r.Breakdown {
+		got[it.Name] = it.Bytes
+	}
+	if got["weights"] != 4096 || got["activations"] != 3000320 || got["gradients"] != 4096 || got["cublas_workspace"] != ws+ws2 {
+		t.Errorf("breakdown %v", r.Breakdown)
+	}
+	if r.PeakPhase != "backward, step 1" || r.Steps != 1 || r.Params != 1000 || r.End == nil || r.End.Kind != "steps" {
+		t.Errorf("phase %q steps %d params %d end %+v", r.PeakPhase, r.Steps, r.Params, r.End)
+	}
+	if len(r.Sites) == 0 || r.Sites[0].Where != "train.py:10:<module>" || r.Sites[0].Op != "aten.addmm.default" {
+		t.Errorf("sites %+v", r.Sites)
+	}
+	// The temporary (relu, freed in the forward) is a temporary.
+	cats := tr.categories()
+	if cats[2] != CatTemporaries || cats[1] != CatActivations || cats[4] != CatOptState {
+		t.Errorf("categories %v", cats)
+	}
+}
+
+func TestParseTraceErrors(t *testing.T) {
+	head := "torchmem-trace\t1\n"
+	for _, c := range []struct{ in, want string }{
+		{"", "empty trace"},
+		{"hello\n", "line 1: not a torchmem trace"},
+		{head + "F\t9\n", "line 2: allocation 9 not made"},
+		{head + "A\t1\t10\tfwd\tforward\t1\t0\t\top\tfloat32\t\nF\t1\nF\t1\n", "line 4: allocation 1 freed twice"},
+		{head + "A\t1\t-10\tfwd\tforward\t1\t0\t\top\tfloat32\t\n", "line 2: allocation \"1\": bad"},
+		{head + "A\t1\t10\n", "line 2: event A: 3 fields, want 11"},
+		{head + "Z\n", "line 2: unknown event \"Z\""},
+	} {
+		_, err := ParseTrace(strings.NewReader(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+// syntheticTrace makes a trace of n allocation and free events in steps
+// of forward (allocations kept), backward (freed as gradients appear) and
+// an optimizer step, sizes from 512 B to 64 MiB: the shape of a real one.
+func syntheticTrace(n int) string {
+	rng := rand.New(rand.NewSource(1))
+	var b strings.Builder
+	b.WriteString("torchmem-trace\t1\tdevice=meta\n")
+	b.WriteString("S\t1\tsynthetic.py:1:<module>\n")
+	id, events, step := 0, 0, 1
+	var live []int
+	for events < n {
+		fmt.Fprintf(&b, "P\tforward\t%d\n", step)
+		for k := 0; k < 2000 && events < n; k++ {
+			id++
+			size := int64(512) << uint(rng.Intn(18))
+			fmt.Fprintf(&b, "A\t%d\t%d\tfwd\tforward\t%d\t1\tblock\taten.mm.default\tfloat32\t%d\n", id, size+int64(rng.Intn(512)), step, size/4)
+			live = append(live, id)
+			events++
+			if rng.Intn(3) == 0 && events < n { // a temporary
+				i := rng.Intn(len(live))
+				fmt.Fprintf(&b, "F\t%d\n", live[i])
+				live = append(live[:i], live[i+1:]...)
+				events++
+			}
+		}
+		fmt.Fprintf(&b, "P\tbackward\t%d\n", step)
+		for len(live) > 0 && events < n {
+			fmt.Fprintf(&b, "F\t%d\n", live[len(live)-1])
+			live = live[:len(live)-1]
+			events++
+		}
+		step++
+	}
+	b.WriteString("E\tsteps\t\t1\tdone\n")
+	return b.String()
+}
+
+func TestSyntheticTraceParses(t *testing.T) {
+	tr, err := ParseTrace(strings.NewReader(syntheticTrace(20000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Events() != 20000 {
+		t.Fatalf("%d events", tr.Events())
+	}
+	r := ReplayTrace(tr, TraceReplay{})
+	if r.PeakReservedBytes < r.PeakAllocatedBytes || r.PeakAllocatedBytes < r.LiveBytesPeak {
+		t.Errorf("reserved %d < allocated %d or allocated < live %d", r.PeakReservedBytes, r.PeakAllocatedBytes, r.LiveBytesPeak)
+	}
+}
+
+// BenchmarkTraceReplay1M: the allocator replay of a 1M-event trace
+// (parsed once, outside the timer); the target is 2 s.
+func BenchmarkTraceReplay1M(b *testing.B) {
+	tr, err := ParseTrace(strings.NewReader(syntheticTrace(1_000_000)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ReplayTrace(tr, TraceReplay{})
+	}
+}
+
+// BenchmarkTraceParse1M: reading the same trace's text.
+func BenchmarkTraceParse1M(b *testing.B) {
+	s := syntheticTrace(1_000_000)
+	b.SetBytes(int64(len(s)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ParseTrace(strings.NewReader(s)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func FuzzParseTrace(f *testing.F) {
+	f.Add(smallTrace)
+	f.Add(syntheticTrace(200))
+	f.Add("torchmem-trace\t1\nA\t1\t0\tfwd\tforward\t1\t0\t\t\t\t\nC\t1\tgrad\nF\t1\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		tr, err := ParseTrace(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		r := ReplayTrace(tr, TraceReplay{Limit: 1 << 30})
+		if r.PeakAllocatedBytes < 0 || r.PeakReservedBytes < 0 {
+			t.Fatalf("negative peaks %+v", r.Result)
+		}
+		TraceSnapshot(tr, TraceReplay{})
+	})
+}

@@ -82,3 +82,23 @@ func TestLangFlag(t *testing.T) {
 		t.Errorf("--lang fr: code %d, stderr %q", code, errs)
 	}
 }
+
+// TestOomFrameZH: in Chinese the incident's frame (labels, title, where)
+// is Chinese too and its label column is as wide as the widest label, so
+// the values line up; nothing of the English frame is left.
+func TestOomFrameZH(t *testing.T) {
+	out, errs, code := langOom(t, "zh_CN.UTF-8", "oom")
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errs)
+	}
+	for _, want := range []string{"    时间     ", "    结论     ", "    建议     - ", "第 1 行", "：尝试分配 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("zh frame lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{" when ", " verdict ", " do ", " line 1", "tried to allocate"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("zh frame still has %q:\n%s", bad, out)
+		}
+	}
+}

@@ -19,3 +19,6 @@ func (env *Env) tr() func(id string, args ...any) string {
 	t := cliCatalog.T(env.lang())
 	return func(id string, args ...any) string { return t(id, i18n.Plain(args)...) }
 }
+
+// translate is env.tr()'s type, for printing helpers that take it.
+type translate = func(id string, args ...any) string

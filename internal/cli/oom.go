@@ -104,7 +104,7 @@ func runOom(ctx context.Context, env *Env, f *oomFlags, args []string) error {
 		fmt.Fprintf(env.Stderr, "torchmem: %d more incidents were found but not kept (at most %d per input); narrow with --since or --pid\n", dropped, oomexplain.DefaultMaxIncidents)
 	}
 	if len(args) == 0 || len(read) > 0 || f.json {
-		if err := oomPrint(env.Stdout, oomReport{Incidents: incs, Truncated: dropped > 0, Dropped: dropped}, f.json, read); err != nil {
+		if err := oomPrint(env.Stdout, env.tr(), oomReport{Incidents: incs, Truncated: dropped > 0, Dropped: dropped}, f.json, read); err != nil {
 			return err
 		}
 	}
@@ -188,7 +188,7 @@ func oomFollow(ctx context.Context, env *Env, f *oomFlags, since time.Time) erro
 			return
 		}
 		n++
-		if printErr = oomPrintOne(env.Stdout, inc, n, f.json); printErr != nil {
+		if printErr = oomPrintOne(env.Stdout, env.tr(), inc, n, f.json); printErr != nil {
 			cancel()
 		}
 	})

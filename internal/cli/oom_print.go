@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/oomexplain"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
@@ -19,7 +20,7 @@ type oomReport struct {
 	Dropped   int                   `json:"dropped,omitempty"`
 }
 
-func oomPrint(w io.Writer, rep oomReport, asJSON bool, args []string) error {
+func oomPrint(w io.Writer, t translate, rep oomReport, asJSON bool, args []string) error {
 	if rep.Incidents == nil {
 		rep.Incidents = []oomexplain.Incident{}
 	}
@@ -28,15 +29,15 @@ func oomPrint(w io.Writer, rep oomReport, asJSON bool, args []string) error {
 		return writeJSON(w, rep)
 	}
 	if len(incs) == 0 {
-		where := "the kernel log"
+		where := t("oom.where.kernel_log")
 		if len(args) > 0 {
 			where = strings.Join(args, ", ")
 		}
-		_, err := fmt.Fprintf(w, "no out-of-memory incidents found in %s\n", termsafe.Line(where))
+		_, err := fmt.Fprintln(w, t("oom.none", termsafe.Line(where)))
 		return err
 	}
 	for i, inc := range incs {
-		if err := oomPrintOne(w, inc, i+1, false); err != nil {
+		if err := oomPrintOne(w, t, inc, i+1, false); err != nil {
 			return err
 		}
 	}
@@ -46,7 +47,7 @@ func oomPrint(w io.Writer, rep oomReport, asJSON bool, args []string) error {
 // oomPrintOne prints one incident block, or with asJSON one incident as a
 // single line of JSON (--follow --json is a stream: one object per line,
 // so it is not indented like writeJSON's documents).
-func oomPrintOne(w io.Writer, inc oomexplain.Incident, n int, asJSON bool) error {
+func oomPrintOne(w io.Writer, t translate, inc oomexplain.Incident, n int, asJSON bool) error {
 	if asJSON {
 		b, err := json.Marshal(inc)
 		if err != nil {
@@ -56,17 +57,18 @@ func oomPrintOne(w io.Writer, inc oomexplain.Incident, n int, asJSON bool) error
 		return err
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "[%d] %s\n", n, termsafe.Line(oomTitle(&inc)))
-	oomField(&sb, "when", oomWhen(&inc))
+	fmt.Fprintf(&sb, "[%d] %s\n", n, termsafe.Line(oomTitle(t, &inc)))
+	w8 := oomLabelWidth(t)
+	oomField(&sb, w8, t("oom.label.when"), oomWhen(t, &inc))
 	if e := inc.Explanation; e != nil {
-		oomField(&sb, "verdict", oomVerdictText(e))
+		oomField(&sb, w8, t("oom.label.verdict"), oomVerdictText(t, e))
 		for i, a := range e.Arithmetic {
-			oomField(&sb, map[bool]string{true: "numbers", false: ""}[i == 0], a)
+			oomField(&sb, w8, map[bool]string{true: t("oom.label.numbers"), false: ""}[i == 0], a)
 		}
 		for i, a := range e.Advice {
-			oomField(&sb, map[bool]string{true: "do", false: ""}[i == 0], "- "+a.Text)
+			oomField(&sb, w8, map[bool]string{true: t("oom.label.do"), false: ""}[i == 0], "- "+a.Text)
 			if a.Because != "" {
-				oomField(&sb, "", "  because "+a.Because)
+				oomField(&sb, w8, "", "  "+t("oom.because", a.Because))
 			}
 		}
 	}
@@ -77,83 +79,83 @@ func oomPrintOne(w io.Writer, inc oomexplain.Incident, n int, asJSON bool) error
 
 // oomVerdictText is the verdict, the alternatives the evidence cannot
 // rule out, and the summary.
-func oomVerdictText(e *oomexplain.Explanation) string {
+func oomVerdictText(t translate, e *oomexplain.Explanation) string {
 	v := string(e.Verdict)
 	if len(e.Alternatives) > 0 {
 		alts := make([]string, len(e.Alternatives))
 		for i, a := range e.Alternatives {
 			alts[i] = string(a)
 		}
-		v += " (or " + strings.Join(alts, ", ") + ")"
+		v = t("oom.verdict.or", v, strings.Join(alts, ", "))
 	}
-	return v + ": " + e.Summary
+	return t("oom.verdict", v, e.Summary)
+}
+
+// oomLabelWidth is the label column's width in display columns: 8 as
+// before in English, the widest label in another language (CJK labels
+// are two columns a character).
+func oomLabelWidth(t translate) int {
+	w := 8
+	for _, id := range []string{"oom.label.when", "oom.label.verdict", "oom.label.numbers", "oom.label.do"} {
+		w = max(w, i18n.Width(t(id)))
+	}
+	return w
 }
 
 // oomField prints one line of an incident; the value holds what the log
 // said (process names, cgroup paths, file names), escaped for the terminal.
-func oomField(sb *strings.Builder, name, value string) {
-	fmt.Fprintf(sb, "    %-8s %s\n", name, termsafe.Line(value))
+func oomField(sb *strings.Builder, width int, name, value string) {
+	fmt.Fprintf(sb, "    %s %s\n", i18n.PadRight(name, width), termsafe.Line(value))
 }
 
-func oomWhen(inc *oomexplain.Incident) string {
+func oomWhen(t translate, inc *oomexplain.Incident) string {
 	var parts []string
 	if inc.Time != nil {
 		parts = append(parts, inc.Time.Local().Format("2006-01-02 15:04:05 MST"))
 	}
 	if inc.UptimeSeconds != nil {
-		parts = append(parts, fmt.Sprintf("%.6f s after boot", *inc.UptimeSeconds))
+		parts = append(parts, t("oom.when.uptime", fmt.Sprintf("%.6f", *inc.UptimeSeconds)))
 	}
 	where := inc.Source
 	if inc.Line > 0 && !oomLiveSource(inc.Source) {
-		where = fmt.Sprintf("%s line %d", inc.Source, inc.Line)
+		where = t("oom.when.line", inc.Source, inc.Line)
 	}
 	parts = append(parts, where)
 	if inc.Host != "" {
-		parts = append(parts, "host "+inc.Host)
+		parts = append(parts, t("oom.when.host", inc.Host))
 	}
 	if inc.Count > 1 {
-		parts = append(parts, fmt.Sprintf("reported %d times", inc.Count))
+		parts = append(parts, t("oom.when.count", inc.Count))
 	}
 	return strings.Join(parts, " · ")
 }
 
-func oomTitle(inc *oomexplain.Incident) string {
+func oomTitle(t translate, inc *oomexplain.Incident) string {
 	rank := ""
 	if inc.Rank != nil {
-		rank = fmt.Sprintf(" (rank %d)", *inc.Rank)
+		rank = t("oom.title.rank", *inc.Rank)
 	}
 	switch {
 	case inc.Kernel != nil:
-		return oomKernelTitle(inc.Kernel, inc.Explanation)
+		return oomKernelTitle(t, inc.Kernel, inc.Explanation)
 	case inc.CUDA != nil:
-		return oomCUDATitle(inc) + rank
+		return oomCUDATitle(t, inc) + rank
 	}
 	pids := ""
 	if len(inc.PIDs) > 0 {
-		pids = " (pid " + strings.ReplaceAll(strings.Trim(fmt.Sprint(inc.PIDs), "[]"), " ", ", ") + ")"
+		pids = t("oom.title.pids", strings.ReplaceAll(strings.Trim(fmt.Sprint(inc.PIDs), "[]"), " ", ", "))
 	}
-	titles := map[oomexplain.Kind]string{
-		oomexplain.KindDataLoaderKilled: "DataLoader worker killed",
-		oomexplain.KindDataLoaderExited: "DataLoader worker exited unexpectedly",
-		oomexplain.KindSharedMemory:     "shared memory (/dev/shm) failure",
-		oomexplain.KindTooManyOpenFiles: "too many open files sharing tensors",
-		oomexplain.KindTorchrunSIGKILL:  "torchrun child killed (SIGKILL)",
-		oomexplain.KindSlurmOOM:         "Slurm job OOM kill",
-		oomexplain.KindSystemdOOMD:      "systemd-oomd kill",
-		oomexplain.KindShellKilled:      "killed (the shell's report)",
-		oomexplain.KindContainerKilled:  "container killed",
-	}
-	return titles[inc.Kind] + pids + rank
+	return t("oom.title."+string(inc.Kind)) + pids + rank
 }
 
 // oomKernelTitle names the victim and where the memory ran out, as the
 // explanation decided (the title never claims more than the verdict).
-func oomKernelTitle(k *oomexplain.KernelOOM, e *oomexplain.Explanation) string {
-	s := "kernel OOM kill"
+func oomKernelTitle(t translate, k *oomexplain.KernelOOM, e *oomexplain.Explanation) string {
+	s := t("oom.title.kernel")
 	if v := k.Victim; v != nil {
-		s += fmt.Sprintf(": %s (pid %d)", v.Comm, v.PID)
+		s += t("oom.title.victim", v.Comm, v.PID)
 	} else if sel := k.Selected; sel != nil {
-		s += fmt.Sprintf(": %s (pid %d) selected", sel.Comm, sel.PID)
+		s += t("oom.title.selected", sel.Comm, sel.PID)
 	}
 	if e == nil || len(e.Alternatives) > 0 {
 		return s
@@ -161,22 +163,22 @@ func oomKernelTitle(k *oomexplain.KernelOOM, e *oomexplain.Explanation) string {
 	switch e.Verdict {
 	case oomexplain.VerdictCgroupLimit:
 		if k.OOMMemcg != "" {
-			return s + " in memory cgroup " + k.OOMMemcg
+			return s + t("oom.title.in_memcg", k.OOMMemcg)
 		}
-		return s + " in a memory cgroup"
+		return s + t("oom.title.in_a_memcg")
 	case oomexplain.VerdictCpusetExhausted:
-		return s + " (NUMA nodes " + k.MemsAllowed + " exhausted)"
+		return s + t("oom.title.nodes", k.MemsAllowed)
 	case oomexplain.VerdictHostExhausted:
-		return s + " (whole host)"
+		return s + t("oom.title.host")
 	}
 	return s
 }
 
-func oomCUDATitle(inc *oomexplain.Incident) string {
+func oomCUDATitle(t translate, inc *oomexplain.Incident) string {
 	c := inc.CUDA
 	gpu := ""
 	if c.Device != nil {
-		gpu = fmt.Sprintf(" on GPU %d", *c.Device)
+		gpu = t("oom.title.on_gpu", *c.Device)
 	}
 	switch inc.Kind {
 	case oomexplain.KindCUDAError:
@@ -188,7 +190,7 @@ func oomCUDATitle(inc *oomexplain.Incident) string {
 	}
 	s := "CUDA out of memory" + gpu
 	if c.RequestedBytes != nil {
-		s += ": tried to allocate " + units.Bytes(*c.RequestedBytes)
+		s += t("oom.title.tried", units.Bytes(*c.RequestedBytes))
 	}
 	if c.Format == "cudaMallocAsync" {
 		s += " (cudaMallocAsync)"

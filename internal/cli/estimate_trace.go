@@ -14,6 +14,7 @@ import (
 
 	"github.com/torchmem/torchmem/internal/estimate"
 	"github.com/torchmem/torchmem/internal/i18n"
+	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/tracerun"
 	"github.com/torchmem/torchmem/internal/units"
 )
@@ -206,14 +207,14 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 		if len(e.Where) > 0 {
 			where = shortFrame(e.Where[0])
 		}
-		fmt.Fprintln(w, "\n"+tt("trace.end."+endKind(e.Kind), strconv.Itoa(r.Steps), e.Op, where, e.Message))
+		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.end."+endKind(e.Kind), strconv.Itoa(r.Steps), e.Op, where, e.Message), textwrap.Width))
 	}
 	if n := len(r.Warnings); n > 0 {
 		where := ""
 		if len(r.Warnings[0].Where) > 0 {
 			where = shortFrame(r.Warnings[0].Where[0])
 		}
-		fmt.Fprintln(w, "\n"+tt("trace.placeholder", strconv.Itoa(n), r.Warnings[0].Op, where))
+		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.placeholder", strconv.Itoa(n), r.Warnings[0].Op, where), textwrap.Width))
 	}
 }
 

@@ -114,3 +114,27 @@ func TestTraceAgreesWithBuiltinGPT2(t *testing.T) {
 		t.Errorf("parameters: trace %d, built-in %d (the tied embedding counts once)", got.Params, want.Params)
 	}
 }
+
+// TestUntraceableSaysWhere: a data-dependent op stops the trace; the end
+// names the op and the program's line, the step traced before is kept, and
+// the .item() read before it is a warning with its line.
+func TestUntraceableSaysWhere(t *testing.T) {
+	py := torchPython(t)
+	var out strings.Builder
+	tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "untraceable.py")}, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	e := tr.End
+	if e == nil || e.Kind != "error" || e.Op != "aten.nonzero.default" || len(e.Where) == 0 ||
+		!strings.HasSuffix(e.Where[0], "untraceable.py:12:<module>") {
+		t.Fatalf("end %+v\n%s", e, out.String())
+	}
+	if len(tr.Warnings) != 1 || tr.Warnings[0].Op != "item" || !strings.Contains(tr.Warnings[0].Where[0], "untraceable.py:10:") {
+		t.Errorf("warnings %+v", tr.Warnings)
+	}
+	r := estimate.ReplayTrace(tr, estimate.TraceReplay{})
+	if r.Steps != 1 || r.PeakAllocatedBytes == 0 {
+		t.Errorf("steps %d, peak %d: the step before the failure should be kept", r.Steps, r.PeakAllocatedBytes)
+	}
+}

@@ -288,6 +288,11 @@ def _cuda_dropout(torch, dropout, args, kwargs):
     return torch.native_dropout(x, p, True)[0]
 
 
+def _first_sentence(err):
+    msg = str(err).split("\n")[0]
+    return msg.split(". ")[0][:300]
+
+
 def _is_cpu(d):
     if isinstance(d, str):
         return d == "cpu"
@@ -420,7 +425,7 @@ def _install_modes(torch, T):
                     out = fb(torch, *args, **(kwargs or {}))
             except Exception as err:
                 if T.failure is None:
-                    T.failure = (str(func), T.stack_id(), str(err).split("\n")[0][:300])
+                    T.failure = (str(func), T.stack_id(), _first_sentence(err))
                 raise
             try:
                 if T.device == "cpu" and T.redirect == 0:

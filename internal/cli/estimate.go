@@ -144,9 +144,8 @@ func runEstimate(env *Env, cmd *cobra.Command, f *estimateFlags) error {
 		return err
 	}
 	if !haveGPU && res.CachedFreeBytes > res.PeakAllocatedBytes {
-		fmt.Fprintf(env.Stderr, "torchmem: notice: %s of the reserved memory is cache no tensor uses at the end: "+
-			"without a GPU the allocator is taken to be unbounded; on a real one PyTorch frees that cache when "+
-			"cudaMalloc fails and goes on (give --gpu or --gpu-memory for the figures there)\n", units.Bytes(res.CachedFreeBytes))
+		t := estimateCatalog.T(env.lang())
+		fmt.Fprintln(env.Stderr, t("estimate.notice.cachedFree", units.Bytes(res.CachedFreeBytes)))
 	}
 	if f.json {
 		err = writeJSON(env.Stdout, struct {

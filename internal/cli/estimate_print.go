@@ -127,7 +127,10 @@ func printFit(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {
 	}
 	fmt.Fprintf(w, "\n%s\n%s\n", t("estimate.fit.gpu", f.GPU, units.Bytes(f.GPUMemoryBytes), units.Bytes(f.BudgetBytes),
 		strconv.FormatFloat(100*f.Margin, 'f', 0, 64)), verdict)
-	for _, n := range f.Notes {
+	for i, n := range f.Notes {
+		if len(f.NoteKinds) == len(f.Notes) { // every note has its kind: word it in the output's language
+			n = fitNote(t, f.NoteKinds[i])
+		}
 		fmt.Fprintln(w, textwrap.Wrap(t("estimate.fit.note"), n, textwrap.Width))
 	}
 	switch {
@@ -154,4 +157,14 @@ func printFit(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {
 		fmt.Fprintf(tw, "  %s\t-%s\t-> %s\t%s\t%s\n", l.Lever, units.Bytes(l.SavedBytes), units.Bytes(l.ProcessBytes), fits, flags)
 	}
 	_ = tw.Flush()
+}
+
+// fitNote words one of the estimate package's fit notes in the output's
+// language.
+func fitNote(t tr, n estimate.Note) string {
+	args := make([]any, len(n.Args))
+	for i, a := range n.Args {
+		args[i] = itoa(a)
+	}
+	return t("estimate.note."+n.Kind, args...)
 }

@@ -26,10 +26,28 @@ type Fit struct {
 	MaxBatchAtLimit bool     `json:"max_batch_at_limit"`
 	Levers          []Lever  `json:"levers"`
 	Notes           []string `json:"notes,omitempty"`
+	// NoteKinds are Notes as a kind and its numbers, one per note in the
+	// same order, for a caller that words them in another language (the
+	// JSON keeps the English).
+	NoteKinds []Note `json:"-"`
 	// Plan: combinations of levers that fit, fastest first (plan.go);
 	// searched when the job does not fit, or always with --plan.
 	Plan *PlanSearch `json:"plan,omitempty"`
 }
+
+// Note is one of Fit's notes as its kind and the integers it shows.
+type Note struct {
+	Kind string // NoteCacheReleases, NoteBatchIsland
+	Args []int
+}
+
+// The kinds of Fit's notes.
+const (
+	// NoteCacheReleases: the allocator frees its cache to go on (Args: the count).
+	NoteCacheReleases = "cacheReleases"
+	// NoteBatchIsland: the batch fits, a smaller one does not (Args: the batch, the smallest that fails).
+	NoteBatchIsland = "batchIsland"
+)
 
 // Lever is one change to the job and what it would do to the process's
 // GPU memory.
@@ -76,6 +94,7 @@ func PlanWith(md *models.Model, o Options, gpu GPU, margin float64, req PlanRequ
 		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches the budget and frees its cache to go on "+
 			"(%d times): reserved memory grows with the job (a generation's KV cache re-made by torch.cat each token) "+
 			"until the GPU is full, then PyTorch releases the unused segments and retries", r.CacheReleases))
+		f.NoteKinds = append(f.NoteKinds, Note{NoteCacheReleases, []int{r.CacheReleases}})
 	}
 	f.HeadroomBytes = f.BudgetBytes - r.ProcessBytes
 	f.MaxBatch = MaxBatch(md, r.Opts, f.BudgetBytes)
@@ -86,6 +105,7 @@ func PlanWith(md *models.Model, o Options, gpu GPU, margin float64, req PlanRequ
 		f.Fits = false
 		f.Notes = append(f.Notes, fmt.Sprintf("batch %d fits on its own, but batch %d does not: this close to the budget "+
 			"the allocator's fragmentation decides, so it is counted as not fitting", r.Opts.Batch, f.MaxBatch+1))
+		f.NoteKinds = append(f.NoteKinds, Note{NoteBatchIsland, []int{r.Opts.Batch, f.MaxBatch + 1}})
 	}
 	f.Levers = levers(md, r, f.BudgetBytes, req.GPUs)
 	if !f.Fits || req.Always {

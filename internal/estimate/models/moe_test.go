@@ -21,6 +21,14 @@ import (
 //     arXiv:2405.04434, appendix B). The paper counts the vocabulary
 //     matrices once (input embedding and output layer share a count), so
 //     its 2.4B is compared with the active count less the input embedding.
+//
+// The presets' config values were read from public copies of each
+// config.json: MixtralConfig as printed by transformers for
+// Mixtral-8x7B-Instruct-v0.1; Qwen1.5-MoE-A2.7B-Chat-GPTQ-Int4's model card
+// (the same architecture block); DeepseekConfig's defaults in
+// deepseek-moe-16b's remote code; DeepSeek-V2-Lite's values as a Megatron
+// recipe repeats them (27 layers, q_lora_rank null, kv_lora_rank 512,
+// 64 routed + 2 shared experts of 1408, first layer dense).
 func TestMoEParamCounts(t *testing.T) {
 	for _, c := range []struct {
 		name            string

@@ -32,7 +32,7 @@ func TestScreenshots(t *testing.T) {
 	for _, lang := range []string{"en", "zh"} {
 		run := os.Getenv("TORCHMEM_SCREENSHOT_RUN_" + strings.ToUpper(lang))
 		shots := []struct{ page, url, ready string }{
-			{"node", base + "/?lang=" + lang, `document.querySelector('#live canvas') !== null && document.querySelector('#jobs .job, #jobs p') !== null`},
+			{"node", base + "/?lang=" + lang, `typeof live !== "undefined" && live.t.length >= 20 && document.querySelector('#jobs .job, #jobs p') !== null`},
 			{"runs", base + "/runs?lang=" + lang, `document.querySelector('#runs table, #runs p') !== null`},
 			{"run", base + "/runs/" + run + "?lang=" + lang, `document.body.dataset.ready === "1"`},
 			{"report", "file://" + os.Getenv("TORCHMEM_SCREENSHOT_REPORT_"+strings.ToUpper(lang)), `document.body.dataset.charts !== undefined`},

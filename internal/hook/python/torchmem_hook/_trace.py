@@ -153,7 +153,7 @@ class _Tracer(object):
         key = _skey(t)
         e = self.live.get(key)
         if e is None:
-            nbytes = t._storage().nbytes()
+            nbytes = _storage(t).nbytes()
             if nbytes == 0:
                 return  # the CUDA allocator hands out nothing for it
             aid = self.next_id
@@ -258,8 +258,14 @@ class _Tracer(object):
                 os._exit(0)
 
 
+def _storage(t):
+    # torch >= 2.0: untyped_storage(); 1.13: _storage() (both untyped).
+    f = getattr(t, "untyped_storage", None)
+    return f() if f is not None else t._storage()
+
+
 def _skey(t):
-    return t._storage()._cdata
+    return _storage(t)._cdata
 
 
 def _flat(x, out):
@@ -444,7 +450,8 @@ def _install_modes(torch, T):
             return out
 
     # A param.data = x (Module._apply, optimizers) moves the tensor to x's storage.
-    base = torch._C._TensorBase.data
+    base = getattr(torch._C, "TensorBase", None) or torch._C._TensorBase  # renamed in 2.2
+    base = base.data
 
     def _get(self):
         return base.__get__(self)

@@ -185,9 +185,10 @@ func (e *ctx) kvDT(dt int64) int64 {
 }
 
 // quantLinear runs x through a quantized in×out weight: the temporaries
-// each kernel makes, and an output of outElems. Nothing is saved for
-// backward: the weight is frozen, and bitsandbytes' autograd functions
-// keep only the packed weight (MatMul4Bit: ctx.tensors = (None, B)).
+// each kernel makes, and an output of outElems. The weight is frozen, so
+// nothing is saved for its gradient; what bitsandbytes' autograd
+// functions keep of the input, keepNodeInput says (MatMul8bitLt: A;
+// MatMul4Bit: nothing since 0.43.2, ctx.tensors = (None, B)).
 func (e *ctx) quantLinear(x *tensor, li *linInfo, outElems int64) *tensor {
 	q := e.o.Quant
 	rows := outElems / li.out
@@ -199,7 +200,7 @@ func (e *ctx) quantLinear(x *tensor, li *linInfo, outElems int64) *tensor {
 		if x.dt != cdt { // x = x.to(self.compute_dtype)
 			in = e.act(x.elems, cdt)
 		}
-		e.keepNodeInput(in)
+		e.keepNodeInput(in, e.o.Quant.SavesInput)
 		if rows > 1 || e.m.grad {
 			// matmul_4bit: F.linear(A, dequantize_4bit(B).to(A.dtype).t());
 			// a single token without grad takes the gemv kernel instead.
@@ -213,8 +214,8 @@ func (e *ctx) quantLinear(x *tensor, li *linInfo, outElems int64) *tensor {
 		// MatMul8bitLt: int8 rows of x with their fp32 scales, an int32
 		// product, then the dequantized fp16 output. Unlike MatMul4Bit it
 		// keeps its input for backward whenever the input needs a
-		// gradient (ctx.tensors = (CAt, subA, A)).
-		e.m.save(x)
+		// gradient (ctx.tensors = (CAt, subA, A)), with the node.
+		e.keepNodeInput(x, true)
 		in := x
 		if x.dt != 2 {
 			in = e.act(x.elems, 2)
@@ -248,8 +249,9 @@ func (e *ctx) quantLinear(x *tensor, li *linInfo, outElems int64) *tensor {
 
 // bnbOut: bitsandbytes casts the output back to the input's dtype
 // (.to(inp_dtype)) and lets go of the cast input.
-// keepNodeInput is bitsandbytes < 0.43.2's MatMul4Bit keeping its input
-// A in ctx.tensors. That is an attribute of the autograd node, not
+// keepNodeInput is a bitsandbytes autograd Function keeping its input A
+// in ctx.tensors when keeps: MatMul8bitLt always, MatMul4Bit before
+// 0.43.2 (SavesInput). That is an attribute of the autograd node, not
 // save_for_backward, so the engine does not free it when the node has
 // run: it lives as long as the node. Under reentrant checkpointing the
 // node belongs to the block's recomputed graph, which CheckpointFunction.
@@ -259,8 +261,8 @@ func (e *ctx) quantLinear(x *tensor, li *linInfo, outElems int64) *tensor {
 // with grad enabled, so the forward's A is kept to the end of the
 // backward too. Under no_grad (reentrant checkpointing's forward) the
 // input needs no gradient and nothing is kept.
-func (e *ctx) keepNodeInput(in *tensor) {
-	if !e.o.Quant.SavesInput || e.o.Inference || e.pq == nil {
+func (e *ctx) keepNodeInput(in *tensor, keeps bool) {
+	if !keeps || e.o.Inference || e.pq == nil {
 		return
 	}
 	nonReentrant := e.o.Checkpointing && e.o.PEFT.NonReentrant

@@ -98,6 +98,9 @@ func peftSetup(t tr, o estimate.Options) []string {
 	if q.Method != "" {
 		parts = append(parts, t("estimate.setup.quant", quantName(q)))
 	}
+	if q.SavesInput {
+		parts = append(parts, t("estimate.setup.bnbSavesInput"))
+	}
 	if q.KVDType != "" {
 		parts = append(parts, t("estimate.setup.kvDType", q.KVDType))
 	}

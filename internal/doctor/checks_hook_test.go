@@ -20,9 +20,9 @@ import (
 // their Python's minor version (CentOS 7's 3.6.8 gets 3.6.15's: the hook
 // looks APIs up, and no 3.6 point release added one).
 var hookProbeAnswers = map[string]string{
-	"2.7": `{"python": "2.7.18", "loads": false, "min_python": [3, 6], "degraded": ["no os.register_at_fork (Python 3.7+): a forked child takes over the connection at its first hook call, not at the fork; a forked child that never imports or uses torch is not reported", "no threading.excepthook (Python 3.8+): uncaught exceptions in threads other than the main thread are not reported"]}`,
-	"3.6": `{"python": "3.6.15", "min_python": [3, 6], "loads": true, "degraded": ["no os.register_at_fork (Python 3.7+): a forked child takes over the connection at its first hook call, not at the fork; a forked child that never imports or uses torch is not reported", "no threading.excepthook (Python 3.8+): uncaught exceptions in threads other than the main thread are not reported"]}`,
-	"3.7": `{"python": "3.7.16", "min_python": [3, 6], "loads": true, "degraded": ["no threading.excepthook (Python 3.8+): uncaught exceptions in threads other than the main thread are not reported"]}`,
+	"2.7":  `{"python": "2.7.18", "loads": false, "min_python": [3, 6], "degraded": ["no os.register_at_fork (Python 3.7+): a forked child takes over the connection at its first hook call, not at the fork; a forked child that never imports or uses torch is not reported", "no threading.excepthook (Python 3.8+): uncaught exceptions in threads other than the main thread are not reported"]}`,
+	"3.6":  `{"python": "3.6.15", "min_python": [3, 6], "loads": true, "degraded": ["no os.register_at_fork (Python 3.7+): a forked child takes over the connection at its first hook call, not at the fork; a forked child that never imports or uses torch is not reported", "no threading.excepthook (Python 3.8+): uncaught exceptions in threads other than the main thread are not reported"]}`,
+	"3.7":  `{"python": "3.7.16", "min_python": [3, 6], "loads": true, "degraded": ["no threading.excepthook (Python 3.8+): uncaught exceptions in threads other than the main thread are not reported"]}`,
 	"3.8":  `{"python": "3.8.18", "min_python": [3, 6], "loads": true, "degraded": []}`,
 	"3.9":  `{"python": "3.9.18", "min_python": [3, 6], "loads": true, "degraded": []}`,
 	"3.10": `{"python": "3.10.13", "min_python": [3, 6], "loads": true, "degraded": []}`,
@@ -153,7 +153,7 @@ func TestHookProbeRealInterpreters(t *testing.T) {
 				if isHookProbe(args) {
 					return gpu.ExecRunner(ctx, name, args...)
 				}
-				return pythonSays(`{"python": "` + ver + `", "torch": "2.1.0", "executable": "` + py + `"}`)(ctx, name, args...)
+				return pythonSays(`{"python": "`+ver+`", "torch": "2.1.0", "executable": "`+py+`"}`)(ctx, name, args...)
 			}
 			f := hookFinding(t, h)
 			degraded := versionLess(version(ver), []int{3, 8})

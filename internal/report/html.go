@@ -59,6 +59,7 @@ func WriteHTML(w io.Writer, d *Data, lang language.Tag) error {
 	if err != nil {
 		return err
 	}
+	sum = sum.In(lang)
 	var breaks []float64
 	pd := pageData{Text: scriptText(lang)}
 	for _, e := range d.Events {

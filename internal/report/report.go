@@ -8,9 +8,12 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/torchmem/torchmem/internal/oomexplain"
 	"time"
 
+	"golang.org/x/text/language"
+
+	"github.com/torchmem/torchmem/internal/i18n"
+	"github.com/torchmem/torchmem/internal/oomexplain"
 	"github.com/torchmem/torchmem/internal/store"
 )
 
@@ -72,15 +75,37 @@ type Summary struct {
 	// CopyOnRead is DataLoader workers that copied the dataset on read
 	// (internal/oomexplain.CopyOnRead), with each worker's growth.
 	CopyOnRead *oomexplain.CopyOnRead `json:"copy_on_read"`
-	Incidents  []struct {
-		Kind        string `json:"kind"`
-		Explanation struct {
-			Verdict      string   `json:"verdict"`
-			Alternatives []string `json:"alternatives"`
-			Summary      string   `json:"summary"`
-			Arithmetic   []string `json:"arithmetic"`
-		} `json:"explanation"`
-	} `json:"incidents"`
+	Incidents  []Incident             `json:"incidents"`
+	// ZH is the same sentences in Chinese (supervisor.SummaryText),
+	// stored with runs recorded since it existed.
+	ZH *struct {
+		Verdict         string     `json:"verdict"`
+		Recommendations []string   `json:"recommendations"`
+		Notes           []string   `json:"notes"`
+		Incidents       []Incident `json:"incidents"`
+	} `json:"zh"`
+}
+
+// Incident is one explained incident of the post-mortem.
+type Incident struct {
+	Kind        string `json:"kind"`
+	Explanation struct {
+		Verdict      string   `json:"verdict"`
+		Alternatives []string `json:"alternatives"`
+		Summary      string   `json:"summary"`
+		Arithmetic   []string `json:"arithmetic"`
+	} `json:"explanation"`
+}
+
+// In is s with its sentences in lang: the stored Chinese for zh when the
+// run has it, else as recorded (English).
+func (s Summary) In(lang language.Tag) Summary {
+	if i18n.Base(lang) != i18n.ZH || s.ZH == nil {
+		return s
+	}
+	z := s.ZH
+	s.Verdict, s.Recommendations, s.Notes, s.Incidents = z.Verdict, z.Recommendations, z.Notes, z.Incidents
+	return s
 }
 
 // ParseSummary decodes the stored post-mortem; a run without one (still

@@ -172,3 +172,29 @@ func TestReportCatalogComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestReportZHVerdict: a Chinese report shows the Chinese post-mortem the
+// run stored (summary.zh), an English one the English; a run recorded
+// before zh was stored keeps its English in both.
+func TestReportZHVerdict(t *testing.T) {
+	d := testData()
+	d.Run.Summary = json.RawMessage(`{"cause":"policy-stop","verdict":"stopped by torchmem","exit_code":143,` +
+		`"recommendations":["fix the leak"],"zh":{"verdict":"torchmem 在内存耗尽之前停止了作业","recommendations":["修复内存泄漏"]}}`)
+	var zh, en bytes.Buffer
+	if err := WriteHTML(&zh, d, i18n.ZH); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&en, d, i18n.EN); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(zh.String(), "torchmem 在内存耗尽之前停止了作业") || !strings.Contains(zh.String(), "修复内存泄漏") || strings.Contains(zh.String(), "fix the leak") {
+		t.Errorf("zh report does not show the stored Chinese post-mortem")
+	}
+	if !strings.Contains(en.String(), "stopped by torchmem") || strings.Contains(en.String(), "修复内存泄漏") {
+		t.Errorf("en report does not show the English post-mortem")
+	}
+	var old bytes.Buffer
+	if err := WriteHTML(&old, testData(), i18n.ZH); err != nil || !strings.Contains(old.String(), "raise --memory-max") {
+		t.Errorf("a summary without zh text: %v", err)
+	}
+}

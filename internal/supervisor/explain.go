@@ -37,7 +37,7 @@ func (s *Summary) Print(w io.Writer, runID string) {
 // for a summary read back from the history store.
 func (s *Summary) PrintIn(w io.Writer, runID string, lang language.Tag) {
 	t := tr(lang)
-	s = s.forPeople()
+	s = s.forPeople(lang)
 	status := ""
 	if s.Cause != CauseExitCode {
 		status = t("pm.exit_status", s.ExitCode)

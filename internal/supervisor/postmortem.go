@@ -64,6 +64,10 @@ type Summary struct {
 	// Notes say which evidence is the job's claim (through its hook) and
 	// which torchmem measured, and where they disagree.
 	Notes []string `json:"notes,omitempty"`
+	// ZH is the verdict, recommendations, notes and explanations in
+	// Chinese, for show and the report read in Chinese later (always
+	// stored: the JSON does not change with the language of the run).
+	ZH *SummaryText `json:"zh,omitempty"`
 	// text is the same in Config.Lang, for Print only (postmortem_lang.go).
 	text *summaryText
 }

@@ -47,6 +47,18 @@ func TestPostmortemGolden(t *testing.T) {
 	if !bytes.Equal(ej, zj) {
 		t.Errorf("the summary's JSON changes with the language")
 	}
+	// Read back from the history store (the JSON only), a summary shows
+	// the Chinese the run stored, whatever language the run had.
+	var stored Summary
+	if err := json.Unmarshal(ej, &stored); err != nil || stored.ZH == nil {
+		t.Fatalf("stored summary has no zh text: %v", err)
+	}
+	var back, live bytes.Buffer
+	stored.PrintIn(&back, "20261201-0001", i18n.ZH)
+	zh.Print(&live, "20261201-0001")
+	if back.String() != live.String() {
+		t.Errorf("zh from the store differs from the run's own zh:\n%s\n---\n%s", back.String(), live.String())
+	}
 	for name, s := range map[string]Summary{"en": en, "zh": zh} {
 		var out bytes.Buffer
 		s.Print(&out, "20261201-0001")

@@ -138,14 +138,18 @@ function renderRun(r) {
   renderPostmortem(r.summary);
 }
 
-function renderPostmortem(sum) {
-  if (!sum) { replace("postmortem"); return; }
+function renderPostmortem(raw) {
+  if (!raw) { replace("postmortem"); return; }
+  // A Chinese page reads the Chinese sentences stored with the run
+  // (summary.zh); the raw JSON below stays as stored.
+  const zh = document.documentElement.lang.startsWith("zh") && raw.zh;
+  const sum = zh ? Object.assign({}, raw, {verdict: raw.zh.verdict, recommendations: raw.zh.recommendations || []}) : raw;
   const kids = [el("h2", {}, T("h.postmortem"))];
   if (sum.verdict || sum.cause) kids.push(el("div", {class: "verdict"}, el("b", {}, sum.cause || ""), sum.verdict ? " — " + sum.verdict : ""));
   if (sum.exception) kids.push(el("pre", {}, sum.exception));
   if ((sum.recommendations || []).length) kids.push(el("ul", {}, sum.recommendations.map(x => el("li", {}, x))));
   if ((sum.kernel_lines || []).length) kids.push(el("pre", {}, sum.kernel_lines.join("\n")));
-  kids.push(el("details", {}, el("summary", {}, T("pm.raw")), el("pre", {}, JSON.stringify(sum, null, 2))));
+  kids.push(el("details", {}, el("summary", {}, T("pm.raw")), el("pre", {}, JSON.stringify(raw, null, 2))));
   replace("postmortem", kids);
 }
 

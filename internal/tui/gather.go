@@ -83,6 +83,13 @@ func newGatherer(procRoot, root string, now func() time.Time) (*gatherer, error)
 	return &gatherer{fs: fs, root: root, now: now, cpu: map[int]cpuMark{}, hist: map[string][]uint64{}}, nil
 }
 
+// startOf is a process's start time, read now (the signal question's
+// check against a reused PID).
+func (g *gatherer) startOf(pid int) (uint64, error) {
+	st, err := g.fs.Stat(pid)
+	return st.StartTicks, err
+}
+
 // gather reads what s lacks. A process that vanished since s is skipped.
 func (g *gatherer) gather(s *sample.Sample) *Extra {
 	now := g.now()

@@ -56,6 +56,7 @@ func newModel(ctx context.Context, c Config) (*model, error) {
 	m := &model{cfg: c, ctx: ctx, view: c.View, g: g}
 	m.view.Interval, m.view.Lang = c.Interval, c.Lang
 	m.f = frame{t: cat.T(c.Lang), st: newStyles(c.View.Color)}
+	m.picker = picker{f: &m.f, kill: c.Kill, startOf: g.startOf}
 	return m, nil
 }
 
@@ -79,9 +80,7 @@ type model struct {
 	editing bool   // typing a filter after "/"
 	draft   string // the filter being typed
 	refresh bool   // re-read PSS on the next collect
-	sel     int    // the selected process's PID; 0 for none
-	selIdx  int    // its row, to stay near when it exits
-	ask     *signalAsk
+	picker         // the selected process and the signal question
 }
 
 // collect runs one Collect and the view's own reads off the UI
@@ -160,7 +159,7 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "up", "k":
 		m.move(-1)
 	case "x", "delete", "f9":
-		m.openAsk()
+		m.askSignal()
 	}
 	return nil
 }
@@ -192,35 +191,23 @@ func (m *model) options() ViewOptions {
 // move selects the process row d rows down (up when negative); the
 // first move selects the first row.
 func (m *model) move(d int) {
-	if m.last == nil {
-		return
+	if m.last != nil {
+		m.pick(render(m.last, m.options()).rows, d)
 	}
-	rows := render(m.last, m.options()).rows
-	if len(rows) == 0 {
-		m.sel = 0
-		return
-	}
-	i := m.selectedRow(rows)
-	if i < 0 {
-		i = 0
-	} else {
-		i = min(max(0, i+d), len(rows)-1)
-	}
-	m.sel, m.selIdx = rows[i].pid, i
 }
 
-// selectedRow is the index of the selected process in rows, or of the row
-// now where it was when it has exited; -1 when nothing is selected.
-func (m *model) selectedRow(rows []procRow) int {
-	if m.sel == 0 {
-		return -1
+// askSignal opens the signal question on the selected process, with its
+// start time as gathered with the sample.
+func (m *model) askSignal() {
+	var rows []procRow
+	if m.last != nil {
+		rows = render(m.last, m.options()).rows
 	}
-	for i, r := range rows {
-		if r.pid == m.sel {
-			return i
-		}
+	var start uint64
+	if m.extra != nil {
+		start = m.extra.Procs[m.sel].StartTicks
 	}
-	return min(m.selIdx, len(rows)-1)
+	m.openAsk(rows, start)
 }
 
 func (m *model) View() tea.View {
@@ -230,9 +217,8 @@ func (m *model) View() tea.View {
 	} else {
 		rd := render(m.last, m.options())
 		cursor := -1
-		if i := m.selectedRow(rd.rows); i >= 0 {
-			if rd.rows[i].pid != m.sel { // it exited: the row now there is selected
-				m.sel = rd.rows[i].pid
+		if i, moved := m.cursor(rd.rows); i >= 0 {
+			if moved { // it exited: the row now there is selected
 				rd = render(m.last, m.options())
 			}
 			cursor = rd.rows[i].line - rd.head

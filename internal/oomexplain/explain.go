@@ -70,6 +70,11 @@ type Messages struct {
 type Context struct {
 	// JobPIDs are the supervised job's processes (incl. DataLoader workers).
 	JobPIDs []int
+	// Leak: the job's memory climbed steadily with its steps
+	// (RunEvidence.Growth). Raising the limit only delays that kill, so
+	// the limit's owner is not told to raise it; the leak's advice says
+	// what to look for instead.
+	Leak bool
 	// CgroupPath (as the kernel prints it, e.g. "/torchmem/run-42") and
 	// CgroupLimitBytes of the job's memory cgroup.
 	CgroupPath       string

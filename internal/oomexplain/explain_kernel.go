@@ -88,7 +88,9 @@ func explainMemcg(ko *KernelOOM, ctx Context, sv scopeVotes) finding {
 	if ko.Memcg != nil && !ko.Memcg.Unlimited {
 		limit = b(ko.Memcg.LimitBytes)
 	}
-	fd.do(adviceMsg("limit_owner."+limitOwner(cg), limit), why)
+	if !ctx.Leak {
+		fd.do(adviceMsg("limit_owner."+limitOwner(cg), limit), why)
+	}
 	memcgUsageAdvice(&fd, ko, ctx)
 	return fd
 }

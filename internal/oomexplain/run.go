@@ -164,7 +164,8 @@ func ExplainRun(ev RunEvidence) RunVerdict {
 }
 
 func runContext(ev RunEvidence) Context {
-	ctx := Context{JobPIDs: ev.JobPIDs, CgroupPath: ev.CgroupPath, SameHost: true, Supervised: true, Lang: ev.Lang, MemoryStats: map[string]int64{}}
+	ctx := Context{JobPIDs: ev.JobPIDs, CgroupPath: ev.CgroupPath, SameHost: true, Supervised: true, Lang: ev.Lang, MemoryStats: map[string]int64{},
+		Leak: ev.Growth != nil}
 	if ev.CgroupLimitBytes != nil {
 		ctx.CgroupLimitBytes = *ev.CgroupLimitBytes
 	}

@@ -120,3 +120,26 @@ func TestRunPolicyStop(t *testing.T) {
 		t.Errorf("a leak that did not end the run: cause %s advice %q", rv.Cause, rv.Recommendations)
 	}
 }
+
+// TestRunLeakNoRaiseLimit: when the job's memory climbed steadily with its
+// steps, the post-mortem does not also tell the user to raise the limit
+// (which only delays the kill); without the climb it does.
+func TestRunLeakNoRaiseLimit(t *testing.T) {
+	one, nine, limit := int64(1), 9, int64(600<<20)
+	ev := RunEvidence{ExitCode: 137, Signal: &nine, MainPID: 5, CgroupPath: "/torchmem/run-1", CgroupOOMKills: &one, CgroupLimitBytes: &limit}
+	raise := func(rv RunVerdict) bool {
+		for _, r := range rv.Recommendations {
+			if strings.Contains(r, "raise it above the job's peak") {
+				return true
+			}
+		}
+		return false
+	}
+	if rv := ExplainRun(ev); !raise(rv) {
+		t.Fatalf("no leak: the limit's advice is missing: %q", rv.Recommendations)
+	}
+	ev.Growth = &Growth{BytesPerStep: 8 << 20, FromStep: 3, ToStep: 53, R2: 1}
+	if rv := ExplainRun(ev); raise(rv) || !strings.Contains(rv.Recommendations[0], "a leak, not a peak") {
+		t.Errorf("leak: %q", rv.Recommendations)
+	}
+}

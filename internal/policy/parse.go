@@ -36,6 +36,7 @@ type fileRule struct {
 	Action string `yaml:"action" toml:"action"`
 	Signal string `yaml:"signal" toml:"signal"`
 	Every  string `yaml:"every" toml:"every"`
+	After  string `yaml:"after" toml:"after"`
 }
 
 type file struct {
@@ -105,7 +106,7 @@ func yamlError(err error) error {
 	msgs := make([]string, len(te.Errors))
 	for i, m := range te.Errors {
 		msgs[i] = yamlUnknownField.ReplaceAllString(m,
-			`unknown key "$1" (name, metric, above, below, for, action, signal, every)`)
+			`unknown key "$1" (name, metric, above, below, for, action, signal, every, after)`)
 	}
 	return errors.New(strings.Join(msgs, "; "))
 }
@@ -146,6 +147,9 @@ func (fr fileRule) rule() (Rule, error) {
 		return r, err
 	}
 	if r.Every, err = optDuration("every", fr.Every, DefaultEvery(r.Action)); err != nil {
+		return r, err
+	}
+	if r.After, err = optDuration("after", fr.After, 0); err != nil {
 		return r, err
 	}
 	if r.Name == "" {

@@ -91,6 +91,12 @@ type Rule struct {
 	// Every: the rate limit; the action repeats at most this often while
 	// the condition keeps holding.
 	Every time.Duration
+	// After: the rule is inert until the job has run this long (0: from
+	// the start). Start-up's ramp — imports, the CUDA context, DataLoader
+	// workers forking — grows memory steadily for seconds and projects
+	// an OOM that training never reaches; a stop rule on time_to_oom
+	// should not fire on it.
+	After time.Duration
 }
 
 // String describes the rule the way it is written in a policy file.
@@ -102,6 +108,9 @@ func (r Rule) String() string {
 	s := fmt.Sprintf("%s %s %s %s", r.Name, r.Metric, op, formatThreshold(r.Metric, r.Threshold))
 	if r.For > 0 {
 		s += " for " + r.For.String()
+	}
+	if r.After > 0 {
+		s += " after " + r.After.String()
 	}
 	s += " -> " + r.Action
 	if r.Target != "" {
@@ -116,6 +125,9 @@ type State struct {
 	Since []time.Time
 	// Last: when the action last fired (zero: never).
 	Last []time.Time
+	// Start: when the job started, for rules with After (zero: unknown,
+	// After is then not applied).
+	Start time.Time
 }
 
 // Decision is one action to take now.
@@ -137,19 +149,25 @@ func (d Decision) Condition() string {
 		formatThreshold(d.Rule.Metric, d.Value), formatThreshold(d.Rule.Metric, d.Rule.Threshold))
 }
 
+// Shown is the value and the threshold as Condition writes them, for a
+// caller that words the condition in another language.
+func (d Decision) Shown() (value, threshold string) {
+	return formatThreshold(d.Rule.Metric, d.Value), formatThreshold(d.Rule.Metric, d.Rule.Threshold)
+}
+
 // Evaluate returns the actions due at now given the metric values, and the
 // new state; prev is left as it was. A caller that could not carry an action out (no process to
 // send it to yet) restores State.Last[d.Index] so the rate limit does not
 // swallow the next chance. A metric missing from values makes its rule's condition false
 // (a source that went away never triggers an action).
 func Evaluate(rules []Rule, prev State, now time.Time, values map[string]float64) (State, []Decision) {
-	next := State{Since: make([]time.Time, len(rules)), Last: make([]time.Time, len(rules))}
+	next := State{Since: make([]time.Time, len(rules)), Last: make([]time.Time, len(rules)), Start: prev.Start}
 	copy(next.Since, prev.Since)
 	copy(next.Last, prev.Last)
 	var out []Decision
 	for i, r := range rules {
 		v, ok := values[r.Metric]
-		if !ok || !holds(r, v) {
+		if !ok || !holds(r, v) || tooEarly(r, prev.Start, now) {
 			next.Since[i] = time.Time{}
 			continue
 		}
@@ -166,6 +184,11 @@ func Evaluate(rules []Rule, prev State, now time.Time, values map[string]float64
 		out = append(out, Decision{Rule: r, Index: i, Value: v})
 	}
 	return next, out
+}
+
+// tooEarly: the job is younger than the rule's After.
+func tooEarly(r Rule, start, now time.Time) bool {
+	return r.After > 0 && !start.IsZero() && now.Sub(start) < r.After
 }
 
 func holds(r Rule, v float64) bool {

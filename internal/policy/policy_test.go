@@ -153,3 +153,29 @@ func TestParseErrorsOneLine(t *testing.T) {
 		t.Errorf("usr2: %v %v", rules, err)
 	}
 }
+
+// TestAfterKeepsStartUpQuiet: a rule with after: does not fire while the
+// job is younger than that, even with its condition holding; it fires at
+// once after. Without a known start, after is not applied.
+func TestAfterKeepsStartUpQuiet(t *testing.T) {
+	rules, err := Parse([]byte("rules:\n  - metric: cgroup.time_to_oom\n    below: 20s\n    after: 20s\n    action: stop\n"), false)
+	if err != nil || rules[0].After != 20*time.Second {
+		t.Fatalf("parse: %v %+v", err, rules)
+	}
+	t0 := time.Unix(1000, 0)
+	st := State{Start: t0}
+	vals := map[string]float64{CgroupTimeToOOM: 8}
+	st, ds := Evaluate(rules, st, t0.Add(7*time.Second), vals)
+	if len(ds) != 0 {
+		t.Fatalf("fired 7 s into the run: %+v", ds)
+	}
+	if _, ds = Evaluate(rules, st, t0.Add(21*time.Second), vals); len(ds) != 1 {
+		t.Fatalf("did not fire 21 s into the run")
+	}
+	if _, ds = Evaluate(rules, State{}, t0.Add(time.Second), vals); len(ds) != 1 {
+		t.Fatalf("an unknown start must not hold the rule back")
+	}
+	if _, err := Parse([]byte("rules:\n  - metric: cgroup.time_to_oom\n    below: 20s\n    after: soon\n    action: stop\n"), false); err == nil || !strings.Contains(err.Error(), "after") {
+		t.Errorf("after: soon accepted: %v", err)
+	}
+}

@@ -111,6 +111,9 @@ func (s *sup) killJob() {
 
 func (s *sup) applyPolicy(now time.Time, metrics map[string]float64) {
 	prev := s.pst // Evaluate returns a new State and leaves prev as it was
+	if prev.Start.IsZero() {
+		prev.Start = s.began // for rules with after:
+	}
 	var ds []policy.Decision
 	s.pst, ds = policy.Evaluate(s.cfg.Rules, prev, now, metrics)
 	for _, d := range ds {
@@ -126,10 +129,13 @@ func (s *sup) applyPolicy(now time.Time, metrics map[string]float64) {
 // act carries out one decision; false when there was nobody to carry it
 // out on (no hooked process yet), so the rate limit is not spent.
 func (s *sup) act(now time.Time, d policy.Decision) bool {
-	msg := d.Reason()
+	msg := d.Reason() // stored with the event: history is English
+	t := tr(s.lang())
+	value, threshold := d.Shown()
+	say := t("notice.condition", d.Rule.Name, d.Rule.Metric, value, threshold) // msg on the terminal
 	switch d.Rule.Action {
 	case policy.Warn:
-		s.notice(tr(s.lang())("notice.warning", msg))
+		s.notice(t("notice.warning", say))
 	case policy.Cleanup:
 		if s.srv == nil {
 			msg += "; no hook, nothing to clean"
@@ -149,11 +155,12 @@ func (s *sup) act(now time.Time, d policy.Decision) bool {
 			// on a CPU-only job the hook could only fail, later, in the
 			// event list. Say so at once instead of "requested".
 			msg += "; no snapshot: no process of the job uses CUDA (memory snapshots record the CUDA caching allocator)"
-			s.notice(tr(s.lang())("notice.snapshot", msg))
+			s.notice(t("notice.snapshot", say+t("notice.snapshot_no_cuda")))
 			break
 		}
-		msg += s.snapshot(now)
-		s.notice(tr(s.lang())("notice.snapshot", msg))
+		en, local := s.snapshot(now)
+		msg += en
+		s.notice(t("notice.snapshot", say+local))
 	case policy.Signal:
 		sig, ok := parseSignal(d.Rule.Signal)
 		if !ok {
@@ -169,7 +176,7 @@ func (s *sup) act(now time.Time, d policy.Decision) bool {
 		s.signalJob(syscall.SIGTERM)
 		s.notePolicyStop(d, syscall.SIGTERM)
 		s.killAt = now.Add(s.cfg.Grace)
-		s.notice(tr(s.lang())("notice.stopping", msg))
+		s.notice(t("notice.stopping", say))
 	case policy.Exec, policy.Notify:
 		m, ok := s.external(now, d)
 		if !ok {
@@ -205,14 +212,18 @@ func (s *sup) notePolicyStop(d policy.Decision, sig syscall.Signal) {
 	}
 }
 
-func (s *sup) snapshot(now time.Time) string {
+// snapshot asks the hooked processes for a memory snapshot; en is what the
+// event records, local what the notice says.
+func (s *sup) snapshot(now time.Time) (en, local string) {
+	t := tr(s.lang())
 	if s.srv == nil {
-		return "; no hook, no snapshot"
+		return "; no hook, no snapshot", t("notice.snapshot_no_hook")
 	}
 	// The hook puts its own pid for {pid}; Broadcast skips DataLoader workers.
 	path := filepath.Join(s.snapshotDir(), fmt.Sprintf("policy-{pid}-%d.pickle", now.Unix()))
 	n := len(s.srv.Broadcast(hook.Command{Type: hook.CmdSnapshot, Path: path}))
-	return fmt.Sprintf("; snapshot requested from %d process(es) into %s", n, s.snapshotDir())
+	return fmt.Sprintf("; snapshot requested from %d process(es) into %s", n, s.snapshotDir()),
+		t("notice.snapshot_requested", n, s.snapshotDir())
 }
 
 var signalNames = func() map[string]syscall.Signal {

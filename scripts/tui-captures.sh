@@ -26,6 +26,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# neutral replaces the capturing machine's own cgroup (the parent of the
+# job's, from /proc/self/cgroup) with a typical systemd session scope, so
+# the captures in docs/ name no path of the machine that made them.
+own_cgroup=$(awk -F: '$2 ~ /memory/ || $2 == "" {print $3; exit}' /proc/self/cgroup)
+neutral() {
+	if [ -n "$own_cgroup" ] && [ "$own_cgroup" != "/" ]; then
+		sed "s#$own_cgroup#/user.slice/user-1000.slice/session-2.scope#g"
+	else
+		cat
+	fi
+}
+
 # shot FILE KEYS...: send the keys (one send-keys each), wait for the
 # next frame, append the screen to FILE under the keys sent.
 shot() {
@@ -41,7 +53,7 @@ shot() {
 	{
 		echo "── keys: ${*:-(none)} ──"
 		tmux capture-pane -p -t cap || echo "(the session has ended)"
-	} >>"$file"
+	} | neutral >>"$file"
 }
 
 # session W H LANG CMD: a tmux session of W x H running CMD in $work.

@@ -48,7 +48,7 @@ func runRun(env *Env, f *runFlags, argv []string) error {
 		if res.HistoryErr != nil {
 			fmt.Fprintf(env.Stderr, "torchmem: history: %v\n", res.HistoryErr)
 		}
-		fmt.Fprintln(env.Stderr, runDetailsHint(res.ID, f.db))
+		fmt.Fprintln(env.Stderr, runDetailsHint(env.tr(), res.ID, f.db))
 	}
 	if res.ExitCode == 0 {
 		return nil
@@ -59,12 +59,12 @@ func runRun(env *Env, f *runFlags, argv []string) error {
 // runDetailsHint is the last line after a run: the commands that show it,
 // with the --db it was recorded in (without it they would look in the
 // default store and not find the run).
-func runDetailsHint(id, db string) string {
+func runDetailsHint(t translate, id, db string) string {
 	opt := ""
 	if db != "" {
 		opt = " --db " + shellQuote(db)
 	}
-	return fmt.Sprintf("torchmem: details: torchmem show %s%s; report: torchmem report %s%s -o torchmem-%s.html", id, opt, id, opt, id)
+	return t("run.details_hint", id, opt)
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

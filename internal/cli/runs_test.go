@@ -127,10 +127,10 @@ func TestRunsMissingStore(t *testing.T) {
 
 // The hint after a run names the store it was recorded in.
 func TestRunDetailsHint(t *testing.T) {
-	if h := runDetailsHint("abc123", ""); strings.Contains(h, "--db") {
+	if h := runDetailsHint((&Env{}).tr(), "abc123", ""); strings.Contains(h, "--db") {
 		t.Errorf("default store: %q", h)
 	}
-	h := runDetailsHint("abc123", "/tmp/my runs/h.db")
+	h := runDetailsHint((&Env{}).tr(), "abc123", "/tmp/my runs/h.db")
 	if !strings.Contains(h, "torchmem show abc123 --db '/tmp/my runs/h.db';") ||
 		!strings.Contains(h, "torchmem report abc123 --db '/tmp/my runs/h.db' -o torchmem-abc123.html") {
 		t.Errorf("custom store: %q", h)

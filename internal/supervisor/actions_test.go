@@ -26,7 +26,7 @@ func TestSnapshotActionAsksHookedProcesses(t *testing.T) {
 	c.Write([]byte(`{"v":1,"type":"hello","pid":1}` + "\n"))
 	<-srv.Messages()
 	s := &sup{srv: srv, hk: newHookState(), cfg: Config{SnapshotDir: "/snaps"}}
-	if msg := s.snapshot(time.Unix(100, 0)); msg != "; snapshot requested from 1 process(es) into /snaps" {
+	if msg, _ := s.snapshot(time.Unix(100, 0)); msg != "; snapshot requested from 1 process(es) into /snaps" {
 		t.Errorf("message %q", msg)
 	}
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))

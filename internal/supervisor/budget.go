@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/torchmem/torchmem/internal/i18n"
 )
 
 // What a run keeps of what the job can make it record. The hook server
@@ -69,27 +71,32 @@ func keepEnds[T any](list []T, x T, max int) []T {
 
 // budgetNotice says what the job sent over the budget, "" when nothing:
 // hookDropped and truncated come from the hook server, the rest from b.
+// The event keeps the English; the notice is in the run's language.
 func budgetNotice(hookDropped map[string]int64, truncated int64, b runBudget) string {
+	return budgetNoticeIn(tr(i18n.EN), hookDropped, truncated, b)
+}
+
+func budgetNoticeIn(t func(string, ...any) string, hookDropped map[string]int64, truncated int64, b runBudget) string {
 	var parts []string
 	if n := sum(hookDropped); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d hook message(s) over their rate (%s)", n, byKind(hookDropped)))
+		parts = append(parts, t("budget.rate", n, byKind(hookDropped)))
 	}
 	if truncated > 0 {
-		parts = append(parts, fmt.Sprintf("%d hook message(s) cut to size", truncated))
+		parts = append(parts, t("budget.cut", truncated))
 	}
 	if n := b.dropped["event"]; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d event(s) (%d bytes) over the run's %d events / %d MiB", n, b.droppedBytes, maxRunEvents, maxRunEventBytes>>20))
+		parts = append(parts, t("budget.events", n, b.droppedBytes, maxRunEvents, maxRunEventBytes>>20))
 	}
 	if n := b.dropped["step"]; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d step row(s) over the run's %d", n, maxRunSteps))
+		parts = append(parts, t("budget.steps", n, maxRunSteps))
 	}
 	if n := b.dropped["notice"]; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d hook notice(s) past the first %d", n, maxNotices))
+		parts = append(parts, t("budget.notices", n, maxNotices))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return "the job sent more than torchmem keeps; dropped: " + strings.Join(parts, "; ")
+	return t("budget.dropped", strings.Join(parts, t("budget.sep")))
 }
 
 func sum(m map[string]int64) int64 {
@@ -120,7 +127,7 @@ func (s *sup) recordBudget() {
 	if msg == "" {
 		return
 	}
-	s.notice(msg)
+	s.notice(budgetNoticeIn(tr(s.lang()), hd, cut, s.budget))
 	data := map[string]any{"hook_dropped": hd, "hook_truncated": cut, "dropped": s.budget.dropped, "dropped_event_bytes": s.budget.droppedBytes}
 	s.storeEvent(s.now(), "budget", "supervisor", 0, msg, data)
 }

@@ -85,7 +85,7 @@ func (s *sup) killOrphans() int {
 		pids, _ := s.cg.Procs()
 		if len(pids) > 0 {
 			if err := s.cg.Kill(); err != nil {
-				s.notice("killing leftover processes: " + err.Error())
+				s.notice(tr(s.lang())("notice.kill_leftover_failed", err.Error()))
 			}
 		}
 		return len(pids)
@@ -131,7 +131,7 @@ func (s *sup) kernelLines(ctx context.Context, e evidence) []string {
 	defer cancel()
 	lines, err := s.cfg.KernelLog(c, s.began.Add(-time.Second))
 	if err != nil {
-		s.notice("kernel log not read: " + err.Error())
+		s.notice(tr(s.lang())("notice.kernel_log_unread", err.Error()))
 	}
 	return lines
 }
@@ -153,7 +153,7 @@ func (s *sup) cleanup() {
 	}
 	if s.cg != nil {
 		if err := s.cg.Delete(); err != nil {
-			s.notice("cgroup not removed: " + err.Error())
+			s.notice(tr(s.lang())("notice.cgroup_not_removed", err.Error()))
 		}
 	}
 	if s.cfg.HookDir != "" && !s.cfg.KeepHookDir {

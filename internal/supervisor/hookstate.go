@@ -120,7 +120,7 @@ func (s *sup) onHook(m hook.Message) {
 			s.budget.drop("notice")
 		} else if !h.notices[m.Notice.Text] {
 			h.notices[m.Notice.Text] = true
-			s.notice("hook: " + m.Notice.Text)
+			s.notice(tr(s.lang())("notice.hook", m.Notice.Text))
 		}
 	case hook.TypeAck:
 		s.event(m.Received, "ack", "hook", pid, ackMessage(m.Ack), m.Ack)

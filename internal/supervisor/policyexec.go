@@ -113,7 +113,7 @@ func (s *sup) drainActions() {
 			}
 			s.event(r.at, r.rule.Action+"_done", "policy", 0, r.rule.Name+": "+r.msg, data)
 			if !strings.HasPrefix(r.msg, "exited 0") && !strings.HasPrefix(r.msg, "delivered") {
-				s.notice("policy " + r.rule.Action + " " + r.rule.Name + ": " + r.msg)
+				s.notice(tr(s.lang())("notice.action_failed", r.rule.Action, r.rule.Name, r.msg))
 			}
 		default:
 			return

@@ -111,11 +111,11 @@ func (s *sup) checkInputs(r *reading) {
 			psiRule = true
 		case policy.CgroupTimeToOOM:
 			if s.cg == nil || s.cg.Limit() == nil {
-				s.notice(fmt.Sprintf("policy rule %s is inert: the job's cgroup has no memory limit (--memory-max) to project %s to", r.Name, r.Metric))
+				s.notice(tr(s.lang())("notice.inert_no_limit", r.Name, r.Metric))
 			}
 		case policy.GPUTimeToOOM:
 			if len(devicesOf(s.cfg.GPU)) == 0 {
-				s.notice(fmt.Sprintf("policy rule %s is inert: no GPU to project %s on", r.Name, r.Metric))
+				s.notice(tr(s.lang())("notice.inert_no_gpu", r.Name, r.Metric))
 			}
 		}
 	}
@@ -126,7 +126,7 @@ func (s *sup) checkInputs(r *reading) {
 		s.in.psiDir = s.cg.Dir()
 	}
 	if _, err := s.readPSI(r); err != nil {
-		s.notice("policy rules on psi.memory.* are inert: " + err.Error())
+		s.notice(tr(s.lang())("notice.inert_psi", err.Error()))
 		return
 	}
 	s.in.psiOn = true

@@ -41,7 +41,7 @@ func (s *sup) startReaper() {
 	// Ctrl-C, `timeout`, a killed session) must not take the reaper too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		s.notice("no reaper to clean up if torchmem dies: " + err.Error())
+		s.notice(tr(s.lang())("notice.no_reaper", err.Error()))
 		return
 	}
 	s.reaper = cmd

@@ -145,7 +145,7 @@ func (s *sup) setupHook() []string {
 		s.srv, err = hook.Listen(s.cfg.HookDir, hook.Options{Accept: s.acceptPeer, Now: s.cfg.Now})
 	}
 	if err != nil {
-		s.notice("in-process hook off: " + err.Error())
+		s.notice(tr(s.lang())("notice.hook_off", err.Error()))
 		return env
 	}
 	return hook.MergeEnv(env, add)
@@ -171,7 +171,7 @@ func (s *sup) loop(ctx context.Context, sigs <-chan os.Signal) {
 	if s.cg != nil {
 		ch, err := s.cg.Watch(wctx, s.thresholds())
 		if err != nil {
-			s.notice("cgroup events off (sampling only): " + err.Error())
+			s.notice(tr(s.lang())("notice.cgroup_events_off", err.Error()))
 		}
 		cgEvents = ch
 	}

@@ -48,7 +48,7 @@ func (s *sup) writeOwner() {
 	}
 	b, _ := json.Marshal(o)
 	if err := os.WriteFile(filepath.Join(s.cfg.HookDir, ownerFile), b, 0o600); err != nil {
-		s.notice("no owner record for a later cleanup: " + err.Error())
+		s.notice(tr(s.lang())("notice.no_owner_record", err.Error()))
 	}
 }
 

@@ -25,16 +25,16 @@ type job struct {
 // monitor-only.
 func (s *sup) setupCgroup() {
 	if !s.cfg.Cgroup {
-		s.notice("monitor-only by request (--no-cgroup): no limits, no whole-job kill at the end")
+		s.notice(tr(s.lang())("notice.monitor_only_flag"))
 		return
 	}
 	cg, notes, err := jobcgroup.Create(jobcgroup.Options{ProcRoot: s.cfg.ProcRoot, Name: s.cfg.CgroupName, Limits: s.cfg.Limits})
 	if err != nil {
 		why := err.Error()
 		if os.Geteuid() != 0 {
-			why = "not root and no delegated cgroup (" + err.Error() + ")"
+			why = tr(s.lang())("notice.not_root", err.Error())
 		}
-		s.notice("monitor-only: cannot create a memory cgroup: " + why + "; limits not applied")
+		s.notice(tr(s.lang())("notice.monitor_only_failed", why))
 		return
 	}
 	for _, n := range notes {

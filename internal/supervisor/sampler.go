@@ -59,6 +59,11 @@ type reading struct {
 	// psi is the host's memory pressure as the sample read it this tick
 	// (nil: no PSI), for the policy's psi.memory.* metrics.
 	psi *procfs.PSI
+	// jobs is this tick's sample of the job and hostTotal the host's
+	// MemTotal (0: unknown), for the live view (Live.Jobs copies them
+	// only when there is one).
+	jobs      []sample.Job
+	hostTotal int64
 }
 
 func newSampler(procRoot, sysRoot string, b gpu.Backend, cg *jobcgroup.Group, rootPID int) (*sampler, error) {
@@ -147,6 +152,9 @@ func (sm *sampler) descendants() []int {
 func (sm *sampler) host(r *reading, h sample.Host) {
 	r.psi = h.PSI
 	mi := h.Meminfo
+	if mi.MemTotalBytes != nil {
+		r.hostTotal = int64(*mi.MemTotalBytes)
+	}
 	if mi.MemAvailableBytes == nil {
 		return
 	}
@@ -164,6 +172,7 @@ func (sm *sampler) host(r *reading, h sample.Host) {
 func (sm *sampler) job(r *reading, smp *sample.Sample) {
 	var rss, swap, pss int64
 	complete, read := true, smp.Tier.PSSRead > 0
+	r.jobs = smp.Jobs
 	for _, j := range smp.Jobs {
 		rss += int64(j.Totals.RSSBytes)
 		swap += int64(j.Totals.SwapBytes)

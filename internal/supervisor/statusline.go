@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/torchmem/torchmem/internal/i18n"
+	"github.com/torchmem/torchmem/internal/sample"
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/units"
 )
@@ -133,6 +134,13 @@ type Live struct {
 	Usage, Limit *int64
 	// Events are the run's last events, oldest first.
 	Events []store.Event
+	// Jobs are the job's processes with their figures as this tick's
+	// sample read them (run --tui's process table): a copy (liveJobs),
+	// not a second read of the job.
+	Jobs []sample.Job
+	// HostTotal is the host's MemTotal in bytes, 0 when unknown: what a
+	// process's memory bar is drawn against when the cgroup has no limit.
+	HostTotal int64
 }
 
 // liveEvents is how many of the run's last events Live carries.
@@ -141,6 +149,7 @@ const liveEvents = 10
 func (s *sup) live() Live {
 	l := Live{Parts: s.statusParts(), Usage: s.last.s.CgroupUsage, Limit: s.last.limit}
 	l.Events = append(l.Events, s.events[max(0, len(s.events)-liveEvents):]...)
+	l.Jobs, l.HostTotal = liveJobs(s.last.jobs), s.last.hostTotal
 	return l
 }
 

@@ -82,8 +82,11 @@ func TestGoldenTop(t *testing.T) {
 func size2(sz [2]int) string { return fmt.Sprintf("%dx%d", sz[0], sz[1]) }
 
 // TestGoldenRunView renders run --tui's view of a job near its limit,
-// with events, a notice and the job's output, at both sizes and in both
-// languages, and with the help open.
+// with its process table (the fixture DataLoader job with 2 workers, as
+// the supervisor's Live carries it: no cgroup or identity per job),
+// events, a notice and the job's output, at both sizes and in both
+// languages: as it opens, with the help open, and after e j j x (the
+// workers listed, the first worker selected, the signal question open).
 func TestGoldenRunView(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	t.Chdir(t.TempDir()) // run --tui names the log relative to the job's directory
@@ -94,9 +97,17 @@ func TestGoldenRunView(t *testing.T) {
 	}
 	os.WriteFile(log, []byte(out.String()), 0o644)
 	at := time.Date(2026, 11, 29, 12, 0, 5, 0, time.Local)
+	smp := fixtureSample(t, 2)
+	for i := range smp.Jobs {
+		smp.Jobs[i].Cgroup, smp.Jobs[i].Identity, smp.Jobs[i].CgroupHeadroomBytes = nil, nil, nil
+	}
+	scenes := []struct {
+		name string
+		keys []string
+	}{{"", nil}, {"-help", []string{"?"}}, {"-signal", []string{"e", "j", "j", "x"}}}
 	for _, sz := range [][2]int{{80, 24}, {200, 50}} {
 		for _, lang := range []string{"en", "zh"} {
-			for _, help := range []bool{false, true} {
+			for _, sc := range scenes {
 				tag := i18n.EN
 				if lang == "zh" {
 					tag = i18n.ZH
@@ -106,18 +117,19 @@ func TestGoldenRunView(t *testing.T) {
 				m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
 				for i, u := range []int64{600, 700, 900, 1200, 1500, 1700, 1800, 1850} {
 					u, l := u<<20, int64(2<<30)
-					live := supervisor.Live{Parts: []string{"cgroup " + strconv.Itoa(int(u>>20)) + "M/2.0G", "step " + strconv.Itoa(i*5)}, Usage: &u, Limit: &l}
+					live := supervisor.Live{Parts: []string{"cgroup " + strconv.Itoa(int(u>>20)) + "M/2.0G", "step " + strconv.Itoa(i*5)}, Usage: &u, Limit: &l,
+						Jobs: smp.Jobs}
 					if i == 7 {
 						live.Events = []store.Event{{Time: at, Source: "policy", Kind: "warn", Message: "cgroup usage above 90% of its limit"}}
 					}
 					m.Update(runLiveMsg(live))
 				}
 				m.Update(runTickMsg{})
-				name := "run-" + size2(sz) + "-" + lang
-				if help {
-					m.Update(key("?"))
-					name += "-help"
+				m.startOf = func(int) (uint64, error) { return 1, nil }
+				for _, k := range sc.keys {
+					m.Update(key(k))
 				}
+				name := "run-" + size2(sz) + "-" + lang + sc.name
 				text := m.View().Content
 				lines := strings.Split(text, "\n")
 				checkWidth(t, lines, sz[0])

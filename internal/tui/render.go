@@ -86,17 +86,7 @@ type procRow struct {
 }
 
 func render(s *sample.Sample, o ViewOptions) rendered {
-	if o.Width <= 0 {
-		o.Width = 80
-	}
-	if o.Sort == "" {
-		o.Sort = "pss"
-	}
-	r := &renderer{o: o, st: newStyles(o.Color), t: cat.T(o.Lang), wide: o.Width >= WideWidth, labels: map[string]string{}}
-	r.cols = narrowCols
-	if r.wide {
-		r.cols = wideCols
-	}
+	r := newRenderer(o)
 	r.header(s)
 	r.sources(s)
 	r.head = len(r.lines)
@@ -116,6 +106,22 @@ func render(s *sample.Sample, o ViewOptions) rendered {
 		r.job(j)
 	}
 	return rendered{lines: r.lines, head: r.head, rows: r.rows}
+}
+
+// newRenderer starts a render with o's defaults filled in.
+func newRenderer(o ViewOptions) *renderer {
+	if o.Width <= 0 {
+		o.Width = 80
+	}
+	if o.Sort == "" {
+		o.Sort = "pss"
+	}
+	r := &renderer{o: o, st: newStyles(o.Color), t: cat.T(o.Lang), wide: o.Width >= WideWidth, labels: map[string]string{}}
+	r.cols = narrowCols
+	if r.wide {
+		r.cols = wideCols
+	}
+	return r
 }
 
 type renderer struct {

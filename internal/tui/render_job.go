@@ -10,6 +10,19 @@ import (
 	"github.com/torchmem/torchmem/internal/units"
 )
 
+// jobTable is top's block of each job alone (run --tui's table of the
+// supervised job): its title, columns, process rows (folded as o says,
+// selectable) and total, without top's header. barLimit is what memory
+// bars are drawn against when a job has no cgroup limit of its own.
+func jobTable(js []sample.Job, barLimit int64, o ViewOptions) rendered {
+	r := newRenderer(o)
+	r.hostTotal = barLimit
+	for _, j := range orderJobs(js, r.o.Sort, "", r.o.Reverse) {
+		r.job(j)
+	}
+	return rendered{lines: r.lines, rows: r.rows}
+}
+
 func (r *renderer) job(j sample.Job) {
 	t := j.Totals
 	var je JobExtra

@@ -13,15 +13,19 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/torchmem/torchmem/internal/i18n"
+	"github.com/torchmem/torchmem/internal/procfs"
 	"github.com/torchmem/torchmem/internal/supervisor"
 	"github.com/torchmem/torchmem/internal/termsafe"
+	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
 // RunView is torchmem run --tui's live view: a full-screen page of the
-// job's memory (supervisor.Live) with its recent history, its last
-// events, torchmem's notices and the tail of the job's output, which the
-// job writes to LogPath meanwhile. It draws on the same frame as top
+// job's memory (supervisor.Live) with its recent history, the job's
+// process table (top's, from the supervisor's own sample: selectable, a
+// signal to one process on x after a question), its last events,
+// torchmem's notices and the tail of the job's output, which the job
+// writes to LogPath meanwhile. It draws on the same frame as top
 // (frame.go): the same header, status line, footer, help on ? and keys.
 type RunView struct {
 	// LogPath is the job's output file, tailed in the view.
@@ -94,11 +98,24 @@ type runModel struct {
 	tail           []string
 	f              frame
 	follow         bool // the body shows its end (the newest output) until scrolled up
+	lang           language.Tag
+	color          bool
+	expand         bool // the table lists every DataLoader worker (e)
+	picker              // the selected process and the signal question
 }
 
 func newRunModel(title, logPath string, notices *SyncBuffer, lang language.Tag) *runModel {
-	return &runModel{title: title, logPath: logPath, notices: notices, follow: true,
-		f: frame{t: cat.T(lang), st: newStyles(os.Getenv("NO_COLOR") == "")}}
+	color := os.Getenv("NO_COLOR") == ""
+	m := &runModel{title: title, logPath: logPath, notices: notices, follow: true, lang: lang, color: color,
+		f: frame{t: cat.T(lang), st: newStyles(color)}}
+	m.picker = picker{f: &m.f, kill: syscall.Kill}
+	if fs, err := procfs.NewFS("/proc"); err == nil {
+		m.startOf = func(pid int) (uint64, error) {
+			st, err := fs.Stat(pid)
+			return st.StartTicks, err
+		}
+	}
+	return m
 }
 
 func (m *runModel) Init() tea.Cmd { return runTick() }
@@ -133,6 +150,10 @@ func (m *runModel) key(k string) tea.Cmd {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
 		return nil
 	}
+	if m.ask != nil {
+		m.answer(k)
+		return nil
+	}
 	if m.f.sharedKey(k) {
 		m.follow = k == "end" || (m.follow && k != "pgup" && k != "home")
 		return nil
@@ -141,15 +162,38 @@ func (m *runModel) key(k string) tea.Cmd {
 	case "q":
 		return tea.Quit // the job goes on; only the view closes
 	case "esc":
-		m.f.status = ""
+		m.sel, m.f.status = 0, ""
 	case "up", "k":
-		m.f.scroll, m.follow = max(0, m.f.scroll-1), false
+		m.pick(m.table().rows, -1)
 	case "down", "j":
-		m.f.scroll++
+		m.pick(m.table().rows, 1)
+	case "x", "delete", "f9":
+		m.openAsk(m.table().rows, 0) // its start time is read now: the sample has none
+	case "e":
+		m.expand = !m.expand
 	case "G":
 		m.follow = true
 	}
 	return nil
+}
+
+// runPartsLines is how many lines the status fields may take: joined,
+// they leave the rows to the process table and the output.
+const runPartsLines = 2
+
+// runPartsSep is what sets the status fields apart on their line.
+const runPartsSep = " · "
+
+// table is the job's process table as top draws a job, from the last
+// Live: its memory bars against the cgroup's limit (the host's memory
+// without one).
+func (m *runModel) table() rendered {
+	limit := m.live.HostTotal
+	if l := m.live.Limit; l != nil && *l > 0 {
+		limit = *l
+	}
+	return jobTable(m.live.Jobs, limit, ViewOptions{Width: m.f.width, Color: m.color, Lang: m.lang,
+		Expand: m.expand, Selected: m.sel})
 }
 
 func (m *runModel) View() tea.View {
@@ -161,9 +205,19 @@ func (m *runModel) View() tea.View {
 		}
 		head = append(head, line)
 	}
-	for _, p := range m.live.Parts {
-		head = append(head, "  "+p)
+	if len(m.live.Parts) > 0 {
+		w := m.f.width
+		if w <= 0 {
+			w = 80
+		}
+		parts := strings.Split(textwrap.Wrap("  ", strings.Join(m.live.Parts, runPartsSep), w), "\n")
+		head = append(head, parts[:min(runPartsLines, len(parts))]...)
 	}
+	rd := m.table()
+	if _, moved := m.cursor(rd.rows); moved { // it exited: the row now there is selected
+		rd = m.table()
+	}
+	head = append(head, rd.lines...)
 	// Events and notices stay in sight above the job's output, which
 	// scrolls: the last few of each.
 	head = append(head, m.f.st.header.UnsetUnderline().Render(m.f.t("run.events")))
@@ -187,7 +241,11 @@ func (m *runModel) View() tea.View {
 	if m.follow {
 		m.f.scroll = 1 << 30 // draw clamps it to the end
 	}
-	v := tea.NewView(m.f.draw(head, body, -1, m.f.t("footer.run"), runHelp))
+	footer := m.f.t("footer.run")
+	if m.ask != nil {
+		footer = m.question()
+	}
+	v := tea.NewView(m.f.draw(head, body, -1, footer, runHelp))
 	v.AltScreen = true
 	return v
 }
@@ -196,7 +254,10 @@ func (m *runModel) View() tea.View {
 var runHelp = append([]helpItem{
 	{"q", "help.run.q"},
 	{"ctrl-c", "help.run.ctrlc"},
-	{"↑ ↓ j k", "help.run.scroll"},
+	{"↑ ↓ j k", "help.select"},
+	{"x", "help.run.signal"},
+	{"e", "help.fold"},
+	{"Home End G", "help.run.scroll"},
 }, sharedHelp...)
 
 // runTail returns the last lines of at most max bytes at the end of path.

@@ -25,7 +25,7 @@ func TestRunView(t *testing.T) {
 	m.Update(runTickMsg{})
 	out := m.View().Content
 	for _, want := range []string{"[" + strings.Repeat("#", 20) + strings.Repeat(".", 20) + "]", "step 12", "near the limit",
-		"host-threshold", "epoch 2/2 loss 0.1", "q close the view"} {
+		"host-threshold", "epoch 2/2 loss 0.1", "q close (the job goes on)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("view lacks %q:\n%s", want, out)
 		}

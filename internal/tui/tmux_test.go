@@ -157,7 +157,8 @@ func TestTmuxTop(t *testing.T) {
 
 // TestTmuxRunTUI drives `torchmem run --tui` over a job that prints lines
 // of Chinese wider than the terminal: the view cuts them at a character,
-// never inside one, at 80×24 and 200×50.
+// never inside one, at 80×24 and 200×50; ? shows the help, and in the
+// job's process table j selects a process and x asks before a signal.
 func TestTmuxRunTUI(t *testing.T) {
 	bin := tmuxBinary(t)
 	if os.Geteuid() != 0 {
@@ -190,6 +191,27 @@ func TestTmuxRunTUI(t *testing.T) {
 			}
 			x.run("send-keys", "-t", "v", "Escape")
 			time.Sleep(300 * time.Millisecond)
+			// The job's process table: j selects a process (sh or one of
+			// its sleeps), x asks before signalling it, k makes it KILL,
+			// esc sends nothing.
+			tr := cat.T(tag)
+			for _, st := range []struct{ key, want string }{
+				{"j", "\n>"},
+				{"x", "send SIGTERM to pid"},
+				{"k", "send SIGKILL to pid"},
+				{"Escape", tr("signal.cancel")},
+			} {
+				x.run("send-keys", "-t", "v", st.key)
+				want := st.want
+				if lang == "zh" && st.key == "x" {
+					want = "发送 SIGTERM"
+				} else if lang == "zh" && st.key == "k" {
+					want = "发送 SIGKILL"
+				}
+				if s, ok := x.waitFor(want, 5*time.Second); !ok {
+					t.Errorf("%s after %s: no %q on screen:\n%s", name, st.key, want, s)
+				}
+			}
 			// Stop the job (a second Ctrl-C if the first did not).
 			exec.Command("tmux", "-S", x.sock, "send-keys", "-t", "v", "C-c").Run()
 			time.Sleep(time.Second)

@@ -4,11 +4,14 @@
 # 80x24 and 200x50, in English and Chinese, driven by tmux send-keys.
 # Needs tmux, python3 with torch (Debian: python3-torch) and root for
 # run's cgroup. Usage: scripts/tui-captures.sh [torchmem binary] [python3]
+# [top|run|all] (the third: which view's captures to remake; all when
+# absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 bin=${1:-}
 py=${2:-python3}
+views=${3:-all}
 work=$(mktemp -d)
 export TMUX_TMPDIR=$work
 if [ -z "$bin" ]; then
@@ -61,6 +64,7 @@ session() {
 	tmux -u new-session -d -s cap -x "$1" -y "$2" -c "$work" "env LANG=$3 LC_ALL=$3 $4"
 }
 
+if [ "$views" != run ]; then
 # The job top watches, started from $work so its command line is short.
 (cd "$work" && exec "$py" dataloader_demo.py >/dev/null 2>&1) &
 jobs+=($!)
@@ -92,7 +96,9 @@ for size in 80x24 200x50; do
 done
 for p in "${jobs[@]}"; do kill "$p" 2>/dev/null || true; done
 jobs=()
+fi
 
+[ "$views" = top ] && { echo "captures in docs/tui/"; exit 0; }
 for size in 80x24 200x50; do
 	w=${size%x*} h=${size#*x}
 	for lang in en zh; do
@@ -104,6 +110,11 @@ for size in 80x24 200x50; do
 		sleep 12
 		shot "$f"
 		shot "$f" "?"
+		shot "$f" Escape e
+		shot "$f" j j
+		shot "$f" x
+		shot "$f" k
+		shot "$f" n
 		shot "$f" Escape
 		shot "$f" q
 		tmux send-keys -t cap C-c || true

@@ -102,6 +102,7 @@ class _Tracer(object):
         self.names = weakref.WeakKeyDictionary()
         self.seen = weakref.WeakSet()
         self.redirect = 0  # > 0 inside a call that made tensors on the GPU
+        self.hosting = 0  # > 0 while weights are made host placeholders
         self.in_step = 0
         self.warnings = 0
         self.failure = None
@@ -149,16 +150,22 @@ class _Tracer(object):
             return "data"
         return "other"
 
-    def on_output(self, t, op, cat=None):
+    def on_output(self, t, op, cat=None, host=False):
         key = _skey(t)
         e = self.live.get(key)
         if e is None:
             nbytes = _storage(t).nbytes()
             if nbytes == 0:
                 return  # the CUDA allocator hands out nothing for it
+            if host:
+                # A meta tensor standing for a host (CPU) tensor: a weight
+                # or a loaded checkpoint tensor; no allocation on the GPU.
+                self.live[key] = [0, nbytes, 0, True]
+                self.hold(t, key)
+                return
             aid = self.next_id
             self.next_id += 1
-            e = [aid, nbytes, 0]
+            e = [aid, nbytes, 0, False]
             self.live[key] = e
             self.allocated += nbytes
             self.peak = max(self.peak, self.allocated)
@@ -192,19 +199,48 @@ class _Tracer(object):
         e[2] -= 1
         if e[2] <= 0:
             del self.live[h[1]]
+            if e[3]:
+                return  # a host placeholder
             self.allocated -= e[1]
             self.emit(["F", str(e[0])])
 
     def adopt(self, t):
         """t now uses another storage (param.data = x)."""
-        if t is not None and self.is_device_storage(t):
-            self.hold(t, _skey(t))
+        if t is None:
+            return
+        try:
+            key = _skey(t)
+        except Exception:
+            return
+        if key in self.live:  # a device storage or a host placeholder
+            self.hold(t, key)
 
     def is_device_storage(self, t):
         try:
-            return _skey(t) in self.live
+            e = self.live.get(_skey(t))
         except Exception:
             return False
+        return e is not None and not e[3]
+
+    def is_host(self, t):
+        try:
+            e = self.live.get(_skey(t))
+        except Exception:
+            return False
+        return e is not None and e[3]
+
+    def host_inputs(self, args, kwargs):
+        """meta mode: an op whose tensor inputs include a host placeholder
+        and no device tensor runs on the host: its outputs are host too."""
+        host = False
+        for a in _flat((args, kwargs or {}), []):
+            if isinstance(a, self.torch.Tensor):
+                e = self.live.get(_skey(a))
+                if e is not None:
+                    if not e[3]:
+                        return False
+                    host = True
+        return host
 
     def classify(self, t, cat):
         if t is None:
@@ -213,7 +249,7 @@ class _Tracer(object):
             e = self.live.get(_skey(t))
         except Exception:
             return
-        if e is not None:
+        if e is not None and not e[3]:
             self.hold(t, _skey(t))
             self.emit(["C", str(e[0]), cat])
 
@@ -410,7 +446,8 @@ def _install_modes(torch, T):
                 move = True
             if not move:
                 return func(*args, **kwargs)
-            if func is Tensor.to and dev == "cpu" and not T.is_device_storage(args[0]):
+            if func is Tensor.to and (dev == "cpu" and not T.is_device_storage(args[0]) or
+                                      dev == "meta" and T.is_host(args[0])):
                 kwargs = dict(kwargs)
                 kwargs["copy"] = True  # a host tensor is copied to the device
             T.redirect += 1
@@ -434,17 +471,22 @@ def _install_modes(torch, T):
                     T.failure = (str(func), T.stack_id(), _first_sentence(err))
                 raise
             try:
+                host = False
                 if T.device == "cpu" and T.redirect == 0:
                     # cpu mode: an op's outputs are on the device when an input is
                     dev_in = any(isinstance(a, Tensor) and _skey(a) in T.live
                                  for a in _flat((args, kwargs or {}), []))
                 else:
                     dev_in = True
+                    # meta mode: ops on host placeholders (weights made meta
+                    # at construction, .half() of a model still on the host)
+                    host = T.device == "meta" and (
+                        T.hosting > 0 or (T.redirect == 0 and T.host_inputs(args, kwargs)))
                 if dev_in:
                     op = str(func)
                     for t in _flat(out, []):
                         if isinstance(t, Tensor) and (T.device == "cpu" or t.is_meta):
-                            T.on_output(t, op)
+                            T.on_output(t, op, host=host)
             except Exception:
                 _debug()
             return out
@@ -481,6 +523,8 @@ def _install_modes(torch, T):
     Parameter.__new__ = staticmethod(__new__)
     if dev == "meta":
         _keep_ties(torch)
+        _install_empty_weights(torch, T)
+        _install_load(torch, T)
     T.modes = (Redirect(), Record())
     T.modes[0].__enter__()
     T.modes[1].__enter__()
@@ -526,6 +570,96 @@ def _keep_ties(torch):
         return out
 
     Module._apply = _apply
+
+
+def _to_host_meta(torch, T, t):
+    """A meta tensor of t's shape and dtype, marked host: the real CPU
+    tensor is freed as soon as the caller drops it."""
+    T.hosting += 1
+    try:
+        with torch.no_grad():
+            m = t.detach().to("meta")
+    finally:
+        T.hosting -= 1
+    return m
+
+
+def _install_empty_weights(torch, T):
+    """Weights are never made for real (accelerate's init_empty_weights):
+    each parameter and buffer a module registers becomes a meta host
+    placeholder at once, so building a 7B model on the CPU holds one layer's
+    transient tensor at most. .to("cuda")/.cuda() then copies it to the
+    (meta) device, recorded as the GPU allocation it is, in the dtype of
+    any .half()/.to(dtype) before. A tensor already on meta (the device,
+    or a tied weight registered twice) is kept as it is."""
+    Module = torch.nn.Module
+    orig_param = Module.register_parameter
+    orig_buffer = Module.register_buffer
+
+    def register_parameter(self, name, param):
+        orig_param(self, name, param)
+        if param is None or getattr(param, "is_meta", True):
+            return
+        try:
+            p = self._parameters[name]
+            new = type(p)(_to_host_meta(torch, T, p), p.requires_grad)
+            new.__dict__.update(p.__dict__)
+            T.on_output(new, "", host=True)
+            self._parameters[name] = new
+        except Exception:
+            _debug()  # a Parameter subclass of its own: left real
+
+    def register_buffer(self, name, tensor, *a, **k):
+        orig_buffer(self, name, tensor, *a, **k)
+        if tensor is None or getattr(tensor, "is_meta", True) or not isinstance(tensor, torch.Tensor):
+            return
+        try:
+            b = _to_host_meta(torch, T, tensor)
+            T.on_output(b, "", host=True)
+            self._buffers[name] = b
+        except Exception:
+            _debug()
+
+    Module.register_parameter = register_parameter
+    Module.register_buffer = register_buffer
+
+
+def _install_load(torch, T):
+    """torch.load reads no tensor data: each storage of the checkpoint is a
+    meta storage of its size (a host placeholder, or a device allocation
+    when map_location names the GPU). load_state_dict then copies shapes."""
+    import torch.serialization as ser
+
+    orig = getattr(ser, "_load", None)
+    if orig is None:
+        return
+
+    class Records(object):
+        def __init__(self, zf):
+            self.zf = zf
+
+        def get_storage_from_record(self, name, numel, *a, **k):
+            return torch.empty(numel, dtype=torch.uint8, device="meta")
+
+        def __getattr__(self, name):
+            return getattr(self.zf, name)
+
+    def _load(zip_file, map_location, *a, **k):
+        cuda = _is_cuda(map_location) or (isinstance(map_location, dict) and
+                                          any(_is_cuda(v) for v in map_location.values()))
+        if cuda:
+            T.redirect += 1
+        else:
+            T.hosting += 1
+        try:
+            return orig(Records(zip_file), lambda s, loc: s, *a, **k)
+        finally:
+            if cuda:
+                T.redirect -= 1
+            else:
+                T.hosting -= 1
+
+    ser._load = _load
 
 
 def _install_cuda(torch, T):

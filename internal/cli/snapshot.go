@@ -55,7 +55,7 @@ func snapshotLoad(env *Env, name string) (*snapshot.Snapshot, error) {
 	snapshotTuneGC(snapshotDecodedSize(name, st.Size()))
 	var progress func(read, total int64)
 	if st.Size() >= snapshotProgressMin && isTerminal(env.Stderr) {
-		progress = snapshotProgressBar(env.Stderr)
+		progress = snapshotProgressBar(env.Stderr, snapshotTr(env))
 		defer fmt.Fprint(env.Stderr, "\r\033[K")
 	}
 	return snapshot.ReadFile(name, progress)
@@ -95,7 +95,7 @@ func snapshotDecodedSize(name string, size int64) int64 {
 }
 
 // snapshotProgressBar draws at most ten times a second.
-func snapshotProgressBar(w io.Writer) func(read, total int64) {
+func snapshotProgressBar(w io.Writer, t translate) func(read, total int64) {
 	var last time.Time
 	start := time.Now()
 	return func(read, total int64) {
@@ -104,7 +104,7 @@ func snapshotProgressBar(w io.Writer) func(read, total int64) {
 		}
 		last = time.Now()
 		frac := min(float64(read)/float64(total), 1)
-		fmt.Fprintf(w, "\rreading snapshot %s %3.0f%% %.1fs", tui.Bar(read, total, 30), frac*100, time.Since(start).Seconds())
+		fmt.Fprintf(w, "\r%s %s %3.0f%% %.1fs", t("snap.reading"), tui.Bar(read, total, 30), frac*100, time.Since(start).Seconds())
 	}
 }
 

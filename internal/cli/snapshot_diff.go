@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/snapshot"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
@@ -30,7 +31,7 @@ func newSnapshotDiffCmd(env *Env) *cobra.Command {
 			if asJSON {
 				return writeJSON(env.Stdout, d)
 			}
-			return printSnapshotDiff(env.Stdout, d, limit, all)
+			return printSnapshotDiff(env.Stdout, snapshotTr(env), d, limit, all)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print every site as JSON (sizes in bytes)")
@@ -40,7 +41,7 @@ func newSnapshotDiffCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-func printSnapshotDiff(w io.Writer, d *snapshot.Diff, limit int, all bool) error {
+func printSnapshotDiff(w io.Writer, t translate, d *snapshot.Diff, limit int, all bool) error {
 	b := units.Bytes
 	before := map[int64]snapshot.DeviceSummary{}
 	for _, x := range d.Before {
@@ -48,18 +49,20 @@ func printSnapshotDiff(w io.Writer, d *snapshot.Diff, limit int, all bool) error
 	}
 	for _, x := range d.After {
 		p := before[x.Device]
-		fmt.Fprintf(w, "device %d:\n  reserved   %s -> %s (%s)\n  allocated  %s -> %s (%s)\n", x.Device,
-			b(p.Reserved), b(x.Reserved), snapshotSigned(x.Reserved-p.Reserved), b(p.Allocated), b(x.Allocated), snapshotSigned(x.Allocated-p.Allocated))
+		fmt.Fprintln(w, t("diff.device", x.Device))
+		fmt.Fprintf(w, "  %s %s\n", i18n.PadRight(t("diff.reserved"), 10), t("diff.change", b(p.Reserved), b(x.Reserved), snapshotSigned(x.Reserved-p.Reserved)))
+		fmt.Fprintf(w, "  %s %s\n", i18n.PadRight(t("diff.allocated"), 10), t("diff.change", b(p.Allocated), b(x.Allocated), snapshotSigned(x.Allocated-p.Allocated)))
 	}
 	tw := newTable(w)
-	fmt.Fprintln(tw, "  DELTA\tBEFORE\tAFTER\tCOUNT\tSITE\tVIA")
+	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", t("diff.col.delta"), t("diff.col.before"), t("diff.col.after"),
+		t("top.col.count"), t("top.col.site"), t("top.col.via"))
 	shown := 0
 	for _, s := range d.Sites {
 		if s.DeltaBytes == 0 && !all {
 			continue
 		}
 		if limit > 0 && shown == limit {
-			fmt.Fprintf(tw, "  …\t\t\t\tmore sites (--limit 0 for all)\t\n")
+			fmt.Fprintf(tw, "  …\t\t\t\t%s\t\n", t("diff.more"))
 			break
 		}
 		shown++
@@ -67,7 +70,7 @@ func printSnapshotDiff(w io.Writer, d *snapshot.Diff, limit int, all bool) error
 			s.BeforeCount, s.AfterCount, termsafe.Line(snapshotShortName(s.Site)), termsafe.Line(snapshotShortName(s.Via)))
 	}
 	if shown == 0 {
-		fmt.Fprintln(tw, "  (no site changed)")
+		fmt.Fprintln(tw, t("diff.no_change"))
 	}
 	return tw.Flush()
 }

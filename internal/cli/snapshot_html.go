@@ -46,8 +46,7 @@ stays small and responsive for snapshots with millions of entries.`,
 			if asJSON {
 				return writeJSON(env.Stdout, map[string]any{"output": out, "page": st})
 			}
-			fmt.Fprintf(env.Stdout, "wrote %s (%d bytes: %d timeline points, %d blocks, %d stacks)\n",
-				out, st.Bytes, st.Points, st.Blocks, st.Stacks)
+			fmt.Fprintln(env.Stdout, snapshotTr(env)("snap.html_wrote", out, st.Bytes, st.Points, st.Blocks, st.Stacks))
 			return nil
 		},
 	}

@@ -32,10 +32,10 @@ repeatedly. Needs a snapshot with a trace (_record_memory_history).`,
 				return writeJSON(env.Stdout, leaks)
 			}
 			if len(s.Traces) == 0 {
-				fmt.Fprintln(env.Stdout, "no trace in this snapshot: record one with torch.cuda.memory._record_memory_history()")
+				fmt.Fprintln(env.Stdout, snapshotTr(env)("snap.no_trace"))
 				return nil
 			}
-			return printSnapshotLeaks(env.Stdout, leaks)
+			return printSnapshotLeaks(env.Stdout, snapshotTr(env), leaks)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the leaks as JSON (sizes in bytes)")
@@ -45,14 +45,15 @@ repeatedly. Needs a snapshot with a trace (_record_memory_history).`,
 	return cmd
 }
 
-func printSnapshotLeaks(w io.Writer, l *snapshot.Leaks) error {
+func printSnapshotLeaks(w io.Writer, t translate, l *snapshot.Leaks) error {
 	if len(l.Leaks) == 0 {
-		fmt.Fprintln(w, "no accumulating allocations found")
+		fmt.Fprintln(w, t("leaks.none"))
 		return nil
 	}
-	fmt.Fprintf(w, "allocations alive at the end that grew step after step\n(steps from %s):\n", l.StepSource)
+	fmt.Fprintln(w, t("leaks.header", l.StepSource))
 	tw := newTable(w)
-	fmt.Fprintln(tw, "  GROWTH/STEP\tSTEPS\tALIVE\tCOUNT\tDEVICE\tSITE\tVIA")
+	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", t("leaks.col.growth"), t("leaks.col.steps"), t("leaks.col.alive"),
+		t("top.col.count"), t("leaks.col.device"), t("top.col.site"), t("top.col.via"))
 	for _, k := range l.Leaks {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%d\t%s\t%s\n", units.Bytes(int64(k.BytesPerStep)), k.Steps,
 			units.Bytes(k.Bytes), k.Count, k.Device, termsafe.Line(snapshotShortName(k.Key)), termsafe.Line(snapshotShortName(k.Via)))

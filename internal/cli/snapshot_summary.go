@@ -39,7 +39,7 @@ length and time span, OOM events, and the peak of allocated memory and when.`,
 				_, err := io.WriteString(env.Stdout, sum.MemoryVizStats)
 				return err
 			}
-			return printSnapshotSummary(env.Stdout, sum)
+			return printSnapshotSummary(env.Stdout, snapshotTr(env), sum)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON (sizes in bytes, times in microseconds)")
@@ -47,85 +47,87 @@ length and time span, OOM events, and the peak of allocated memory and when.`,
 	return cmd
 }
 
-func printSnapshotSummary(w io.Writer, sum *snapshot.Summary) error {
+func printSnapshotSummary(w io.Writer, t translate, sum *snapshot.Summary) error {
 	if _, err := io.WriteString(w, sum.MemoryVizStats); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "torchmem summary (snapshot format %s)\n", sum.Format)
+	fmt.Fprintln(w, t("sum.title", sum.Format))
 	for _, d := range sum.Devices {
-		printSnapshotDevice(w, d)
+		printSnapshotDevice(w, t, d)
 	}
-	for _, t := range sum.Traces {
-		printSnapshotTrace(w, t)
+	for _, tr := range sum.Traces {
+		printSnapshotTrace(w, t, tr)
 	}
 	if len(sum.Traces) == 0 {
-		fmt.Fprintln(w, "\ntrace: none recorded (enable torch.cuda.memory._record_memory_history before the run)")
+		fmt.Fprintln(w, t("sum.no_trace"))
 	}
 	if len(sum.AllocatorSettings) > 0 {
 		settings := termsafe.Line(strings.Join(snapshotSettings(sum.AllocatorSettings), " "))
-		fmt.Fprintf(w, "\nallocator settings:\n%s\n", textwrap.Wrap("  ", settings, textwrap.Width))
+		fmt.Fprintf(w, "%s\n%s\n", t("sum.settings"), textwrap.Wrap("  ", settings, textwrap.Width))
 	}
-	fmt.Fprintf(w, "external annotations: %d\n", sum.Annotations)
+	fmt.Fprintln(w, t("sum.annotations", sum.Annotations))
 	return nil
 }
 
-func printSnapshotDevice(w io.Writer, d snapshot.DeviceSummary) {
+func printSnapshotDevice(w io.Writer, t translate, d snapshot.DeviceSummary) {
 	b := units.Bytes
-	fmt.Fprintf(w, "\ndevice %d: %d segments\n", d.Device, d.Segments)
+	fmt.Fprintln(w, t("sum.device", d.Device, d.Segments))
 	tw := newTable(w)
-	fmt.Fprintf(tw, "  reserved\t%s\n", b(d.Reserved))
-	fmt.Fprintf(tw, "  allocated\t%s\t(active %s, requested %s)\n", b(d.Allocated), b(d.Active), b(d.Requested))
-	free := d.FreeInternal + d.FreeExternal
-	fmt.Fprintf(tw, "  free\t%s\n", b(free))
-	fmt.Fprintf(tw, "  free, internal\t%s\t(rounding of block sizes)\n", b(d.FreeInternal))
-	fmt.Fprintf(tw, "  free, external\t%s\t(fragmentation: inactive blocks)\n", b(d.FreeExternal))
-	fmt.Fprintf(tw, "  largest free block\t%s\n", b(d.LargestFreeBlock))
+	row := func(label string, cells ...string) {
+		fmt.Fprintf(tw, "  %s\t%s\n", label, strings.Join(cells, "\t"))
+	}
+	row(t("sum.reserved"), b(d.Reserved))
+	row(t("sum.allocated"), b(d.Allocated), t("sum.allocated_more", b(d.Active), b(d.Requested)))
+	row(t("sum.free"), b(d.FreeInternal+d.FreeExternal))
+	row(t("sum.free_int"), b(d.FreeInternal), t("sum.free_int_why"))
+	row(t("sum.free_ext"), b(d.FreeExternal), t("sum.free_ext_why"))
+	row(t("sum.largest"), b(d.LargestFreeBlock))
 	var pools []string
 	for name, p := range d.Pools {
 		pools = append(pools, fmt.Sprintf("%s %d (%s)", name, p.Segments, b(p.Bytes)))
 	}
 	sort.Strings(pools)
-	fmt.Fprintf(tw, "  segments by pool\t%s; expandable %d\n", strings.Join(pools, ", "), d.Expandable)
-	snapshotRows(tw, "  blocks", snapshotCounts(d.Blocks))
+	row(t("sum.pools"), t("sum.pools_value", strings.Join(pools, ", "), d.Expandable))
+	snapshotRows(tw, t, "  "+t("sum.blocks"), snapshotCounts(d.Blocks))
 	tw.Flush()
 }
 
-func printSnapshotTrace(w io.Writer, t snapshot.TraceSummary) {
+func printSnapshotTrace(w io.Writer, t translate, tr snapshot.TraceSummary) {
 	b := units.Bytes
-	span := "no times recorded"
-	at := func(l snapshot.Level) string { return fmt.Sprintf("entry %d", l.Index) }
-	if t.HasTime {
-		span = fmt.Sprintf("over %.3f s", float64(t.LastUS-t.FirstUS)/1e6)
+	span := t("sum.no_times")
+	at := func(l snapshot.Level) string { return t("sum.entry", l.Index) }
+	if tr.HasTime {
+		span = t("sum.over", fmt.Sprintf("%.3f", float64(tr.LastUS-tr.FirstUS)/1e6))
 		at = func(l snapshot.Level) string {
-			return fmt.Sprintf("%s (entry %d)", snapshotSeconds(l.TimeUS-t.FirstUS), l.Index)
+			return t("sum.at_entry", snapshotSeconds(l.TimeUS-tr.FirstUS), l.Index)
 		}
 	}
-	fmt.Fprintf(w, "\ntrace of device %d: %d entries %s\n", t.Device, t.Entries, span)
+	fmt.Fprintln(w, t("sum.trace", tr.Device, tr.Entries, span))
 	tw := newTable(w)
-	snapshotRows(tw, "  actions", snapshotCounts(t.Actions))
-	fmt.Fprintf(tw, "  at trace start\tallocated %s, reserved %s\n", b(t.Start.Allocated), b(t.Start.Reserved))
-	fmt.Fprintf(tw, "  peak allocated\t%s at %s; reserved then %s\n", b(t.PeakAlloc.Allocated), at(t.PeakAlloc), b(t.PeakAlloc.Reserved))
-	fmt.Fprintf(tw, "  peak reserved\t%s at %s\n", b(t.PeakReserved.Reserved), at(t.PeakReserved))
-	if len(t.OOMs) == 0 {
-		fmt.Fprintf(tw, "  OOM events\tnone\n")
+	snapshotRows(tw, t, "  "+t("sum.actions"), snapshotCounts(tr.Actions))
+	fmt.Fprintf(tw, "  %s\t%s\n", t("sum.start"), t("sum.start_value", b(tr.Start.Allocated), b(tr.Start.Reserved)))
+	fmt.Fprintf(tw, "  %s\t%s\n", t("sum.peak_alloc"), t("sum.peak_alloc_at", b(tr.PeakAlloc.Allocated), at(tr.PeakAlloc), b(tr.PeakAlloc.Reserved)))
+	fmt.Fprintf(tw, "  %s\t%s\n", t("sum.peak_rsv"), t("sum.peak_rsv_at", b(tr.PeakReserved.Reserved), at(tr.PeakReserved)))
+	if len(tr.OOMs) == 0 {
+		fmt.Fprintf(tw, "  %s\t%s\n", t("sum.oom_events"), t("snap.none"))
 	}
-	for _, o := range t.OOMs {
-		when := fmt.Sprintf("entry %d", o.Index)
-		if t.HasTime {
-			when = fmt.Sprintf("%s (entry %d)", snapshotSeconds(o.TimeUS-t.FirstUS), o.Index)
+	for _, o := range tr.OOMs {
+		when := t("sum.entry", o.Index)
+		if tr.HasTime {
+			when = t("sum.at_entry", snapshotSeconds(o.TimeUS-tr.FirstUS), o.Index)
 		}
-		fmt.Fprintf(tw, "  OOM\t%s: %s requested, %s free\n", when, b(o.Requested), b(o.DeviceFree))
+		fmt.Fprintf(tw, "  %s\t%s\n", t("sum.oom"), t("sum.oom_value", when, b(o.Requested), b(o.DeviceFree)))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "  (trace sizes are as requested; PyTorch rounds blocks up to 512 bytes)")
+	fmt.Fprintln(w, t("sum.trace_note"))
 }
 
 // snapshotRows writes a table row whose value is a list, continued on
 // further rows (empty label) so that no line passes 80 columns (the label
 // column is at most 22 wide).
-func snapshotRows(tw io.Writer, label string, items []string) {
+func snapshotRows(tw io.Writer, t translate, label string, items []string) {
 	if len(items) == 0 {
-		fmt.Fprintf(tw, "%s\tnone\n", label)
+		fmt.Fprintf(tw, "%s\t%s\n", label, t("snap.none"))
 		return
 	}
 	line := ""

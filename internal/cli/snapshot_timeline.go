@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/snapshot"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
@@ -37,7 +38,7 @@ below. --csv writes one row per trace entry and one per annotation; --json write
 			if err != nil {
 				return err
 			}
-			return runSnapshotTimeline(env.Stdout, s, &f)
+			return runSnapshotTimeline(env.Stdout, snapshotTr(env), s, &f)
 		},
 	}
 	fl := cmd.Flags()
@@ -49,7 +50,7 @@ below. --csv writes one row per trace entry and one per annotation; --json write
 	return cmd
 }
 
-func runSnapshotTimeline(w io.Writer, s *snapshot.Snapshot, f *snapshotTimelineFlags) error {
+func runSnapshotTimeline(w io.Writer, t translate, s *snapshot.Snapshot, f *snapshotTimelineFlags) error {
 	var tls []*snapshot.Timeline
 	for dev := range s.Traces {
 		if (f.device < 0 || f.device == dev) && len(s.Traces[dev]) > 0 {
@@ -63,14 +64,14 @@ func runSnapshotTimeline(w io.Writer, s *snapshot.Snapshot, f *snapshotTimelineF
 		return writeSnapshotTimelineCSV(w, s, tls)
 	}
 	if len(tls) == 0 {
-		fmt.Fprintln(w, "no trace in this snapshot: record one with torch.cuda.memory._record_memory_history()")
+		fmt.Fprintln(w, t("snap.no_trace"))
 	}
 	width := f.width
 	if width <= 0 {
 		width = snapshotSparklineWidth(runsWidth(w))
 	}
 	for _, tl := range tls {
-		printSnapshotSparkline(w, tl, max(width, 8))
+		printSnapshotSparkline(w, t, tl, max(width, 8))
 	}
 	return nil
 }
@@ -134,7 +135,7 @@ func snapshotSparklineWidth(cols int) int { return max(cols-12, 8) }
 
 var snapshotBars = []rune("▁▂▃▄▅▆▇█")
 
-func printSnapshotSparkline(w io.Writer, tl *snapshot.Timeline, width int) {
+func printSnapshotSparkline(w io.Writer, t translate, tl *snapshot.Timeline, width int) {
 	bs := tl.Buckets(0, tl.Entries, width)
 	var maxA, maxR int64
 	for _, b := range bs {
@@ -149,24 +150,26 @@ func printSnapshotSparkline(w io.Writer, tl *snapshot.Timeline, width int) {
 		}
 		return sb.String()
 	}
-	span := "no times recorded"
+	span := t("tl.no_times")
 	if tl.HasTime && len(tl.Levels()) > 0 {
 		span = fmt.Sprintf("%.3f s", float64(tl.Levels()[len(tl.Levels())-1].TimeUS-tl.Start.TimeUS)/1e6)
 	}
-	fmt.Fprintf(w, "device %d: %d trace entries, %s (scale: full height = %s)\n", tl.Device, tl.Entries, span, units.Bytes(scale))
-	fmt.Fprintf(w, "  allocated %s\n", line(func(b snapshot.Bucket) int64 { return b.MaxAllocated }))
-	fmt.Fprintf(w, "  reserved  %s\n", line(func(b snapshot.Bucket) int64 { return b.MaxReserved }))
+	// The labels take 10 columns in every language: the bars line up.
+	label := func(id string) string { return i18n.PadRight(t(id), 9) }
+	fmt.Fprintln(w, t("tl.header", tl.Device, tl.Entries, span, units.Bytes(scale)))
+	fmt.Fprintf(w, "  %s %s\n", label("tl.allocated"), line(func(b snapshot.Bucket) int64 { return b.MaxAllocated }))
+	fmt.Fprintf(w, "  %s %s\n", label("tl.reserved"), line(func(b snapshot.Bucket) int64 { return b.MaxReserved }))
 	marks, legend := snapshotMarkerLine(tl, bs)
-	fmt.Fprintf(w, "  markers   %s\n", marks)
+	fmt.Fprintf(w, "  %s %s\n", label("tl.markers"), marks)
 	// Peaks and the legend go on their own lines so that the default width
 	// keeps every line within 80 columns.
-	fmt.Fprintf(w, "  peak allocated %s at entry %d, peak reserved %s\n", units.Bytes(tl.Peak.Allocated), tl.Peak.Index, units.Bytes(maxR))
+	fmt.Fprintln(w, t("tl.peaks", units.Bytes(tl.Peak.Allocated), tl.Peak.Index, units.Bytes(maxR)))
 	if legend != "" {
-		fmt.Fprintf(w, "  ^ = start of %s\n", termsafe.Line(legend))
+		fmt.Fprintln(w, t("tl.legend", termsafe.Line(legend)))
 	}
 	for _, m := range tl.Markers {
 		if m.Kind == "oom" {
-			fmt.Fprintf(w, "  ! entry %d: %s\n", m.Index, termsafe.Line(m.Label))
+			fmt.Fprintln(w, t("tl.oom_marker", m.Index, termsafe.Line(m.Label)))
 		}
 	}
 }

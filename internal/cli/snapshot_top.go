@@ -52,7 +52,7 @@ one moment of the trace instead.`,
 			if asJSON {
 				return writeJSON(env.Stdout, top)
 			}
-			return printSnapshotTop(env.Stdout, top, limit)
+			return printSnapshotTop(env.Stdout, snapshotTr(env), top, limit)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print all rows as JSON (sizes in bytes)")
@@ -63,40 +63,40 @@ one moment of the trace instead.`,
 	return cmd
 }
 
-func printSnapshotTop(w io.Writer, top *snapshot.Top, limit int) error {
-	for _, t := range top.AtSnapshot {
-		fmt.Fprintf(w, "at the snapshot, device %d: %s held by active blocks\n", t.Device, units.Bytes(t.Total))
-		printSnapshotSites(w, top.GroupBy, t.Sites, limit)
+func printSnapshotTop(w io.Writer, t translate, top *snapshot.Top, limit int) error {
+	for _, at := range top.AtSnapshot {
+		fmt.Fprintln(w, t("top.at_snapshot", at.Device, units.Bytes(at.Total)))
+		printSnapshotSites(w, t, top.GroupBy, at.Sites, limit)
 	}
 	for i, p := range top.AtPeak {
 		if i > 0 || len(top.AtSnapshot) > 0 {
 			fmt.Fprintln(w)
 		}
-		what := "at the peak of allocated memory"
+		what := t("top.at_peak")
 		if p.Moment != "peak" {
-			what = "at " + p.Moment
+			what = t("top.at_moment", p.Moment)
 		}
-		fmt.Fprintf(w, "%s, device %d: %s requested at trace entry %d\n", what, p.Device, units.Bytes(p.Peak.Allocated), p.Peak.Index)
-		printSnapshotSites(w, top.GroupBy, p.Sites, limit)
-		printSnapshotBreakdown(w, p.Breakdown)
+		fmt.Fprintln(w, t("top.moment_line", what, p.Device, units.Bytes(p.Peak.Allocated), p.Peak.Index))
+		printSnapshotSites(w, t, top.GroupBy, p.Sites, limit)
+		printSnapshotBreakdown(w, t, p.Breakdown)
 	}
 	if len(top.AtPeak) == 0 {
-		fmt.Fprintln(w, "\n(no trace recorded: no view at the peak)")
+		fmt.Fprintln(w, t("top.no_trace"))
 	}
 	return nil
 }
 
-func printSnapshotSites(w io.Writer, by snapshot.GroupBy, sites []snapshot.SiteBytes, limit int) {
+func printSnapshotSites(w io.Writer, t translate, by snapshot.GroupBy, sites []snapshot.SiteBytes, limit int) {
 	tw := newTable(w)
-	head, via := map[snapshot.GroupBy]string{snapshot.GroupLine: "SITE", snapshot.GroupLibrary: "LIBRARY FRAME",
-		snapshot.GroupModule: "MODULE", snapshot.GroupFile: "FILE", snapshot.GroupCategory: "CATEGORY"}[by], "USER LINE"
+	head, via := t(map[snapshot.GroupBy]string{snapshot.GroupLine: "top.col.site", snapshot.GroupLibrary: "top.col.library",
+		snapshot.GroupModule: "top.col.module", snapshot.GroupFile: "top.col.file", snapshot.GroupCategory: "top.col.category"}[by]), t("top.col.user_line")
 	if by == snapshot.GroupLine {
-		via = "VIA"
+		via = t("top.col.via")
 	}
-	fmt.Fprintf(tw, "  BYTES\tSHARE\tCOUNT\t%s\t%s\n", head, via)
+	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", t("top.col.bytes"), t("top.col.share"), t("top.col.count"), head, via)
 	for i, s := range sites {
 		if limit > 0 && i == limit {
-			fmt.Fprintf(tw, "  …\t\t\t%d more rows\t\n", len(sites)-limit)
+			fmt.Fprintf(tw, "  …\t\t\t%s\t\n", t("top.more_rows", len(sites)-limit))
 			break
 		}
 		fmt.Fprintf(tw, "  %s\t%.1f%%\t%d\t%s\t%s\n", units.Bytes(s.Bytes), s.Share*100, s.Count,
@@ -106,14 +106,15 @@ func printSnapshotSites(w io.Writer, by snapshot.GroupBy, sites []snapshot.SiteB
 }
 
 // printSnapshotBreakdown writes the category x phase table of one moment.
-func printSnapshotBreakdown(w io.Writer, b snapshot.Breakdown) {
+func printSnapshotBreakdown(w io.Writer, t translate, b snapshot.Breakdown) {
 	if len(b.Categories) == 0 {
 		return
 	}
 	phases := []string{"forward", "backward", "optimizer", "other"}
-	fmt.Fprintln(w, "  by category and the phase it was allocated in:")
+	fmt.Fprintln(w, t("top.by_category"))
 	tw := newTable(w)
-	fmt.Fprintln(tw, "  CATEGORY\tBYTES\tSHARE\tFORWARD\tBACKWARD\tOPTIMIZER\tOTHER\tCONFIDENCE")
+	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t("top.col.category"), t("top.col.bytes"), t("top.col.share"),
+		t("top.col.forward"), t("top.col.backward"), t("top.col.optimizer"), t("top.col.other"), t("top.col.conf"))
 	for _, c := range b.Categories {
 		fmt.Fprintf(tw, "  %s\t%s\t%.1f%%", c.Category, units.Bytes(c.Bytes), c.Share*100)
 		for _, p := range phases {
@@ -121,7 +122,7 @@ func printSnapshotBreakdown(w io.Writer, b snapshot.Breakdown) {
 		}
 		fmt.Fprintf(tw, "\t%s\n", c.Confidence)
 	}
-	fmt.Fprintf(tw, "  total\t%s\t100.0%%", units.Bytes(b.Total))
+	fmt.Fprintf(tw, "  %s\t%s\t100.0%%", t("top.total"), units.Bytes(b.Total))
 	for _, p := range phases {
 		fmt.Fprintf(tw, "\t%s", snapshotBytesOrDash(b.Phases[p]))
 	}

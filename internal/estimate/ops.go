@@ -128,7 +128,12 @@ func (e *ctx) activation(x *tensor, name string) *tensor {
 // 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*pow(x,3)))). pow saves its input
 // (under autocast pow is an fp32 op, so an fp32 copy), tanh its output, and
 // the final product both factors: four saved tensors the size of the MLP.
+// Python evaluates 0.5*x first, so it is alive through the whole chain, and
+// x stays referenced by the caller (GPT2MLP's hidden_states) until the
+// activation returns: in inference, where nothing is saved, four tensors
+// the size of the MLP are alive at once (x, 0.5*x, two temporaries).
 func (e *ctx) geluNew(x *tensor) *tensor {
+	w := e.act(x.elems, x.dt) // 0.5 * x keeps x's dtype
 	f := x.dt
 	in := x
 	if e.dt.autocast {
@@ -148,11 +153,10 @@ func (e *ctx) geluNew(x *tensor) *tensor {
 	t := e.act(x.elems, f)
 	e.m.drop(z)
 	u := e.act(x.elems, f)
-	w := e.act(x.elems, x.dt) // 0.5 * x keeps x's dtype
 	e.m.save(t, u, w)
-	e.m.drop(t, x)
+	e.m.drop(t)
 	y := e.act(x.elems, promote(w.dt, u.dt))
-	e.m.drop(w, u)
+	e.m.drop(w, u, x)
 	return y
 }
 

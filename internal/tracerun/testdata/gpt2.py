@@ -6,7 +6,9 @@
 # ForCausalLMLoss computes it: labels shifted, logits.float(),
 # cross_entropy). transformers is not needed.
 #
-# usage: gpt2.py LAYERS EMBD HEADS VOCAB BATCH SEQ [foreach|single]
+# usage: gpt2.py LAYERS EMBD HEADS VOCAB BATCH SEQ [foreach|single] [fp32|amp-bf16]
+# amp-bf16: the forward and the loss under torch.autocast("cuda", bfloat16)
+# (what Trainer's bf16=True does), the backward outside it.
 import math
 import sys
 
@@ -48,6 +50,7 @@ class Attention(nn.Module):
         w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype, device=w.device)
         w = w + mask
         w = F.softmax(w, dim=-1)
+        w = w.type(v.dtype)  # back to v's dtype under autocast; a no-op in fp32
         w = self.attn_dropout(w)
         out = torch.matmul(w, v).transpose(1, 2).reshape(B, T, D)
         return self.resid_dropout(self.c_proj(out))
@@ -103,13 +106,15 @@ class GPT2LMHeadModel(nn.Module):
 
 layers, d, h, vocab, batch, seq = (int(a) for a in sys.argv[1:7])
 foreach = len(sys.argv) < 8 or sys.argv[7] == "foreach"
+amp = len(sys.argv) > 8 and sys.argv[8] == "amp-bf16"
 torch.manual_seed(0)
 model = GPT2LMHeadModel(layers, d, h, vocab, seq).cuda()
 model.train()
 opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=foreach)
 for step in range(3):
     ids = torch.randint(0, vocab, (batch, seq)).cuda()
-    loss = model(ids, ids)
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+        loss = model(ids, ids)
     loss.backward()
     opt.step()
     opt.zero_grad(set_to_none=True)

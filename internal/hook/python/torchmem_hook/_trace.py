@@ -414,11 +414,15 @@ def _install_modes(torch, T):
     passthrough = set([Tensor.pin_memory])
     dropout = torch.nn.functional.dropout
 
+    amp = _Autocast(torch, T) if dev == "meta" else None
+
     class Redirect(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if func in passthrough:
                 return args[0]
+            if amp is not None and func in amp.lists and torch.is_autocast_enabled():
+                args, kwargs = amp.cast(func, args, kwargs)
             if func is dropout:
                 return _cuda_dropout(torch, dropout, args, kwargs)
             if func in reads and args and getattr(args[0], "is_meta", False):
@@ -528,6 +532,90 @@ def _install_modes(torch, T):
     T.modes = (Redirect(), Record())
     T.modes[0].__enter__()
     T.modes[1].__enter__()
+
+
+# CUDA autocast's op lists (aten/src/ATen/autocast_mode.cpp), as the Python
+# functions and Tensor methods a program calls: "lower" ops run in the
+# autocast dtype, "fp32" ops in float32; "fp32opt" ones only when no dtype
+# argument is given. Composite ops that reach a listed op inside ATen
+# (einsum's bmm) are listed by their own name.
+_AMP_LOWER = ("F.linear F.conv1d F.conv2d F.conv3d F.conv_transpose1d F.conv_transpose2d "
+              "F.conv_transpose3d F.prelu F.scaled_dot_product_attention torch.matmul torch.mm "
+              "torch.bmm torch.addmm torch.addbmm torch.baddbmm torch.addmv torch.addr torch.mv "
+              "torch.chain_matmul torch.einsum torch.conv1d torch.conv2d torch.conv3d "
+              "Tensor.matmul Tensor.__matmul__ Tensor.__rmatmul__ Tensor.mm Tensor.bmm Tensor.addmm "
+              "Tensor.addbmm Tensor.baddbmm Tensor.addmv Tensor.addr Tensor.mv")
+_AMP_FP32 = ("F.layer_norm F.group_norm F.cross_entropy F.nll_loss F.mse_loss F.l1_loss "
+             "F.smooth_l1_loss F.huber_loss F.kl_div F.binary_cross_entropy_with_logits "
+             "F.poisson_nll_loss F.cosine_embedding_loss F.hinge_embedding_loss F.margin_ranking_loss "
+             "F.multilabel_margin_loss F.soft_margin_loss F.triplet_margin_loss F.multi_margin_loss "
+             "F.cosine_similarity F.softplus torch.pow torch.exp torch.log torch.rsqrt torch.acos "
+             "torch.asin torch.cosh torch.erfinv torch.expm1 torch.log10 torch.log2 torch.log1p "
+             "torch.reciprocal torch.sinh torch.tan torch.cdist torch.dist torch.logsumexp "
+             "torch.layer_norm torch.group_norm "
+             "Tensor.pow Tensor.__pow__ Tensor.exp Tensor.log Tensor.rsqrt Tensor.acos Tensor.asin "
+             "Tensor.cosh Tensor.erfinv Tensor.expm1 Tensor.log10 Tensor.log2 Tensor.log1p "
+             "Tensor.reciprocal Tensor.sinh Tensor.tan Tensor.dist Tensor.logsumexp")
+_AMP_FP32_OPT = ("F.softmax F.log_softmax torch.softmax torch.log_softmax torch.sum torch.prod "
+                 "torch.cumsum torch.cumprod Tensor.softmax Tensor.log_softmax Tensor.sum "
+                 "Tensor.prod Tensor.cumsum Tensor.cumprod")
+
+
+class _Autocast(object):
+    """CUDA autocast on the meta device, where torch's own does nothing (its
+    dispatch key is only on CUDA tensors). While torch.autocast("cuda") /
+    torch.cuda.amp.autocast is on, the inputs of a listed op are cast
+    above autograd, as ATen's autocast does: the copies are made by a
+    differentiable .to(dtype), saved by the op's backward like the GPU's;
+    a weight's cast (a leaf that requires grad) is made once and kept
+    until the outermost autocast region ends (torch.clear_autocast_cache)."""
+
+    def __init__(self, torch, T):
+        self.torch = torch
+        self.T = T
+        self.lists = {}
+        ns = {"F": torch.nn.functional, "torch": torch, "Tensor": torch.Tensor}
+        for names, kind in ((_AMP_LOWER, "lower"), (_AMP_FP32, "fp32"), (_AMP_FP32_OPT, "fp32opt")):
+            for n in names.split():
+                mod, attr = n.split(".")
+                f = getattr(ns[mod], attr, None)
+                if f is not None:
+                    self.lists[f] = kind
+        self.cache = {}  # id(weight) -> (weak ref, its cast)
+        orig_clear = torch.clear_autocast_cache
+
+        def clear_autocast_cache():
+            self.cache = {}
+            return orig_clear()
+
+        torch.clear_autocast_cache = clear_autocast_cache
+
+    def cast(self, func, args, kwargs):
+        torch = self.torch
+        kind = self.lists[func]
+        if kind == "fp32opt":
+            if kwargs.get("dtype") is not None:
+                return args, kwargs
+            kind = "fp32"
+        to = torch.float32 if kind == "fp32" else torch.get_autocast_gpu_dtype()
+        caching = kind == "lower" and torch.is_autocast_cache_enabled()
+        return self.each(args, to, caching), dict((k, self.each(v, to, caching)) for k, v in kwargs.items())
+
+    def each(self, x, to, caching):
+        torch = self.torch
+        if isinstance(x, (list, tuple)):
+            return type(x)(self.each(y, to, caching) for y in x)
+        if not isinstance(x, torch.Tensor) or not x.is_meta or x.dtype == to or \
+                not x.is_floating_point() or x.dtype == torch.float64 or not self.T.is_device_storage(x):
+            return x
+        if caching and x.is_leaf and x.requires_grad:
+            c = self.cache.get(id(x))
+            if c is not None and c[0]() is x:
+                return c[1]
+            y = x.to(to)
+            self.cache[id(x)] = (weakref.ref(x), y)
+            return y
+        return x.to(to)
 
 
 def _keep_ties(torch):

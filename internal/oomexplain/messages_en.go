@@ -168,6 +168,7 @@ var messagesEN = map[string]string{
 	"run.verdict.exit_exception":           "exited with status %[1]s after an uncaught %[2]s",
 	"run.verdict.exit_claim":               "exited with status %[1]s after an exception it reported as a CUDA out-of-memory error, which its CPU-only torch cannot raise (the job's claim, not taken)",
 	"run.verdict.signal":                   "killed by %[1]s (not by the OOM killer)",
+	"run.policy_condition":                 "%[1]s = %[2]s (threshold %[3]s)",
 	"run.verdict.policy_stop":              "stopped by torchmem before it ran out of memory: policy rule %[1]s (%[2]s) sent %[3]s; the job ended with %[4]s",
 	"run.verdict.interrupted":              "stopped with Ctrl-C (%[1]s×): %[2]s",
 	"run.verdict.with_victims":             "%[1]s; victim %[2]s",

@@ -162,6 +162,7 @@ var messagesZH = map[string]string{
 	"run.verdict.exit_exception":           "在未捕获的 %[2]s 之后以状态码 %[1]s 退出",
 	"run.verdict.exit_claim":               "在一个它报告为 CUDA 显存不足 (out of memory) 的异常之后以状态码 %[1]s 退出，但它使用的是仅 CPU 版本的 torch，不可能抛出该错误（这是作业自己的说法，未采信）",
 	"run.verdict.signal":                   "被 %[1]s 杀死（不是 OOM killer）",
+	"run.policy_condition":                 "%[1]s = %[2]s，阈值 %[3]s",
 	"run.verdict.policy_stop":              "torchmem 在内存耗尽之前停止了作业：策略规则 %[1]s（%[2]s）发送了 %[3]s；作业以 %[4]s 结束",
 	"run.verdict.interrupted":              "被 Ctrl-C 停止（%[1]s 次）：%[2]s",
 	"run.verdict.with_victims":             "%[1]s；被杀进程 %[2]s",

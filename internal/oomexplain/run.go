@@ -58,6 +58,13 @@ type PolicyStop struct {
 	Rule   string `json:"rule"`
 	Reason string `json:"reason"`
 	Signal string `json:"signal"`
+	// Metric, Value and Threshold are Reason's parts as written there
+	// ("cgroup.time_to_oom", "14.4s", "15.0s"), so that the verdict words
+	// the condition in the reader's language; empty in runs recorded
+	// before they were kept, which show Reason as it is.
+	Metric    string `json:"metric,omitempty"`
+	Value     string `json:"value,omitempty"`
+	Threshold string `json:"threshold,omitempty"`
 }
 
 // TimeToOOM is a projection of the time until a resource's usage reaches

@@ -37,7 +37,12 @@ func causeMsg(ev RunEvidence, rv RunVerdict, incs []Incident) Msg {
 	case CauseSignal:
 		return msg("run.verdict.signal", sigName(valInt(ev.Signal)))
 	case CausePolicyStop:
-		return msg("run.verdict.policy_stop", ev.PolicyStop.Rule, ev.PolicyStop.Reason, ev.PolicyStop.Signal, exitText(ev))
+		ps := ev.PolicyStop
+		var cond any = ps.Reason
+		if ps.Metric != "" {
+			cond = msg("run.policy_condition", ps.Metric, ps.Value, ps.Threshold)
+		}
+		return msgOf("run.verdict.policy_stop", ps.Rule, cond, ps.Signal, exitText(ev))
 	}
 	head := causeHead(ev, rv.Cause)
 	if p := primary(rv.Cause, incs); p != nil && p.Explanation != nil {

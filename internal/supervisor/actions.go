@@ -208,7 +208,9 @@ func terminating(sig syscall.Signal) bool {
 // notePolicyStop keeps the first rule that stopped the job.
 func (s *sup) notePolicyStop(d policy.Decision, sig syscall.Signal) {
 	if s.policyStop == nil {
-		s.policyStop = &oomexplain.PolicyStop{Rule: d.Rule.Name, Reason: d.Condition(), Signal: sigName(sig)}
+		value, threshold := d.Shown()
+		s.policyStop = &oomexplain.PolicyStop{Rule: d.Rule.Name, Reason: d.Condition(), Signal: sigName(sig),
+			Metric: d.Rule.Metric, Value: value, Threshold: threshold}
 	}
 }
 

@@ -245,7 +245,19 @@ func (m *runModel) View() tea.View {
 	if m.ask != nil {
 		footer = m.question()
 	}
-	v := tea.NewView(m.f.draw(head, body, -1, footer, runHelp))
+	var content string
+	if m.f.help {
+		// The help takes the screen below the title, from its top: under
+		// the figures, the table and the events, 24 rows would leave it
+		// a few lines scrolled to the output's end.
+		at := m.f.scroll
+		m.f.scroll = 0
+		content = m.f.draw(head[:1], nil, -1, footer, runHelp)
+		m.f.scroll = at
+	} else {
+		content = m.f.draw(head, body, -1, footer, runHelp)
+	}
+	v := tea.NewView(content)
 	v.AltScreen = true
 	return v
 }

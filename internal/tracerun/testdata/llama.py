@@ -8,7 +8,8 @@
 # to DTYPE there and moved with .cuda(): under --trace no weight is ever
 # allocated for real.
 #
-# usage: llama.py LAYERS HIDDEN HEADS INTER VOCAB BATCH SEQ [fp32|bf16] [CHECKPOINT]
+# usage: llama.py LAYERS HIDDEN HEADS INTER VOCAB BATCH SEQ [fp32|bf16|amp-bf16] [CHECKPOINT]
+# amp-bf16: fp32 weights, the forward and loss under torch.autocast("cuda", bfloat16).
 # With CHECKPOINT, its state_dict is loaded (torch.load + load_state_dict)
 # before the move. Importing the file defines the model and runs nothing.
 import sys
@@ -126,7 +127,8 @@ class LlamaForCausalLM(nn.Module):
 
 if __name__ == "__main__":
     layers, d, h, inter, vocab, batch, seq = (int(a) for a in sys.argv[1:8])
-    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[sys.argv[8] if len(sys.argv) > 8 else "fp32"]
+    precision = sys.argv[8] if len(sys.argv) > 8 else "fp32"
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "amp-bf16": torch.float32}[precision]
     torch.manual_seed(0)
     model = LlamaForCausalLM(layers, d, h, inter, vocab)
     if len(sys.argv) > 9:
@@ -136,7 +138,8 @@ if __name__ == "__main__":
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)  # the CUDA default since torch 2.0
     for step in range(3):
         ids = torch.randint(0, vocab, (batch, seq)).cuda()
-        loss = model(ids, ids)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "amp-bf16"):
+            loss = model(ids, ids)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)

@@ -94,10 +94,10 @@ func eventsText(ev *cgroup.Events) string {
 		v *uint64
 	}{{"max", ev.Max}, {"high", ev.High}, {"oom", ev.OOM}, {"oom_kill", ev.OOMKill}} {
 		if f.v != nil {
-			parts = append(parts, fmt.Sprintf(" %s %d", f.n, *f.v))
+			parts = append(parts, fmt.Sprintf("%s %d", f.n, *f.v))
 		}
 	}
-	return strings.Join(parts, ",")
+	return strings.Join(parts, ", ")
 }
 
 // sparsePeaks are the peaks of sparse series: PSS is read every few

@@ -65,7 +65,7 @@ var messagesEN = map[string]string{
 	"pm.exit_status": " (exit status %[1]d)",
 	"pm.cgroup":      "  cgroup %[1]s",
 	"pm.limit":       ", limit %[1]s",
-	"pm.events":      ", events:%[1]s",
+	"pm.events":      ", events: %[1]s",
 	"pm.peaks":       "  peaks: %[1]s",
 	"pm.peak_sparse": " (read every %[1]s)",
 	"pm.steps":       "  optimizer steps: %[1]d, hooked processes: %[2]d%[3]s",

@@ -23,7 +23,10 @@ type publishedRow struct {
 	// quantization constants), weights_footprint (get_memory_footprint:
 	// weights without a bitsandbytes quant_state), train_oom (a training
 	// run that failed with CUDA out of memory on a GPU of measured_bytes:
-	// torchmem's peak allocated must be above it).
+	// torchmem's peak allocated must be above it), infer_peak_hybrid
+	// (optimum's benchmark_gptq.py "Max memory": peak allocated plus NVML's
+	// peak minus peak reserved, i.e. plus what the process holds outside
+	// the caching allocator; torchmem: peak allocated + context + libraries).
 	Kind  string `json:"kind"`
 	Model struct {
 		Preset       string `json:"preset"`
@@ -86,6 +89,12 @@ func predictPublished(t *testing.T, r publishedRow) int64 {
 			t.Fatalf("%s: %v", r.ID, err)
 		}
 		return res.PeakAllocatedBytes
+	case "infer_peak_hybrid":
+		res, err := Estimate(md, r.Options)
+		if err != nil {
+			t.Fatalf("%s: %v", r.ID, err)
+		}
+		return res.PeakAllocatedBytes + res.ProcessBytes - res.PeakReservedBytes
 	case "weights_file", "weights_footprint":
 		w, c, err := WeightBytes(md, r.Options)
 		if err != nil {

@@ -50,6 +50,8 @@ var messagesEN = map[string]string{
 	"notice.not_root":             "not root and no delegated cgroup (%[1]s)",
 	"notice.monitor_only_failed":  "monitor-only: cannot create a memory cgroup: %[1]s; limits not applied",
 	"notice.hook":                 "hook: %[1]s",
+	"notice.not_found":            "%[1]s: command not found",
+	"notice.numa_skipped":         "NUMA binding skipped: %[1]s",
 
 	// What the job sent over the run's budget (budget.go).
 	"budget.rate":    "%[1]d hook message(s) over their rate (%[2]s)",

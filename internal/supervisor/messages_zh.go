@@ -47,6 +47,8 @@ var messagesZH = map[string]string{
 	"notice.not_root":             "不是 root，也没有委派的 cgroup（%[1]s）",
 	"notice.monitor_only_failed":  "只监视：无法创建内存 cgroup：%[1]s；上限未生效",
 	"notice.hook":                 "hook：%[1]s",
+	"notice.not_found":            "%[1]s：找不到命令",
+	"notice.numa_skipped":         "跳过了 NUMA 绑定：%[1]s",
 
 	"budget.rate":    "%[1]d 条 hook 消息超过速率限制（%[2]s）",
 	"budget.cut":     "%[1]d 条 hook 消息被截断",

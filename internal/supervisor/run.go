@@ -121,7 +121,7 @@ func (s *sup) snapshotDir() string {
 }
 
 func (s *sup) plan() (plan, error) {
-	p := plan{Argv: s.cfg.Argv, NProc: s.cfg.NProc, NoFile: s.cfg.NoFile, Numactl: s.cfg.Numactl}
+	p := plan{Argv: s.cfg.Argv, NProc: s.cfg.NProc, NoFile: s.cfg.NoFile, Numactl: s.cfg.Numactl, Lang: s.lang().String()}
 	var devs = devicesOf(s.cfg.GPU)
 	nc, err := resolveNUMA(s.cfg.NUMA, s.cfg.SysRoot, devs, envValue(s.cfg.Env, "CUDA_VISIBLE_DEVICES"))
 	if err != nil {

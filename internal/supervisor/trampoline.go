@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+	"golang.org/x/text/language"
 )
 
 // TrampolineArg is the hidden first argument that makes torchmem act as the
@@ -30,6 +31,8 @@ type plan struct {
 	CPUs     []int   `json:"cpus,omitempty"` // CPUs of NUMANode (own binding)
 	NProc    *uint64 `json:"nproc,omitempty"`
 	NoFile   *uint64 `json:"nofile,omitempty"`
+	// Lang is the run's language ("zh"), for the child's own errors.
+	Lang string `json:"lang,omitempty"`
 }
 
 // Trampoline is the child side. It returns only on failure, with the exit
@@ -60,18 +63,18 @@ func Trampoline(stderr io.Writer) int {
 		argv = append([]string{p.Numactl, "--cpunodebind=" + node, "--membind=" + node, "--"}, argv...)
 	} else if p.NUMANode >= 0 {
 		if err := bindNode(p.NUMANode, p.CPUs); err != nil {
-			fmt.Fprintf(stderr, "torchmem: NUMA binding skipped: %v\n", err)
+			fmt.Fprintln(stderr, "torchmem: "+tr(language.Make(p.Lang))("notice.numa_skipped", err.Error()))
 		}
 	}
-	return execJob(argv, stderr)
+	return execJob(argv, stderr, tr(language.Make(p.Lang)))
 }
 
 // execJob finds and execs argv as bash would; it returns only on failure,
 // with bash's status for it (see execstatus.go).
-func execJob(argv []string, stderr io.Writer) int {
+func execJob(argv []string, stderr io.Writer, t func(string, ...any) string) int {
 	path, ok := lookCommand(argv[0], os.Getenv("PATH"), probeFile)
 	if !ok {
-		fmt.Fprintf(stderr, "torchmem: %s: command not found\n", argv[0])
+		fmt.Fprintln(stderr, "torchmem: "+t("notice.not_found", argv[0]))
 		return 127
 	}
 	err := syscall.Exec(path, argv, os.Environ())

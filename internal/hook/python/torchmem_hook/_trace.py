@@ -826,9 +826,13 @@ def _install_phases(torch, T):
 
     import torch.optim.optimizer as om
 
+    major = _torch_major(torch)
+
     def step_pre(opt):
         T.in_step += 1
         if T.in_step == 1:
+            if major >= 2 and T.device == "meta":
+                _cuda_foreach_default(opt)
             T.set_phase("optimizer")
             for g in opt.param_groups:
                 for p in g["params"]:
@@ -875,6 +879,23 @@ def _install_phases(torch, T):
         owner.step = traced_step
 
     om.Optimizer.__init__ = __init__
+
+
+def _torch_major(torch):
+    try:
+        return int(torch.__version__.split(".")[0])
+    except ValueError:
+        return 0
+
+
+def _cuda_foreach_default(opt):
+    """torch 2.x optimizers left at foreach=None pick the multi-tensor
+    (foreach) path when every parameter is on CUDA and the step is not
+    differentiable; on meta tensors they would pick the single-tensor one,
+    whose temporaries are smaller. Decide as on the GPU being traced."""
+    for g in opt.param_groups:
+        if "foreach" in g and g["foreach"] is None and not g.get("fused") and not g.get("differentiable"):
+            g["foreach"] = True
 
 
 def _install_data(torch, T):

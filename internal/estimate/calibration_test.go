@@ -47,11 +47,21 @@ const (
 // under, with why: the check holds the rest, and a fix that brings one
 // within is noticed (the test fails when a listed row no longer misses).
 var calUnderKnown = map[string]string{
-	// bf16 GPT-2 inference: reserved -7.6 %, nvidia-smi -5.1 %. Not a
-	// workspace (no convolution; the cuBLAS workspace is counted) and not
-	// the fp32 load (modelled): the extra ~130 MB of cached segments is
-	// unexplained without an allocator trace of that run.
-	"gpt2-b8-s1024-bf16-infer": "reserved -7.6%, nvidia-smi -5.1%: unexplained cached segments",
+	// bf16 GPT-2 inference: reserved -7.6 %, nvidia-smi -5.1 %: the run
+	// holds 127,926,272 bytes (61 x 2 MiB) more in segments. Its peak
+	// allocated is exactly model_state_bytes + ln_f's output + the ids +
+	// the logits' 786 MiB segment, so that run counted no 32 MiB cuBLAS
+	// workspace and no bf16 weight got a block with slack (the walk puts
+	// ~10 MB of slack on weights cast into fp32 segment tails, and wte's
+	// bf16 copy in a new segment): the load's placement differs from the
+	// one modelled (m.cuda() param by param, then .to(bf16) param by
+	// param). Tried, none a cause shown in code: lm_head's own fp32 weight
+	// made on the GPU and freed when tied (-6.0 %), no workspace (-10.6 %),
+	// fp32 weights all kept until the cast ends (+2.4 %, allocated +4.4 %;
+	// nothing in Module._apply keeps them). The GPT-2 forward's own
+	// live ranges (NewGELU's 0.5*x first, locals held to the return) are
+	// modelled and fit in the cached segments. Needs an allocator trace.
+	"gpt2-b8-s1024-bf16-infer": "reserved -7.6%, nvidia-smi -5.1%: the load's segment layout differs from the modelled one",
 }
 
 func TestCalibration(t *testing.T) {

@@ -36,22 +36,7 @@ func printEstimate(env *Env, r *estimate.Result, f *estimate.Fit) error {
 	}
 	rows = append(rows, peftRows(t, r)...)
 	rows = append(rows, moeRows(t, r)...)
-	tw := newTable(w)
-	label := 0
-	for _, row := range rows {
-		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
-		label = max(label, i18n.Width(row[0]))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%s%s\n", i18n.PadRight(t("estimate.peakAt"), label+2), phaseLabel(t, r.PeakPhase))
-	fmt.Fprintln(w, "\n"+t("estimate.breakdown"))
-	tw = newTable(w)
-	for _, it := range r.Breakdown {
-		fmt.Fprintf(tw, "  %s\t%s\n", categoryLabel(t, it.Name), units.Bytes(it.Bytes))
-	}
-	if err := tw.Flush(); err != nil {
+	if err := printPeaks(w, t, rows, r.PeakPhase, r.Breakdown, func(name string) string { return categoryLabel(t, name) }); err != nil {
 		return err
 	}
 	if f != nil {
@@ -115,6 +100,29 @@ func estimateSetup(t tr, o estimate.Options, family string) string {
 		parts = append(parts, t("estimate.setup.attention", o.Attention))
 	}
 	return wrapSetup(t, parts)
+}
+
+// printPeaks prints the figure rows (label, value and note), the phase of
+// the peak under them, and the breakdown at the peak with label naming
+// each category: the part of the report estimate and estimate --trace
+// share.
+func printPeaks(w io.Writer, t tr, rows [][2]string, phase string, breakdown []estimate.Item, label func(string) string) error {
+	tw := newTable(w)
+	width := 0
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
+		width = max(width, i18n.Width(row[0]))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s%s\n", i18n.PadRight(t("estimate.peakAt"), width+2), phaseLabel(t, phase))
+	fmt.Fprintln(w, "\n"+t("estimate.breakdown"))
+	tw = newTable(w)
+	for _, it := range breakdown {
+		fmt.Fprintf(tw, "  %s\t%s\n", label(it.Name), units.Bytes(it.Bytes))
+	}
+	return tw.Flush()
 }
 
 func printFit(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {

@@ -132,27 +132,12 @@ func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []str
 	fmt.Fprintln(w, tt("trace.header", strings.Join(argv, " ")))
 	fmt.Fprintln(w, "  "+tt("trace.setup", r.Device, r.Torch, strconv.Itoa(r.Steps), strconv.Itoa(r.Events),
 		fmt.Sprintf("%.1fM", float64(r.Params)/1e6)))
-	tw := newTable(w)
 	rows := [][2]string{
 		{t("estimate.row.peakAllocated"), units.Bytes(r.PeakAllocatedBytes) + "\t" + t("estimate.note.peakAllocated")},
 		{t("estimate.row.peakReserved"), units.Bytes(r.PeakReservedBytes) + "\t" + t("estimate.note.peakReserved")},
 		{t("estimate.row.process"), units.Bytes(r.ProcessBytes) + "\t" + t("estimate.note.process")},
 	}
-	label := 0
-	for _, row := range rows {
-		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
-		label = max(label, i18n.Width(row[0]))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%s%s\n", i18n.PadRight(t("estimate.peakAt"), label+2), phaseLabel(t, r.PeakPhase))
-	fmt.Fprintln(w, "\n"+t("estimate.breakdown"))
-	tw = newTable(w)
-	for _, it := range r.Breakdown {
-		fmt.Fprintf(tw, "  %s\t%s\n", traceCategoryLabel(t, tt, it.Name), units.Bytes(it.Bytes))
-	}
-	if err := tw.Flush(); err != nil {
+	if err := printPeaks(w, t, rows, r.PeakPhase, r.Breakdown, func(name string) string { return traceCategoryLabel(t, tt, name) }); err != nil {
 		return err
 	}
 	printTraceSites(w, t, tt, r.Sites)

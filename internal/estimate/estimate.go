@@ -130,6 +130,15 @@ func (e *ctx) result() *Result {
 	if e.full.MoE != nil {
 		r.ActiveParams = e.full.ActiveParamCount()
 	}
+	r.fillProcess(m)
+	e.peftResult(r)
+	return r
+}
+
+// fillProcess sets what nvidia-smi would show and the breakdown at the
+// peak from the machine's categories, the allocator's slack, the CUDA
+// context and libraries: the same for the walk and a replayed trace.
+func (r *Result) fillProcess(m *machine) {
 	r.ProcessBytes = r.PeakReservedBytes + r.CUDAContextBytes + r.LibraryBytes
 	for c := Category(0); c < numCats; c++ {
 		if m.peakCats[c] != 0 {
@@ -140,8 +149,6 @@ func (e *ctx) result() *Result {
 		Item{"allocator_cache_and_fragmentation", r.PeakReservedBytes - r.PeakAllocatedBytes},
 		Item{"cuda_context", r.CUDAContextBytes},
 		Item{"cuda_libraries", r.LibraryBytes})
-	e.peftResult(r)
-	return r
 }
 
 // checkSize refuses configurations whose largest tensor would not fit in

@@ -233,16 +233,7 @@ func ReplayTrace(t *Trace, o TraceReplay) *TraceResult {
 		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase}
-	r.ProcessBytes = r.PeakReservedBytes + r.CUDAContextBytes + r.LibraryBytes
-	for c := Category(0); c < numCats; c++ {
-		if m.peakCats[c] != 0 {
-			r.Breakdown = append(r.Breakdown, Item{c.String(), m.peakCats[c]})
-		}
-	}
-	r.Breakdown = append(r.Breakdown,
-		Item{"allocator_cache_and_fragmentation", r.PeakReservedBytes - r.PeakAllocatedBytes},
-		Item{"cuda_context", r.CUDAContextBytes},
-		Item{"cuda_libraries", r.LibraryBytes})
+	r.fillProcess(m)
 	tr := &TraceResult{Result: r, Device: t.Header["device"], Torch: t.Header["torch"], Events: len(t.events),
 		LiveBytesPeak: livePeak, Warnings: t.Warnings, End: t.End}
 	tr.Steps = t.stepsDone()

@@ -256,7 +256,7 @@ func sigName(sig syscall.Signal) string {
 // errors naming its files), so it is escaped for the terminal.
 func (s *sup) notice(line string) {
 	s.status.clear()
-	fmt.Fprintln(s.cfg.Notices, "torchmem: "+termsafe.Line(line))
+	fmt.Fprintln(s.cfg.Notices, tr(s.lang())("status.prefix")+termsafe.Line(line))
 }
 
 func devicesOf(b gpu.Backend) []gpu.Device {

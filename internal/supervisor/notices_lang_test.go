@@ -20,8 +20,8 @@ func TestPolicyNoticesInRunLanguage(t *testing.T) {
 	}{
 		{"en", "torchmem: warning: leak-warn: cgroup.time_to_oom = 15.1s (threshold 60.0s)",
 			"torchmem: stopping the job: leak-stop: cgroup.time_to_oom = 15.1s (threshold 20.0s)", "阈值"},
-		{"zh", "torchmem: 警告：leak-warn：cgroup.time_to_oom = 15.1s（阈值 60.0s）",
-			"torchmem: 停止作业：leak-stop：cgroup.time_to_oom = 15.1s（阈值 20.0s）", "阈值"},
+		{"zh", "torchmem：警告：leak-warn：cgroup.time_to_oom = 15.1s（阈值 60.0s）",
+			"torchmem：停止作业：leak-stop：cgroup.time_to_oom = 15.1s（阈值 20.0s）", "阈值"},
 	} {
 		c := &fakeClock{}
 		warn := policy.Rule{Name: "leak-warn", Metric: policy.CgroupTimeToOOM, Threshold: 60, Action: policy.Warn, Every: time.Hour}

@@ -63,7 +63,8 @@ func Trampoline(stderr io.Writer) int {
 		argv = append([]string{p.Numactl, "--cpunodebind=" + node, "--membind=" + node, "--"}, argv...)
 	} else if p.NUMANode >= 0 {
 		if err := bindNode(p.NUMANode, p.CPUs); err != nil {
-			fmt.Fprintln(stderr, "torchmem: "+tr(language.Make(p.Lang))("notice.numa_skipped", err.Error()))
+			t := tr(language.Make(p.Lang))
+			fmt.Fprintln(stderr, t("status.prefix")+t("notice.numa_skipped", err.Error()))
 		}
 	}
 	return execJob(argv, stderr, tr(language.Make(p.Lang)))
@@ -74,7 +75,7 @@ func Trampoline(stderr io.Writer) int {
 func execJob(argv []string, stderr io.Writer, t func(string, ...any) string) int {
 	path, ok := lookCommand(argv[0], os.Getenv("PATH"), probeFile)
 	if !ok {
-		fmt.Fprintln(stderr, "torchmem: "+t("notice.not_found", argv[0]))
+		fmt.Fprintln(stderr, t("status.prefix")+t("notice.not_found", argv[0]))
 		return 127
 	}
 	err := syscall.Exec(path, argv, os.Environ())

@@ -98,6 +98,7 @@ var cliMessagesEN = map[string]string{
 	"show.peaks":         "peaks",
 	"show.events_last":   "\nevents (last %[1]d of %[2]d):\n",
 	"show.events":        "\nevents:\n",
+	"show.event_policy":  "%[1]s: %[2]s = %[3]s (threshold %[4]s)",
 	"report.wrote":       "torchmem: wrote %[1]s (run %[2]s)",
 	"run.details_hint":   "torchmem: details: torchmem show %[1]s%[2]s; report: torchmem report %[1]s%[2]s -o torchmem-%[1]s.html",
 }

@@ -96,6 +96,7 @@ var cliMessagesZH = map[string]string{
 	"show.peaks":         "峰值",
 	"show.events_last":   "\n事件（共 %[2]d 个，显示最后 %[1]d 个）：\n",
 	"show.events":        "\n事件：\n",
+	"show.event_policy":  "%[1]s：%[2]s = %[3]s（阈值 %[4]s）",
 	"report.wrote":       "torchmem：已写入 %[1]s（运行 %[2]s）",
 	"run.details_hint":   "torchmem：详情：torchmem show %[1]s%[2]s；报告：torchmem report %[1]s%[2]s -o torchmem-%[1]s.html",
 }

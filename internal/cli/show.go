@@ -12,6 +12,7 @@ import (
 	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/identity"
 	"github.com/torchmem/torchmem/internal/report"
+	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/supervisor"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
@@ -71,6 +72,7 @@ func showText(w io.Writer, d *report.Data, maxEvents int, env *Env) error {
 	for _, k := range slices.Sorted(maps.Keys(r.Labels)) { // a stable order, run after run
 		fmt.Fprintf(w, "%s%s=%s\n", label("show.label"), termsafe.Line(k), termsafe.Line(r.Labels[k]))
 	}
+	var verdicts map[string]string // the English verdict → the reader's, for the exit event
 	if len(r.Summary) > 0 {
 		var s supervisor.Summary
 		if err := json.Unmarshal(r.Summary, &s); err != nil {
@@ -78,6 +80,9 @@ func showText(w io.Writer, d *report.Data, maxEvents int, env *Env) error {
 		}
 		fmt.Fprintln(w)
 		s.PrintIn(w, r.ID, env.lang())
+		if env.lang() == i18n.ZH && s.ZH != nil && s.ZH.Verdict != "" {
+			verdicts = map[string]string{s.Verdict: s.ZH.Verdict}
+		}
 	} else if len(r.Peaks) > 0 {
 		fmt.Fprintln(w, label("show.peaks")+showPeaks(r.Peaks))
 	}
@@ -91,7 +96,7 @@ func showText(w io.Writer, d *report.Data, maxEvents int, env *Env) error {
 	tw := newTable(w)
 	for _, e := range evs {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", e.Time.Local().Format("15:04:05.000"),
-			termsafe.Line(e.Source), termsafe.Line(e.Kind), termsafe.Line(e.Message))
+			termsafe.Line(e.Source), termsafe.Line(e.Kind), termsafe.Line(showEventMessage(env, e, verdicts)))
 	}
 	return tw.Flush()
 }
@@ -129,4 +134,30 @@ func showSettings(raw json.RawMessage) string {
 		parts[i] = fmt.Sprintf("--%s %v", strings.ReplaceAll(k, "_", "-"), m[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// showEventMessage is an event's message as stored (English: history is
+// language-neutral), or, in another language, a policy event's condition
+// worded from its data when the message is that condition alone, and the
+// exit event's verdict as the run's summary keeps it in that language; an
+// action's English tail ("; cleanup sent to 2 process(es)") keeps the
+// whole message English rather than mixing the two.
+func showEventMessage(env *Env, e store.Event, verdicts map[string]string) string {
+	if v, ok := verdicts[e.Message]; ok && e.Kind == "exit" && e.Source == "supervisor" {
+		return v // the post-mortem's verdict, kept in zh with the run
+	}
+	if env.lang() == i18n.EN || e.Source != "policy" || len(e.Data) == 0 {
+		return e.Message
+	}
+	var d struct {
+		Rule      string `json:"rule_name"`
+		Metric    string `json:"metric"`
+		Value     string `json:"value_text"`
+		Threshold string `json:"threshold_text"`
+	}
+	if json.Unmarshal(e.Data, &d) != nil || d.Metric == "" ||
+		e.Message != fmt.Sprintf("%s: %s = %s (threshold %s)", d.Rule, d.Metric, d.Value, d.Threshold) {
+		return e.Message
+	}
+	return env.tr()("show.event_policy", d.Rule, d.Metric, d.Value, d.Threshold)
 }

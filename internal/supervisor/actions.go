@@ -190,7 +190,10 @@ func (s *sup) act(now time.Time, d policy.Decision) bool {
 	// sample_ns: when the sample (or the cgroup event) that triggered it was
 	// taken; at_ns: when the action was done (for reaction benchmarks).
 	at := s.now()
-	data := map[string]any{"rule": d.Rule.String(), "value": d.Value, "sample_ns": now.UnixNano(), "at_ns": at.UnixNano()}
+	// rule_name, metric, value_text and threshold_text are the message's
+	// parts, so that a reader in another language can word it (show).
+	data := map[string]any{"rule": d.Rule.String(), "value": d.Value, "sample_ns": now.UnixNano(), "at_ns": at.UnixNano(),
+		"rule_name": d.Rule.Name, "metric": d.Rule.Metric, "value_text": value, "threshold_text": threshold}
 	s.event(at, d.Rule.Action, "policy", 0, msg, data)
 	return true
 }

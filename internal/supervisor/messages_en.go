@@ -52,6 +52,12 @@ var messagesEN = map[string]string{
 	"notice.hook":                 "hook: %[1]s",
 	"notice.not_found":            "%[1]s: command not found",
 	"notice.numa_skipped":         "NUMA binding skipped: %[1]s",
+	"numa.one_node":               "--numa auto: this host has one NUMA node, nothing to bind",
+	"numa.not_binding":            "--numa auto: %[1]s, not binding",
+	"numa.no_gpu":                 "no GPU found",
+	"numa.gpu_no_node":            "GPU %[1]d has no NUMA node in sysfs",
+	"numa.span":                   "the job's GPUs span several NUMA nodes",
+	"numa.no_match":               "no GPU matches CUDA_VISIBLE_DEVICES",
 
 	// What the job sent over the run's budget (budget.go).
 	"budget.rate":    "%[1]d hook message(s) over their rate (%[2]s)",

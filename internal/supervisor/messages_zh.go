@@ -49,6 +49,12 @@ var messagesZH = map[string]string{
 	"notice.hook":                 "hook：%[1]s",
 	"notice.not_found":            "%[1]s：找不到命令",
 	"notice.numa_skipped":         "跳过了 NUMA 绑定：%[1]s",
+	"numa.one_node":               "--numa auto：这台主机只有一个 NUMA 节点，无需绑定",
+	"numa.not_binding":            "--numa auto：%[1]s，不绑定",
+	"numa.no_gpu":                 "没有找到 GPU",
+	"numa.gpu_no_node":            "GPU %[1]d 在 sysfs 中没有 NUMA 节点",
+	"numa.span":                   "作业的 GPU 分布在多个 NUMA 节点上",
+	"numa.no_match":               "没有与 CUDA_VISIBLE_DEVICES 匹配的 GPU",
 
 	"budget.rate":    "%[1]d 条 hook 消息超过速率限制（%[2]s）",
 	"budget.cut":     "%[1]d 条 hook 消息被截断",

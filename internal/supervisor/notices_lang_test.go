@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +59,29 @@ func TestBudgetNoticeChinese(t *testing.T) {
 	}
 	if !strings.HasPrefix(zh, "作业发来的数据超过 torchmem 保留的上限；已丢弃：2 条 hook 消息被截断；3 行 step 记录") {
 		t.Errorf("zh %q", zh)
+	}
+}
+
+// --numa auto's no-op notices go through the catalog: on a two-node host
+// without GPUs the reason and the notice are both in the run's language.
+func TestNUMANoticeChinese(t *testing.T) {
+	sys := t.TempDir()
+	for _, n := range []string{"node0", "node1"} {
+		if err := os.MkdirAll(filepath.Join(sys, "devices/system/node", n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc, err := resolveNUMA("auto", sys, nil, "")
+	if err != nil || nc.Node != -1 || nc.Notice != "numa.not_binding" {
+		t.Fatalf("choice %+v, %v", nc, err)
+	}
+	for lang, want := range map[string]string{"en": "--numa auto: no GPU found, not binding", "zh": "--numa auto：没有找到 GPU，不绑定"} {
+		tag := i18n.EN
+		if lang == "zh" {
+			tag = i18n.ZH
+		}
+		if got := nc.say(tr(tag)); got != want {
+			t.Errorf("%s: %q, want %q", lang, got, want)
+		}
 	}
 }

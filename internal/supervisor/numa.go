@@ -15,9 +15,21 @@ import (
 
 // numaChoice is the resolved --numa setting.
 type numaChoice struct {
-	Node   int // -1: no binding
-	CPUs   []int
-	Notice string // one line explaining a no-op or a fallback
+	Node int // -1: no binding
+	CPUs []int
+	// Notice is the catalog id of the line explaining a no-op ("" for
+	// none), Why the id of its reason and WhyArgs the reason's arguments.
+	Notice  string
+	Why     string
+	WhyArgs []any
+}
+
+// say is the notice in t's language.
+func (c numaChoice) say(t func(string, ...any) string) string {
+	if c.Why == "" {
+		return t(c.Notice)
+	}
+	return t(c.Notice, t(c.Why, c.WhyArgs...))
 }
 
 // resolveNUMA turns --numa auto|N|off into a node. auto picks the node of
@@ -30,11 +42,11 @@ func resolveNUMA(mode, sysRoot string, devs []gpu.Device, visible string) (numaC
 		return numaChoice{Node: -1}, nil
 	case "auto":
 		if len(nodes) <= 1 {
-			return numaChoice{Node: -1, Notice: "--numa auto: this host has one NUMA node, nothing to bind"}, nil
+			return numaChoice{Node: -1, Notice: "numa.one_node"}, nil
 		}
-		node, why := gpuNode(devs, visible)
+		node, why, args := gpuNode(devs, visible)
 		if node < 0 {
-			return numaChoice{Node: -1, Notice: "--numa auto: " + why + ", not binding"}, nil
+			return numaChoice{Node: -1, Notice: "numa.not_binding", Why: why, WhyArgs: args}, nil
 		}
 		return nodeChoice(sysRoot, node)
 	}
@@ -61,10 +73,11 @@ func nodeChoice(sysRoot string, node int) (numaChoice, error) {
 	return numaChoice{Node: node, CPUs: cpus}, nil
 }
 
-// gpuNode returns the single NUMA node of the visible GPUs, or -1 and why.
-func gpuNode(devs []gpu.Device, visible string) (int, string) {
+// gpuNode returns the single NUMA node of the visible GPUs, or -1 and why
+// (a catalog id and its arguments).
+func gpuNode(devs []gpu.Device, visible string) (int, string, []any) {
 	if len(devs) == 0 {
-		return -1, "no GPU found"
+		return -1, "numa.no_gpu", nil
 	}
 	want := map[string]bool{}
 	for _, v := range strings.Split(visible, ",") {
@@ -78,17 +91,17 @@ func gpuNode(devs []gpu.Device, visible string) (int, string) {
 			continue
 		}
 		if d.NUMANode < 0 {
-			return -1, fmt.Sprintf("GPU %d has no NUMA node in sysfs", d.Index)
+			return -1, "numa.gpu_no_node", []any{d.Index}
 		}
 		if node != -2 && node != d.NUMANode {
-			return -1, "the job's GPUs span several NUMA nodes"
+			return -1, "numa.span", nil
 		}
 		node = d.NUMANode
 	}
 	if node < 0 {
-		return -1, "no GPU matches CUDA_VISIBLE_DEVICES"
+		return -1, "numa.no_match", nil
 	}
-	return node, ""
+	return node, "", nil
 }
 
 func listNodes(sysRoot string) []int {

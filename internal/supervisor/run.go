@@ -128,7 +128,7 @@ func (s *sup) plan() (plan, error) {
 		return p, err
 	}
 	if nc.Notice != "" {
-		s.notice(nc.Notice)
+		s.notice(nc.say(tr(s.lang())))
 	}
 	p.NUMANode, p.CPUs = nc.Node, nc.CPUs
 	return p, nil

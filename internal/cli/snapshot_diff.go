@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/snapshot"
-	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -67,7 +66,7 @@ func printSnapshotDiff(w io.Writer, t translate, d *snapshot.Diff, limit int, al
 		}
 		shown++
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d -> %d\t%s\t%s\n", snapshotSigned(s.DeltaBytes), b(s.BeforeBytes), b(s.AfterBytes),
-			s.BeforeCount, s.AfterCount, termsafe.Line(snapshotShortName(s.Site)), termsafe.Line(snapshotShortName(s.Via)))
+			s.BeforeCount, s.AfterCount, snapshotSite(t, s.Site), snapshotSite(t, s.Via))
 	}
 	if shown == 0 {
 		fmt.Fprintln(tw, t("diff.no_change"))

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/torchmem/torchmem/internal/snapshot"
@@ -50,13 +51,25 @@ func printSnapshotLeaks(w io.Writer, t translate, l *snapshot.Leaks) error {
 		fmt.Fprintln(w, t("leaks.none"))
 		return nil
 	}
-	fmt.Fprintln(w, t("leaks.header", l.StepSource))
+	fmt.Fprintln(w, t("leaks.header", snapshotStepSource(t, l.StepSource)))
 	tw := newTable(w)
 	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", t("leaks.col.growth"), t("leaks.col.steps"), t("leaks.col.alive"),
 		t("top.col.count"), t("leaks.col.device"), t("top.col.site"), t("top.col.via"))
 	for _, k := range l.Leaks {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%d\t%s\t%s\n", units.Bytes(int64(k.BytesPerStep)), k.Steps,
-			units.Bytes(k.Bytes), k.Count, k.Device, termsafe.Line(snapshotShortName(k.Key)), termsafe.Line(snapshotShortName(k.Via)))
+			units.Bytes(k.Bytes), k.Count, k.Device, snapshotSite(t, k.Key), snapshotSite(t, k.Via))
 	}
 	return tw.Flush()
+}
+
+// snapshotStepSource is how leaks told steps apart, in t's language:
+// "annotation NAME" or "repeated sizes" in the JSON.
+func snapshotStepSource(t translate, src string) string {
+	if name, ok := strings.CutPrefix(src, "annotation "); ok {
+		return t("leaks.src_annotation", termsafe.Line(name))
+	}
+	if src == "repeated sizes" {
+		return t("leaks.src_sizes")
+	}
+	return termsafe.Line(src)
 }

@@ -23,10 +23,13 @@ func snapshotTr(env *Env) translate {
 }
 
 var snapshotEN = map[string]string{
-	"snap.no_trace":   "no trace in this snapshot: record one with torch.cuda.memory._record_memory_history()",
-	"snap.none":       "none",
-	"snap.reading":    "reading snapshot",
-	"snap.html_wrote": "wrote %[1]s (%[2]d bytes: %[3]d timeline points, %[4]d blocks, %[5]d stacks)",
+	"snap.no_trace":        "no trace in this snapshot: record one with torch.cuda.memory._record_memory_history()",
+	"snap.none":            "none",
+	"snap.no_stack":        "<no stack recorded>",
+	"leaks.src_annotation": "annotation %[1]s",
+	"leaks.src_sizes":      "repeated sizes",
+	"snap.reading":         "reading snapshot",
+	"snap.html_wrote":      "wrote %[1]s (%[2]d bytes: %[3]d timeline points, %[4]d blocks, %[5]d stacks)",
 
 	// summary
 	"sum.title":          "torchmem summary (snapshot format %[1]s)",

@@ -5,10 +5,13 @@ package cli
 // alloc/free_completed) stay in English: they are what the user finds in
 // the snapshot file and in PyTorch's documentation.
 var snapshotZH = map[string]string{
-	"snap.no_trace":   "这个快照里没有 trace：请用 torch.cuda.memory._record_memory_history() 记录",
-	"snap.none":       "无",
-	"snap.reading":    "正在读取快照",
-	"snap.html_wrote": "已写入 %[1]s（%[2]d 字节：%[3]d 个时间线点，%[4]d 个 block，%[5]d 个调用栈）",
+	"snap.no_trace":        "这个快照里没有 trace：请用 torch.cuda.memory._record_memory_history() 记录",
+	"snap.none":            "无",
+	"snap.no_stack":        "<未记录调用栈>",
+	"leaks.src_annotation": "标注 %[1]s",
+	"leaks.src_sizes":      "重复出现的相同大小",
+	"snap.reading":         "正在读取快照",
+	"snap.html_wrote":      "已写入 %[1]s（%[2]d 字节：%[3]d 个时间线点，%[4]d 个 block，%[5]d 个调用栈）",
 
 	"sum.title":          "torchmem 摘要（快照格式 %[1]s）",
 	"sum.no_trace":       "\ntrace：未记录（请在运行前启用 torch.cuda.memory._record_memory_history）",

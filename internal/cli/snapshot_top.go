@@ -100,7 +100,7 @@ func printSnapshotSites(w io.Writer, t translate, by snapshot.GroupBy, sites []s
 			break
 		}
 		fmt.Fprintf(tw, "  %s\t%.1f%%\t%d\t%s\t%s\n", units.Bytes(s.Bytes), s.Share*100, s.Count,
-			termsafe.Line(snapshotShortName(s.Key)), termsafe.Line(snapshotShortName(s.Via)))
+			snapshotSite(t, s.Key), snapshotSite(t, s.Via))
 	}
 	tw.Flush()
 }
@@ -178,4 +178,14 @@ func snapshotShortName(s string) string {
 		out = append(out, r)
 	}
 	return string(out)
+}
+
+// snapshotSite is a site (or via) for a text table: C++ frames shortened,
+// escaped for the terminal, and the JSON's "<no stack recorded>" in t's
+// language.
+func snapshotSite(t translate, key string) string {
+	if key == snapshot.NoStack {
+		return t("snap.no_stack")
+	}
+	return termsafe.Line(snapshotShortName(key))
 }

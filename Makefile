@@ -26,8 +26,8 @@ run: deps build
 	@mkdir -p $(DEMO_DIR)
 	$(BIN) run --db $(DEMO_DIR)/torchmem.db --memory-max 2G -- $(PYTHON) examples/train.py --epochs 2
 	$(BIN) report last --db $(DEMO_DIR)/torchmem.db -o $(DEMO_DIR)/report.html
-	@echo; echo "== 2. the same job with a leak (8 MiB kept per step) under --memory-max 1200M =="
-	-$(BIN) run --db $(DEMO_DIR)/torchmem.db --memory-max 1200M --policy examples/leak-policy.yaml \
+	@echo; echo "== 2. the same job with a leak (8 MiB kept per step) under --memory-max 2G =="
+	-$(BIN) run --db $(DEMO_DIR)/torchmem.db --memory-max 2G --policy examples/leak-policy.yaml \
 		-- $(PYTHON) examples/train.py --epochs 30 --grow-mb 8
 	$(BIN) runs --db $(DEMO_DIR)/torchmem.db
 	$(BIN) report last --db $(DEMO_DIR)/torchmem.db -o $(DEMO_DIR)/report-leak.html

@@ -6,7 +6,7 @@
 # stop before the OOM killer, and the leak verdict.
 # Needs root (run's cgroup), chromium (Debian: chromium), a CJK font
 # (Debian: fonts-wqy-microhei or fonts-noto-cjk) and python3 with torch.
-# Usage: scripts/screenshots.sh [python3] ; MEMORY_MAX (default 1200M)
+# Usage: scripts/screenshots.sh [python3] ; MEMORY_MAX (default 2G)
 # sets the demo's --memory-max: at 600M a loaded host's start-up ramp
 # (torch import, DataLoader workers) already projects the limit within 20 s
 # and the policy stops the job before it warns or shows a leak.
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 py=${1:-python3}
-mem=${MEMORY_MAX:-1200M}
+mem=${MEMORY_MAX:-2G}
 work=$(mktemp -d)
 pids=()
 cleanup() {

@@ -22,6 +22,11 @@ func TestGrowthLeak(t *testing.T) {
 		// steps 5, 12, 20, 26, 29.
 		{"steady 8 MiB/step", line([]int64{5, 12, 20, 26, 29}, 150*mib, 8*mib), 8 * mib},
 		{"flat: a peak, not a leak", line([]int64{5, 12, 20, 26, 29}, 300*mib, 0), 0},
+		{"steady, then torn down at the end", func() growthTrack {
+			g := line([]int64{5, 12, 20, 26, 29, 35, 41}, 150*mib, 8*mib)
+			g.add(42, 10*mib) // the last sample, taken while the stopped job freed its memory
+			return g
+		}(), 8 * mib},
 		{"too few samples", line([]int64{5, 20, 29}, 150*mib, 8*mib), 0},
 		{"small growth", line([]int64{10, 20, 30, 40}, 150*mib, mib/2), 0},
 		{"noisy, no trend", func() growthTrack {

@@ -125,16 +125,22 @@ func printPeaks(w io.Writer, t tr, rows [][2]string, phase string, breakdown []e
 	return tw.Flush()
 }
 
-func printFit(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {
+// printFitVerdict prints the GPU, its budget and whether the peak fits:
+// the fit lines estimate and estimate --trace share.
+func printFitVerdict(w io.Writer, t tr, oom bool, f *estimate.Fit) {
 	verdict := t("estimate.fit.fits", units.Bytes(f.HeadroomBytes))
 	switch {
-	case r.OOM:
+	case oom:
 		verdict = t("estimate.fit.oom", units.Bytes(-f.HeadroomBytes))
 	case !f.Fits:
 		verdict = t("estimate.fit.over", units.Bytes(-f.HeadroomBytes))
 	}
 	fmt.Fprintf(w, "\n%s\n%s\n", t("estimate.fit.gpu", f.GPU, units.Bytes(f.GPUMemoryBytes), units.Bytes(f.BudgetBytes),
 		strconv.FormatFloat(100*f.Margin, 'f', 0, 64)), verdict)
+}
+
+func printFit(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {
+	printFitVerdict(w, t, r.OOM, f)
 	for i, n := range f.Notes {
 		if len(f.NoteKinds) == len(f.Notes) { // every note has its kind: word it in the output's language
 			n = fitNote(t, f.NoteKinds[i])

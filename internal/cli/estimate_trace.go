@@ -212,15 +212,7 @@ func endKind(k string) string {
 }
 
 func printTraceFit(w io.Writer, t tr, r *estimate.TraceResult, f *estimate.Fit) {
-	verdict := t("estimate.fit.fits", units.Bytes(f.HeadroomBytes))
-	switch {
-	case r.OOM:
-		verdict = t("estimate.fit.oom", units.Bytes(-f.HeadroomBytes))
-	case !f.Fits:
-		verdict = t("estimate.fit.over", units.Bytes(-f.HeadroomBytes))
-	}
-	fmt.Fprintf(w, "\n%s\n%s\n", t("estimate.fit.gpu", f.GPU, units.Bytes(f.GPUMemoryBytes), units.Bytes(f.BudgetBytes),
-		strconv.FormatFloat(100*f.Margin, 'f', 0, 64)), verdict)
+	printFitVerdict(w, t, r.OOM, f)
 }
 
 var traceEN = map[string]string{

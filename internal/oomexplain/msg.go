@@ -4,11 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"golang.org/x/text/language"
-	"golang.org/x/text/message"
-	"golang.org/x/text/message/catalog"
+
+	"github.com/torchmem/torchmem/internal/i18n"
 )
 
 // Msg is one sentence of an explanation kept as a message id and its
@@ -112,25 +111,9 @@ var catalogs = map[language.Tag]map[string]string{
 	language.Chinese: messagesZH,
 }
 
-// printers are built on the first explanation, not at start-up: every
-// torchmem command links this package, and building them takes ~0.5 ms.
-var printers = sync.OnceValue(buildPrinters)
-
-func buildPrinters() map[language.Tag]*message.Printer {
-	b := catalog.NewBuilder(catalog.Fallback(language.English))
-	for tag, texts := range catalogs {
-		for id, text := range texts {
-			if err := b.SetString(tag, id, text); err != nil {
-				panic("oomexplain: message " + id + ": " + err.Error()) // a bad literal in this package
-			}
-		}
-	}
-	out := map[language.Tag]*message.Printer{}
-	for tag := range catalogs {
-		out[tag] = message.NewPrinter(tag, message.Catalog(b))
-	}
-	return out
-}
+// cat renders the messages (internal/i18n: printers built on the first
+// explanation, a language picked by its base, English as the fallback).
+var cat = i18n.NewCatalog("oomexplain", catalogs)
 
 // Languages are the languages the explanations can be rendered in.
 func Languages() []language.Tag {
@@ -141,26 +124,9 @@ func Languages() []language.Tag {
 	return out
 }
 
-// printerFor is lang's printer, or its base language's (zh-TW → zh), or
-// English's when neither has a catalog.
-func printerFor(lang language.Tag) *message.Printer {
-	ps := printers()
-	if p, ok := ps[lang]; ok {
-		return p
-	}
-	if base, conf := lang.Base(); conf != language.No {
-		for tag, p := range ps {
-			if b, _ := tag.Base(); b == base {
-				return p
-			}
-		}
-	}
-	return ps[language.English]
-}
-
 // render prints m in lang (English when lang has no catalog).
 func render(lang language.Tag, m Msg) string {
-	p := printerFor(lang)
+	p := cat.Printer(lang)
 	args := make([]any, len(m.Args))
 	for i, a := range m.Args {
 		switch {

@@ -9,7 +9,6 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/torchmem/torchmem/internal/cgroup"
-	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/store"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
@@ -24,11 +23,7 @@ func sigOf(p *int) (n int) {
 
 // Print writes the summary for people (in Config.Lang).
 func (s *Summary) Print(w io.Writer, runID string) {
-	lang := i18n.EN
-	if s.text != nil {
-		lang = s.text.lang
-	}
-	s.PrintIn(w, runID, lang)
+	s.PrintIn(w, runID, s.lang)
 }
 
 // PrintIn writes the summary for people with its frame (run, peaks,

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/text/language"
+
 	"github.com/torchmem/torchmem/internal/cgroup"
 	"github.com/torchmem/torchmem/internal/hook"
 	"github.com/torchmem/torchmem/internal/oomexplain"
@@ -68,8 +70,8 @@ type Summary struct {
 	// Chinese, for show and the report read in Chinese later (always
 	// stored: the JSON does not change with the language of the run).
 	ZH *SummaryText `json:"zh,omitempty"`
-	// text is the same in Config.Lang, for Print only (postmortem_lang.go).
-	text *summaryText
+	// lang is Config.Lang, for Print only (postmortem_lang.go).
+	lang language.Tag
 }
 
 // Explained is one incident as internal/oomexplain explains it.

@@ -6,17 +6,6 @@ import (
 	"golang.org/x/text/language"
 )
 
-// summaryText is the post-mortem's text for people in Config.Lang. It is
-// not part of Summary's JSON: the summary kept with the run stays
-// English, so history, `torchmem show --json` and scripts never see the
-// language change.
-type summaryText struct {
-	lang                   language.Tag
-	verdict                string
-	notes, recommendations []string
-	incidents              []Explained
-}
-
 // SummaryText is the post-mortem's sentences in another language than
 // English, kept with the run (Summary.ZH) so that `show` and the HTML
 // report in that language, run by anyone later, read the same verdict the
@@ -30,18 +19,11 @@ type SummaryText struct {
 }
 
 // localize explains the same evidence again in Chinese for the stored
-// summary (ZH), and in lang for Print (nothing to do in English: the
-// summary already is).
+// summary (ZH) and keeps the run's language for Print; English needs
+// nothing more, the summary already is.
 func (s *Summary) localize(e evidence, lang language.Tag) {
 	s.ZH = explainIn(e, i18n.ZH)
-	if lang == language.Und || i18n.Base(lang) == i18n.EN {
-		return
-	}
-	t := s.ZH
-	if i18n.Base(lang) != i18n.ZH {
-		t = explainIn(e, lang)
-	}
-	s.text = &summaryText{lang: lang, verdict: t.Verdict, notes: t.Notes, recommendations: t.Recommendations, incidents: t.Incidents}
+	s.lang = i18n.Base(lang)
 }
 
 // explainIn is the post-mortem's sentences in lang.
@@ -56,18 +38,14 @@ func explainIn(e evidence, lang language.Tag) *SummaryText {
 	return t
 }
 
-// forPeople is s with its sentences in lang: the text localize set at the
-// end of the run, else the stored Chinese (a summary read back from the
-// history store), else s itself (English).
+// forPeople is s with its sentences in lang: the stored Chinese for zh
+// (at the end of the run, or read back from the history store), else s
+// itself (English).
 func (s *Summary) forPeople(lang language.Tag) *Summary {
-	t := s.text
-	if t == nil && i18n.Base(lang) == i18n.ZH && s.ZH != nil {
-		t = &summaryText{lang: i18n.ZH, verdict: s.ZH.Verdict, notes: s.ZH.Notes, recommendations: s.ZH.Recommendations, incidents: s.ZH.Incidents}
-	}
-	if t == nil {
+	if i18n.Base(lang) != i18n.ZH || s.ZH == nil {
 		return s
 	}
 	c := *s
-	c.Verdict, c.Notes, c.Recommendations, c.Incidents = t.verdict, t.notes, t.recommendations, t.incidents
+	c.Verdict, c.Notes, c.Recommendations, c.Incidents = s.ZH.Verdict, s.ZH.Notes, s.ZH.Recommendations, s.ZH.Incidents
 	return &c
 }

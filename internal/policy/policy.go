@@ -145,8 +145,8 @@ func (d Decision) Reason() string {
 // Condition is the reason without the rule's name: "cgroup.time_to_oom
 // = 11.3s (threshold 20.0s)", for sentences that name the rule already.
 func (d Decision) Condition() string {
-	return fmt.Sprintf("%s = %s (threshold %s)", d.Rule.Metric,
-		formatThreshold(d.Rule.Metric, d.Value), formatThreshold(d.Rule.Metric, d.Rule.Threshold))
+	value, threshold := d.Shown()
+	return fmt.Sprintf("%s = %s (threshold %s)", d.Rule.Metric, value, threshold)
 }
 
 // Shown is the value and the threshold as Condition writes them, for a

@@ -41,6 +41,30 @@ type publishedRow struct {
 	Options   Options `json:"options"`
 	Measured  int64   `json:"measured_bytes"`
 	Tolerance float64 `json:"tolerance"`
+	// GPU the row was measured on: it sizes the cuBLAS workspace, and the
+	// caching allocator may reserve no more than its memory less the CUDA
+	// context and libraries (PyTorch frees its cache and retries there).
+	GPU string `json:"gpu,omitempty"`
+	// MeasuredSMIMiB: the run's nvidia-smi reading (MiB), where published.
+	// SMIUnderTolerance > 0: torchmem's process figure (reserved + context
+	// + libraries) may be at most this fraction under it; 0: only logged.
+	MeasuredSMIMiB    float64 `json:"measured_smi_mib,omitempty"`
+	SMIUnderTolerance float64 `json:"smi_under_tolerance,omitempty"`
+}
+
+// options are the row's options with its GPU applied.
+func (r publishedRow) options(t *testing.T) Options {
+	o := r.Options
+	if r.GPU == "" {
+		return o
+	}
+	g, err := LookupGPU(r.GPU)
+	if err != nil {
+		t.Fatalf("%s: gpu: %v", r.ID, err)
+	}
+	o.ComputeCapability = g.ComputeCapability
+	o.AllocatorLimit = allocatorLimit(g.MemoryBytes)
+	return o
 }
 
 func (r publishedRow) model(t *testing.T) *models.Model {
@@ -79,34 +103,35 @@ func loadPublished(t *testing.T) []publishedRow {
 	return rows
 }
 
-// predictPublished is torchmem's figure for a published row.
-func predictPublished(t *testing.T, r publishedRow) int64 {
+// predictPublished is torchmem's figure for a published row, and its
+// process figure (nvidia-smi) for a training row.
+func predictPublished(t *testing.T, r publishedRow) (int64, int64) {
 	md := r.model(t)
 	switch r.Kind {
 	case "train_peak_allocated", "train_oom":
-		res, err := Estimate(md, r.Options)
+		res, err := Estimate(md, r.options(t))
 		if err != nil {
 			t.Fatalf("%s: %v", r.ID, err)
 		}
-		return res.PeakAllocatedBytes
+		return res.PeakAllocatedBytes, res.ProcessBytes
 	case "infer_peak_hybrid":
-		res, err := Estimate(md, r.Options)
+		res, err := Estimate(md, r.options(t))
 		if err != nil {
 			t.Fatalf("%s: %v", r.ID, err)
 		}
-		return res.PeakAllocatedBytes + res.ProcessBytes - res.PeakReservedBytes
+		return res.PeakAllocatedBytes + res.ProcessBytes - res.PeakReservedBytes, 0
 	case "weights_file", "weights_footprint":
 		w, c, err := WeightBytes(md, r.Options)
 		if err != nil {
 			t.Fatalf("%s: %v", r.ID, err)
 		}
 		if r.Kind == "weights_footprint" {
-			return w
+			return w, 0
 		}
-		return w + c
+		return w + c, 0
 	}
 	t.Fatalf("%s: unknown kind %q", r.ID, r.Kind)
-	return 0
+	return 0, 0
 }
 
 // TestPublishedPEFTAndQuant: LoRA/QLoRA training peaks and quantized
@@ -118,7 +143,8 @@ func TestPublishedPEFTAndQuant(t *testing.T) {
 		t.Fatalf("%d published rows, want the 14 collected", len(rows))
 	}
 	for _, r := range rows {
-		got := predictPublished(t, r)
+		got, process := predictPublished(t, r)
+		checkPublishedSMI(t, r, process)
 		e := float64(got-r.Measured) / float64(r.Measured)
 		if r.Kind == "train_oom" {
 			t.Logf("%-28s out of memory on %7.3f GB, torchmem %7.3f GB", r.ID, float64(r.Measured)/1e9, float64(got)/1e9)
@@ -134,5 +160,25 @@ func TestPublishedPEFTAndQuant(t *testing.T) {
 		if math.Abs(e) > r.Tolerance {
 			t.Errorf("%s (%s): torchmem %d, published %d: %+.1f%% exceeds %.0f%%", r.ID, r.Source, got, r.Measured, 100*e, 100*r.Tolerance)
 		}
+	}
+}
+
+// checkPublishedSMI compares torchmem's process figure with a row's
+// nvidia-smi reading: never more than SMIUnderTolerance under it (a job
+// torchmem says fits must not need more than it says); over is allowed
+// (the allocator's cache is what a run happens to keep).
+func checkPublishedSMI(t *testing.T, r publishedRow, process int64) {
+	if r.MeasuredSMIMiB <= 0 {
+		return
+	}
+	if process <= 0 {
+		t.Errorf("%s: measured_smi_mib on a %s row, which has no process figure", r.ID, r.Kind)
+		return
+	}
+	smi := r.MeasuredSMIMiB * (1 << 20)
+	e := (float64(process) - smi) / smi
+	t.Logf("%-28s nvidia-smi %8.0f MiB torchmem %8.0f MiB error %+6.2f%% (under-tolerance %.0f%%)", r.ID, r.MeasuredSMIMiB, float64(process)/(1<<20), 100*e, 100*r.SMIUnderTolerance)
+	if r.SMIUnderTolerance > 0 && e < -r.SMIUnderTolerance {
+		t.Errorf("%s (%s): torchmem's process figure %d is %.1f%% under nvidia-smi's %.0f MiB (allowed %.0f%%)", r.ID, r.Source, process, -100*e, r.MeasuredSMIMiB, 100*r.SMIUnderTolerance)
 	}
 }

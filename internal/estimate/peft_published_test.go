@@ -37,6 +37,8 @@ type publishedRow struct {
 		Heads        int    `json:"heads"`
 		KVHeads      int    `json:"kv_heads"`
 		Vocab        int    `json:"vocab"`
+		// Tied: lm_head shares the embedding (tie_word_embeddings).
+		Tied bool `json:"tied,omitempty"`
 	} `json:"model"`
 	Options   Options `json:"options"`
 	Measured  int64   `json:"measured_bytes"`
@@ -76,7 +78,9 @@ func (r publishedRow) model(t *testing.T) *models.Model {
 		return md
 	}
 	m := r.Model
-	return llamaLike(m.Name, m.Hidden, m.Intermediate, m.Layers, m.Heads, m.KVHeads, m.Vocab)
+	md := llamaLike(m.Name, m.Hidden, m.Intermediate, m.Layers, m.Heads, m.KVHeads, m.Vocab)
+	md.Tied = m.Tied
+	return md
 }
 
 func loadPublished(t *testing.T) []publishedRow {

@@ -257,10 +257,18 @@ func (t *Trace) stepsDone() int {
 }
 
 // paramCount: the elements of the parameters, from their dtypes' sizes.
+// Only the weights still held when the trace ends count: a weight moved or
+// cast (.cuda(), .half()) leaves a freed copy of itself behind.
 func (t *Trace) paramCount(cats []Category) int64 {
+	freed := make([]bool, len(t.Allocs))
+	for _, e := range t.events {
+		if e.free {
+			freed[e.alloc] = true
+		}
+	}
 	var n int64
 	for i, a := range t.Allocs {
-		if a.Kind == "param" && cats[i] == CatWeights {
+		if a.Kind == "param" && cats[i] == CatWeights && !freed[i] {
 			n += a.Bytes / dtypeBytes(a.DType)
 		}
 	}

@@ -214,6 +214,11 @@ class _Tracer(object):
             return
         if key in self.live:  # a device storage or a host placeholder
             self.hold(t, key)
+            if isinstance(t, self.torch.nn.Parameter):
+                # Module._apply moving or casting a weight (.cuda(),
+                # .half()): the copy is a weight from the start, not the
+                # input data an unowned .cuda() would be taken for.
+                self.classify(t, "param")
 
     def is_device_storage(self, t):
         try:

@@ -13,7 +13,7 @@ import (
 const (
 	EnvTrace         = "TORCHMEM_TRACE"           // the trace file; the tracer stays off without it
 	EnvTraceSteps    = "TORCHMEM_TRACE_STEPS"     // optimizer steps to trace, then exit 0
-	EnvTraceDevice   = "TORCHMEM_TRACE_DEVICE"    // meta (no data) or cpu (real tensors, tests)
+	EnvTraceDevice   = "TORCHMEM_TRACE_DEVICE"    // meta (no data), cpu (real tensors, tests) or real (the GPU, --real)
 	EnvTraceGPUName  = "TORCHMEM_TRACE_GPU_NAME"  // what torch.cuda.get_device_name() says
 	EnvTraceGPUBytes = "TORCHMEM_TRACE_GPU_BYTES" // get_device_properties().total_memory
 	EnvTraceMaxBytes = "TORCHMEM_TRACE_MAX_BYTES" // the trace file's size cap
@@ -22,7 +22,7 @@ const (
 // TraceOptions say what the tracer records.
 type TraceOptions struct {
 	Steps    int
-	Device   string // "meta" or "cpu"
+	Device   string // "meta", "cpu" or "real"
 	GPUName  string
 	GPUBytes int64
 	MaxBytes int64
@@ -30,6 +30,13 @@ type TraceOptions struct {
 
 // TraceFile is the trace's name in the directory InstallTrace is given.
 const TraceFile = "trace.tsv"
+
+// What a --real run (torchmem_hook/_trace_real.py) writes next to the
+// trace: the allocator's snapshot pickle and its figures as JSON.
+const (
+	TraceRealSnapshot = "real.pickle"
+	TraceRealStats    = "real.json"
+)
 
 // InstallTrace writes the embedded Python hook into dir/python and returns
 // the variables that make a job trace itself into dir/trace.tsv instead of
@@ -43,8 +50,8 @@ func InstallTrace(dir string, o TraceOptions) ([]string, error) {
 	if err := python.WriteTree(pyDir); err != nil {
 		return nil, err
 	}
-	if o.Device != "meta" && o.Device != "cpu" {
-		return nil, fmt.Errorf("trace device %q: want meta or cpu", o.Device)
+	if o.Device != "meta" && o.Device != "cpu" && o.Device != "real" {
+		return nil, fmt.Errorf("trace device %q: want meta, cpu or real", o.Device)
 	}
 	return []string{
 		"PYTHONPATH=" + pyDir,

@@ -31,7 +31,7 @@ const (
 type Options struct {
 	Argv     []string // the program: python train.py ARGS...
 	Steps    int
-	Device   string // meta (default) or cpu
+	Device   string // meta (default) or cpu; RunReal sets real
 	GPUName  string
 	GPUBytes int64
 	MaxBytes int64
@@ -46,6 +46,31 @@ func Run(ctx context.Context, o Options) (*estimate.Trace, error) {
 	if len(o.Argv) == 0 {
 		return nil, errors.New("--trace: give the program after --, e.g. -- python train.py")
 	}
+	o = o.withDefaults()
+	dir, err := os.MkdirTemp("", "torchmem-trace-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	runErr, err := execTraced(ctx, o, dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	t, err := readTrace(dir, o, runErr)
+	if err != nil {
+		return nil, err
+	}
+	if t.End == nil {
+		reason := "the program ended without a word from the tracer"
+		if runErr != nil {
+			reason = fmt.Sprintf("the program was stopped (%v) before the tracer could finish", runErr)
+		}
+		t.End = &estimate.TraceNote{Kind: "killed", Message: reason}
+	}
+	return t, nil
+}
+
+func (o Options) withDefaults() Options {
 	if o.Device == "" {
 		o.Device = "meta"
 	}
@@ -58,11 +83,14 @@ func Run(ctx context.Context, o Options) (*estimate.Trace, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	dir, err := os.MkdirTemp("", "torchmem-trace-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
+	return o
+}
+
+// execTraced runs the program with the tracer armed to write into dir;
+// started, if not nil, gets the program's pid (its process group) once it
+// runs. runErr is the program's own failure; err is torchmem's (the
+// timeout, a tracer that cannot be installed).
+func execTraced(ctx context.Context, o Options, dir string, started func(pid int)) (runErr, err error) {
 	env, err := hook.InstallTrace(dir, hook.TraceOptions{Steps: o.Steps, Device: o.Device,
 		GPUName: o.GPUName, GPUBytes: o.GPUBytes, MaxBytes: o.MaxBytes})
 	if err != nil {
@@ -75,10 +103,20 @@ func Run(ctx context.Context, o Options) (*estimate.Trace, error) {
 	cmd.Stdout, cmd.Stderr = o.Output, o.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	runErr := cmd.Run()
-	if ctx.Err() == context.DeadlineExceeded {
-		return nil, fmt.Errorf("--trace: the program ran past --trace-timeout %s", o.Timeout)
+	if runErr = cmd.Start(); runErr == nil {
+		if started != nil {
+			started(cmd.Process.Pid)
+		}
+		runErr = cmd.Wait()
 	}
+	if ctx.Err() == context.DeadlineExceeded {
+		return runErr, fmt.Errorf("--trace: the program ran past --trace-timeout %s", o.Timeout)
+	}
+	return runErr, nil
+}
+
+// readTrace parses dir's trace file.
+func readTrace(dir string, o Options, runErr error) (*estimate.Trace, error) {
 	f, err := os.Open(filepath.Join(dir, hook.TraceFile))
 	if errors.Is(err, os.ErrNotExist) {
 		if runErr != nil {
@@ -93,13 +131,6 @@ func Run(ctx context.Context, o Options) (*estimate.Trace, error) {
 	t, err := estimate.ParseTrace(io.LimitReader(f, o.MaxBytes+maxTraceSlack))
 	if err != nil {
 		return nil, fmt.Errorf("trace of %s: %w", o.Argv[0], err)
-	}
-	if t.End == nil {
-		reason := "the program ended without a word from the tracer"
-		if runErr != nil {
-			reason = fmt.Sprintf("the program was stopped (%v) before the tracer could finish", runErr)
-		}
-		t.End = &estimate.TraceNote{Kind: "killed", Message: reason}
 	}
 	return t, nil
 }

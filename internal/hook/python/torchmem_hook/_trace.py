@@ -396,6 +396,11 @@ def start(torch):
         return  # a child of the traced job: the trace is the parent's
     device = os.environ.get(ENV_DEVICE) or "meta"
     steps = int(os.environ.get(ENV_STEPS) or 2)
+    if device == "real":  # --trace --real: nothing redirected (_trace_real.py)
+        from torchmem_hook import _trace_real
+
+        _state = _trace_real.start(torch, w, os.environ[ENV_OUT], steps)
+        return
     T = _Tracer(torch, w, device, steps)
     _state = T
     w.line(["torchmem-trace", "1", "device=" + device, "torch=" + _clean(torch.__version__),

@@ -51,6 +51,31 @@ type PEFTOptions struct {
 	NonReentrant bool `json:"non_reentrant,omitempty"`
 	// NoKbitPrep skips prepare_model_for_kbit_training (qlora).
 	NoKbitPrep bool `json:"no_kbit_prep,omitempty"`
+	// TRLBF16Cast: TRL's SFTTrainer given a peft_config, a 4-bit model and
+	// bf16=True casts the fp32 embeddings and lm_head back to bf16 after
+	// prepare_model_for_kbit_training (trlCastsToHalf).
+	TRLBF16Cast bool `json:"trl_bf16_cast,omitempty"`
+}
+
+// trlCastsToHalf: p is a parameter TRL's peft_module_casting_to_bf16
+// returns to bf16. SFTTrainer calls it after get_peft_model when
+// args.bf16 and the model is loaded in 4 bits (not sharded QLoRA); it
+// casts every module whose name contains lm_head, embed_tokens, wte or wpe
+// and whose weight is fp32 to bf16, and leaves norms in fp32 and the
+// adapters as they are (trl/trainer/sft_trainer.py and
+// trl/trainer/utils.py, v0.9 to v0.13). A tied lm_head is the embedding's
+// weight, so one cast covers both. Without prepare_model_for_kbit_training
+// these weights are bf16 already.
+func trlCastsToHalf(o Options, name string) bool {
+	if !o.PEFT.TRLBF16Cast || o.PEFT.NoKbitPrep {
+		return false
+	}
+	for _, s := range []string{"lm_head", "embed_tokens", "wte", "wpe"} {
+		if strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // The defaults of PEFT's LoraConfig and of the QLoRA recipe.
@@ -107,6 +132,8 @@ func (o *Options) checkPEFTQuant() error {
 		return fmt.Errorf("--peft with --zero 3 / --fsdp is not modelled (give DDP or ZeRO 1/2)")
 	case p.NoKbitPrep && p.Method != "qlora":
 		return fmt.Errorf("--no-kbit-prep applies to --peft qlora")
+	case p.TRLBF16Cast && (p.Method != "qlora" || o.Precision != "amp-bf16"):
+		return fmt.Errorf("--trl-bf16-cast applies to --peft qlora with --precision amp-bf16 (TRL casts only for a 4-bit model with bf16=True)")
 	case p.NonReentrant && !o.Checkpointing:
 		return fmt.Errorf("--use-reentrant applies with --checkpointing")
 	case !oneOf(strings.TrimPrefix(o.Optimizer, "paged-"), []string{"adamw", "adam", "adamw-8bit", "sgd", "sgd-momentum"}):
@@ -351,7 +378,7 @@ func planPEFT(md *models.Model, o Options) peftPlan {
 		quant := o.Quant.Method != "" && p.Block >= 0 && isLinear
 		pl.quant[k] = quant
 		pl.wdt[k] = nonQuant
-		if !quant && o.Quant.Method == "" {
+		if !quant && o.Quant.Method == "" || !quant && trlCastsToHalf(o, p.Name) {
 			pl.wdt[k] = base
 		}
 		var li *linInfo

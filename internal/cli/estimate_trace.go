@@ -30,6 +30,7 @@ type traceFlags struct {
 	timeout  time.Duration
 	device   string
 	maxBytes string
+	real     bool
 }
 
 // addTraceFlags adds --trace and its flags; with --trace the command takes
@@ -43,8 +44,10 @@ func addTraceFlags(env *Env, cmd *cobra.Command, f *estimateFlags) {
 	fl.DurationVar(&tf.timeout, "trace-timeout", tracerun.DefaultTimeout, "with --trace: stop the program after this long")
 	fl.StringVar(&tf.device, "trace-device", "meta", "with --trace: meta (no data) or cpu (real tensors on the CPU: slow, for checking the meta run)")
 	fl.StringVar(&tf.maxBytes, "trace-max-size", "1GiB", "with --trace: the trace file's size cap")
+	fl.BoolVar(&tf.real, "real", false, "with --trace: run the steps for real on this host's CUDA GPU and report the measured peaks (the allocator's own trace, memory_stats, NVML)")
 	cmd.Use += "\n  torchmem estimate --trace [--steps N] [--gpu NAME] [--json] [--snapshot FILE] -- python train.py ARGS..."
 	cmd.Example += "\n  torchmem estimate --trace --gpu A100-80GB -- python train.py --batch 16"
+	cmd.Example += "\n  torchmem estimate --trace --real --json -- python train.py --batch 16   # on a GPU host: measured"
 	cmd.Args = func(c *cobra.Command, args []string) error {
 		if !tf.on {
 			return cobra.NoArgs(c, args)
@@ -54,7 +57,7 @@ func addTraceFlags(env *Env, cmd *cobra.Command, f *estimateFlags) {
 	prev := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if !tf.on {
-			for _, n := range []string{"steps", "snapshot", "trace-timeout", "trace-device", "trace-max-size"} {
+			for _, n := range []string{"steps", "snapshot", "trace-timeout", "trace-device", "trace-max-size", "real"} {
 				if c.Flags().Changed(n) {
 					return fmt.Errorf("--%s goes with --trace", n)
 				}
@@ -86,6 +89,9 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 	g, haveGPU, err := estimateGPU(env, f)
 	if err != nil {
 		return err
+	}
+	if tf.real {
+		return runEstimateTraceReal(env, f, tf, argv, traceRealSetup{maxBytes, margin, g, haveGPU})
 	}
 	// The program's own output goes to stderr: stdout is the report (--json).
 	t, err := tracerun.Run(context.Background(), tracerun.Options{Argv: argv, Steps: tf.steps, Device: tf.device,

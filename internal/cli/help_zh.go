@@ -109,6 +109,7 @@ var helpZH = map[string]string{
 	"flag.estimate.trace-timeout":       "配合 --trace：程序运行超过这么久就停止",
 	"flag.estimate.trace-device":        "配合 --trace：meta（没有数据）或 cpu（CPU 上的真实张量：慢，用于检查 meta 的结果）",
 	"flag.estimate.trace-max-size":      "配合 --trace：追踪文件的大小上限",
+	"flag.estimate.real":                "配合 --trace：在本机的 CUDA GPU 上实际运行这些步，报告实测的峰值（分配器自己的 trace、memory_stats、NVML）",
 	"flag.estimate.zero":                "ZeRO 阶段 1、2 或 3（DeepSpeed）",
 
 	// lint

@@ -101,6 +101,7 @@ func readReal(dir string, o Options, ro RealOptions, runErr error, peak ProcessP
 		return nil, fmt.Errorf("--real: %s: %w", hook.TraceRealStats, err)
 	}
 	var snap *snapshot.Snapshot
+	copied := ""
 	if st.Snapshot != "" {
 		path := filepath.Join(dir, hook.TraceRealSnapshot)
 		if snap, err = snapshot.ReadFile(path, nil); err != nil {
@@ -110,13 +111,16 @@ func readReal(dir string, o Options, ro RealOptions, runErr error, peak ProcessP
 			if err := copyFile(path, ro.Snapshot); err != nil {
 				return nil, fmt.Errorf("--snapshot: %w", err)
 			}
+			copied = ro.Snapshot
 		}
 	}
 	end := t.End
 	if end == nil {
 		end = &estimate.TraceNote{Kind: "killed", Message: "the program ended without a word from the tracer"}
 	}
-	return Measure(st, snap, peak, end), nil
+	r := Measure(st, snap, peak, end)
+	r.SnapshotFile = copied
+	return r, nil
 }
 
 // maxStatsBytes bounds real.json: memory_stats has ~100 keys, the phase

@@ -92,6 +92,9 @@ type Real struct {
 	TraceEntries      int      `json:"trace_entries"`
 	TracePeakReserved int64    `json:"trace_peak_reserved_bytes"`
 	Notices           []string `json:"notices,omitempty"`
+	// SnapshotFile is where --snapshot wrote the run's snapshot ("" when
+	// not asked, or the run left none: a notice says why).
+	SnapshotFile string `json:"snapshot_file,omitempty"`
 }
 
 // Measure turns what a --real run left (its stats, its snapshot when it

@@ -211,12 +211,8 @@ def start(torch, writer, trace_path, steps):
             reason = "--real could not record the allocator's history: %s" % _first_line(err)
     if reason is not None:
         writer.line(["E", "unsupported", "", "0", _clean(reason)])
-        writer.close()
-        try:
-            sys.stderr.write("torchmem: %s\n" % reason)
-            sys.stderr.flush()
-        finally:
-            os._exit(EXIT_UNSUPPORTED)
+        writer.close()  # torchmem prints the reason
+        os._exit(EXIT_UNSUPPORTED)
     _state = R
     _install_phases(torch, R)
     _install_exit(R)

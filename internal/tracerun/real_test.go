@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -181,5 +183,70 @@ func TestSampleJobKeepsThePeak(t *testing.T) {
 	p := sampleJob(ctx, b, pg, time.Millisecond)
 	if p.Samples == 0 || p.Bytes != n {
 		t.Errorf("%+v", p)
+	}
+}
+
+// TestRunRealEndToEnd: --real from Python to Go on testdata/fakecuda, a
+// stand-in for torch 2.x's allocator surface (this host has no GPU): the
+// hook records the history, counts the steps, writes the snapshot and the
+// stats, and the report has the fake allocator's peaks, the phase of the
+// peak from the hook's marks and the program's line that allocated most.
+func TestRunRealEndToEnd(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	const MiB = 1 << 20
+	snap := filepath.Join(t.TempDir(), "real.pickle")
+	var out strings.Builder
+	r, err := RunReal(context.Background(), Options{Argv: []string{py, "testdata/fakereal.py"}, Output: &out},
+		RealOptions{GPU: gpu.NewNoop(), Snapshot: snap})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if r.End == nil || r.End.Kind != "steps" || r.Steps != 2 || strings.Contains(out.String(), "step 3") {
+		t.Fatalf("end %+v after %d steps\n%s", r.End, r.Steps, out.String())
+	}
+	if r.PeakAllocatedBytes != 9*MiB || r.LiveBytesPeak != 9*MiB || r.PeakReservedBytes != 12*MiB || r.TracePeakReserved != 12*MiB {
+		t.Errorf("peaks %d %d %d %d", r.PeakAllocatedBytes, r.LiveBytesPeak, r.PeakReservedBytes, r.TracePeakReserved)
+	}
+	if r.PeakPhase != "backward, step 2" || r.GPUName != "Fake GPU" || r.Torch != "2.11.0+fake" {
+		t.Errorf("phase %q, gpu %q, torch %q", r.PeakPhase, r.GPUName, r.Torch)
+	}
+	if len(r.Sites) == 0 || !strings.HasPrefix(r.Sites[0].Where, "fakereal.py:") || !strings.HasSuffix(r.Sites[0].Where, ":forward") ||
+		r.Sites[0].Bytes != 4*MiB {
+		t.Errorf("sites %+v", r.Sites)
+	}
+	if r.ProcessMeasured || r.SnapshotFile != snap {
+		t.Errorf("process measured %v, snapshot %q", r.ProcessMeasured, r.SnapshotFile)
+	}
+	if s, err := snapshot.ReadFile(snap, nil); err != nil || s.Peak(0).Allocated != 9*MiB {
+		t.Errorf("--snapshot: %v", err)
+	}
+}
+
+// TestRunRealProgramFails: a program that fails on the GPU is still
+// reported up to the failure, with its line.
+func TestRunRealProgramFails(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	var out strings.Builder
+	r, err := RunReal(context.Background(), Options{Argv: []string{py, "testdata/fakereal.py", "fail"}, Output: &out},
+		RealOptions{GPU: gpu.NewNoop()})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	e := r.End
+	if e == nil || e.Kind != "error" || !strings.Contains(e.Message, "the program failed in step 2") ||
+		len(e.Where) == 0 || !strings.Contains(e.Where[0], "fakereal.py:") {
+		t.Fatalf("end %+v\n%s", e, out.String())
+	}
+	if r.Steps != 1 || r.PeakAllocatedBytes != 7*(1<<20) || r.PeakPhase != "backward, step 1" {
+		t.Errorf("steps %d, peak %d, phase %q", r.Steps, r.PeakAllocatedBytes, r.PeakPhase)
+	}
+	if !strings.Contains(out.String(), "RuntimeError") {
+		t.Errorf("the program's traceback should reach its output: %s", out.String())
 	}
 }

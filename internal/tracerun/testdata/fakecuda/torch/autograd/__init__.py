@@ -1,0 +1,3 @@
+def backward(run):
+    """run() is the fake's backward pass."""
+    return run()

@@ -1,0 +1,1 @@
+from torch.nn import modules  # noqa: F401

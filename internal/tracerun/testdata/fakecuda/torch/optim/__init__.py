@@ -1,0 +1,1 @@
+from torch.optim import optimizer  # noqa: F401

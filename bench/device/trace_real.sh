@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# trace_real.sh — issue 15's ground truth for `torchmem estimate --trace`:
+# each script is run twice, unmodified, for STEPS (3) optimizer steps:
+#   torchmem estimate --trace --json         the meta-tensor prediction (no GPU used)
+#   torchmem estimate --trace --real --json  the same steps on the GPU: memory_stats'
+#                                            peaks, the allocator's history, NVML
+# then bench/device/trace_real_compare.py prints predicted against measured
+# peak allocated (bound 3 %), peak reserved (5 %) and nvidia-smi's figure.
+# Scripts (bench/device/trace_real_models.py, internal/tracerun/testdata):
+#   hf-gpt2, hf-llama  Hugging Face from_config (when transformers imports;
+#                      else the plain-torch twins gpt2.py / llama.py, named so)
+#   resnet50           torchvision (when it imports)
+#   custom-gpt2        gpt2.py: GPT-2 written in plain torch (a custom model)
+#   custom-transformer transformer.py: attention and a custom autograd Function
+# About 2 minutes of GPU time on an H200; each run is bounded by timeout.
+#   run(command="bash bench/device/trace_real.sh", carry=["torchmem"], timeout_s=420)
+# Locally on any CUDA host: OUT=/tmp/tr bash bench/device/trace_real.sh
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-./device-check-out}
+TM=${TM:-./torchmem}
+PY=${PY:-python3}
+STEPS=${STEPS:-3}
+D=$OUT/trace-real
+mkdir -p "$D"
+T0=$(date +%s)
+TD=internal/tracerun/testdata
+
+# one NAME ARGS...: the prediction, then the measurement, of one script.
+one() {
+	local name=$1
+	shift
+	if [ $(($(date +%s) - T0)) -gt 300 ]; then
+		echo "$name skipped: the script is at $(($(date +%s) - T0)) s" | tee "$D/$name.fake.err"
+		return
+	fi
+	timeout 150 "$TM" estimate --trace --steps "$STEPS" --json -- "$PY" "$@" >"$D/$name.fake.json" 2>"$D/$name.fake.err"
+	echo "$name fake: exit $? after $(($(date +%s) - T0)) s"
+	timeout 150 "$TM" estimate --trace --real --steps "$STEPS" --json -- "$PY" "$@" >"$D/$name.real.json" 2>"$D/$name.real.err"
+	echo "$name real: exit $? after $(($(date +%s) - T0)) s"
+}
+
+"$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' | tee "$D/torch.txt"
+if "$PY" bench/device/trace_real_models.py --check; then
+	one hf-gpt2 bench/device/trace_real_models.py hf-gpt2
+	one hf-llama bench/device/trace_real_models.py hf-llama
+else
+	echo "transformers does not import: the plain-torch twins of GPT-2 and Llama instead" | tee -a "$D/torch.txt"
+	one plain-gpt2-hf-twin "$TD/gpt2.py" 12 768 12 50257 8 512 foreach
+	one plain-llama-hf-twin "$TD/llama.py" 8 1024 16 2816 32000 4 512 fp32
+fi
+if "$PY" -c 'import torchvision' 2>/dev/null; then
+	one resnet50 bench/device/trace_real_models.py resnet50
+else
+	echo "torchvision does not import: no ResNet-50" | tee -a "$D/torch.txt"
+fi
+one custom-gpt2 "$TD/gpt2.py" 6 512 8 8000 8 256 foreach amp-bf16
+one custom-transformer "$TD/transformer.py"
+"$PY" bench/device/trace_real_compare.py "$D" | tee "$OUT/trace-real.txt"

@@ -220,8 +220,14 @@ func TestRunRealEndToEnd(t *testing.T) {
 	if r.ProcessMeasured || r.SnapshotFile != snap {
 		t.Errorf("process measured %v, snapshot %q", r.ProcessMeasured, r.SnapshotFile)
 	}
-	if s, err := snapshot.ReadFile(snap, nil); err != nil || s.Peak(0).Allocated != 9*MiB {
-		t.Errorf("--snapshot: %v", err)
+	s, err := snapshot.ReadFile(snap, nil)
+	if err != nil || s.Peak(0).Allocated != 9*MiB {
+		t.Fatalf("--snapshot: %v", err)
+	}
+	// The history as armed at CUDA's initialisation: Python stacks, the
+	// ring sized from the 1 GiB cap (1 KiB an entry, at most 1M entries).
+	if h := s.AllocatorSettings; h["stacks"] != "python" || h["enabled"] != "all" || h["max_entries"] != int64(1000000) {
+		t.Errorf("history armed with %v", h)
 	}
 }
 

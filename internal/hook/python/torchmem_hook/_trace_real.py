@@ -5,11 +5,14 @@ and the ground truth the meta trace (_trace.py) is checked against.
 _trace.start() hands over here when TORCHMEM_TRACE_DEVICE is "real".
 Nothing is redirected. When torch is imported:
 
-  - torch.cuda.memory._record_memory_history records every alloc, free and
-    segment event with its Python stack (stacks="python": C++ unwinding
-    costs more and the report wants the program's lines), at most
-    max_entries of them (a ring: the oldest go first; sized from
-    TORCHMEM_TRACE_MAX_BYTES);
+  - torch.cuda.memory._record_memory_history is armed through
+    torch.cuda._lazy_call, as the run hook's is (_cuda.py): it starts inside
+    torch's own CUDA initialisation, before the first allocation, and never
+    causes it (a program may still set CUDA_VISIBLE_DEVICES or fork first).
+    It records every alloc, free and segment event with its Python stack
+    (stacks="python": C++ unwinding costs more and the report wants the
+    program's lines), at most max_entries of them (a ring: the oldest go
+    first; sized from TORCHMEM_TRACE_MAX_BYTES);
   - module forward hooks, autograd.backward and the global optimizer step
     hooks mark the phases with the time (epoch microseconds, the clock of
     the snapshot's time_us), for the phase of the peak;
@@ -116,6 +119,7 @@ class _Real(object):
         self.steps = steps
         self.entries = entries
         self.api = ""
+        self.history_error = ""
         self.done = 0
         self.phase = "setup"
         self.marks = []
@@ -138,6 +142,11 @@ class _Real(object):
                 "history_api": self.api, "max_entries": self.entries, "phases": self.marks,
                 "snapshot": "", "snapshot_note": ""}
         torch = self.torch
+        if not _cuda_initialized(torch):
+            info["snapshot_note"] = "the program never initialised CUDA: nothing ran on the GPU"
+            self.write_info(info)
+            self.write_end(reason, op, msg, where)
+            return
         try:
             torch.cuda.synchronize()
         except Exception:
@@ -154,11 +163,19 @@ class _Real(object):
         except Exception as err:
             info["memory_stats_note"] = _first_line(err)
         info["snapshot"], info["snapshot_note"] = self.write_snapshot()
+        if self.history_error and not info["snapshot_note"]:
+            info["snapshot_note"] = "the allocator's history was not recorded: " + self.history_error
+        self.write_info(info)
+        self.write_end(reason, op, msg, where)
+
+    def write_info(self, info):
         try:
             with open(os.path.join(self.dir, STATS_FILE), "w") as f:
                 json.dump(info, f)
         except Exception:
             _debug()
+
+    def write_end(self, reason, op, msg, where):
         sid = "0"
         if where:
             sid = "1"
@@ -203,20 +220,40 @@ def start(torch, writer, trace_path, steps):
     writer.line(["torchmem-trace", "1", "device=real", "torch=" + _clean(torch.__version__),
                  "python=%d.%d.%d" % sys.version_info[:3], "steps=%d" % steps])
     reason = unsupported_reason(torch)
-    if reason is None:
-        R = _Real(torch, writer, trace_path, steps, max_entries(writer.limit))
-        try:
-            R.api = record_history(torch, R.entries)
-        except Exception as err:
-            reason = "--real could not record the allocator's history: %s" % _first_line(err)
     if reason is not None:
         writer.line(["E", "unsupported", "", "0", _clean(reason)])
         writer.close()  # torchmem prints the reason
         os._exit(EXIT_UNSUPPORTED)
+    R = _Real(torch, writer, trace_path, steps, max_entries(writer.limit))
     _state = R
+    _arm_history(torch, R)
     _install_phases(torch, R)
     _install_exit(R)
     return R
+
+
+def _cuda_initialized(torch):
+    f = getattr(torch.cuda, "is_initialized", None)
+    try:
+        return f is None or bool(f())
+    except Exception:
+        return False
+
+
+def _arm_history(torch, R):
+    """Record the allocator's history from CUDA's initialisation on."""
+
+    def on_init():
+        try:
+            R.api = record_history(torch, R.entries)
+        except Exception as err:  # never surface as DeferredCudaCallError
+            R.history_error = _first_line(err)
+
+    lazy = getattr(torch.cuda, "_lazy_call", None)
+    if lazy is None or _cuda_initialized(torch):
+        on_init()
+    else:
+        lazy(on_init)
 
 
 def _install_phases(torch, R):

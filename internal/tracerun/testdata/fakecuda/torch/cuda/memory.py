@@ -15,6 +15,9 @@ next_addr = [1 << 40]
 
 def _record_memory_history(enabled="all", context="all", stacks="all", max_entries=0):
     global history
+    import torch
+
+    assert torch.cuda.is_initialized(), "the hook initialised CUDA"
     history = dict(enabled=enabled, context=context, stacks=stacks, max_entries=max_entries)
 
 
@@ -38,6 +41,9 @@ def _entry(action, addr, size):
 
 
 def alloc(size):
+    import torch
+
+    torch.cuda._lazy_init()
     seg = -(-size // SEG) * SEG
     addr = next((a for a, s in segments.items() if s[0] == seg and s[1] == 0), None)
     if addr is None:
@@ -78,5 +84,6 @@ def _snapshot():
         segs.append({"device": 0, "address": addr, "total_size": size, "allocated_size": used,
                      "active_size": used, "requested_size": used, "stream": 0, "segment_type": "large",
                      "segment_pool_id": (0, 0), "is_expandable": False, "frames": [], "blocks": blocks})
-    return {"segments": segs, "device_traces": [list(trace)], "allocator_settings": {},
+    # allocator_settings carries the history's arguments for the test
+    return {"segments": segs, "device_traces": [list(trace)], "allocator_settings": dict(history or {}),
             "external_annotations": []}

@@ -86,7 +86,7 @@ def unsupported_reason(torch):
     """Why this process cannot run --real, or None. No GPU first: that is
     the answer on a host without one, whatever its torch."""
     try:
-        ok = torch.cuda.is_available()
+        ok = _available(torch)
     except Exception as err:
         return "--real needs a CUDA GPU: torch.cuda.is_available() failed: %s" % _first_line(err)
     if not ok:
@@ -95,6 +95,22 @@ def unsupported_reason(torch):
         return ("--real needs torch >= 2.0 (the allocator's trace and the global "
                 "optimizer step hooks): this is torch %s" % torch.__version__)
     return None
+
+
+def _available(torch):
+    """torch.cuda.is_available() through NVML where torch can (its
+    PYTORCH_NVML_BASED_CUDA_CHECK path), so asking does not start the CUDA
+    runtime before the program does (a fork after that cannot use CUDA)."""
+    key = "PYTORCH_NVML_BASED_CUDA_CHECK"
+    prev = os.environ.get(key)
+    os.environ[key] = "1"
+    try:
+        return torch.cuda.is_available()
+    finally:
+        if prev is None:
+            del os.environ[key]
+        else:
+            os.environ[key] = prev
 
 
 def record_history(torch, entries):

@@ -184,6 +184,9 @@ func (r *Real) peaks(st *RealStats, haveTrace bool) {
 func (r *Real) process(p ProcessPeak) {
 	if p.Samples > 0 && p.Bytes > 0 {
 		r.ProcessBytes, r.ProcessMeasured = p.Bytes, true
+		// Measured, the rest of the process is one figure: the context
+		// with the libraries (the JSON's cuda_context_bytes), not split.
+		r.CUDAContextBytes, r.LibraryBytes = max(0, p.Bytes-r.PeakReservedBytes), 0
 		r.ProcessSource = fmt.Sprintf("NVML, the job's processes sampled every %s (%d samples), highest", p.Every, p.Samples)
 		return
 	}

@@ -82,6 +82,9 @@ func TestMeasureGPT2(t *testing.T) {
 	if !r.ProcessMeasured || r.ProcessBytes != 4307550208 || !strings.HasPrefix(r.ProcessSource, "NVML") {
 		t.Errorf("process %d measured=%v (%s)", r.ProcessBytes, r.ProcessMeasured, r.ProcessSource)
 	}
+	if r.CUDAContextBytes != 4307550208-3512729600 || r.LibraryBytes != 0 {
+		t.Errorf("measured context %d, libraries %d", r.CUDAContextBytes, r.LibraryBytes)
+	}
 	if r.TraceEntries != 17575 || r.Events != 17575 || r.OOM {
 		t.Errorf("entries %d events %d oom %v", r.TraceEntries, r.Events, r.OOM)
 	}
@@ -255,4 +258,22 @@ func TestRunRealProgramFails(t *testing.T) {
 	if !strings.Contains(out.String(), "RuntimeError") {
 		t.Errorf("the program's traceback should reach its output: %s", out.String())
 	}
+}
+
+// FuzzParseRealStats: real.json is written by the program's process; a
+// damaged one is an error or a report, never a panic.
+func FuzzParseRealStats(f *testing.F) {
+	f.Add(`{"torch": "2.11.0", "steps": 2, "phases": [{"phase": "forward", "step": 1, "time_us": 5}],
+		"memory_stats": {"allocated_bytes.all.peak": 1024, "reserved_bytes.all.peak": 2097152}}`)
+	f.Add(`{"memory_stats": {"num_ooms": 1e308}, "device": null}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		st, err := ParseRealStats(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		r := Measure(st, nil, ProcessPeak{}, nil)
+		if r.ProcessMeasured || r.Result == nil {
+			t.Errorf("%+v", r)
+		}
+	})
 }

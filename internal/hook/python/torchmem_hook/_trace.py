@@ -35,6 +35,8 @@ import os
 import sys
 import weakref
 
+from torchmem_hook import _trace_api
+
 ENV_OUT = "TORCHMEM_TRACE"
 ENV_STEPS = "TORCHMEM_TRACE_STEPS"
 ENV_DEVICE = "TORCHMEM_TRACE_DEVICE"
@@ -335,6 +337,14 @@ def _cuda_dropout(torch, dropout, args, kwargs):
     return torch.native_dropout(x, p, True)[0]
 
 
+def _answer(h, func, args, kwargs):
+    try:
+        return h(func, args, kwargs)
+    except Exception:
+        _debug()
+        return _trace_api.PASS
+
+
 def _first_sentence(err):
     msg = str(err).split("\n")[0]
     return msg.split(". ")[0][:300]
@@ -371,7 +381,7 @@ _META_FALLBACKS = {"aten.convolution_backward.default": _conv_backward}
 
 
 def _meta_fallback(name):
-    fb = _META_FALLBACKS.get(name)
+    fb = _META_FALLBACKS.get(name) or _trace_api.META_FALLBACKS.get(name)
     if fb is None and name.startswith("aten._foreach_"):
         base = name.split(".")[1]
         fb = _foreach_inplace if base.endswith("_") else _foreach_out
@@ -406,6 +416,7 @@ def start(torch):
     w.line(["torchmem-trace", "1", "device=" + device, "torch=" + _clean(torch.__version__),
             "python=%d.%d.%d" % sys.version_info[:3], "steps=%d" % steps])
     _install_cuda(torch, T)
+    _trace_api.install(torch, T)
     _install_phases(torch, T)
     _install_data(torch, T)
     _install_modes(torch, T)
@@ -425,10 +436,15 @@ def _install_modes(torch, T):
     dropout = torch.nn.functional.dropout
 
     amp = _Autocast(torch, T) if dev == "meta" else None
+    answers = _trace_api.answers(torch, T)  # is_cuda, .cpu().numpy(), ...
 
     class Redirect(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
+            if func in answers:
+                r = _answer(answers[func], func, args, kwargs)
+                if r is not _trace_api.PASS:
+                    return r
             if func in passthrough:
                 return args[0]
             if amp is not None and func in amp.lists and torch.is_autocast_enabled():
@@ -476,8 +492,9 @@ def _install_modes(torch, T):
                 try:
                     out = func(*args, **(kwargs or {}))
                 except NotImplementedError:
-                    fb = _meta_fallback(str(func))
-                    if fb is None or T.device != "meta":
+                    fb = _meta_fallback(str(func)) if T.device == "meta" else None
+                    fb = fb or _trace_api.AMP_FALLBACKS.get(str(func))
+                    if fb is None:
                         raise
                     out = fb(torch, *args, **(kwargs or {}))
             except Exception as err:

@@ -1,0 +1,441 @@
+"""torchmem estimate --trace: what training scripts ask of the GPU besides
+tensors, answered as a GPU would (_trace.py redirects the tensors).
+
+Found by running public training scripts under the tracer
+(bench/results/trace-real-scripts.md): timing with torch.cuda.Event,
+copies on side streams, the CUDA RNG state saved in checkpoints,
+torch.cuda.memory_stats() in logging, torch.accelerator (torch >= 2.6,
+pytorch/examples), nn.DataParallel around the model (pytorch/examples
+imagenet), GradScaler (its kernels have no meta or 1.13 CPU version),
+and data read back from the device (.cpu().numpy(), f"{loss:.3f}").
+
+None of these allocates device memory worth counting on a GPU except the
+copies they make, which the tracer records as it does any other. Nothing
+here may raise into the program; it imports no other module of the hook.
+"""
+
+import contextlib
+import os
+import sys
+
+# get_device_properties().total_memory when no --gpu says it: scripts that
+# size their batch from it (or DataParallel, which divides by it) need a
+# GPU's figure, the largest common one.
+DEFAULT_TOTAL_MEMORY = 80 << 30
+
+# A tensor read back from the meta device (.cpu(), .numpy()) becomes real
+# zeros on the host up to this size, so numpy, PIL and metrics code keep
+# working; above it, a host placeholder without data (a 7B model's state
+# dict copied to the host would otherwise take its size in RAM here).
+HOST_ZEROS_MAX = 256 << 20
+
+# What an answer returns to let the call run as it is.
+PASS = object()
+
+
+class _Stream(object):
+    """torch.cuda.Stream on a machine that has none: work is in order."""
+
+    def __init__(self, device=None, priority=0, **kwargs):
+        self.priority = priority
+        self.cuda_stream = 0
+        self.stream_id = 0
+
+    def wait_event(self, event):
+        pass
+
+    def wait_stream(self, stream):
+        pass
+
+    def record_event(self, event=None):
+        return event if event is not None else _Event()
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+
+class _Event(object):
+    """torch.cuda.Event: already complete, no time elapsed."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        self.enable_timing = enable_timing
+
+    def record(self, stream=None):
+        pass
+
+    def wait(self, stream=None):
+        pass
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end_event):
+        return 0.0
+
+
+def install(torch, T):
+    """Patch torch.cuda, torch.accelerator and nn.DataParallel (after
+    _trace.py's own torch.cuda answers)."""
+    for f in (_streams, _rng, _memory, _properties, _accelerator, _data_parallel, _load_cpu):
+        try:
+            f(torch, T)
+        except Exception:
+            _debug()
+
+
+def _const(v):
+    return lambda *a, **k: v
+
+
+def _streams(torch, T):
+    cuda = torch.cuda
+    default = _Stream()
+
+    @contextlib.contextmanager
+    def stream(s=None):
+        yield s
+
+    patch = {"Stream": _Stream, "Event": _Event, "current_stream": _const(default),
+             "default_stream": _const(default), "stream": stream, "set_stream": _const(None),
+             "set_sync_debug_mode": _const(None), "is_initialized": _const(True), "init": _const(None)}
+    for k, v in patch.items():
+        setattr(cuda, k, v)
+    nvtx = getattr(cuda, "nvtx", None)
+    if nvtx is not None:  # torch._C._nvtx exists only in CUDA builds
+        for k in ("range_push", "range_pop", "mark", "range_start", "range_end"):
+            setattr(nvtx, k, _const(None))
+        nvtx.range = lambda *a, **k: stream()
+
+
+def _rng(torch, T):
+    # The CUDA generator's state is 16 bytes (Philox seed and offset) in a
+    # CPU ByteTensor; checkpoints save it, resumes set it.
+    def get_rng_state(device="cuda"):
+        return torch.zeros(16, dtype=torch.uint8)
+
+    patch = {"get_rng_state": get_rng_state, "get_rng_state_all": lambda: [get_rng_state()],
+             "set_rng_state": _const(None), "set_rng_state_all": _const(None),
+             "seed": _const(None), "seed_all": _const(None), "initial_seed": _const(0)}
+    for k, v in patch.items():
+        setattr(torch.cuda, k, v)
+
+
+def _memory(torch, T):
+    """The caching allocator's counters, as far as the trace knows them: the
+    bytes of the storages live now and at the peak (the allocator model's
+    rounding and caching come after the trace, in torchmem)."""
+
+    def stats(*a, **k):
+        out = {"num_alloc_retries": 0, "num_ooms": 0}
+        for name in ("allocated_bytes", "reserved_bytes", "active_bytes", "requested_bytes"):
+            out[name + ".all.current"] = T.allocated
+            out[name + ".all.peak"] = T.peak
+        return out
+
+    def summary(*a, **k):
+        return ("torchmem trace: %d bytes allocated, %d at the peak (storages as recorded; "
+                "torchmem models the allocator after the trace)" % (T.allocated, T.peak))
+
+    def mem_get_info(*a, **k):
+        total = torch.cuda.get_device_properties(0).total_memory
+        return (max(0, total - T.allocated), total)
+
+    patch = {"memory_stats": stats, "memory_summary": summary, "mem_get_info": mem_get_info,
+             "memory_cached": lambda *a, **k: T.allocated, "max_memory_cached": lambda *a, **k: T.peak,
+             "reset_max_memory_allocated": lambda *a, **k: setattr(T, "peak", T.allocated),
+             "reset_max_memory_cached": _const(None), "reset_accumulated_memory_stats": _const(None),
+             "set_per_process_memory_fraction": _const(None), "memory_snapshot": _const([]),
+             "list_gpu_processes": _const("")}
+    for k, v in patch.items():
+        setattr(torch.cuda, k, v)
+
+
+def _properties(torch, T):
+    orig = torch.cuda.get_device_properties
+
+    def get_device_properties(*a, **k):
+        p = orig(*a, **k)
+        if not p.total_memory:
+            p.total_memory = DEFAULT_TOTAL_MEMORY
+        return p
+
+    torch.cuda.get_device_properties = get_device_properties
+
+
+def _accelerator(torch, T):
+    """torch.accelerator (torch >= 2.6), which pytorch/examples' scripts ask
+    which device to use: the GPU being traced."""
+    acc = getattr(torch, "accelerator", None)
+    if acc is None:
+        return
+    patch = {"is_available": _const(True), "device_count": _const(1),
+             "current_accelerator": lambda *a, **k: torch.device("cuda"),
+             "current_device_index": _const(0), "current_device_idx": _const(0),
+             "set_device_index": _const(None), "set_device_idx": _const(None),
+             "synchronize": _const(None), "current_stream": _const(_Stream()), "set_stream": _const(None)}
+    for k, v in patch.items():
+        if hasattr(acc, k):
+            setattr(acc, k, v)
+    mem = getattr(acc, "memory", None)
+    if mem is not None:  # torch >= 2.8
+        for k in dir(mem):
+            v = getattr(torch.cuda, k, None)
+            if not k.startswith("_") and callable(v) and callable(getattr(mem, k)):
+                setattr(mem, k, v)
+
+
+def _data_parallel(torch, T):
+    """nn.DataParallel on the one GPU the tracer shows: its forward copies
+    host inputs to the GPU (a tensor already there is passed as it is) and
+    runs the module. The real one first checks that every parameter is on
+    cuda:0, which a meta or CPU tensor is not."""
+    DP = torch.nn.DataParallel
+    orig = DP.forward
+
+    def to_device(x):
+        if isinstance(x, torch.Tensor):
+            return x.cuda()
+        if isinstance(x, (list, tuple)):
+            return type(x)(to_device(y) for y in x)
+        if isinstance(x, dict):
+            return type(x)((k, to_device(v)) for k, v in x.items())
+        return x
+
+    def forward(self, *inputs, **kwargs):
+        if len(self.device_ids) > 1:
+            return orig(self, *inputs, **kwargs)
+        return self.module(*to_device(inputs), **to_device(kwargs))
+
+    DP.forward = forward
+
+
+def _load_cpu(torch, T):
+    """cpu mode: torch.load(map_location="cuda") restores each storage with
+    .cuda(), which a CPU build refuses; load to the host as the device
+    would hold it (meta mode has its own torch.load, reading no data)."""
+    if T.device != "cpu":
+        return
+    orig = torch.load
+
+    def load(f, map_location=None, *a, **k):
+        if not _is_cuda(map_location):
+            return orig(f, map_location, *a, **k)
+        T.redirect += 1  # what is made now is on the device
+        try:
+            return orig(f, "cpu", *a, **k)
+        finally:
+            T.redirect -= 1
+
+    torch.load = load
+
+
+def answers(torch, T):
+    """The Tensor methods answered for device tensors as on a GPU, for
+    _trace.py's function mode: func -> handler(func, args, kwargs), which
+    returns PASS to let the call run."""
+    Tensor = torch.Tensor
+    meta = T.device == "meta"
+
+    def is_cuda(func, args, kwargs):
+        t = args[0]
+        if meta:
+            return bool(t.is_meta) and not T.is_host(t)
+        return T.is_device_storage(t)
+
+    def record_stream(func, args, kwargs):
+        return None if T.is_device_storage(args[0]) else PASS
+
+    def on_device(t):
+        return t.is_meta if meta else T.is_device_storage(t)
+
+    def host_copy(t):
+        if not meta:
+            # cpu mode: a GPU's .cpu() is a copy, and the device tensor
+            # can go; the CPU tensor standing for it would be returned as
+            # it is (made outside torch, the tracer does not see it)
+            return torch.from_numpy(t.detach().numpy().copy())
+        if T.is_host(t):
+            return t  # already a host placeholder
+        T.warn("placeholder", "cpu", "a tensor copied from the device has no data: zeros were used")
+        if t.numel() * t.element_size() <= HOST_ZEROS_MAX:
+            return torch.zeros(t.shape, dtype=t.dtype)
+        T.hosting += 1  # the tracer records it as a host placeholder
+        try:
+            return torch.empty_like(t)
+        finally:
+            T.hosting -= 1
+
+    def cpu(func, args, kwargs):
+        t = args[0]
+        if not on_device(t) or t.requires_grad and not meta:
+            return PASS
+        return host_copy(t)
+
+    def to(func, args, kwargs):
+        t = args[0]
+        d = kwargs.get("device", args[1] if len(args) > 1 else None)
+        if not _is_cpu(d) or not on_device(t) or t.requires_grad and not meta:
+            return PASS
+        c = host_copy(t)
+        rest = dict((k, v) for k, v in kwargs.items() if k in ("dtype", "copy", "memory_format"))
+        if len(args) > 2 and isinstance(args[2], torch.dtype):
+            rest["dtype"] = args[2]
+        return c.to(**rest) if rest.get("dtype") is not None else c
+
+    out = {Tensor.is_cuda.__get__: is_cuda, Tensor.record_stream: record_stream,
+           Tensor.cpu: cpu, Tensor.to: to}
+    if not meta:
+        return out
+
+    def numpy(func, args, kwargs):
+        t = args[0]
+        if not t.is_meta:
+            return PASS
+        T.warn("placeholder", "numpy", "a tensor without data read as numpy: zeros were used")
+        z = torch.zeros(t.shape, dtype=t.dtype)
+        if func is Tensor.__array__ and len(args) > 1 and args[1] is not None:
+            return z.numpy().astype(args[1])
+        return z.numpy()
+
+    def tolist(func, args, kwargs):
+        t = args[0]
+        if not t.is_meta:
+            return PASS
+        T.warn("placeholder", "tolist", "a value read from a tensor without data: zeros were used")
+        return torch.zeros(t.shape, dtype=t.dtype).tolist()
+
+    def fmt(func, args, kwargs):
+        t = args[0]
+        if not t.is_meta or t.dim() != 0:
+            return PASS
+        T.warn("placeholder", "__format__", "a value read from a tensor without data: 0 was used")
+        return format(torch.zeros((), dtype=t.dtype).item(), args[1] if len(args) > 1 else "")
+
+    out.update({Tensor.numpy: numpy, Tensor.__array__: numpy,
+                Tensor.tolist: tolist, Tensor.__format__: fmt})
+    return out
+
+
+def _is_cpu(d):
+    if isinstance(d, str):
+        return d == "cpu"
+    return getattr(d, "type", None) == "cpu"
+
+
+def _is_cuda(d):
+    if isinstance(d, dict):
+        return any(_is_cuda(v) for v in d.values())
+    if isinstance(d, str):
+        return d.startswith("cuda")
+    return getattr(d, "type", None) == "cuda"
+
+
+def _noop_unscale(torch, grads, found_inf, inv_scale, *a, **k):
+    return None
+
+
+def _noop_update_scale(torch, scale, *a, **k):
+    return scale
+
+
+# GradScaler's two kernels: no meta kernel, and on torch 1.13 no CPU one.
+# Both work in place on tensors already counted (the gradients, the scale,
+# the growth tracker): on a GPU they allocate nothing, and the traced run
+# never finds an inf, so nothing is left to do.
+AMP_FALLBACKS = {"aten._amp_foreach_non_finite_check_and_unscale_.default": _noop_unscale,
+                 "aten._amp_update_scale_.default": _noop_update_scale}
+
+
+# Ops torch 1.13 has no meta kernel for, met in public training scripts
+# (pytorch/examples, timm, torchvision's references), done by shape: each
+# output is the shape its CUDA kernel gives it. torch >= 2.0 has most.
+def _like_self(torch, grad, inp, *a, **k):
+    # grad_input of a pooling or padding op: the input's shape
+    return torch.empty_like(inp, memory_format=torch.contiguous_format)
+
+
+def _pool_out(size, k, s, p, d, ceil):
+    n = size + 2 * p - d * (k - 1) - 1
+    out = (n + (s - 1 if ceil else 0)) // s + 1
+    if ceil and (out - 1) * s >= size + p:
+        out -= 1  # the last window must start inside the input
+    return out
+
+
+def _max_pool3d(torch, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    def three(v, dflt):
+        v = list(v) if isinstance(v, (list, tuple)) else [v]
+        v = v or list(dflt)
+        return v * 3 if len(v) == 1 else v
+
+    k = three(kernel, ())
+    s, p, d = three(stride, k), three(padding, ()), three(dilation, ())
+    spatial = [_pool_out(x.shape[-3 + i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(3)]
+    shape = list(x.shape[:-3]) + spatial
+    return (torch.empty(shape, dtype=x.dtype, device=x.device),
+            torch.empty(shape, dtype=torch.long, device=x.device))
+
+
+def _max_pool3d_backward(torch, grad, x, *a, **k):
+    return torch.empty_like(x)
+
+
+def _nll_loss2d(torch, x, target, weight=None, reduction=1, ignore_index=-100):
+    shape = target.shape if reduction == 0 else ()
+    return (torch.empty(shape, dtype=x.dtype, device=x.device),
+            torch.empty((), dtype=x.dtype, device=x.device))
+
+
+def _nll_loss2d_backward(torch, grad, x, *a, **k):
+    return torch.empty_like(x)
+
+
+def _grid_sampler_2d_backward(torch, grad, x, grid, *a, **k):
+    mask = k.get("output_mask", a[-1] if a else (True, True))
+    return (torch.empty_like(x) if mask[0] else None, torch.empty_like(grid))
+
+
+def _embedding_bag_backward(torch, grad, indices, offset2bag, bag_size, max_indices, num_weights, *a, **k):
+    return torch.empty((num_weights, grad.shape[-1]), dtype=grad.dtype, device=grad.device)
+
+
+def _masked_select(torch, x, mask):
+    # The size depends on the data, which meta has not: the most it can be
+    # (every element selected).
+    n = torch.broadcast_shapes(x.shape, mask.shape)
+    count = 1
+    for v in n:
+        count *= v
+    return torch.empty((count,), dtype=x.dtype, device=x.device)
+
+
+META_FALLBACKS = {
+    "aten._adaptive_avg_pool2d_backward.default": _like_self,
+    "aten._adaptive_avg_pool3d_backward.default": _like_self,
+    "aten.reflection_pad2d_backward.default": _like_self,
+    "aten.reflection_pad3d_backward.default": _like_self,
+    "aten.replication_pad1d_backward.default": _like_self,
+    "aten.replication_pad2d_backward.default": _like_self,
+    "aten.replication_pad3d_backward.default": _like_self,
+    "aten.smooth_l1_loss_backward.default": _like_self,
+    "aten.max_pool3d_with_indices.default": _max_pool3d,
+    "aten.max_pool3d_with_indices_backward.default": _max_pool3d_backward,
+    "aten.nll_loss2d_forward.default": _nll_loss2d,
+    "aten.nll_loss2d_backward.default": _nll_loss2d_backward,
+    "aten.grid_sampler_2d_backward.default": _grid_sampler_2d_backward,
+    "aten._embedding_bag_dense_backward.default": _embedding_bag_backward,
+    "aten.masked_select.default": _masked_select,
+}
+
+
+def _debug():
+    if os.environ.get("TORCHMEM_HOOK_DEBUG"):
+        import traceback
+
+        sys.stderr.write("torchmem trace: " + traceback.format_exc())

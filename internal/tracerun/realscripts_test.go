@@ -80,3 +80,17 @@ func sizes(tr *estimate.Trace) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestManualUpdateLoopEnds: a loop that updates its weights by hand (no
+// torch.optim optimizer) ends after the steps asked for, each backward
+// counted as a step, instead of running its 1000 batches (before the fix it
+// ran until the program ended or the timeout). Meta and CPU agree.
+func TestManualUpdateLoopEnds(t *testing.T) {
+	py := torchPython(t)
+	args := []string{filepath.Join("testdata", "manualsgd.py"), "8"}
+	meta, real := trace(t, py, "meta", args...), trace(t, py, "cpu", args...)
+	samePeaks(t, meta, real)
+	if !strings.Contains(meta.End.Message, "no torch.optim optimizer") {
+		t.Errorf("end %q: want it to say the steps were backward passes", meta.End.Message)
+	}
+}

@@ -840,6 +840,7 @@ def _install_phases(torch, T):
     orig_backward = ag.backward
 
     def backward(*a, **k):
+        _trace_api.backward_begins(T)  # a loop without torch.optim ends too
         T.set_phase("backward")
         T.modules = []
         try:

@@ -82,7 +82,8 @@ class _Event(object):
 def install(torch, T):
     """Patch torch.cuda, torch.accelerator and nn.DataParallel (after
     _trace.py's own torch.cuda answers)."""
-    for f in (_streams, _rng, _memory, _properties, _accelerator, _data_parallel, _load_cpu):
+    for f in (_streams, _rng, _memory, _properties, _accelerator, _data_parallel, _load_cpu,
+              _optimizers):
         try:
             f(torch, T)
         except Exception:
@@ -233,6 +234,37 @@ def _load_cpu(torch, T):
             T.redirect -= 1
 
     torch.load = load
+
+
+def _optimizers(torch, T):
+    import torch.optim.optimizer as om
+
+    T.optimizer_made = False
+    T.backwards = 0
+    orig = om.Optimizer.__init__
+
+    def __init__(self, *a, **k):
+        T.optimizer_made = True
+        orig(self, *a, **k)
+
+    om.Optimizer.__init__ = __init__
+
+
+def backward_begins(T):
+    """A training loop that updates its weights by hand (p.data.add_(p.grad,
+    alpha=-lr): pytorch/examples word_language_model) makes no torch.optim
+    optimizer, so no optimizer step ends the trace: there, each backward
+    after the first starts a new step, and the trace ends when the steps
+    asked for are done (the update of the last one included)."""
+    if getattr(T, "optimizer_made", True) or T.phase == "backward":
+        return
+    if T.backwards > 0:
+        T.done += 1
+        T.set_phase("after_step")
+        if T.done >= T.steps:
+            T.end("steps", "", "%d backward passes traced (no torch.optim optimizer: each "
+                  "backward and the update after it counted as a step)" % T.done)
+    T.backwards += 1
 
 
 def answers(torch, T):

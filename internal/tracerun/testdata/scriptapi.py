@@ -4,8 +4,8 @@ tracer; written for torchmem's tests, no code copied): torch.accelerator
 where torch has it, cudnn flags, CUDA seeds and RNG state, nn.DataParallel,
 a DataLoader with a worker process and pinned memory, non_blocking copies,
 torch.cuda.Event timing, a side stream, GradScaler, memory_stats() logging,
-.item()/.cpu().numpy()/f-string reads of device values, and a checkpoint
-saved and loaded back onto the GPU.
+.to(x.device) of a host tensor, .item()/.cpu().numpy()/f-string reads
+of device values, and a checkpoint saved and loaded back onto the GPU.
 
 usage: scriptapi.py [BATCH] [CKPT]
 """
@@ -53,6 +53,7 @@ for epoch in range(3):
         torch.cuda.current_stream().wait_stream(side)
         y = y.cuda(non_blocking=True)
         out = model(x)
+        out = out + torch.ones(10).to(out.device)  # a host tensor to the model's device
         loss = nn.functional.cross_entropy(out, y)
         opt.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()

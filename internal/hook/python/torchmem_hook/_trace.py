@@ -388,6 +388,11 @@ def _meta_fallback(name):
     return fb
 
 
+def _is_device_object(d, kind):
+    t = getattr(d, "type", None)
+    return not isinstance(d, str) and t == kind and not callable(t)
+
+
 def _is_cuda(d):
     if isinstance(d, str):
         return d.startswith("cuda")
@@ -464,7 +469,10 @@ def _install_modes(torch, T):
             if func is Tensor.cuda:
                 args, kwargs, move = (args[0], target), {"non_blocking": kwargs.get("non_blocking", False)}, True
                 func = Tensor.to
-            elif func is Tensor.to and len(args) > 1 and (_is_cuda(args[1]) or type(args[1]) is int):
+            elif func is Tensor.to and len(args) > 1 and (_is_cuda(args[1]) or type(args[1]) is int or
+                                                          dev == "cpu" and _is_device_object(args[1], "cpu")):
+                # cpu mode: .to(x.device) of a device tensor x is a move to
+                # the device, as device=x.device is below
                 args, move = (args[0], target) + tuple(args[2:]), True
             if "device" in kwargs and _is_cuda(kwargs["device"]):
                 kwargs = dict(kwargs)

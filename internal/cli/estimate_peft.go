@@ -24,7 +24,7 @@ func addPEFTFlags(fl *pflag.FlagSet, o *estimate.Options) {
 	fl.StringVar(&p.ModulesToSave, "modules-to-save", "", "modules trained in full next to the adapters, comma-separated (lm_head,embed_tokens)")
 	fl.Var(&invertedBool{p: &p.NonReentrant}, "use-reentrant", "with --checkpointing and --peft: use_reentrant (true: PEFT's default, the embeddings' output requires grad; false: it does not)")
 	fl.Lookup("use-reentrant").NoOptDefVal = "true"
-	fl.Var(&invertedBool{p: &p.NoKbitPrep}, "kbit-prep", "with --peft qlora: prepare_model_for_kbit_training upcasts embeddings, norms and lm_head to fp32 and turns checkpointing on (default true)")
+	fl.Var(&invertedBool{p: &p.NoKbitPrep}, "kbit-prep", "with --peft qlora: prepare_model_for_kbit_training upcasts embeddings, norms and lm_head to fp32 and turns checkpointing on")
 	fl.Lookup("kbit-prep").NoOptDefVal = "true"
 	fl.BoolVar(&p.TRLBF16Cast, "trl-bf16-cast", false, "with --peft qlora and --precision amp-bf16: TRL's SFTTrainer (bf16=True, peft_config) casts the fp32 embeddings and lm_head back to bf16 after prepare_model_for_kbit_training")
 	fl.StringVar(&q.Method, "quant", "", "quantized weights: int8 (LLM.int8), nf4, fp4 (bitsandbytes), gptq, awq (packed 4-bit), fp8; training needs --peft qlora")

@@ -35,7 +35,7 @@ torch.cuda.manual_seed_all(0)
 
 model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
                       nn.AdaptiveAvgPool2d(4), nn.Flatten(), nn.Linear(256, 10))
-model = nn.DataParallel(model).to(device)
+model = nn.DataParallel(model).to(device=device)  # Module.to's keyword form
 assert next(model.parameters()).is_cuda, "the weights are on the GPU"
 opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 scaler = torch.cuda.amp.GradScaler()

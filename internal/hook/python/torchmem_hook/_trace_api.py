@@ -99,8 +99,8 @@ def _streams(torch, T):
     default = _Stream()
 
     @contextlib.contextmanager
-    def stream(s=None):
-        yield s
+    def stream(stream=None):  # torch.cuda.stream(stream=s) too (timm's prefetcher)
+        yield stream
 
     patch = {"Stream": _Stream, "Event": _Event, "current_stream": _const(default),
              "default_stream": _const(default), "stream": stream, "set_stream": _const(None),
@@ -320,8 +320,18 @@ def answers(torch, T):
             rest["dtype"] = args[2]
         return c.to(**rest) if rest.get("dtype") is not None else c
 
+    def parse_to(func, args, kwargs):
+        # Module.to(device=...) parses its arguments with _parse_to, whose
+        # device= keyword the redirect would turn into the trace device: the
+        # module's tensors would then be "moved" to where they already are
+        # (meta), and nothing copied. The tensors' own .to() is redirected.
+        return func(*args, **kwargs)
+
     out = {Tensor.is_cuda.__get__: is_cuda, Tensor.record_stream: record_stream,
            Tensor.cpu: cpu, Tensor.to: to}
+    parse = getattr(getattr(torch._C, "_nn", None), "_parse_to", None)
+    if parse is not None:
+        out[parse] = parse_to
     if not meta:
         return out
 

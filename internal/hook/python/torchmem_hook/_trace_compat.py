@@ -1,0 +1,48 @@
+"""torchmem estimate --trace: what real model code (Hugging Face
+transformers' GPT-2, Llama, BERT) needs from the tracer's modes.
+
+- torch.autocast(x.device.type): model code picks the autocast device
+  from a tensor (transformers' Llama rotary embedding:
+  torch.autocast(device_type=x.device.type, enabled=False)). On meta that
+  says "meta", which torch.autocast refuses ("unsupported scalarType" on
+  2.x, "device_type must be 'cuda' or 'cpu'" on 1.13), while on the GPU it
+  stands for it says "cuda". Only meta mode: in cpu mode "cpu" is a valid
+  device type and the region does what it does on the host.
+- loss.backward(): Tensor.backward is a torch function, so it runs inside
+  the redirect mode's handler, where torch has popped the mode; all of the
+  backward pass would then run without it. Python code that runs in the
+  backward pass (a gradient-checkpointed segment's forward, recomputed
+  there: its dropout, its autocast casts, its .to("cuda")) would not be
+  redirected. backward() re-enters the mode around autograd's backward.
+Nothing here may raise into the program."""
+
+
+def install(torch, T):
+    if T.device != "meta":
+        return
+    try:
+        cls = torch.amp.autocast_mode.autocast
+    except AttributeError:
+        cls = getattr(torch, "autocast", None)
+    if cls is None or getattr(cls.__init__, "_torchmem", False):
+        return
+    orig = cls.__init__
+
+    def __init__(self, device_type, *args, **kwargs):
+        if device_type == "meta":
+            device_type = "cuda"
+        return orig(self, device_type, *args, **kwargs)
+
+    __init__._torchmem = True
+    cls.__init__ = __init__
+
+
+def backward(torch, mode, args, kwargs):
+    """Tensor.backward(gradient, retain_graph, create_graph, inputs) as
+    torch's own does it (torch.autograd.backward, looked up now: the
+    tracer's phase hook wraps it), with the mode on again."""
+    def run(t, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        return torch.autograd.backward(t, gradient, retain_graph, create_graph, inputs=inputs)
+
+    with mode:
+        return run(*args, **kwargs)

@@ -1,6 +1,7 @@
 package tracerun
 
 import (
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -93,4 +94,17 @@ func TestManualUpdateLoopEnds(t *testing.T) {
 	if !strings.Contains(meta.End.Message, "no torch.optim optimizer") {
 		t.Errorf("end %q: want it to say the steps were backward passes", meta.End.Message)
 	}
+}
+
+// TestFusedAdamWOnMeta: AdamW(fused=True) (nanoGPT on CUDA) traces on meta
+// as on CPU tensors; torch 2.x had refused meta parameters for it. Skipped
+// where AdamW has no fused option (torch 1.13: set TORCHMEM_TORCH_PYTHON
+// to a torch 2.x Python to run it).
+func TestFusedAdamWOnMeta(t *testing.T) {
+	py := torchPython(t)
+	script := filepath.Join("testdata", "fusedadamw.py")
+	if err := exec.Command(py, "-c", "import inspect, torch, sys; sys.exit('fused' not in inspect.signature(torch.optim.AdamW).parameters)").Run(); err != nil {
+		t.Skip("this torch's AdamW has no fused option")
+	}
+	agree(t, trace(t, py, "meta", script, "8"), trace(t, py, "cpu", script, "8"))
 }

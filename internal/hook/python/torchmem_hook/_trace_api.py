@@ -83,7 +83,7 @@ def install(torch, T):
     """Patch torch.cuda, torch.accelerator and nn.DataParallel (after
     _trace.py's own torch.cuda answers)."""
     for f in (_streams, _rng, _memory, _properties, _accelerator, _data_parallel, _load_cpu,
-              _optimizers):
+              _optimizers, _fused_on_meta):
         try:
             f(torch, T)
         except Exception:
@@ -248,6 +248,21 @@ def _optimizers(torch, T):
         orig(self, *a, **k)
 
     om.Optimizer.__init__ = __init__
+
+
+def _fused_on_meta(torch, T):
+    """torch >= 2.0: Adam/AdamW(fused=True) (nanoGPT asks for it on CUDA)
+    checks that every parameter is on a device with fused kernels, which
+    meta is not; the fused kernels have meta versions, so the meta run can
+    take the GPU's path."""
+    if T.device != "meta":
+        return
+    import torch.optim.optimizer as om
+
+    orig = getattr(om, "_get_fused_kernels_supported_devices", None)
+    if orig is None:
+        return
+    om._get_fused_kernels_supported_devices = lambda: list(orig()) + ["meta"]
 
 
 def backward_begins(T):

@@ -95,7 +95,7 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 	}
 	// The program's own output goes to stderr: stdout is the report (--json).
 	t, err := tracerun.Run(context.Background(), tracerun.Options{Argv: argv, Steps: tf.steps, Device: tf.device,
-		GPUName: g.Name, GPUBytes: g.MemoryBytes, MaxBytes: maxBytes, Timeout: tf.timeout, Output: env.Stderr})
+		GPUName: g.Name, GPUBytes: g.MemoryBytes, GPUCC: g.ComputeCapability, MaxBytes: maxBytes, Timeout: tf.timeout, Output: env.Stderr})
 	if err != nil {
 		return err
 	}
@@ -200,12 +200,24 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 		}
 		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.end."+endKind(e.Kind), strconv.Itoa(r.Steps), e.Op, where, e.Message), textwrap.Width))
 	}
-	if n := len(r.Warnings); n > 0 {
-		where := ""
-		if len(r.Warnings[0].Where) > 0 {
-			where = shortFrame(r.Warnings[0].Where[0])
+	var reads []estimate.TraceNote
+	for _, n := range r.Warnings {
+		if n.Kind != "compile" {
+			reads = append(reads, n)
+			continue
 		}
-		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.placeholder", strconv.Itoa(n), r.Warnings[0].Op, where), textwrap.Width))
+		where := ""
+		if len(n.Where) > 0 {
+			where = shortFrame(n.Where[0])
+		}
+		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.compile", n.Op, where), textwrap.Width))
+	}
+	if n := len(reads); n > 0 {
+		where := ""
+		if len(reads[0].Where) > 0 {
+			where = shortFrame(reads[0].Where[0])
+		}
+		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.placeholder", strconv.Itoa(n), reads[0].Op, where), textwrap.Width))
 	}
 }
 
@@ -232,6 +244,7 @@ var traceEN = map[string]string{
 	"trace.end.truncated":   "the trace reached --trace-max-size after %[1]s optimizer steps%[2]s%[3]s: %[4]s; the figures are those of what ran",
 	"trace.end.killed":      "the trace is incomplete after %[1]s optimizer steps%[2]s%[3]s: %[4]s",
 	"trace.placeholder":     "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
+	"trace.compile":         "%[1]s at %[2]s ran the model eagerly under the tracer: the figures are the eager program's; a compiled one (fused kernels, CUDA graphs) differs",
 }
 
 var traceZH = map[string]string{
@@ -245,6 +258,7 @@ var traceZH = map[string]string{
 	"trace.end.truncated":   "追踪在 %[1]s 个优化器步后达到 --trace-max-size%[2]s%[3]s：%[4]s；数字是已运行部分的",
 	"trace.end.killed":      "追踪在 %[1]s 个优化器步后不完整%[2]s%[3]s：%[4]s",
 	"trace.placeholder":     "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
+	"trace.compile":         "%[2]s 处的 %[1]s 在追踪时以 eager 方式运行模型：数字是 eager 程序的；编译后的程序（融合内核、CUDA graphs）会不同",
 }
 
 var traceCatalog = i18n.NewCatalog("estimate-trace", map[language.Tag]map[string]string{

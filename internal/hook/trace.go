@@ -16,6 +16,7 @@ const (
 	EnvTraceDevice   = "TORCHMEM_TRACE_DEVICE"    // meta (no data), cpu (real tensors, tests) or real (the GPU, --real)
 	EnvTraceGPUName  = "TORCHMEM_TRACE_GPU_NAME"  // what torch.cuda.get_device_name() says
 	EnvTraceGPUBytes = "TORCHMEM_TRACE_GPU_BYTES" // get_device_properties().total_memory
+	EnvTraceGPUCC    = "TORCHMEM_TRACE_GPU_CC"    // compute capability x10 (90): SDPA's kernel choice
 	EnvTraceMaxBytes = "TORCHMEM_TRACE_MAX_BYTES" // the trace file's size cap
 )
 
@@ -25,6 +26,7 @@ type TraceOptions struct {
 	Device   string // "meta", "cpu" or "real"
 	GPUName  string
 	GPUBytes int64
+	GPUCC    int // compute capability x10; 0: the tracer's default (sm90)
 	MaxBytes int64
 }
 
@@ -60,6 +62,7 @@ func InstallTrace(dir string, o TraceOptions) ([]string, error) {
 		EnvTraceDevice + "=" + o.Device,
 		EnvTraceGPUName + "=" + o.GPUName,
 		EnvTraceGPUBytes + "=" + strconv.FormatInt(o.GPUBytes, 10),
+		EnvTraceGPUCC + "=" + strconv.Itoa(o.GPUCC),
 		EnvTraceMaxBytes + "=" + strconv.FormatInt(o.MaxBytes, 10),
 	}, nil
 }

@@ -34,6 +34,7 @@ type Options struct {
 	Device   string // meta (default) or cpu; RunReal sets real
 	GPUName  string
 	GPUBytes int64
+	GPUCC    int // compute capability x10 (90 for sm90); 0: sm90
 	MaxBytes int64
 	Timeout  time.Duration
 	// Output gets the program's own stdout and stderr.
@@ -92,7 +93,7 @@ func (o Options) withDefaults() Options {
 // timeout, a tracer that cannot be installed).
 func execTraced(ctx context.Context, o Options, dir string, started func(pid int)) (runErr, err error) {
 	env, err := hook.InstallTrace(dir, hook.TraceOptions{Steps: o.Steps, Device: o.Device,
-		GPUName: o.GPUName, GPUBytes: o.GPUBytes, MaxBytes: o.MaxBytes})
+		GPUName: o.GPUName, GPUBytes: o.GPUBytes, GPUCC: o.GPUCC, MaxBytes: o.MaxBytes})
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,8 @@ import os
 import sys
 import weakref
 
-from torchmem_hook import _trace_api
+from torchmem_hook import _trace_api, _trace_sdpa, _trace_torch2
+from torchmem_hook import _trace_compat
 
 ENV_OUT = "TORCHMEM_TRACE"
 ENV_STEPS = "TORCHMEM_TRACE_STEPS"
@@ -345,6 +346,20 @@ def _answer(h, func, args, kwargs):
         return _trace_api.PASS
 
 
+def _sdpa_workspace(torch, T, sdpa, func, args):
+    """Record the scratch a fused attention backward allocates (meta mode)."""
+    if sdpa is None:
+        return []
+    try:
+        ws = _trace_sdpa.workspace(torch, str(func), args)
+        for t in ws:
+            T.on_output(t, str(func))
+        return ws
+    except Exception:
+        _debug()
+        return []
+
+
 def _first_sentence(err):
     msg = str(err).split("\n")[0]
     return msg.split(". ")[0][:300]
@@ -422,8 +437,10 @@ def start(torch):
             "python=%d.%d.%d" % sys.version_info[:3], "steps=%d" % steps])
     _install_cuda(torch, T)
     _trace_api.install(torch, T)
+    _trace_compat.install(torch, T)
     _install_phases(torch, T)
     _install_data(torch, T)
+    _install_compile(torch, T)
     _install_modes(torch, T)
     _install_exit(T)
 
@@ -435,13 +452,18 @@ def _install_modes(torch, T):
     Tensor = torch.Tensor
     dev = T.device
     target = torch.device(dev)
+    # __contains__ ("pad_token_id in input_ids", transformers'
+    # warn_if_padding_and_no_attention_mask) reads .item() inside torch's
+    # own __torch_function__ handling, where this mode is off: answered here.
     reads = {Tensor.item: 0.0, Tensor.tolist: [], Tensor.__bool__: False,
-             Tensor.__float__: 0.0, Tensor.__int__: 0, Tensor.__index__: 0}
+             Tensor.__float__: 0.0, Tensor.__int__: 0, Tensor.__index__: 0,
+             Tensor.__contains__: False}
     passthrough = set([Tensor.pin_memory])
     dropout = torch.nn.functional.dropout
 
     amp = _Autocast(torch, T) if dev == "meta" else None
     answers = _trace_api.answers(torch, T)  # is_cuda, .cpu().numpy(), ...
+    sdpa = _trace_sdpa.install(torch, T)  # the GPU's fused attention kernels
 
     class Redirect(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -452,8 +474,14 @@ def _install_modes(torch, T):
                     return r
             if func in passthrough:
                 return args[0]
+            if func is Tensor.backward:
+                return _trace_compat.backward(torch, self, args, kwargs)
             if amp is not None and func in amp.lists and torch.is_autocast_enabled():
                 args, kwargs = amp.cast(func, args, kwargs)
+            if sdpa is not None and func is sdpa.func:
+                r = sdpa.call(args, kwargs)
+                if r is not NotImplemented:
+                    return r
             if func is dropout:
                 return _cuda_dropout(torch, dropout, args, kwargs)
             if func in reads and args and getattr(args[0], "is_meta", False):
@@ -478,9 +506,12 @@ def _install_modes(torch, T):
                 kwargs = dict(kwargs)
                 kwargs["device"] = target
                 move = True
-            elif dev == "cpu" and "device" in kwargs and _is_cpu(kwargs["device"]):
+            elif dev == "cpu" and "device" in kwargs and _is_cpu(kwargs["device"]) and \
+                    not isinstance(kwargs["device"], str):
                 # cpu mode: device=x.device of a device tensor x says cpu
                 # where the meta run says meta; both make a device tensor.
+                # A literal "cpu" means the host (torch 2.x Adam/AdamW's
+                # foreach step: torch.tensor(1.0, device="cpu")).
                 move = True
             if not move:
                 return func(*args, **kwargs)
@@ -496,9 +527,12 @@ def _install_modes(torch, T):
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            ws = _sdpa_workspace(torch, T, sdpa, func, args)
             try:
                 try:
                     out = func(*args, **(kwargs or {}))
+                    if sdpa is not None:  # meta mode on torch >= 2.0
+                        out = _trace_torch2.outputs(torch, str(func), args, out)
                 except NotImplementedError:
                     fb = _meta_fallback(str(func)) if T.device == "meta" else None
                     fb = fb or _trace_api.AMP_FALLBACKS.get(str(func))
@@ -523,11 +557,13 @@ def _install_modes(torch, T):
                         T.hosting > 0 or (T.redirect == 0 and T.host_inputs(args, kwargs)))
                 if dev_in:
                     op = str(func)
+                    scalars = op in _trace_sdpa.HOST_SCALAR_OPS  # philox seed, offset
                     for t in _flat(out, []):
                         if isinstance(t, Tensor) and (T.device == "cpu" or t.is_meta):
-                            T.on_output(t, op, host=host)
+                            T.on_output(t, op, host=host or (scalars and t.dim() == 0))
             except Exception:
                 _debug()
+            del ws  # the backward kernel's scratch is freed as it returns
             return out
 
     # A param.data = x (Module._apply, optimizers) moves the tensor to x's storage.
@@ -789,12 +825,14 @@ def _install_cuda(torch, T):
     cuda = torch.cuda
     name = os.environ.get(ENV_GPU_NAME) or "torchmem traced GPU"
     total = int(os.environ.get(ENV_GPU_BYTES) or 0)
+    cc = _trace_sdpa._cc()  # TORCHMEM_TRACE_GPU_CC, sm90 without it
+    major, minor = cc // 10, cc % 10
 
     class Props(object):
         def __init__(self):
             self.name = name
             self.total_memory = total
-            self.major, self.minor = 9, 0
+            self.major, self.minor = major, minor
             self.multi_processor_count = 132
 
     def const(v):
@@ -804,7 +842,7 @@ def _install_cuda(torch, T):
         "is_available": const(True), "device_count": const(1), "current_device": const(0),
         "set_device": const(None), "synchronize": const(None), "empty_cache": const(None),
         "get_device_name": const(name), "get_device_properties": lambda *a, **k: Props(),
-        "get_device_capability": const((9, 0)), "is_bf16_supported": const(True),
+        "get_device_capability": const((major, minor)), "is_bf16_supported": const(major >= 8),
         "memory_allocated": lambda *a, **k: T.allocated,
         "max_memory_allocated": lambda *a, **k: T.peak,
         "memory_reserved": lambda *a, **k: T.allocated,
@@ -846,14 +884,21 @@ def _install_phases(torch, T):
     mm.register_module_forward_hook(post)
 
     orig_backward = ag.backward
+    depth = [0]
 
     def backward(*a, **k):
+        if depth[0]:
+            # reentrant checkpointing's own backward of a recomputed
+            # segment, inside the backward pass: still the same phase
+            return orig_backward(*a, **k)
         _trace_api.backward_begins(T)  # a loop without torch.optim ends too
         T.set_phase("backward")
         T.modules = []
+        depth[0] += 1
         try:
             return orig_backward(*a, **k)
         finally:
+            depth[0] -= 1
             T.set_phase("after_backward")
             for m in list(T.seen):
                 T.classify_module(m, False)
@@ -867,7 +912,7 @@ def _install_phases(torch, T):
     def step_pre(opt):
         T.in_step += 1
         if T.in_step == 1:
-            if major >= 2 and T.device == "meta":
+            if major >= 2:  # cpu mode too: it stands for the same GPU
                 _cuda_foreach_default(opt)
             T.set_phase("optimizer")
             for g in opt.param_groups:
@@ -942,6 +987,40 @@ def _install_data(torch, T):
         pm.pin_memory = lambda data, *a, **k: data
     except Exception:
         _debug()
+
+
+def _install_compile(torch, T):
+    """torch.compile (2.x) returns what it is given, run eagerly: TorchDynamo
+    cannot trace through the tracer's modes, and on meta tensors Inductor
+    would compile for no device. One W line says so: the prediction is the
+    eager program's, and a compiled one (fused kernels, fewer saved
+    activations, a CUDA-graph pool with mode="reduce-overhead") differs."""
+    orig = getattr(torch, "compile", None)
+    if orig is None:
+        return
+    said = []
+
+    def note(what):
+        if not said:
+            said.append(what)
+            T.warn("compile", what, "torch.compile ran eagerly under the tracer: "
+                   "the compiled program's memory is predicted as the eager program's")
+
+    def compile(model=None, *a, **k):
+        note("torch.compile")
+        if model is None:  # @torch.compile(mode=...) as a decorator factory
+            return lambda m: m
+        return model
+
+    compile.__doc__ = orig.__doc__
+    torch.compile = compile
+    Module = torch.nn.Module
+    if hasattr(Module, "compile"):  # torch >= 2.2: model.compile() in place
+
+        def module_compile(self, *a, **k):
+            note("Module.compile")
+
+        Module.compile = module_compile
 
 
 def _install_exit(T):

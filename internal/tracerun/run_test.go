@@ -57,27 +57,34 @@ func allocations(tr *estimate.Trace) []string {
 // tied embedding (testdata/).
 func TestMetaAgreesWithRealTensors(t *testing.T) {
 	py := torchPython(t)
-	for _, s := range []string{"mlp.py", "cnn.py", "transformer.py", "gpt2.py 1 64 4 200 2 32"} {
-		t.Run(s, func(t *testing.T) {
-			args := strings.Fields(s)
-			args[0] = filepath.Join("testdata", args[0])
-			meta, real := trace(t, py, "meta", args...), trace(t, py, "cpu", args...)
-			rm, rr := estimate.ReplayTrace(meta, estimate.TraceReplay{}), estimate.ReplayTrace(real, estimate.TraceReplay{})
-			am, ar := allocations(meta), allocations(real)
-			if strings.Join(am, " ") != strings.Join(ar, " ") {
-				t.Errorf("allocations differ:\nmeta %v\nreal %v", am, ar)
-			}
-			if rm.LiveBytesPeak != rr.LiveBytesPeak || rm.PeakAllocatedBytes != rr.PeakAllocatedBytes {
-				t.Errorf("peaks differ: meta live %d allocated %d, real live %d allocated %d",
-					rm.LiveBytesPeak, rm.PeakAllocatedBytes, rr.LiveBytesPeak, rr.PeakAllocatedBytes)
-			}
-			if rm.Steps != 2 || len(am) < 20 {
-				t.Errorf("%d steps, %d allocations: want 2 steps of a real model", rm.Steps, len(am))
-			}
-			t.Logf("%s: %d allocations, live peak %d B, allocated peak %d B, reserved %d B (%s), both modes",
-				s, len(am), rm.LiveBytesPeak, rm.PeakAllocatedBytes, rm.PeakReservedBytes, rm.PeakPhase)
-		})
+	for _, s := range metaRealScripts {
+		t.Run(s, func(t *testing.T) { checkMetaAgreesWithReal(t, py, s) })
 	}
+}
+
+// metaRealScripts: the programs (testdata/, with arguments) that
+// TestMetaAgreesWithRealTensors traces in both modes.
+var metaRealScripts = []string{"mlp.py", "cnn.py", "transformer.py", "gpt2.py 1 64 4 200 2 32"}
+
+func checkMetaAgreesWithReal(t *testing.T, py, s string) {
+	t.Helper()
+	args := strings.Fields(s)
+	args[0] = filepath.Join("testdata", args[0])
+	meta, real := trace(t, py, "meta", args...), trace(t, py, "cpu", args...)
+	rm, rr := estimate.ReplayTrace(meta, estimate.TraceReplay{}), estimate.ReplayTrace(real, estimate.TraceReplay{})
+	am, ar := allocations(meta), allocations(real)
+	if strings.Join(am, " ") != strings.Join(ar, " ") {
+		t.Errorf("allocations differ:\nmeta %v\nreal %v", am, ar)
+	}
+	if rm.LiveBytesPeak != rr.LiveBytesPeak || rm.PeakAllocatedBytes != rr.PeakAllocatedBytes {
+		t.Errorf("peaks differ: meta live %d allocated %d, real live %d allocated %d",
+			rm.LiveBytesPeak, rm.PeakAllocatedBytes, rr.LiveBytesPeak, rr.PeakAllocatedBytes)
+	}
+	if rm.Steps != 2 || len(am) < 20 {
+		t.Errorf("%d steps, %d allocations: want 2 steps of a real model", rm.Steps, len(am))
+	}
+	t.Logf("%s: %d allocations, live peak %d B, allocated peak %d B, reserved %d B (%s), both modes",
+		s, len(am), rm.LiveBytesPeak, rm.PeakAllocatedBytes, rm.PeakReservedBytes, rm.PeakPhase)
 }
 
 // TestTraceAgreesWithBuiltinGPT2: GPT-2 written in plain torch as Hugging
@@ -89,23 +96,31 @@ func TestMetaAgreesWithRealTensors(t *testing.T) {
 // fused dropout saves a one-byte mask where meta and CPU save a float
 // noise tensor, and cuBLAS's workspaces (64 MiB on sm90) exist only on a GPU.
 func TestTraceAgreesWithBuiltinGPT2(t *testing.T) {
-	py := torchPython(t)
-	tr := trace(t, py, "meta", filepath.Join("testdata", "gpt2.py"), "2", "128", "4", "1000", "8", "128", "foreach")
-	got := estimate.ReplayTrace(tr, estimate.TraceReplay{ComputeCapability: 90})
+	checkGPT2AgreesWithBuiltin(t, torchPython(t), "fp32", "eager")
+}
+
+// checkGPT2AgreesWithBuiltin: testdata/gpt2.py (2 layers, 128 wide, 4
+// heads, vocabulary 1000, batch 8 x 128, AdamW foreach) traced on meta for
+// an sm90 GPU and the built-in estimate of the same config agree within 2%
+// on the peak allocated.
+func checkGPT2AgreesWithBuiltin(t *testing.T, py, precision, attention string) (got *estimate.TraceResult, want *estimate.Result) {
+	t.Helper()
+	tr := trace(t, py, "meta", filepath.Join("testdata", "gpt2.py"), "2", "128", "4", "1000", "8", "128", "foreach", precision, attention)
+	got = estimate.ReplayTrace(tr, estimate.TraceReplay{ComputeCapability: 90})
 	md, err := models.FromConfigMap(map[string]any{"model_type": "gpt2", "architectures": []any{"GPT2LMHeadModel"},
 		"vocab_size": 1000.0, "n_positions": 128.0, "n_embd": 128.0, "n_layer": 2.0, "n_head": 4.0,
 		"activation_function": "gelu_new", "resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := estimate.Estimate(md, estimate.Options{Batch: 8, Seq: 128, Precision: "fp32", Optimizer: "adamw",
-		OptimizerImpl: "foreach", Attention: "eager", ComputeCapability: 90})
+	want, err = estimate.Estimate(md, estimate.Options{Batch: 8, Seq: 128, Precision: precision, Optimizer: "adamw",
+		OptimizerImpl: "foreach", Attention: attention, ComputeCapability: 90})
 	if err != nil {
 		t.Fatal(err)
 	}
 	diff := float64(got.PeakAllocatedBytes-want.PeakAllocatedBytes) / float64(want.PeakAllocatedBytes)
-	t.Logf("peak allocated: trace %d B (%s), built-in %d B (%s): %+.2f%%; reserved %d vs %d; params %d vs %d",
-		got.PeakAllocatedBytes, got.PeakPhase, want.PeakAllocatedBytes, want.PeakPhase, 100*diff,
+	t.Logf("%s %s peak allocated: trace %d B (%s), built-in %d B (%s): %+.2f%%; reserved %d vs %d; params %d vs %d",
+		precision, attention, got.PeakAllocatedBytes, got.PeakPhase, want.PeakAllocatedBytes, want.PeakPhase, 100*diff,
 		got.PeakReservedBytes, want.PeakReservedBytes, got.Params, want.Params)
 	if diff < -0.02 || diff > 0.02 {
 		t.Errorf("trace and built-in disagree by %+.2f%% on the peak allocated", 100*diff)
@@ -113,6 +128,7 @@ func TestTraceAgreesWithBuiltinGPT2(t *testing.T) {
 	if got.Params != want.Params {
 		t.Errorf("parameters: trace %d, built-in %d (the tied embedding counts once)", got.Params, want.Params)
 	}
+	return got, want
 }
 
 // TestUntraceableSaysWhere: a data-dependent op stops the trace; the end

@@ -7,8 +7,13 @@
 # cross_entropy). transformers is not needed.
 #
 # usage: gpt2.py LAYERS EMBD HEADS VOCAB BATCH SEQ [foreach|single] [fp32|amp-bf16]
+#                [eager|sdpa] [eager|compile]
 # amp-bf16: the forward and the loss under torch.autocast("cuda", bfloat16)
 # (what Trainer's bf16=True does), the backward outside it.
+# sdpa (torch >= 2.0): attention as modeling_gpt2.py's sdpa_attention_forward
+# runs it without a padding mask: F.scaled_dot_product_attention(q, k, v,
+# dropout_p=0.1 in training, is_causal=True), no mask tensor.
+# compile: model = torch.compile(model), as nanoGPT's train.py does.
 import math
 import sys
 
@@ -46,6 +51,9 @@ class Attention(nn.Module):
         q, k, v = self.c_attn(x).split(D, dim=2)
         shape = (B, T, self.h, D // self.h)
         q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
+        if mask is None:  # sdpa
+            out = F.scaled_dot_product_attention(q, k, v, dropout_p=0.1 if self.training else 0.0, is_causal=True)
+            return self.resid_dropout(self.c_proj(out.transpose(1, 2).reshape(B, T, D)))
         w = torch.matmul(q, k.transpose(-1, -2))
         w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype, device=w.device)
         w = w + mask
@@ -94,8 +102,10 @@ class GPT2LMHeadModel(nn.Module):
     def forward(self, ids, labels):
         B, T = ids.shape
         pos = torch.arange(T, device=ids.device).unsqueeze(0)
-        mask = torch.full((T, T), torch.finfo(torch.float32).min, device=ids.device).triu(1)
-        mask = mask[None, None].expand(B, 1, T, T).contiguous()  # create_causal_mask's (b, 1, s, s)
+        mask = None
+        if not sdpa:
+            mask = torch.full((T, T), torch.finfo(torch.float32).min, device=ids.device).triu(1)
+            mask = mask[None, None].expand(B, 1, T, T).contiguous()  # create_causal_mask's (b, 1, s, s)
         x = self.drop(self.wte(ids) + self.wpe(pos))
         for blk in self.h:
             x = blk(x, mask)
@@ -107,8 +117,11 @@ class GPT2LMHeadModel(nn.Module):
 layers, d, h, vocab, batch, seq = (int(a) for a in sys.argv[1:7])
 foreach = len(sys.argv) < 8 or sys.argv[7] == "foreach"
 amp = len(sys.argv) > 8 and sys.argv[8] == "amp-bf16"
+sdpa = len(sys.argv) > 9 and sys.argv[9] == "sdpa"
 torch.manual_seed(0)
 model = GPT2LMHeadModel(layers, d, h, vocab, seq).cuda()
+if len(sys.argv) > 10 and sys.argv[10] == "compile":
+    model = torch.compile(model)
 model.train()
 opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=foreach)
 for step in range(3):

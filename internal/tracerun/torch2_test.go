@@ -1,0 +1,166 @@
+package tracerun
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/torchmem/torchmem/internal/estimate"
+)
+
+// torch2Root is where scripts/torch2-root.sh puts a Debian 13 root with
+// python3-torch 2.6 (CPU) and the host-python3 wrapper that runs it here
+// (relative to this package; .cache is git-ignored).
+const torch2Root = "../../.cache/torch2-root/host-python3"
+
+// torch2Python is a python3 with torch >= 2.0: $TORCHMEM_TORCH2_PYTHON, the
+// repository's .cache/torch2-root, or the torch-1.13 python's own torch if
+// it is a 2.x. Tests that need it skip otherwise.
+func torch2Python(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("TORCHMEM_TORCH2_PYTHON"), torch2Root, os.Getenv("TORCHMEM_TORCH_PYTHON"), "/usr/bin/python3"} {
+		if p == "" {
+			continue
+		}
+		if exec.Command(p, "-c", "import sys, torch; sys.exit(int(torch.__version__.split('.')[0]) < 2)").Run() == nil {
+			return p
+		}
+	}
+	t.Skip("no python3 with torch >= 2.0: set TORCHMEM_TORCH2_PYTHON, or run " +
+		"`bash scripts/torch2-root.sh .cache/torch2-root` (Debian 13's torch 2.6, ~1.4 GB)")
+	return ""
+}
+
+// TestTorch2 runs the tracer's agreement tests on torch 2.x (Debian 13's
+// 2.6 in CI's .cache/torch2-root): meta against real CPU tensors, and the
+// GPT-2 trace against the built-in estimate in fp32 and amp-bf16.
+func TestTorch2(t *testing.T) {
+	py := torch2Python(t)
+	for _, s := range metaRealScripts {
+		t.Run("meta-real "+s, func(t *testing.T) { checkMetaAgreesWithReal(t, py, s) })
+	}
+	for _, prec := range []string{"fp32", "amp-bf16"} {
+		t.Run("gpt2 builtin "+prec, func(t *testing.T) { checkGPT2AgreesWithBuiltin(t, py, prec, "eager") })
+	}
+}
+
+// attentionAllocs: the allocations made by the fused attention ops, as
+// "op dtype shape" strings.
+func attentionAllocs(tr *estimate.Trace) []string {
+	var out []string
+	for _, a := range tr.Allocs {
+		if strings.Contains(a.Op, "scaled_dot_product") {
+			out = append(out, fmt.Sprintf("%s %s %s %d", strings.TrimPrefix(a.Op, "aten._scaled_dot_product_"), a.DType, a.Shape, a.Bytes))
+		}
+	}
+	return out
+}
+
+// TestTorch2SDPA: GPT-2 with F.scaled_dot_product_attention (testdata/
+// gpt2.py sdpa: causal, dropout 0.1) traced for an sm90 GPU. In amp-bf16
+// the GPU runs flash attention (sdp_utils.cpp: no mask, bf16, head dim
+// <= 256, sm80-sm90): per layer and step the trace holds its output and
+// its fp32 log-sum-exp, and in the backward the gradients of q, k, v and
+// FlashAttention-2's fp32 softmax_d and dq accumulator, never the math
+// backend's b*h*s*s scores that the meta device alone would run. In fp32
+// the GPU runs the memory-efficient kernel (flash takes no fp32): output,
+// log-sum-exp padded to 32, one packed (b, s, 3, h, d) gradient of the
+// fused qkv. An sm37 GPU (K80) has neither kernel (flash needs sm80,
+// memory-efficient sm50), and the math backend runs, as on the GPU. Each SDPA trace agrees with the built-in estimate
+// of --attention sdpa within 2%, and is below the eager trace.
+func TestTorch2SDPA(t *testing.T) {
+	py := torch2Python(t)
+	const b, h, s, d, layers = 8, 4, 128, 32, 2
+	flash := []string{
+		fmt.Sprintf("flash_attention.default bfloat16 %d,%d,%d,%d %d", b, h, s, d, b*h*s*d*2),
+		fmt.Sprintf("flash_attention.default float32 %d,%d,%d %d", b, h, s, b*h*s*4),
+	}
+	flashBwd := []string{
+		fmt.Sprintf("flash_attention_backward.default float32 %d,%d,%d %d", b, h, s, b*h*s*4),          // softmax_d
+		fmt.Sprintf("flash_attention_backward.default float32 %d,%d,%d,%d %d", b, s, h, d, b*s*h*d*4),  // dq_accum
+		fmt.Sprintf("flash_attention_backward.default bfloat16 %d,%d,%d,%d %d", b, h, s, d, b*h*s*d*2), // dq
+		fmt.Sprintf("flash_attention_backward.default bfloat16 %d,%d,%d,%d %d", b, h, s, d, b*h*s*d*2), // dk
+		fmt.Sprintf("flash_attention_backward.default bfloat16 %d,%d,%d,%d %d", b, h, s, d, b*h*s*d*2), // dv
+	}
+	efficient := []string{
+		fmt.Sprintf("efficient_attention.default float32 %d,%d,%d,%d %d", b, h, s, d, b*h*s*d*4),
+		fmt.Sprintf("efficient_attention.default float32 %d,%d,%d %d", b, h, (s+31)/32*32, b*h*((s+31)/32*32)*4),
+	}
+	efficientBwd := []string{
+		fmt.Sprintf("efficient_attention_backward.default float32 %d,%d,%d %d", b, h, s, b*h*s*4),
+		fmt.Sprintf("efficient_attention_backward.default float32 %d,%d,%d,%d %d", b, s, h, d, b*s*h*d*4),
+		fmt.Sprintf("efficient_attention_backward.default float32 %d,%d,%d,%d %d", b, h, s, d, 3*b*h*s*d*4), // packed dq, dk, dv
+	}
+	repeat := func(fwd, bwd []string) string {
+		var out []string
+		for step := 0; step < 2; step++ {
+			for l := 0; l < layers; l++ {
+				out = append(out, fwd...)
+			}
+			for l := 0; l < layers; l++ {
+				out = append(out, bwd...)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	script := filepath.Join("testdata", "gpt2.py")
+	args := func(prec string) []string {
+		return []string{script, "2", "128", "4", "1000", "8", "128", "foreach", prec, "sdpa"}
+	}
+	for _, c := range []struct{ prec, want string }{
+		{"amp-bf16", repeat(flash, flashBwd)},
+		{"fp32", repeat(efficient, efficientBwd)},
+	} {
+		t.Run(c.prec, func(t *testing.T) {
+			tr := trace(t, py, "meta", args(c.prec)...)
+			if got := strings.Join(attentionAllocs(tr), "\n"); got != c.want {
+				t.Errorf("fused attention allocations:\n%s\nwant\n%s", got, c.want)
+			}
+			for _, a := range tr.Allocs {
+				if a.Shape == fmt.Sprintf("%d,%d,%d,%d", b, h, s, s) {
+					t.Errorf("an s x s allocation (%+v): the math backend ran", a)
+				}
+			}
+			sdpa, _ := checkGPT2AgreesWithBuiltin(t, py, c.prec, "sdpa")
+			eager := estimate.ReplayTrace(trace(t, py, "meta", script, "2", "128", "4", "1000", "8", "128", "foreach", c.prec),
+				estimate.TraceReplay{ComputeCapability: 90})
+			if sdpa.PeakAllocatedBytes >= eager.PeakAllocatedBytes {
+				t.Errorf("sdpa trace %d B, eager trace %d B: the fused kernel saved nothing", sdpa.PeakAllocatedBytes, eager.PeakAllocatedBytes)
+			}
+		})
+	}
+	t.Run("sm37 math", func(t *testing.T) {
+		var out strings.Builder
+		tr, err := Run(context.Background(), Options{Argv: append([]string{py}, args("fp32")...), GPUCC: 37, Output: &out})
+		if err != nil || tr.End == nil || tr.End.Kind != "steps" {
+			t.Fatalf("%v %+v\n%s", err, tr, out.String())
+		}
+		if a := attentionAllocs(tr); len(a) != 0 {
+			t.Errorf("sm37 ran a fused kernel: %v", a)
+		}
+	})
+}
+
+// TestTorch2CompileRunsEager: torch.compile(model) under the tracer returns
+// the model as it is (testdata/gpt2.py compile, as nanoGPT calls it): the
+// trace is the eager one, and one warning says so, naming the line.
+func TestTorch2CompileRunsEager(t *testing.T) {
+	py := torch2Python(t)
+	args := []string{filepath.Join("testdata", "gpt2.py"), "1", "64", "4", "200", "2", "32", "foreach", "fp32", "sdpa"}
+	plain, compiled := trace(t, py, "meta", args...), trace(t, py, "meta", append(args, "compile")...)
+	if a, b := allocations(plain), allocations(compiled); strings.Join(a, " ") != strings.Join(b, " ") {
+		t.Errorf("compile changed the trace:\nplain    %v\ncompiled %v", a, b)
+	}
+	if len(plain.Warnings) != 0 {
+		t.Errorf("warnings without compile: %+v", plain.Warnings)
+	}
+	w := compiled.Warnings
+	if len(w) != 1 || w[0].Kind != "compile" || w[0].Op != "torch.compile" || len(w[0].Where) == 0 ||
+		!strings.Contains(w[0].Where[0], "gpt2.py:") {
+		t.Errorf("warnings %+v: want one compile warning at gpt2.py's torch.compile line", w)
+	}
+}

@@ -272,9 +272,11 @@ func (e *ctx) causalMask() {
 // attentionBackwardWorkspace is what the flash and memory-efficient SDPA
 // backward kernels take from the caching allocator for the call, besides
 // the gradients of q, k and v: FlashAttention-2's dq accumulator in fp32
-// (batch x q length rounded to 128 x heads x head size rounded to 8) and
-// its softmax_d (batch x heads x rounded length, fp32); the
-// memory-efficient kernel's fp32 accumulators are of the same order.
+// (batch x q length rounded to 128 x heads x head size rounded to 8, then
+// to 32, or 64 above 128: mha_bwd's head_size_rounded in PyTorch's
+// flash_attn/flash_api.cpp) and its softmax_d (batch x heads x rounded
+// length, fp32); the memory-efficient kernel's fp32 accumulators are of
+// the same order. The tracer's _trace_sdpa.py adds the same two tensors.
 // It is transient: it shows in the reserved memory of a training step,
 // not in the peak allocated, which is reached before the attention's
 // backward runs.
@@ -282,5 +284,10 @@ func (e *ctx) attentionBackwardWorkspace(a attn) int64 {
 	b := int64(e.o.Batch)
 	s := (a.qLen + 127) / 128 * 128
 	d := (a.dHead + 7) / 8 * 8
+	if d <= 128 {
+		d = (d + 31) / 32 * 32
+	} else {
+		d = (d + 63) / 64 * 64
+	}
 	return b*s*a.heads*d*4 + b*a.heads*s*4
 }

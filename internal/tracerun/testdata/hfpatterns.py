@@ -6,14 +6,17 @@
 # - torch.autocast(device_type=x.device.type, enabled=False) (Llama's
 #   rotary embedding): x.device.type is "meta" on meta, "cuda" on a GPU;
 # - model.gradient_checkpointing_enable(): each block's forward runs again
-#   inside loss.backward(), its dropout included (reentrant and not).
-# argv[1]: reentrant (default) or nonreentrant checkpointing.
+#   inside loss.backward(), its dropout included (reentrant and not), and
+#   under autocast in the autocast state of the forward (bf16 GEMMs).
+# argv[1]: reentrant (default) or nonreentrant checkpointing; argv[2]: amp
+# for the forward under torch.autocast("cuda", torch.bfloat16).
 import sys
 
 import torch
 from torch.utils.checkpoint import checkpoint
 
 reentrant = len(sys.argv) < 2 or sys.argv[1] != "nonreentrant"
+amp = len(sys.argv) > 2 and sys.argv[2] == "amp"
 
 
 class Block(torch.nn.Module):
@@ -48,6 +51,8 @@ for _ in range(3):
     ids = torch.randint(0, 100, (4, 8)).cuda()
     if 0 in ids[:, [-1, 0]]:
         print("padding?")
-    model(ids).logsumexp(-1).mean().backward()
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+        loss = model(ids).float().logsumexp(-1).mean()
+    loss.backward()
     opt.step()
     opt.zero_grad()

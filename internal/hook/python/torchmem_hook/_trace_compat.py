@@ -8,6 +8,14 @@ transformers' GPT-2, Llama, BERT) needs from the tracer's modes.
   2.x, "device_type must be 'cuda' or 'cpu'" on 1.13), while on the GPU it
   stands for it says "cuda". Only meta mode: in cpu mode "cpu" is a valid
   device type and the region does what it does on the host.
+- gradient checkpointing under autocast: torch 2.x's checkpoint records
+  the autocast state of the inputs' device type (_infer_device_type), "meta"
+  here, where autocast is never on, and replays that in the backward's
+  recompute: the recomputed blocks ran in fp32 where the GPU's run in bf16
+  (TinyLlama amp-bf16 with checkpointing: the attention scores of the
+  recomputed block twice their size). On meta the device type is "cuda",
+  whose autocast state the tracer's autocast emulation uses. (torch 1.13's
+  checkpoint asks torch.is_autocast_enabled(), CUDA's, already.)
 - loss.backward(): Tensor.backward is a torch function, so it runs inside
   the redirect mode's handler, where torch has popped the mode; all of the
   backward pass would then run without it. Python code that runs in the
@@ -35,6 +43,21 @@ def install(torch, T):
 
     __init__._torchmem = True
     cls.__init__ = __init__
+    _checkpoint_device(torch)
+
+
+def _checkpoint_device(torch):
+    try:
+        import torch.utils.checkpoint as ckpt
+        orig = ckpt._infer_device_type
+    except (ImportError, AttributeError):
+        return  # torch 1.13
+
+    def _infer_device_type(*args):
+        d = orig(*args)
+        return "cuda" if d == "meta" else d
+
+    ckpt._infer_device_type = _infer_device_type
 
 
 def backward(torch, mode, args, kwargs):

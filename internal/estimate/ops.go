@@ -232,6 +232,11 @@ func (e *ctx) eagerAttention(a attn) *tensor {
 	probs := sm
 	if smDT != dt {
 		probs = e.act(scores, dt)
+		// softmax(dtype=float32).to(half): the backward upcasts the half
+		// gradient of probs (ToCopyBackward) and _softmax_backward_data
+		// makes its fp32 output next to it and the saved fp32 softmax:
+		// three fp32 score tensors at once.
+		sm.bwdGrads = scores * 4
 	}
 	if d := e.dropout(probs, a.dropout); d != probs {
 		probs = d

@@ -2,8 +2,8 @@
 in public training scripts (segmentation and detection heads, style
 transfer, video models; written for torchmem's tests, no code copied):
 reflection and replication padding, adaptive average pooling to a grid,
-3-D max pooling, grid_sample, a per-pixel cross entropy (nll_loss2d) and
-a smooth L1 loss. The tracer does them by shape (_trace_api.py).
+3-D max pooling, grid_sample, a per-pixel cross entropy (nll_loss2d), a
+smooth L1 loss, and multinomial sampling. The tracer does them by shape (_trace_api.py).
 
 usage: shapeops.py [BATCH]
 """
@@ -52,3 +52,5 @@ for step in range(3):
     opt.zero_grad()
     loss.backward()
     opt.step()
+    with torch.no_grad():  # a sample, as a progress callback draws one
+        torch.multinomial(F.softmax(box, dim=-1), 1)

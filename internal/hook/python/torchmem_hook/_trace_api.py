@@ -472,7 +472,14 @@ def _masked_select(torch, x, mask):
     return torch.empty((count,), dtype=x.dtype, device=x.device)
 
 
+def _multinomial(torch, probs, num_samples, *a, **k):
+    # sampling in a training script's progress callback (minGPT generate)
+    shape = tuple(probs.shape[:-1]) + (num_samples,)
+    return torch.empty(shape, dtype=torch.long, device=probs.device)
+
+
 META_FALLBACKS = {
+    "aten.multinomial.default": _multinomial,
     "aten._adaptive_avg_pool2d_backward.default": _like_self,
     "aten._adaptive_avg_pool3d_backward.default": _like_self,
     "aten.reflection_pad2d_backward.default": _like_self,

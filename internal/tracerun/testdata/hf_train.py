@@ -3,6 +3,8 @@ estimate --trace. Usage:
   hf_train.py MODEL BATCH SEQ PRECISION CKPT ATTN [CONFIG_OUT]
 MODEL: gpt2-small gpt2-124m llama-small tinyllama bert-small bert-base
 PRECISION: fp32 | amp-bf16; CKPT: 0|1; ATTN: eager|sdpa|default.
+HF_TRAIN_KEEP_OUTPUT=1: keep the model's whole output through the next step;
+HF_TRAIN_USE_CACHE=0: config.use_cache = False.
 CONFIG_OUT: where to write the model's config.json (for the built-in estimator)."""
 import os
 import sys
@@ -36,6 +38,8 @@ elif name == "bert-base":
 else:
     raise SystemExit("unknown model " + name)
 cfg.architectures = [cls.__name__]
+if os.environ.get("HF_TRAIN_USE_CACHE") == "0":
+    cfg.use_cache = False  # else transformers >= 4.5x's GPT-2 fills a DynamicCache (copies of K, V) in training too
 if config_out:
     cfg.to_json_file(config_out)
 

@@ -72,9 +72,16 @@ func (c hfCase) builtin(t *testing.T, dir string) *estimate.Result {
 
 // TestHFMetaAgreesWithRealTensors: transformers' own GPT-2, Llama and BERT
 // (small configs, AdamW, two steps) traced with meta tensors and with real
-// CPU tensors reach the same live-bytes and allocated peaks.
+// CPU tensors reach the same live-bytes and allocated peaks. Not on torch
+// 1.13 with transformers 4.36, where cpu mode misses a few bytes the meta
+// trace has, rightly: labels.to(logits.device) (cpu there) reads as a copy
+// to the host, and torch.where's backward makes scalar_tensor(0) on the
+// device with no tensor input (bench/results/trace-hf.md).
 func TestHFMetaAgreesWithRealTensors(t *testing.T) {
 	py := hfPython(t)
+	if torchV, tfV := hfVersions(t, py); !versionAtLeast(torchV, 2, 0) || !versionAtLeast(tfV, 4, 46) {
+		t.Skipf("torch %s, transformers %s: cpu mode's known blind spots on this code", torchV, tfV)
+	}
 	for _, c := range []hfCase{
 		{model: "gpt2-small", precision: "fp32", attn: "eager", batch: 4, seq: 64},
 		{model: "llama-small", precision: "fp32", attn: "eager", batch: 4, seq: 64},
@@ -102,13 +109,7 @@ func TestHFMetaAgreesWithRealTensors(t *testing.T) {
 // loss before 4.46, mean() saving its input on torch 1.13), so it skips.
 func TestHFTraceAgreesWithBuiltin(t *testing.T) {
 	py := hfPython(t)
-	out, err := exec.Command(py, "-c", "import torch, transformers; print(torch.__version__, transformers.__version__)").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var torchV, tfV string
-	fmt.Sscan(string(out), &torchV, &tfV)
-	if !versionAtLeast(torchV, 2, 0) || !versionAtLeast(tfV, 4, 46) {
+	if torchV, tfV := hfVersions(t, py); !versionAtLeast(torchV, 2, 0) || !versionAtLeast(tfV, 4, 46) {
 		t.Skipf("torch %s, transformers %s: the built-in models torch >= 2.0 and transformers >= 4.46", torchV, tfV)
 	}
 	for _, c := range []hfCase{
@@ -206,6 +207,17 @@ func allocsOnlyIn(a, b *estimate.Trace) []string {
 		}
 	}
 	return out
+}
+
+// hfVersions: torch's and transformers' versions as py imports them.
+func hfVersions(t *testing.T, py string) (torchV, tfV string) {
+	t.Helper()
+	out, err := exec.Command(py, "-c", "import torch, transformers; print(torch.__version__, transformers.__version__)").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Sscan(string(out), &torchV, &tfV)
+	return torchV, tfV
 }
 
 // versionAtLeast: "2.6.0+debian" >= 2.0, "4.56.2" >= 4.46.

@@ -41,7 +41,9 @@ a GPU, the largest batch that fits, and the levers that would save memory.
 
 The model is walked op by op as the Hugging Face / torchvision code runs it,
 and its allocations are replayed through a model of PyTorch's caching
-allocator. Exit status: 0, or 2 when a GPU was given and the job does not fit.`,
+allocator. Exit status: 0, or 2 when a GPU was given and the job does not fit,
+or 3 when a --trace stopped early and what ran fits (whether the job fits is
+not known).`,
 		Example: `  torchmem estimate --model gpt2 --batch 8 --seq 1024 --precision amp-bf16 --gpu A100-80GB
   torchmem estimate --config config.json --batch 8 --seq 2048 --precision amp-bf16 --checkpointing --gpu H100-80GB
   torchmem estimate --model meta-llama/Llama-3.1-8B --seq 4096 --precision bf16 --fsdp --world-size 8 --gpu H100-80GB --json

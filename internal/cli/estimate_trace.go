@@ -127,6 +127,9 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 	if err == nil && fit != nil && !fit.Fits {
 		return &ExitError{Code: 2}
 	}
+	if err == nil && fit != nil && fit.Partial {
+		return &ExitError{Code: 3} // what ran fits; whether the job does is not known
+	}
 	return err
 }
 
@@ -152,7 +155,7 @@ func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []str
 		fmt.Fprintln(w, "\n"+tt("trace.snapshot", snap))
 	}
 	if fit != nil {
-		printTraceFit(w, t, r, fit)
+		printTraceFit(w, t, tt, r, fit)
 	}
 	return nil
 }
@@ -229,8 +232,11 @@ func endKind(k string) string {
 	return "killed"
 }
 
-func printTraceFit(w io.Writer, t tr, r *estimate.TraceResult, f *estimate.Fit) {
+func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.Fit) {
 	printFitVerdict(w, t, r.OOM, f)
+	if f.Partial && f.Fits {
+		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.partial", strconv.Itoa(r.Steps)), textwrap.Width))
+	}
 }
 
 var traceEN = map[string]string{
@@ -243,6 +249,7 @@ var traceEN = map[string]string{
 	"trace.end.exit":        "the program ended by itself after %[1]s optimizer steps, before --steps was reached: all of it was traced",
 	"trace.end.truncated":   "the trace reached --trace-max-size after %[1]s optimizer steps%[2]s%[3]s: %[4]s; the figures are those of what ran",
 	"trace.end.killed":      "the trace is incomplete after %[1]s optimizer steps%[2]s%[3]s: %[4]s",
+	"trace.fit.partial":     "but only what ran fits: the trace stopped after %[1]s optimizer steps, and the steps that did not run (the optimizer's states, the next forward) may need more; fix what stopped it and trace again",
 	"trace.placeholder":     "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
 	"trace.compile":         "%[1]s at %[2]s ran the model eagerly under the tracer: the figures are the eager program's; a compiled one (fused kernels, CUDA graphs) differs",
 }
@@ -257,6 +264,7 @@ var traceZH = map[string]string{
 	"trace.end.exit":        "程序在 %[1]s 个优化器步后自行结束，未达到 --steps：它运行的全部内容都已追踪",
 	"trace.end.truncated":   "追踪在 %[1]s 个优化器步后达到 --trace-max-size%[2]s%[3]s：%[4]s；数字是已运行部分的",
 	"trace.end.killed":      "追踪在 %[1]s 个优化器步后不完整%[2]s%[3]s：%[4]s",
+	"trace.fit.partial":     "但这只是已运行部分能放下：追踪在 %[1]s 个优化器步后停止，未运行的步骤（优化器状态、下一次前向）可能需要更多；请修复导致停止的问题后重新追踪",
 	"trace.placeholder":     "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
 	"trace.compile":         "%[2]s 处的 %[1]s 在追踪时以 eager 方式运行模型：数字是 eager 程序的；编译后的程序（融合内核、CUDA graphs）会不同",
 }

@@ -72,3 +72,26 @@ func TestEstimateTraceCLI(t *testing.T) {
 		t.Errorf("--steps without --trace: code %d %q", code, errOut)
 	}
 }
+
+// TestEstimateTracePartialFit: a script that fails before its first
+// optimizer step fits "so far" only: the report says so, the JSON has
+// partial, and the exit status is 3, not 0.
+func TestEstimateTracePartialFit(t *testing.T) {
+	py := "/usr/bin/python3"
+	if exec.Command(py, "-c", "import torch").Run() != nil {
+		t.Skip("no /usr/bin/python3 with torch (apt install python3-torch)")
+	}
+	script := filepath.Join("..", "tracerun", "testdata", "stopsearly.py")
+	out, errOut, code := runCLI(t, "estimate", "--trace", "--gpu", "A100-80GB", "--", py, script)
+	if code != 3 || !strings.Contains(out, "only what ran fits") || !strings.Contains(out, "stopsearly.py:10") {
+		t.Errorf("code %d, want 3 and the partial verdict naming the line:\n%s\n%s", code, out, errOut)
+	}
+	js, _, code := runCLI(t, "estimate", "--trace", "--json", "--gpu", "A100-80GB", "--", py, script)
+	var r struct {
+		Fits    bool `json:"fits"`
+		Partial bool `json:"partial"`
+	}
+	if err := json.Unmarshal([]byte(js), &r); err != nil || code != 3 || !r.Fits || !r.Partial {
+		t.Errorf("--json: code %d err %v %+v", code, err, r)
+	}
+}

@@ -53,7 +53,7 @@ var helpZH = map[string]string{
 
 	// estimate
 	"cmd.estimate.short":                "估算训练或推理配置的 GPU 显存峰值，以及能放下的最大批次",
-	"cmd.estimate.long":                 "在启动 PyTorch 作业之前估算其 GPU 显存峰值：torch.cuda.max_memory_allocated()\n和 max_memory_reserved() 会报告的值，以及 nvidia-smi 会显示的值，并按类别细分\n（权重、梯度、优化器状态及临时张量、激活值、autocast 权重副本、logits 和 loss、\nKV cache、分配器缓存、CUDA context），给出峰值出现的阶段、能否放进某块 GPU、\n能放下的最大批次，以及可以节省显存的手段。\n\n模型按 Hugging Face / torchvision 代码的执行方式逐个算子遍历，其分配在 PyTorch\n缓存分配器 (caching allocator) 的模型中重放。退出码：0；若指定了 GPU 且放不下则为 2。",
+	"cmd.estimate.long":                 "在启动 PyTorch 作业之前估算其 GPU 显存峰值：torch.cuda.max_memory_allocated()\n和 max_memory_reserved() 会报告的值，以及 nvidia-smi 会显示的值，并按类别细分\n（权重、梯度、优化器状态及临时张量、激活值、autocast 权重副本、logits 和 loss、\nKV cache、分配器缓存、CUDA context），给出峰值出现的阶段、能否放进某块 GPU、\n能放下的最大批次，以及可以节省显存的手段。\n\n模型按 Hugging Face / torchvision 代码的执行方式逐个算子遍历，其分配在 PyTorch\n缓存分配器 (caching allocator) 的模型中重放。退出码：0；若指定了 GPU 且放不下则为 2；\n若 --trace 提前停止而已运行部分能放下则为 3（作业能否放下未知）。",
 	"flag.estimate.accum":               "梯度累积步数",
 	"flag.estimate.attention":           "注意力实现：sdpa、flash 或 eager",
 	"flag.estimate.batch":               "每块 GPU 的微批次 (micro-batch) 大小",

@@ -17,8 +17,11 @@ type Fit struct {
 	GPUMemoryUnit string  `json:"gpu_memory_unit,omitempty"`
 	Margin        float64 `json:"margin"`
 	// BudgetBytes = GPU memory * (1 - margin): what process_bytes must stay under.
-	BudgetBytes   int64 `json:"budget_bytes"`
-	Fits          bool  `json:"fits"`
+	BudgetBytes int64 `json:"budget_bytes"`
+	Fits        bool  `json:"fits"`
+	// Partial: a trace that stopped before the steps asked for (estimate
+	// --trace): Fits says what ran fits, not that the job does.
+	Partial       bool  `json:"partial,omitempty"`
 	HeadroomBytes int64 `json:"headroom_bytes"`
 	MaxBatch      int   `json:"max_batch"`
 	// MaxBatchAtLimit: the search stopped at MaxBatchLimit with that batch

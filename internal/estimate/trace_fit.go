@@ -1,6 +1,9 @@
 package estimate
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // FitTrace replays a trace against a GPU: the allocator limited to what
 // the budget leaves after the CUDA context, as Plan does for the built-in
@@ -23,9 +26,23 @@ func FitTrace(t *Trace, gpu GPU, margin float64) (*TraceResult, *Fit, error) {
 	f := &Fit{GPU: gpu.Name, GPUMemoryBytes: gpu.MemoryBytes, Margin: margin, BudgetBytes: budget}
 	f.Fits = fitsIn(r.Result, budget)
 	f.HeadroomBytes = budget - r.ProcessBytes
+	f.Partial = TracePartial(t, r)
 	if r.CacheReleases > 0 && !r.OOM {
 		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches the budget and frees its cache "+
 			"to go on (%d times)", r.CacheReleases))
 	}
 	return r, f, nil
+}
+
+// TracePartial: the trace stopped (an op failed, the program was killed,
+// the size cap) before the optimizer steps asked for were done. What ran
+// may fit while what did not run would not: the first step's peak comes
+// before the optimizer's states exist, the second's after. A program that
+// ended by itself ("exit") ran everything it does, so it is not partial.
+func TracePartial(t *Trace, r *TraceResult) bool {
+	if r.End == nil || r.End.Kind == "steps" || r.End.Kind == "exit" {
+		return false
+	}
+	asked, err := strconv.Atoi(t.Header["steps"])
+	return err != nil || r.Steps < asked
 }

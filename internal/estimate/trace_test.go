@@ -173,3 +173,24 @@ func FuzzParseTrace(f *testing.F) {
 		TraceSnapshot(tr, TraceReplay{})
 	})
 }
+
+// TestTracePartial: only a trace that stopped (error, killed, truncated)
+// short of the steps asked for is partial; one that reached them, or a
+// program that ended by itself, is not.
+func TestTracePartial(t *testing.T) {
+	for _, c := range []struct {
+		end   string
+		done  int
+		want  bool
+		asked string
+	}{
+		{"error", 0, true, "2"}, {"error", 1, true, "2"}, {"killed", 0, true, "2"}, {"truncated", 1, true, "2"},
+		{"error", 2, false, "2"}, {"exit", 0, false, "2"}, {"steps", 2, false, "2"}, {"error", 5, true, ""},
+	} {
+		tr := &Trace{Header: map[string]string{"steps": c.asked}}
+		r := &TraceResult{Steps: c.done, End: &TraceNote{Kind: c.end}}
+		if got := TracePartial(tr, r); got != c.want {
+			t.Errorf("end %s after %d of %q steps: partial %v, want %v", c.end, c.done, c.asked, got, c.want)
+		}
+	}
+}

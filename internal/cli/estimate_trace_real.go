@@ -51,6 +51,7 @@ func runEstimateTraceReal(env *Env, f *estimateFlags, tf *traceFlags, argv []str
 		if f.gpuMemory != "" {
 			fit.GPUMemoryUnit = memoryUnit(f.gpuMemory)
 		}
+		fit.Partial = estimate.RunPartial(r.End, r.Steps, tf.steps)
 	}
 	if f.json {
 		err = writeJSON(env.Stdout, struct {
@@ -62,6 +63,9 @@ func runEstimateTraceReal(env *Env, f *estimateFlags, tf *traceFlags, argv []str
 	}
 	if err == nil && fit != nil && !fit.Fits {
 		return &ExitError{Code: 2}
+	}
+	if err == nil && fit != nil && fit.Partial {
+		return &ExitError{Code: 3} // what ran fits; whether the job does is not known
 	}
 	return err
 }
@@ -101,7 +105,7 @@ func printTraceReal(env *Env, r *tracerun.Real, fit *estimate.Fit, argv []string
 		fmt.Fprintln(w, "\n"+rt("real.snapshot", snap))
 	}
 	if fit != nil {
-		printFitVerdict(w, t, r.OOM, fit)
+		printTraceFit(w, t, tt, r.TraceResult, fit)
 	}
 	return nil
 }

@@ -40,9 +40,18 @@ func FitTrace(t *Trace, gpu GPU, margin float64) (*TraceResult, *Fit, error) {
 // before the optimizer's states exist, the second's after. A program that
 // ended by itself ("exit") ran everything it does, so it is not partial.
 func TracePartial(t *Trace, r *TraceResult) bool {
-	if r.End == nil || r.End.Kind == "steps" || r.End.Kind == "exit" {
+	asked, err := strconv.Atoi(t.Header["steps"])
+	if err != nil {
+		asked = int(^uint(0) >> 1) // unknown: any stop is short of it
+	}
+	return RunPartial(r.End, r.Steps, asked)
+}
+
+// RunPartial is TracePartial's rule for a run that ended with end after
+// done of asked optimizer steps (estimate --trace --real measures one).
+func RunPartial(end *TraceNote, done, asked int) bool {
+	if end == nil || end.Kind == "steps" || end.Kind == "exit" {
 		return false
 	}
-	asked, err := strconv.Atoi(t.Header["steps"])
-	return err != nil || r.Steps < asked
+	return done < asked
 }

@@ -1,11 +1,13 @@
 package tracerun
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/torchmem/torchmem/internal/estimate"
 )
@@ -107,4 +109,38 @@ func TestFusedAdamWOnMeta(t *testing.T) {
 		t.Skip("this torch's AdamW has no fused option")
 	}
 	agree(t, trace(t, py, "meta", script, "8"), trace(t, py, "cpu", script, "8"))
+}
+
+// TestDistributedSaidPlainly: a DDP script run as one process stops at
+// init_process_group with what to do instead, what ran (the model on the
+// GPU) reported; under torchrun (its script and `python -m
+// torch.distributed.run`) the launcher, which imports torch first, is an
+// error naming it instead of a trace of the launcher while its workers run
+// untraced and wait on each other.
+func TestDistributedSaidPlainly(t *testing.T) {
+	py := torchPython(t)
+	script := filepath.Join("testdata", "ddp.py")
+	var out strings.Builder
+	tr, err := Run(context.Background(), Options{Argv: []string{py, script}, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if tr.End == nil || tr.End.Kind != "error" || tr.End.Op != "init_process_group" ||
+		!strings.Contains(tr.End.Message, "--ddp") || len(tr.End.Where) == 0 || !strings.Contains(tr.End.Where[0], "ddp.py:11") {
+		t.Errorf("end %+v, want init_process_group at ddp.py:11 with what to do", tr.End)
+	}
+	if r := estimate.ReplayTrace(tr, estimate.TraceReplay{}); r.PeakAllocatedBytes < 512*512*4 {
+		t.Errorf("what ran (the model on the GPU) is not reported: peak %d", r.PeakAllocatedBytes)
+	}
+	launchers := [][]string{{py, "-m", "torch.distributed.run", "--nproc_per_node", "2", script}}
+	if p, err := exec.LookPath("torchrun"); err == nil {
+		launchers = append(launchers, []string{p, "--nproc_per_node", "2", script})
+	}
+	for _, argv := range launchers {
+		_, err := Run(context.Background(), Options{Argv: argv, Output: &out, Timeout: 2 * time.Minute})
+		if err == nil || !strings.Contains(err.Error(), "runs the program in worker processes") ||
+			!strings.Contains(err.Error(), "one process without the launcher") {
+			t.Errorf("%v: err %v, want the launcher named and what to do", argv, err)
+		}
+	}
 }

@@ -61,6 +61,9 @@ func Run(ctx context.Context, o Options) (*estimate.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.End != nil && t.End.Kind == "unsupported" { // a launcher: nothing of the program ran
+		return nil, fmt.Errorf("--trace: %s", t.End.Message)
+	}
 	if t.End == nil {
 		reason := "the program ended without a word from the tracer"
 		if runErr != nil {

@@ -435,6 +435,13 @@ def start(torch):
     _state = T
     w.line(["torchmem-trace", "1", "device=" + device, "torch=" + _clean(torch.__version__),
             "python=%d.%d.%d" % sys.version_info[:3], "steps=%d" % steps])
+    launcher = _trace_api.launcher(sys.argv)
+    if launcher:
+        # The launcher imports torch first and would hold the trace while
+        # its workers ran untraced (and waited on each other's process
+        # group): say at once what to do instead.
+        T.end("unsupported", launcher, "%s runs the program in worker processes, and %s" % (
+            launcher, _trace_api.DISTRIBUTED_HELP))
     _install_cuda(torch, T)
     _trace_api.install(torch, T)
     _trace_compat.install(torch, T)

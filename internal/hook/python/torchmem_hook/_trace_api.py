@@ -32,6 +32,58 @@ HOST_ZEROS_MAX = 256 << 20
 # What an answer returns to let the call run as it is.
 PASS = object()
 
+# One process is traced. A process group needs its peers (and NCCL, which a
+# CPU-only torch lacks), and a launcher's workers would run untraced, so
+# the trace ends where a program turns distributed, saying what to do.
+DISTRIBUTED_HELP = ("distributed training (torchrun, DDP, FSDP, DeepSpeed) is not traced: trace the "
+                    "script as one process without the launcher, then size the multi-GPU layout with "
+                    "torchmem estimate --ddp, --fsdp, --zero or --tp")
+
+# Launchers by the program name they run as (torchrun, accelerate launch,
+# deepspeed) or the module file `python -m` runs.
+_LAUNCHERS = ("torchrun", "accelerate", "deepspeed")
+_LAUNCHER_MODULES = ("torch/distributed/run.py", "torch/distributed/launch.py")
+
+
+def launcher(argv):
+    """The launcher this process is ("torchrun", ...), or "" for a program."""
+    if not argv:
+        return ""
+    path = str(argv[0]).replace("\\", "/")
+    name = os.path.basename(path)
+    if name in _LAUNCHERS:
+        return name
+    for m in _LAUNCHER_MODULES:
+        if path.endswith(m):
+            return "torch.distributed." + os.path.basename(m)[:-3]
+    if path == "-m":
+        # python -m torch.distributed.run: torch is imported while runpy
+        # finds the module, before argv[0] names it; the command line does.
+        return _launcher_module(_command_line())
+    return ""
+
+
+def _command_line():
+    orig = getattr(sys, "orig_argv", None)  # Python >= 3.10
+    if orig:
+        return list(orig)
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            return [a.decode("utf-8", "replace") for a in f.read(1 << 16).split(b"\0") if a]
+    except Exception:
+        return []
+
+
+def _launcher_module(cmd):
+    for i, a in enumerate(cmd[:-1]):
+        if a == "-m":
+            mod = cmd[i + 1]
+            for m in _LAUNCHER_MODULES:
+                if mod == m[:-3].replace("/", "."):
+                    return mod
+            return ""
+    return ""
+
 
 class _Stream(object):
     """torch.cuda.Stream on a machine that has none: work is in order."""
@@ -83,7 +135,7 @@ def install(torch, T):
     """Patch torch.cuda, torch.accelerator and nn.DataParallel (after
     _trace.py's own torch.cuda answers)."""
     for f in (_streams, _rng, _memory, _properties, _accelerator, _data_parallel, _load_cpu,
-              _optimizers, _fused_on_meta):
+              _optimizers, _fused_on_meta, _distributed):
         try:
             f(torch, T)
         except Exception:
@@ -214,6 +266,19 @@ def _data_parallel(torch, T):
         return self.module(*to_device(inputs), **to_device(kwargs))
 
     DP.forward = forward
+
+
+def _distributed(torch, T):
+    """init_process_group ends the trace (DISTRIBUTED_HELP): what ran
+    before it (the model built, moved to the GPU) is reported."""
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not hasattr(dist, "init_process_group"):
+        return
+
+    def init_process_group(*a, **k):
+        T.end("error", "init_process_group", DISTRIBUTED_HELP)
+
+    dist.init_process_group = init_process_group
 
 
 def _load_cpu(torch, T):

@@ -124,13 +124,21 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 	} else {
 		err = printTrace(env, res, fit, argv, tf.snapshot)
 	}
-	if err == nil && fit != nil && !fit.Fits {
+	return traceExit(err, fit)
+}
+
+// traceExit is a trace's exit status: 2 when it does not fit, 3 when the
+// trace stopped early and what ran fits (whether the job does is not known).
+func traceExit(err error, fit *estimate.Fit) error {
+	switch {
+	case err != nil || fit == nil:
+		return err
+	case !fit.Fits:
 		return &ExitError{Code: 2}
+	case fit.Partial:
+		return &ExitError{Code: 3}
 	}
-	if err == nil && fit != nil && fit.Partial {
-		return &ExitError{Code: 3} // what ran fits; whether the job does is not known
-	}
-	return err
+	return nil
 }
 
 func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []string, snap string) error {

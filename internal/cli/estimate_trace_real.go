@@ -61,13 +61,7 @@ func runEstimateTraceReal(env *Env, f *estimateFlags, tf *traceFlags, argv []str
 	} else {
 		err = printTraceReal(env, r, fit, argv, r.SnapshotFile)
 	}
-	if err == nil && fit != nil && !fit.Fits {
-		return &ExitError{Code: 2}
-	}
-	if err == nil && fit != nil && fit.Partial {
-		return &ExitError{Code: 3} // what ran fits; whether the job does is not known
-	}
-	return err
+	return traceExit(err, fit)
 }
 
 // printTraceReal prints a measured run with the pieces of the --trace

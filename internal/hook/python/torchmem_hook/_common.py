@@ -43,3 +43,15 @@ def degraded():
         out.append("no threading.excepthook (Python 3.8+): uncaught exceptions in threads "
                    "other than the main thread are not reported")
     return out
+
+
+def program_frame(tb, skip):
+    """The innermost frame of a traceback outside the paths that start with
+    skip (torch's and the hook's own): "file:line:function", or None."""
+    where = None
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        if not fn.startswith(skip):
+            where = "%s:%d:%s" % (fn, tb.tb_lineno, tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    return where

@@ -36,7 +36,7 @@ import sys
 import weakref
 
 from torchmem_hook import _trace_api, _trace_sdpa, _trace_torch2
-from torchmem_hook import _trace_compat
+from torchmem_hook import _common, _trace_compat
 
 ENV_OUT = "TORCHMEM_TRACE"
 ENV_STEPS = "TORCHMEM_TRACE_STEPS"
@@ -1042,13 +1042,7 @@ def _install_exit(T):
 
     def hook(tp, value, tb):
         op, sid, msg = "", None, "%s: %s" % (tp.__name__, value)
-        where = None
-        cur = tb
-        while cur is not None:  # the program's innermost line
-            fn = cur.tb_frame.f_code.co_filename
-            if not fn.startswith(T.skip):
-                where = "%s:%d:%s" % (fn, cur.tb_lineno, cur.tb_frame.f_code.co_name)
-            cur = cur.tb_next
+        where = _common.program_frame(tb, T.skip)  # the program's innermost line
         if T.failure is not None:
             op = T.failure[0]
             msg = T.failure[2]

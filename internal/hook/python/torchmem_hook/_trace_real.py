@@ -35,6 +35,8 @@ import os
 import sys
 import time
 
+from torchmem_hook import _common
+
 SNAPSHOT_FILE = "real.pickle"
 STATS_FILE = "real.json"
 
@@ -316,13 +318,7 @@ def _install_exit(R):
     prev = sys.excepthook
 
     def hook(tp, value, tb):
-        where = None
-        cur = tb
-        while cur is not None:  # the program's innermost line
-            fn = cur.tb_frame.f_code.co_filename
-            if not fn.startswith(R.skip):
-                where = "%s:%d:%s" % (fn, cur.tb_lineno, cur.tb_frame.f_code.co_name)
-            cur = cur.tb_next
+        where = _common.program_frame(tb, R.skip)  # the program's innermost line
         try:
             R.finish("error", "", "%s: %s" % (tp.__name__, _first_line(value)), where)
         except Exception:

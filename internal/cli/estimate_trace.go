@@ -209,7 +209,11 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 		if len(e.Where) > 0 {
 			where = shortFrame(e.Where[0])
 		}
-		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.end."+endKind(e.Kind), strconv.Itoa(r.Steps), e.Op, where, e.Message), textwrap.Width))
+		kind := endKind(e.Kind)
+		if kind == "error" && e.Op == "" { // the program's own exception, not an op
+			kind = "raised"
+		}
+		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.end."+kind, strconv.Itoa(r.Steps), e.Op, where, e.Message), textwrap.Width))
 	}
 	var reads []estimate.TraceNote
 	for _, n := range r.Warnings {
@@ -254,6 +258,7 @@ var traceEN = map[string]string{
 	"trace.sites":           "allocated at the peak by (largest first):",
 	"trace.snapshot":        "memory snapshot written to %[1]s (torchmem snapshot summary FILE, or PyTorch's memory_viz)",
 	"trace.end.error":       "the trace stopped after %[1]s optimizer steps: op %[2]s at %[3]s failed: %[4]s; the figures are those of what ran",
+	"trace.end.raised":      "the trace stopped after %[1]s optimizer steps: the program raised at %[3]s: %[4]s; the figures are those of what ran",
 	"trace.end.exit":        "the program ended by itself after %[1]s optimizer steps, before --steps was reached: all of it was traced",
 	"trace.end.truncated":   "the trace reached --trace-max-size after %[1]s optimizer steps%[2]s%[3]s: %[4]s; the figures are those of what ran",
 	"trace.end.killed":      "the trace is incomplete after %[1]s optimizer steps%[2]s%[3]s: %[4]s",
@@ -269,6 +274,7 @@ var traceZH = map[string]string{
 	"trace.sites":           "峰值时的分配来源（从大到小）：",
 	"trace.snapshot":        "内存快照已写入 %[1]s（torchmem snapshot summary FILE 或 PyTorch 的 memory_viz 可打开）",
 	"trace.end.error":       "追踪在 %[1]s 个优化器步后停止：%[3]s 处的算子 %[2]s 失败：%[4]s；数字是已运行部分的",
+	"trace.end.raised":      "追踪在 %[1]s 个优化器步后停止：程序在 %[3]s 处抛出异常：%[4]s；数字是已运行部分的",
 	"trace.end.exit":        "程序在 %[1]s 个优化器步后自行结束，未达到 --steps：它运行的全部内容都已追踪",
 	"trace.end.truncated":   "追踪在 %[1]s 个优化器步后达到 --trace-max-size%[2]s%[3]s：%[4]s；数字是已运行部分的",
 	"trace.end.killed":      "追踪在 %[1]s 个优化器步后不完整%[2]s%[3]s：%[4]s",

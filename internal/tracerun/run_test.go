@@ -154,3 +154,29 @@ func TestUntraceableSaysWhere(t *testing.T) {
 		t.Errorf("steps %d, peak %d: the step before the failure should be kept", r.Steps, r.PeakAllocatedBytes)
 	}
 }
+
+// TestApplyClassifiesWeightsAndBuffers: what Module._apply moves to the GPU
+// and casts there (.cuda().half()) is weights and buffers from the first
+// byte, on meta and on CPU tensors alike, the fp32 copies the cast frees
+// included (they were "input data" before: nothing classified them while
+// they lived).
+func TestApplyClassifiesWeightsAndBuffers(t *testing.T) {
+	py := torchPython(t)
+	for _, dev := range []string{"meta", "cpu"} {
+		var out strings.Builder
+		tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "castmodel.py")},
+			Device: dev, Output: &out})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", dev, err, out.String())
+		}
+		kinds := map[string]int{}
+		for _, a := range tr.Allocs {
+			kinds[a.Kind]++
+		}
+		// fp32 weight, bias, running_mean, running_var, num_batches_tracked
+		// (int64, not cast), then the half copies of all but the last.
+		if len(kinds) != 2 || kinds["param"] != 8 || kinds["buffer"] != 5 {
+			t.Errorf("%s: allocations by kind %v, want 8 param and 5 buffer", dev, kinds)
+		}
+	}
+}

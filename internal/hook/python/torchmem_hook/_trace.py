@@ -603,6 +603,7 @@ def _install_modes(torch, T):
         return p
 
     Parameter.__new__ = staticmethod(__new__)
+    _classify_buffers(torch, T)
     if dev == "meta":
         _keep_ties(torch)
         _install_empty_weights(torch, T)
@@ -694,6 +695,28 @@ class _Autocast(object):
             self.cache[id(x)] = (weakref.ref(x), y)
             return y
         return x.to(to)
+
+
+def _classify_buffers(torch, T):
+    """Module._apply (.cuda(), .half(), .to()) moves a module's buffers as
+    well as its weights: what it leaves in _buffers is a buffer (GPT-2's
+    causal masks, BatchNorm's running stats), not the input data an unowned
+    .cuda() would be taken for. Each module's _apply (the children's too,
+    called through this one) classifies its own."""
+    Module = torch.nn.Module
+    orig = Module._apply
+
+    def _apply(self, fn, *a, **k):
+        out = orig(self, fn, *a, **k)
+        try:
+            for b in self._buffers.values():
+                if b is not None:
+                    T.classify(b, "buffer")
+        except Exception:
+            _debug()
+        return out
+
+    Module._apply = _apply
 
 
 def _keep_ties(torch):

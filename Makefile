@@ -8,7 +8,7 @@ PYTHON  ?= /usr/bin/python3
 # Where the demo keeps its history and report (override: make run DEMO_DIR=...).
 DEMO_DIR ?= $(CURDIR)/build/demo
 
-.PHONY: build run deps test test-race bench reliability fuzz glibc-check image deploy-check clean
+.PHONY: build run deps test-deps test test-race bench reliability fuzz glibc-check image deploy-check clean
 
 ## build: the release binary (no cgo: runs on glibc 2.17 / CentOS 7 and later)
 build:
@@ -36,7 +36,12 @@ run: deps build
 
 ## test: the whole suite (needs root for the cgroup and OOM tests; skips them otherwise);
 ## internal/buildcheck runs scripts/check-glibc.sh on ./cmd/torchmem within it
-test: deps
+## test-deps: deps, and Debian 13's torch 2.6 in .cache/torch2-root (run from this host, no
+## chroot) for the tracer's torch-2 tests; made once (~2-8 min, 1.4 GB), then only checked
+test-deps: deps
+	@bash scripts/torch2-root.sh .cache/torch2-root
+
+test: test-deps
 	CGO_ENABLED=0 $(GO) build ./...
 	@unformatted=$$($(dir $(GO))gofmt -l cmd internal bench 2>/dev/null || gofmt -l cmd internal bench); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi

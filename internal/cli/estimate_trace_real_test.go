@@ -23,6 +23,7 @@ func TestTraceRealCatalogComplete(t *testing.T) {
 // (this one: torch 1.13 CPU), --real ends at torch's import with one line
 // that says so, and a non-zero exit.
 func TestEstimateTraceRealNeedsCUDA(t *testing.T) {
+	skipTraceShort(t)
 	py := "/usr/bin/python3"
 	if exec.Command(py, "-c", "import torch, sys; sys.exit(torch.cuda.is_available())").Run() != nil {
 		t.Skip("needs /usr/bin/python3 with a torch that sees no CUDA GPU")

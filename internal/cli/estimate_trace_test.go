@@ -9,6 +9,15 @@ import (
 	"testing"
 )
 
+// skipTraceShort: the --trace tests run a real Python program under torch;
+// go test -short leaves them to the full suite.
+func skipTraceShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: traces a real Python program (the full suite runs it)")
+	}
+}
+
 func TestTraceCatalogComplete(t *testing.T) {
 	if m := traceCatalog.Missing(); len(m) > 0 {
 		t.Errorf("messages missing a translation: %v", m)
@@ -19,6 +28,7 @@ func TestTraceCatalogComplete(t *testing.T) {
 // gives a report, --json the same figures, and --snapshot a pickle that
 // `torchmem snapshot summary` opens with the predicted peak.
 func TestEstimateTraceCLI(t *testing.T) {
+	skipTraceShort(t)
 	py := "/usr/bin/python3"
 	if exec.Command(py, "-c", "import torch").Run() != nil {
 		t.Skip("no /usr/bin/python3 with torch (apt install python3-torch)")
@@ -77,6 +87,7 @@ func TestEstimateTraceCLI(t *testing.T) {
 // optimizer step fits "so far" only: the report says so, the JSON has
 // partial, and the exit status is 3, not 0.
 func TestEstimateTracePartialFit(t *testing.T) {
+	skipTraceShort(t)
 	py := "/usr/bin/python3"
 	if exec.Command(py, "-c", "import torch").Run() != nil {
 		t.Skip("no /usr/bin/python3 with torch (apt install python3-torch)")

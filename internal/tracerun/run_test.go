@@ -13,10 +13,20 @@ import (
 	"github.com/torchmem/torchmem/internal/estimate/models"
 )
 
+// skipShort: the tracer's tests run real Python programs under torch, a few
+// seconds each; go test -short leaves them to the full suite.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: traces real Python programs (the full suite runs it)")
+	}
+}
+
 // torchPython is Debian's /usr/bin/python3 when it has torch (CI installs
 // python3-torch); tests skip otherwise. A pyenv shim on PATH often has no torch.
 func torchPython(t *testing.T) string {
 	t.Helper()
+	skipShort(t)
 	for _, p := range []string{os.Getenv("TORCHMEM_TORCH_PYTHON"), "/usr/bin/python3", "python3"} {
 		if p == "" {
 			continue

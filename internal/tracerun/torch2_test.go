@@ -22,6 +22,7 @@ const torch2Root = "../../.cache/torch2-root/host-python3"
 // it is a 2.x. Tests that need it skip otherwise.
 func torch2Python(t *testing.T) string {
 	t.Helper()
+	skipShort(t)
 	for _, p := range []string{os.Getenv("TORCHMEM_TORCH2_PYTHON"), torch2Root, os.Getenv("TORCHMEM_TORCH_PYTHON"), "/usr/bin/python3"} {
 		if p == "" {
 			continue

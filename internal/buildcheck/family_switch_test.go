@@ -18,20 +18,21 @@ import (
 // models files that describe and register them, and the declarations.
 var familyOwnFiles = map[string]bool{
 	"estimate/gpt2.go": true, "estimate/llama.go": true, "estimate/bert.go": true, "estimate/t5.go": true,
-	"estimate/vit.go": true, "estimate/resnet.go": true, "estimate/moe.go": true,
+	"estimate/vit.go": true, "estimate/resnet.go": true, "estimate/moe.go": true, "estimate/granite.go": true,
 	"estimate/models/params.go": true, "estimate/models/vision.go": true, "estimate/models/moe.go": true,
-	"estimate/models/model.go": true,
+	"estimate/models/granite.go": true,
+	"estimate/models/model.go":   true,
 }
 
 // familyDecision matches a decision on a family: a case on a family
 // constant, a comparison of a Family field or a family name, a map entry
 // keyed by a family.
 var familyDecision = regexp.MustCompile(
-	`case\s+(models\.)?(GPT2|Llama|BERT|T5|ViT|ResNet|MoE)\b` +
+	`case\s+(models\.)?(GPT2|Llama|BERT|T5|ViT|ResNet|MoE|Granite)\b` +
 		`|\bFamily\s*[!=]=` +
-		`|[!=]=\s*(models\.)?(GPT2|Llama|BERT|T5|ViT|ResNet|MoE)\b` +
-		`|[!=]=\s*"(gpt2|llama|bert|t5|vit|resnet|moe)"` +
-		`|^\s*models\.(GPT2|Llama|BERT|T5|ViT|ResNet|MoE)\s*:`)
+		`|[!=]=\s*(models\.)?(GPT2|Llama|BERT|T5|ViT|ResNet|MoE|Granite)\b` +
+		`|[!=]=\s*"(gpt2|llama|bert|t5|vit|resnet|moe|granite)"` +
+		`|^\s*models\.(GPT2|Llama|BERT|T5|ViT|ResNet|MoE|Granite)\s*:`)
 
 func TestNoFamilySwitchOutsideItsFile(t *testing.T) {
 	for _, planted := range []string{`case models.ResNet:`, `if md.Family == models.ViT {`, `if family != "resnet" {`,

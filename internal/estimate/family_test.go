@@ -47,6 +47,7 @@ func TestFamilyDecisions(t *testing.T) {
 		{models.ViT, false, true, false, 4},
 		{models.ResNet, false, true, false, 4},
 		{models.MoE, true, false, false, 4},
+		{models.Granite, true, false, false, 4},
 	} {
 		f := families[c.fam]
 		if f == nil {

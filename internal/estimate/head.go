@@ -34,6 +34,13 @@ func (e *ctx) lmHead(n *tensor) *tensor {
 	e.m.cat = CatLoss
 	logits := e.linear(n, T*V)
 	e.m.drop(n)
+	return e.lmLoss(logits)
+}
+
+// lmLoss is the language-model loss on logits (T x vocabulary, in the
+// dtype the output layer made them); in inference it returns the logits.
+func (e *ctx) lmLoss(logits *tensor) *tensor {
+	T, V := e.tokens(), int64(e.md.Vocab)
 	if e.o.Inference {
 		return logits
 	}
@@ -112,6 +119,11 @@ func (e *ctx) headBackward(micro int) {
 	if cdt := e.logitsDT(); cdt != ldt {
 		gl = e.m.new(T*V, cdt, CatLoss)
 		e.m.drop(g2)
+	}
+	if e.logitsScale { // DivBackward0 by a scalar: grad / s, a new tensor
+		gs := e.m.new(T*V, gl.dt, CatLoss)
+		e.m.drop(gl)
+		gl = gs
 	}
 	e.dx = e.m.new(e.fam.outputElems(e), e.dt.compute, CatActivations)
 	e.paramGrads(e.headParams, micro)

@@ -31,6 +31,14 @@ func (llama) block(e *ctx, _ int, x *tensor) *tensor {
 // and the residual add, whose result it returns (kept live: the MLP's
 // residual adds it again).
 func llamaAttention(e *ctx, x *tensor) *tensor {
+	x2 := e.add(llamaAttentionProj(e, x), x)
+	x2.live = true
+	return x2
+}
+
+// llamaAttentionProj is llamaAttention up to o_proj, whose output it
+// returns; x, the residual, stays alive for the caller's add.
+func llamaAttentionProj(e *ctx, x *tensor) *tensor {
 	md := e.md
 	T, h, d := e.tokens(), int64(md.Hidden), int64(md.HeadDim)
 	n1 := e.rmsNorm(x, T)
@@ -51,9 +59,7 @@ func llamaAttention(e *ctx, x *tensor) *tensor {
 	e.m.drop(qe, ke, v)
 	p := e.linear(o, T*h)
 	e.m.drop(o)
-	x2 := e.add(p, x)
-	x2.live = true
-	return x2
+	return p
 }
 
 // gatedMLP is down(act(gate(n)) * up(n)) over rows tokens of n, inter

@@ -49,6 +49,10 @@ type ctx struct {
 	// pq is what PEFT adapters and quantized weights change (peft.go,
 	// quant.go); nil for a plain job.
 	pq *peftState
+
+	// logitsScale: the head divided the logits by a Python float (Granite's
+	// logits_scaling), whose backward makes one more logits-sized gradient.
+	logitsScale bool
 }
 
 func (e *ctx) seq() int { return e.seqLen }

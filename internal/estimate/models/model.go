@@ -41,7 +41,8 @@ type Model struct {
 	Gated      bool   `json:"gated_mlp,omitempty"`  // SwiGLU / GeGLU: gate and up projections
 	Tied       bool   `json:"tied_embeddings"`
 	QKVBias    bool   `json:"qkv_bias,omitempty"`
-	QKNorm     bool   `json:"qk_norm,omitempty"` // qwen3
+	QKNorm     bool   `json:"qk_norm,omitempty"`  // qwen3
+	MLPBias    bool   `json:"mlp_bias,omitempty"` // granite: bias on gate/up/down_proj
 
 	AttentionDropout float64 `json:"attention_dropout,omitempty"`
 	HiddenDropout    float64 `json:"hidden_dropout,omitempty"`

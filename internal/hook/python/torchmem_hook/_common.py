@@ -27,6 +27,12 @@ def debug():
         sys.stderr.write("torchmem hook: " + traceback.format_exc())
 
 
+def one_line(s):
+    """s as one field of a tab-separated line: tabs and line breaks become
+    spaces (the tracer's trace and --real's end line)."""
+    return str(s).replace("\t", " ").replace("\n", " ").replace("\r", " ")
+
+
 def degraded():
     """What this interpreter lacks that the hook would use, one sentence
     each (empty from Python 3.8 on). torchmem doctor prints these, and the

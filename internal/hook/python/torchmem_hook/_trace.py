@@ -38,6 +38,11 @@ import weakref
 from torchmem_hook import _trace_api, _trace_sdpa, _trace_torch2
 from torchmem_hook import _common, _trace_compat
 
+_clean = _common.one_line
+_debug = _common.debug
+_is_cpu = _trace_api.is_cpu
+_is_cuda = _trace_api.is_cuda
+
 ENV_OUT = "TORCHMEM_TRACE"
 ENV_STEPS = "TORCHMEM_TRACE_STEPS"
 ENV_DEVICE = "TORCHMEM_TRACE_DEVICE"
@@ -55,10 +60,6 @@ _state = None
 
 def armed():
     return bool(os.environ.get(ENV_OUT))
-
-
-def _clean(s):
-    return str(s).replace("\t", " ").replace("\n", " ").replace("\r", " ")
 
 
 class _Writer(object):
@@ -365,13 +366,6 @@ def _first_sentence(err):
     return msg.split(". ")[0][:300]
 
 
-def _is_cpu(d):
-    if isinstance(d, str):
-        return d == "cpu"
-    t = getattr(d, "type", None)
-    return t == "cpu" and not callable(t)
-
-
 def _conv_backward(torch, grad, inp, weight, bias_sizes, *a, **k):
     # What torch 1.13 has no meta kernel for; its outputs are the shapes
     # of the input, the weight and the bias (torch >= 2.0 has this kernel).
@@ -406,13 +400,6 @@ def _meta_fallback(name):
 def _is_device_object(d, kind):
     t = getattr(d, "type", None)
     return not isinstance(d, str) and t == kind and not callable(t)
-
-
-def _is_cuda(d):
-    if isinstance(d, str):
-        return d.startswith("cuda")
-    t = getattr(d, "type", None)
-    return t == "cuda" and not callable(t)
 
 
 def start(torch):
@@ -834,8 +821,7 @@ def _install_load(torch, T):
             return getattr(self.zf, name)
 
     def _load(zip_file, map_location, *a, **k):
-        cuda = _is_cuda(map_location) or (isinstance(map_location, dict) and
-                                          any(_is_cuda(v) for v in map_location.values()))
+        cuda = _is_cuda(map_location)
         if cuda:
             T.redirect += 1
         else:
@@ -1085,8 +1071,3 @@ def _install_exit(T):
     atexit.register(at_exit)
 
 
-def _debug():
-    if os.environ.get("TORCHMEM_HOOK_DEBUG"):
-        import traceback
-
-        sys.stderr.write("torchmem trace: " + traceback.format_exc())

@@ -11,12 +11,16 @@ and data read back from the device (.cpu().numpy(), f"{loss:.3f}").
 
 None of these allocates device memory worth counting on a GPU except the
 copies they make, which the tracer records as it does any other. Nothing
-here may raise into the program; it imports no other module of the hook.
+here may raise into the program; of the hook it imports only _common.
 """
 
 import contextlib
 import os
 import sys
+
+from torchmem_hook import _common
+
+_debug = _common.debug
 
 # get_device_properties().total_memory when no --gpu says it: scripts that
 # size their batch from it (or DataParallel, which divides by it) need a
@@ -290,7 +294,7 @@ def _load_cpu(torch, T):
     orig = torch.load
 
     def load(f, map_location=None, *a, **k):
-        if not _is_cuda(map_location):
+        if not is_cuda(map_location):
             return orig(f, map_location, *a, **k)
         T.redirect += 1  # what is made now is on the device
         try:
@@ -392,7 +396,7 @@ def answers(torch, T):
     def to(func, args, kwargs):
         t = args[0]
         d = kwargs.get("device", args[1] if len(args) > 1 else None)
-        if not _is_cpu(d) or not on_device(t) or t.requires_grad and not meta:
+        if not is_cpu(d) or not on_device(t) or t.requires_grad and not meta:
             return PASS
         c = host_copy(t)
         rest = dict((k, v) for k, v in kwargs.items() if k in ("dtype", "copy", "memory_format"))
@@ -444,18 +448,22 @@ def answers(torch, T):
     return out
 
 
-def _is_cpu(d):
+def is_cpu(d):
+    """d (a device, its name, or anything with a .type) is the CPU."""
     if isinstance(d, str):
         return d == "cpu"
-    return getattr(d, "type", None) == "cpu"
+    t = getattr(d, "type", None)
+    return t == "cpu" and not callable(t)  # a tensor's .type is a method
 
 
-def _is_cuda(d):
+def is_cuda(d):
+    """d names the GPU; a map_location dict does when one of its targets does."""
     if isinstance(d, dict):
-        return any(_is_cuda(v) for v in d.values())
+        return any(is_cuda(v) for v in d.values())
     if isinstance(d, str):
         return d.startswith("cuda")
-    return getattr(d, "type", None) == "cuda"
+    t = getattr(d, "type", None)
+    return t == "cuda" and not callable(t)
 
 
 def _noop_unscale(torch, grads, found_inf, inv_scale, *a, **k):
@@ -561,10 +569,3 @@ META_FALLBACKS = {
     "aten._embedding_bag_dense_backward.default": _embedding_bag_backward,
     "aten.masked_select.default": _masked_select,
 }
-
-
-def _debug():
-    if os.environ.get("TORCHMEM_HOOK_DEBUG"):
-        import traceback
-
-        sys.stderr.write("torchmem trace: " + traceback.format_exc())

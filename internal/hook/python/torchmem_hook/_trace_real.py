@@ -37,6 +37,9 @@ import time
 
 from torchmem_hook import _common
 
+_clean = _common.one_line
+_debug = _common.debug
+
 SNAPSHOT_FILE = "real.pickle"
 STATS_FILE = "real.json"
 
@@ -53,10 +56,6 @@ MAX_MARKS = 10000
 EXIT_UNSUPPORTED = 3
 
 _state = None
-
-
-def _clean(s):
-    return str(s).replace("\t", " ").replace("\n", " ").replace("\r", " ")
 
 
 def _first_line(s):
@@ -330,10 +329,3 @@ def _install_exit(R):
 
     sys.excepthook = hook
     atexit.register(at_exit)
-
-
-def _debug():
-    if os.environ.get("TORCHMEM_HOOK_DEBUG"):
-        import traceback
-
-        sys.stderr.write("torchmem trace --real: " + traceback.format_exc())

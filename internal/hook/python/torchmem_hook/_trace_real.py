@@ -285,12 +285,20 @@ def _install_phases(torch, R):
     mm.register_module_forward_pre_hook(pre)
 
     orig_backward = ag.backward
+    in_backward = [0]
 
     def backward(*a, **k):
+        if in_backward[0]:
+            # reentrant checkpointing's own backward of a recomputed
+            # segment, inside the backward pass: still the same phase
+            # (as the meta tracer's _install_phases does)
+            return orig_backward(*a, **k)
         R.mark("backward")
+        in_backward[0] += 1
         try:
             return orig_backward(*a, **k)
         finally:
+            in_backward[0] -= 1
             R.mark("after_backward")
 
     ag.backward = backward

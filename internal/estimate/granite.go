@@ -59,11 +59,7 @@ func (granite) head(e *ctx, x *tensor) *tensor {
 		return llama{}.head(e, x)
 	}
 	e.exitStack(false)
-	T, V := e.tokens(), int64(e.md.Vocab)
-	n := e.rmsNormOf(x, T)
-	e.m.cat = CatLoss
-	logits := e.linear(n, T*V)
-	e.m.drop(n)
+	logits := e.lmLogits(e.rmsNormOf(x, e.tokens()))
 	e.logitsScale = true // headBackward: DivBackward0's gradient
 	return e.lmLoss(graniteScaled(e, logits))
 }

@@ -29,12 +29,15 @@ func (e *ctx) exitStack(final bool) {
 
 // lmHead is the output layer over the vocabulary on n, the final norm's
 // output, and (training) the loss.
-func (e *ctx) lmHead(n *tensor) *tensor {
+func (e *ctx) lmHead(n *tensor) *tensor { return e.lmLoss(e.lmLogits(n)) }
+
+// lmLogits is the output layer over the vocabulary on n, which it frees.
+func (e *ctx) lmLogits(n *tensor) *tensor {
 	T, V := e.tokens(), int64(e.md.Vocab)
 	e.m.cat = CatLoss
 	logits := e.linear(n, T*V)
 	e.m.drop(n)
-	return e.lmLoss(logits)
+	return logits
 }
 
 // lmLoss is the language-model loss on logits (T x vocabulary, in the

@@ -131,7 +131,7 @@ func (o *Options) checkPEFTQuant() error {
 	case o.ZeroStage >= 3:
 		return fmt.Errorf("--peft with --zero 3 / --fsdp is not modelled (give DDP or ZeRO 1/2)")
 	case p.NoKbitPrep && p.Method != "qlora":
-		return fmt.Errorf("--no-kbit-prep applies to --peft qlora")
+		return fmt.Errorf("--kbit-prep=false applies to --peft qlora")
 	case p.TRLBF16Cast && (p.Method != "qlora" || o.Precision != "amp-bf16"):
 		return fmt.Errorf("--trl-bf16-cast applies to --peft qlora with --precision amp-bf16 (TRL casts only for a 4-bit model with bf16=True)")
 	case p.NonReentrant && !o.Checkpointing:

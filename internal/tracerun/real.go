@@ -85,9 +85,6 @@ func readReal(dir string, o Options, ro RealOptions, runErr error, peak ProcessP
 	if err != nil {
 		return nil, err
 	}
-	if t.End != nil && t.End.Kind == "unsupported" {
-		return nil, errors.New(t.End.Message)
-	}
 	f, err := os.Open(filepath.Join(dir, hook.TraceRealStats))
 	if err != nil {
 		if t.End != nil {

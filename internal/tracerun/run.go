@@ -61,9 +61,6 @@ func Run(ctx context.Context, o Options) (*estimate.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.End != nil && t.End.Kind == "unsupported" { // a launcher: nothing of the program ran
-		return nil, fmt.Errorf("--trace: %s", t.End.Message)
-	}
 	if t.End == nil {
 		reason := "the program ended without a word from the tracer"
 		if runErr != nil {
@@ -135,6 +132,11 @@ func readTrace(dir string, o Options, runErr error) (*estimate.Trace, error) {
 	t, err := estimate.ParseTrace(io.LimitReader(f, o.MaxBytes+maxTraceSlack))
 	if err != nil {
 		return nil, fmt.Errorf("trace of %s: %w", o.Argv[0], err)
+	}
+	if t.End != nil && t.End.Kind == "unsupported" {
+		// Nothing of the program ran (a launcher; --real without CUDA):
+		// the tracer's sentence is the error.
+		return nil, errors.New(t.End.Message)
 	}
 	return t, nil
 }

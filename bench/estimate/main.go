@@ -4,11 +4,16 @@
 // = 4x the model's size in its dtype; inference = the model's size) and the
 // plain 16 bytes per parameter for Adam training. It prints a Markdown
 // table of each against the measured torch.cuda.max_memory_allocated().
+// With -one-process the rows are replayed one after another in one process,
+// as a harness that measured them so did (the H200 capture in the
+// estimator's testdata); without it each row is a fresh process, as
+// bench/device/estimate_measure.py measures them.
 //
-//	go run ./bench/estimate internal/estimate/testdata/calibration.jsonl
+//	go run ./bench/estimate -one-process internal/estimate/testdata/calibration.jsonl
 package main
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -18,33 +23,36 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: estimate CALIBRATION.jsonl")
+	one := flag.Bool("one-process", false, "the rows were measured one after another in one process")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: estimate [-one-process] CALIBRATION.jsonl")
 		os.Exit(2)
 	}
-	if err := run(os.Args[1]); err != nil {
+	if err := run(flag.Arg(0), *one); err != nil {
 		fmt.Fprintln(os.Stderr, "estimate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path string) error {
+func run(path string, oneProcess bool) error {
 	rows, err := estimate.ReadCalibration(path)
+	if err != nil {
+		return err
+	}
+	results, err := estimateAll(rows, oneProcess)
 	if err != nil {
 		return err
 	}
 	fmt.Println("| configuration | measured peak allocated | torchmem | accelerate rule | 16 B/param rule | measured nvidia-smi | torchmem process |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
 	var errs [3][]float64
-	for _, r := range rows {
+	for i, r := range rows {
 		if r.PeakAllocated <= 0 {
 			fmt.Fprintf(os.Stderr, "estimate: %s: no measured peak (a dry run?), left out\n", r.ID)
 			continue
 		}
-		res, err := r.Estimate()
-		if err != nil {
-			return err
-		}
+		res := results[i]
 		// accelerate: model size in the training dtype x4 with Adam, x1 for
 		// inference (it reports the largest layer on top; ignored here).
 		o, err := r.Options()
@@ -75,6 +83,22 @@ func run(path string) error {
 	}
 	fmt.Printf("| **median abs. error** | | **%.1f%%** | %.1f%% | %.1f%% | | |\n", 100*median(errs[0]), 100*median(errs[1]), 100*median(errs[2]))
 	return nil
+}
+
+// estimateAll estimates every row, each in a fresh process or all in one.
+func estimateAll(rows []estimate.Measured, oneProcess bool) ([]*estimate.Result, error) {
+	if oneProcess {
+		return estimate.EstimateOneProcess(rows)
+	}
+	out := make([]*estimate.Result, len(rows))
+	for i, r := range rows {
+		res, err := r.Estimate()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = res
+	}
+	return out, nil
 }
 
 func median(x []float64) float64 {

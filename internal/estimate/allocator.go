@@ -19,6 +19,7 @@ import "sort"
 //     a request that still does not fit is a CUDA out-of-memory error.
 type allocator struct {
 	free     [2][]*block // per pool, kept sorted by (size, segment, offset)
+	segs     []*block    // each segment's first block (the whole list of a segment's blocks)
 	reserved int64
 	peak     int64 // torch.cuda.max_memory_reserved()
 	segments int
@@ -130,7 +131,9 @@ func (a *allocator) newSegment(seg int64, pool int) *block {
 	a.reserved += seg
 	a.peak = max(a.peak, a.reserved)
 	a.segments++
-	return &block{seg: a.segments, size: seg, pool: pool}
+	b := &block{seg: a.segments, size: seg, pool: pool}
+	a.segs = append(a.segs, b)
+	return b
 }
 
 // wholeSegment: b has no neighbours, so it spans its segment (a free one
@@ -164,7 +167,39 @@ func (a *allocator) releaseCached() {
 		}
 		a.free[p] = kept
 	}
+	segs := a.segs[:0]
+	for _, h := range a.segs {
+		if !(h.free && h.wholeSegment()) {
+			segs = append(segs, h)
+		}
+	}
+	a.segs = segs
 	a.releases++
+}
+
+// between is a process between two jobs: every tensor but keep is gone,
+// torch.cuda.empty_cache() gives the wholly free segments back, and
+// torch.cuda.reset_peak_memory_stats() restarts the reserved peak. A
+// segment that holds a kept block stays, with its free rest cached.
+func (a *allocator) between(keep ...*block) {
+	kept := map[*block]bool{}
+	for _, b := range keep {
+		kept[b] = true
+	}
+	var used []*block
+	for _, h := range a.segs {
+		for b := h; b != nil; b = b.next {
+			if !b.free && !kept[b] {
+				used = append(used, b)
+			}
+		}
+	}
+	for _, b := range used {
+		a.release(b)
+	}
+	a.releaseCached()
+	a.releases = 0
+	a.peak = a.reserved
 }
 
 // release frees b and merges it with free neighbours.

@@ -92,3 +92,29 @@ func TestGenerationWithinGPU(t *testing.T) {
 		t.Errorf("3.8 GB of live tensors on 3 GiB: fits %v oom %v", fit.Fits, r.OOM)
 	}
 }
+
+// Between two jobs of one process only the kept blocks stay: a segment
+// that holds one cannot be given back, and its free rest serves the next
+// job (the cuBLAS workspace pinning a large segment in process.go).
+func TestAllocatorBetweenJobs(t *testing.T) {
+	var a allocator
+	act := a.malloc(150 << 20) // a job's activation: its own 150 MiB segment
+	a.release(act)
+	ws := a.malloc(32 << 20)   // the workspace is cut from the cached segment
+	other := a.malloc(3 << 20) // and so is this one
+	small := a.malloc(4096)    // a small-pool segment of 2 MiB
+	if ws.seg != act.seg || other.seg != act.seg || a.peak != 150<<20+2<<20 {
+		t.Fatalf("workspace in segment %d (want %d), peak %d", ws.seg, act.seg, a.peak)
+	}
+	a.between(ws)
+	if a.reserved != 150<<20 || a.peak != a.reserved || len(a.segs) != 1 {
+		t.Fatalf("after the job: reserved %d, peak %d, %d segments; want the pinned 150 MiB only", a.reserved, a.peak, len(a.segs))
+	}
+	if other.free != true || small.free != true || ws.free {
+		t.Fatal("the job's tensors must be free and the workspace kept")
+	}
+	w := a.malloc(100 << 20) // the next job's weights fit in the pinned rest
+	if w.seg != act.seg || a.reserved != 150<<20 {
+		t.Fatalf("next job: segment %d (want %d), reserved %d", w.seg, act.seg, a.reserved)
+	}
+}

@@ -65,6 +65,9 @@ type Result struct {
 	// CachedFreeBytes is the reserved memory no tensor uses at the end of
 	// the job: what torch.cuda.empty_cache() would give back.
 	CachedFreeBytes int64 `json:"cached_free_bytes_at_end"`
+	// loaded is torch.cuda.memory_allocated() after the model load, what
+	// a calibration row records as model_state_bytes.
+	loaded int64
 }
 
 // Estimate predicts the memory of running md with o.
@@ -76,8 +79,12 @@ func Estimate(md *models.Model, o Options) (*Result, error) {
 	return e.result(), nil
 }
 
-// walk checks the options against the model and replays the job.
-func walk(md *models.Model, o Options) (*ctx, error) {
+// walk checks the options against the model and replays the job in a
+// fresh process.
+func walk(md *models.Model, o Options) (*ctx, error) { return walkIn(md, o, nil) }
+
+// walkIn replays the job in process p, or a fresh one when p is nil.
+func walkIn(md *models.Model, o Options, p *process) (*ctx, error) {
 	if err := o.Defaults(); err != nil {
 		return nil, err
 	}
@@ -109,6 +116,7 @@ func walk(md *models.Model, o Options) (*ctx, error) {
 	}
 	e := newCtx(fam, md, o)
 	e.full = full
+	p.enter(e)
 	if o.Inference {
 		e.infer()
 	} else {
@@ -123,7 +131,7 @@ func (e *ctx) result() *Result {
 		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase,
-		ActivationBytesPerBlock: e.perBlock}
+		ActivationBytesPerBlock: e.perBlock, loaded: e.loaded}
 	if e.o.Checkpointing {
 		r.ActivationBytesPerBlock = 0
 	}

@@ -50,6 +50,10 @@ type ctx struct {
 	// quant.go); nil for a plain job.
 	pq *peftState
 
+	// loaded is torch.cuda.memory_allocated() once the model is loaded
+	// (blocks as the allocator cut them, slack included).
+	loaded int64
+
 	// logitsScale: the head divided the logits by a Python float (Granite's
 	// logits_scaling), whose backward makes one more logits-sized gradient.
 	logitsScale bool
@@ -122,6 +126,7 @@ func (e *ctx) shard(elems int64, stage int) int64 {
 // peak is that of its steps; the cache (reserved) carries over.
 func (e *ctx) loadWeights() {
 	e.m.phase = "model load"
+	defer func() { e.loaded = e.m.total }()
 	if e.pq != nil {
 		e.loadPEFT()
 		return

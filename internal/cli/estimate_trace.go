@@ -238,7 +238,7 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 
 func endKind(k string) string {
 	switch k {
-	case "error", "exit", "truncated":
+	case "error", "exit", "failed", "truncated":
 		return k
 	}
 	return "killed"
@@ -260,6 +260,7 @@ var traceEN = map[string]string{
 	"trace.end.error":       "the trace stopped after %[1]s optimizer steps: op %[2]s at %[3]s failed: %[4]s; the figures are those of what ran",
 	"trace.end.raised":      "the trace stopped after %[1]s optimizer steps: the program raised at %[3]s: %[4]s; the figures are those of what ran",
 	"trace.end.exit":        "the program ended by itself after %[1]s optimizer steps, before --steps was reached: all of it was traced",
+	"trace.end.failed":      "the trace stopped after %[1]s optimizer steps: the program gave up (%[4]s); the figures are those of what ran",
 	"trace.end.truncated":   "the trace reached --trace-max-size after %[1]s optimizer steps%[2]s%[3]s: %[4]s; the figures are those of what ran",
 	"trace.end.killed":      "the trace is incomplete after %[1]s optimizer steps%[2]s%[3]s: %[4]s",
 	"trace.fit.partial":     "but only what ran fits: the trace stopped after %[1]s optimizer steps, and the steps that did not run (the optimizer's states, the next forward) may need more; fix what stopped it and trace again",
@@ -276,6 +277,7 @@ var traceZH = map[string]string{
 	"trace.end.error":       "追踪在 %[1]s 个优化器步后停止：%[3]s 处的算子 %[2]s 失败：%[4]s；数字是已运行部分的",
 	"trace.end.raised":      "追踪在 %[1]s 个优化器步后停止：程序在 %[3]s 处抛出异常：%[4]s；数字是已运行部分的",
 	"trace.end.exit":        "程序在 %[1]s 个优化器步后自行结束，未达到 --steps：它运行的全部内容都已追踪",
+	"trace.end.failed":      "追踪在 %[1]s 个优化器步后停止：程序自行退出（%[4]s）；数字是已运行部分的",
 	"trace.end.truncated":   "追踪在 %[1]s 个优化器步后达到 --trace-max-size%[2]s%[3]s：%[4]s；数字是已运行部分的",
 	"trace.end.killed":      "追踪在 %[1]s 个优化器步后不完整%[2]s%[3]s：%[4]s",
 	"trace.fit.partial":     "但这只是已运行部分能放下：追踪在 %[1]s 个优化器步后停止，未运行的步骤（优化器状态、下一次前向）可能需要更多；请修复导致停止的问题后重新追踪",

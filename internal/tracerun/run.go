@@ -138,7 +138,23 @@ func readTrace(dir string, o Options, runErr error) (*estimate.Trace, error) {
 		// the tracer's sentence is the error.
 		return nil, errors.New(t.End.Message)
 	}
+	if code := exitStatus(runErr); code > 0 && t.End != nil && t.End.Kind == "exit" {
+		// sys.exit("no data at ./data") or exit(1): to the tracer's atexit
+		// hook that is an ordinary end, but the program gave up, so what
+		// it did not run is not in the trace.
+		t.End = &estimate.TraceNote{Kind: "failed", Message: fmt.Sprintf("exit status %d", code)}
+	}
 	return t, nil
+}
+
+// exitStatus is the program's own non-zero exit status, 0 when it exited
+// cleanly, did not start, or was killed by a signal.
+func exitStatus(runErr error) int {
+	var ee *exec.ExitError
+	if errors.As(runErr, &ee) && ee.ExitCode() > 0 {
+		return ee.ExitCode()
+	}
+	return 0
 }
 
 // maxTraceSlack: the end line written past the cap.

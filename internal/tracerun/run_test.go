@@ -190,3 +190,37 @@ func TestApplyClassifiesWeightsAndBuffers(t *testing.T) {
 		}
 	}
 }
+
+// TestGivingUpIsNotAnEnd: a script that exits non-zero on its own
+// (sys.exit("no dataset ...") before training, the common way a script
+// gives up) is a trace that stopped short, not a program that ran all it
+// does; one that exits 0 is. Both load a model first, so both have a peak.
+func TestGivingUpIsNotAnEnd(t *testing.T) {
+	py := torchPython(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		exit, kind, msg string
+	}{
+		{`sys.exit("no dataset found at ./data")`, "failed", "exit status 1"},
+		{`sys.exit(3)`, "failed", "exit status 3"},
+		{`sys.exit(0)`, "exit", ""},
+	} {
+		script := filepath.Join(dir, "give_up.py")
+		src := "import sys, torch\nm = torch.nn.Linear(64, 64).cuda()\n" + c.exit + "\n"
+		if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		tr, err := Run(context.Background(), Options{Argv: []string{py, script}, Output: &out})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.exit, err, out.String())
+		}
+		if tr.End == nil || tr.End.Kind != c.kind || (c.msg != "" && tr.End.Message != c.msg) {
+			t.Errorf("%s: end %+v, want kind %q %q", c.exit, tr.End, c.kind, c.msg)
+		}
+		r := estimate.ReplayTrace(tr, estimate.TraceReplay{})
+		if got, want := estimate.TracePartial(tr, r), c.kind == "failed"; got != want {
+			t.Errorf("%s: partial %v, want %v", c.exit, got, want)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package tracerun
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/torchmem/torchmem/internal/estimate"
@@ -41,4 +43,50 @@ func TestTraceAgreesWithBuiltinGPT2AMP(t *testing.T) {
 	if got.PeakAllocatedBytes >= fp32.PeakAllocatedBytes {
 		t.Errorf("amp-bf16 trace %d B, fp32 trace %d B: autocast made nothing smaller", got.PeakAllocatedBytes, fp32.PeakAllocatedBytes)
 	}
+}
+
+// TestMultiheadAttentionIsTraced: F.multi_head_attention_forward hands
+// itself to the tracer's torch-function mode at its top, and the mode is
+// off while its body runs; the tracer runs that body with the mode on, so
+// under autocast its in-projection is made in bf16 as on the GPU (it was
+// fp32: the cast never happened), and on torch 2.x its
+// scaled_dot_product_attention runs the GPU's fused kernel (flash in
+// bf16, memory-efficient in fp32), never the math backend's b*h*s*s
+// scores (testdata/mha.py: nn.TransformerEncoder, 2 layers).
+func TestMultiheadAttentionIsTraced(t *testing.T) {
+	const b, s, d, h = 4, 64, 64, 4
+	args := []string{filepath.Join("testdata", "mha.py"), "4", "64", "64", "4"}
+	inProj := fmt.Sprintf(",%d", 3*d) // the packed q, k, v projection's last dim
+	scores := fmt.Sprintf("%d,%d,%d,%d", b, h, s, s)
+	check := func(t *testing.T, py string, torch2 bool) {
+		for _, prec := range []string{"fp32", "amp-bf16"} {
+			tr := trace(t, py, "meta", append(args, prec)...)
+			want := "float32"
+			if prec == "amp-bf16" {
+				want = "bfloat16"
+			}
+			var proj, score int
+			for _, a := range tr.Allocs {
+				if strings.Contains(a.Module, "self_attn") && strings.HasSuffix(a.Shape, inProj) && a.Phase == "forward" {
+					proj++
+					if a.DType != want {
+						t.Errorf("%s: in-projection %s made in %s, want %s", prec, a.Op, a.DType, want)
+					}
+				}
+				if a.Shape == scores {
+					score++
+				}
+			}
+			if proj == 0 {
+				t.Errorf("%s: no in-projection (last dim %d) traced inside self_attn", prec, 3*d)
+			}
+			fused := attentionAllocs(tr)
+			t.Logf("%s: %d in-projections, %d score-sized tensors, fused attention %v", prec, proj, score, fused)
+			if torch2 && (len(fused) == 0 || score > 0) {
+				t.Errorf("%s: torch 2.x ran the math attention (%d score-sized tensors, fused %v); an sm90 GPU runs a fused kernel", prec, score, fused)
+			}
+		}
+	}
+	t.Run("torch1", func(t *testing.T) { check(t, torchPython(t), false) })
+	t.Run("torch2", func(t *testing.T) { check(t, torch2Python(t), true) })
 }

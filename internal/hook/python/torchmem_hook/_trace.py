@@ -458,6 +458,7 @@ def _install_modes(torch, T):
     amp = _Autocast(torch, T) if dev == "meta" else None
     answers = _trace_api.answers(torch, T)  # is_cuda, .cpu().numpy(), ...
     sdpa = _trace_sdpa.install(torch, T)  # the GPU's fused attention kernels
+    transparent = _trace_api.transparent(torch)  # run with the mode on inside
 
     class Redirect(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -470,6 +471,8 @@ def _install_modes(torch, T):
                 return args[0]
             if func is Tensor.backward:
                 return _trace_compat.backward(torch, self, args, kwargs)
+            if func in transparent:
+                return _trace_api.run_transparent(self, torch, func, args, kwargs)
             if amp is not None and func in amp.lists and torch.is_autocast_enabled():
                 args, kwargs = amp.cast(func, args, kwargs)
             if sdpa is not None and func is sdpa.func:

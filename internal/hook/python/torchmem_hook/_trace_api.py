@@ -448,6 +448,38 @@ def answers(torch, T):
     return out
 
 
+def transparent(torch):
+    """Python-level torch functions whose ops the tracer must see one by
+    one. Such a function (F.multi_head_attention_forward) hands itself to
+    the torch-function mode once, at its top (handle_torch_function), and
+    the mode is off while its body runs: the scaled_dot_product_attention
+    and the projections inside would go by unseen, so the GPU's fused
+    attention kernel and autocast's casts would not be traced for
+    nn.MultiheadAttention, nn.Transformer* and torchvision's ViT."""
+    F = torch.nn.functional
+    return set(f for f in (getattr(F, "multi_head_attention_forward", None),) if f is not None)
+
+
+def _no_torch_function(*a, **k):
+    return False
+
+
+def run_transparent(mode, torch, func, args, kwargs):
+    """func's body with the mode on again. Its own top-level check
+    (F.has_torch_function, which the mode makes true) is answered false for
+    the call, or the body would hand itself to the mode once more; the
+    functions it calls dispatch as usual (F.softmax and F.dropout check
+    has_torch_function_unary, the ATen ones are C)."""
+    F = torch.nn.functional
+    orig = F.has_torch_function
+    F.has_torch_function = _no_torch_function
+    try:
+        with mode:
+            return func(*args, **kwargs)
+    finally:
+        F.has_torch_function = orig
+
+
 def is_cpu(d):
     """d (a device, its name, or anything with a .type) is the CPU."""
     if isinstance(d, str):

@@ -169,10 +169,14 @@ func TestOomErrors(t *testing.T) {
 // allocating 300 MB in it; then `torchmem oom --json --pid N` must find it
 // in this boot's kernel log with the victim, the limit and the cgroup.
 func TestOomRealCgroupKill(t *testing.T) {
+	// Only this kill: pids wrap, and an earlier run's kill of another
+	// process with the same pid is in this boot's log too. The kernel's
+	// timestamps are monotonic, turned into wall time: allow a little.
+	since := time.Now().Add(-5 * time.Second).Format(time.RFC3339)
 	pid, name := oomKillInCgroup(t)
 	var r oomJSON
 	for try := 0; try < 20; try++ { // the report may land a moment after the kill
-		out, errs, code := oomRun(t, "", "--json", "--pid", fmt.Sprint(pid))
+		out, errs, code := oomRun(t, "", "--json", "--pid", fmt.Sprint(pid), "--since", since)
 		if code != 0 {
 			t.Fatalf("code %d: %s", code, errs)
 		}

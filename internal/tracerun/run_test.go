@@ -224,3 +224,24 @@ func TestGivingUpIsNotAnEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestStepsAreIterations: a second optimizer.step() on the same gradients
+// (two optimizers over one backward; one optimizer stepped twice) is the
+// same training iteration, so --steps 2 traces two forward passes, the
+// second with the optimizer's states made; before, the trace stopped after
+// the first iteration and missed that peak.
+func TestStepsAreIterations(t *testing.T) {
+	py := torchPython(t)
+	for _, mode := range []string{"two", "twice"} {
+		tr := trace(t, py, "meta", filepath.Join("testdata", "twostep.py"), mode)
+		forward := map[int]bool{}
+		for _, a := range tr.Allocs {
+			if a.Phase == "forward" {
+				forward[a.Step] = true
+			}
+		}
+		if !forward[1] || !forward[2] || forward[3] {
+			t.Errorf("%s: forward passes traced in steps %v, want 1 and 2", mode, forward)
+		}
+	}
+}

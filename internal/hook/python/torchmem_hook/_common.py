@@ -61,3 +61,25 @@ def program_frame(tb, skip):
             where = "%s:%d:%s" % (fn, tb.tb_lineno, tb.tb_frame.f_code.co_name)
         tb = tb.tb_next
     return where
+
+
+class Steps(object):
+    """Which optimizer.step() calls count toward --steps: one per training
+    iteration. A step counts when a forward or backward pass ran since the
+    last counted one; a second step() on the same gradients (two
+    optimizers over one backward, or an old torchvision reference script's
+    scaler.step(optimizer) followed by optimizer.step()) is the same
+    iteration. Counting it would stop a 2-step trace after one iteration,
+    before the second forward and backward, whose peak (the optimizer's
+    states already made) is usually the job's."""
+
+    def __init__(self):
+        self.ran = True  # the first step counts
+
+    def pass_ran(self):
+        self.ran = True
+
+    def step(self):
+        """True when this step() starts a new counted step."""
+        counted, self.ran = self.ran, False
+        return counted

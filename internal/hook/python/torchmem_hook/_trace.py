@@ -97,6 +97,7 @@ class _Tracer(object):
         self.device = device  # "meta" or "cpu"
         self.steps = steps
         self.done = 0  # optimizer steps completed
+        self.iteration = _common.Steps()  # which steps count
         self.phase = "setup"
         self.live = {}  # storage key -> [alloc id, bytes, holders]
         self.held = {}  # id(tensor) -> (weakref, storage key)
@@ -454,6 +455,7 @@ def _install_modes(torch, T):
              Tensor.__contains__: False}
     passthrough = set([Tensor.pin_memory])
     dropout = torch.nn.functional.dropout
+    linear = torch.nn.functional.linear
 
     amp = _Autocast(torch, T) if dev == "meta" else None
     answers = _trace_api.answers(torch, T)  # is_cuda, .cpu().numpy(), ...
@@ -475,6 +477,10 @@ def _install_modes(torch, T):
                 return _trace_api.run_transparent(self, torch, func, args, kwargs)
             if amp is not None and func in amp.lists and torch.is_autocast_enabled():
                 args, kwargs = amp.cast(func, args, kwargs)
+            if func is linear:
+                r = _trace_api.linear_bias_in_place(torch, args, kwargs)
+                if r is not _trace_api.PASS:
+                    return r
             if sdpa is not None and func is sdpa.func:
                 r = sdpa.call(args, kwargs)
                 if r is not NotImplemented:
@@ -878,6 +884,7 @@ def _install_phases(torch, T):
     import torch.autograd as ag
 
     def pre(module, inputs):
+        T.iteration.pass_ran()
         if T.phase not in ("forward", "backward"):
             T.set_phase("forward")
         name = T.names.get(module)
@@ -911,6 +918,7 @@ def _install_phases(torch, T):
             # segment, inside the backward pass: still the same phase
             return orig_backward(*a, **k)
         _trace_api.backward_begins(T)  # a loop without torch.optim ends too
+        T.iteration.pass_ran()
         T.set_phase("backward")
         T.modules = []
         depth[0] += 1
@@ -923,6 +931,14 @@ def _install_phases(torch, T):
                 T.classify_module(m, False)
 
     ag.backward = backward
+    orig_grad = getattr(ag, "grad", None)
+    if orig_grad is not None:
+
+        def grad(*a, **k):  # torch.func and hand-written loops: no .backward()
+            T.iteration.pass_ran()
+            return orig_grad(*a, **k)
+
+        ag.grad = grad
 
     import torch.optim.optimizer as om
 
@@ -947,9 +963,10 @@ def _install_phases(torch, T):
             for v in _flat(st, []):
                 if isinstance(v, torch.Tensor):
                     T.classify(v, "optstate")
-        T.done += 1
+        counted = T.iteration.step()
+        T.done += counted
         T.set_phase("after_step")
-        if T.done >= T.steps:
+        if counted and T.done >= T.steps:
             T.end("steps", "", "%d optimizer steps traced" % T.done)
 
     reg_pre = getattr(om, "register_optimizer_step_pre_hook", None)

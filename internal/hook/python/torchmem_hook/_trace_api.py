@@ -480,6 +480,25 @@ def run_transparent(mode, torch, func, args, kwargs):
         F.has_torch_function = orig
 
 
+def linear_bias_in_place(torch, args, kwargs):
+    """F.linear as at::linear runs it on a GPU when it goes by matmul (an
+    input of 3 or more dims that is not contiguous: nn.MultiheadAttention
+    with batch_first, a linear on a permuted tensor): the matmul's output,
+    then the bias added in place (output.add_(bias)). Under any dispatch
+    mode isTensorSubclassLike() is true and ATen takes its out-of-place
+    at::add instead, which would trace one more output-sized tensor per
+    call. PASS where at::linear takes a fused path (addmm) either way."""
+    names = ("input", "weight", "bias")
+    a = dict(zip(names, args))
+    a.update(kwargs)
+    x, w, b = a.get("input"), a.get("weight"), a.get("bias")
+    if not all(isinstance(t, torch.Tensor) for t in (x, w, b)) or x.dim() < 3 or x.is_contiguous():
+        return PASS
+    out = torch.matmul(x, w.t())
+    out.add_(b)
+    return out
+
+
 def is_cpu(d):
     """d (a device, its name, or anything with a .type) is the CPU."""
     if isinstance(d, str):

@@ -138,6 +138,7 @@ class _Real(object):
         self.api = ""
         self.history_error = ""
         self.done = 0
+        self.iteration = _common.Steps()  # which optimizer steps count
         self.phase = "setup"
         self.marks = []
         self.ended = False
@@ -218,9 +219,10 @@ class _Real(object):
         return SNAPSHOT_FILE, ""
 
     def step_done(self):
-        self.done += 1
+        counted = self.iteration.step()
+        self.done += counted
         self.mark("after_step")
-        if self.done >= self.steps:
+        if counted and self.done >= self.steps:
             self.finish("steps", "", "%d optimizer steps run on the GPU" % self.done)
             try:
                 sys.stdout.flush()
@@ -279,6 +281,7 @@ def _install_phases(torch, R):
     import torch.optim.optimizer as om
 
     def pre(module, inputs):
+        R.iteration.pass_ran()
         if R.phase not in ("forward", "backward"):
             R.mark("forward")
 
@@ -294,6 +297,7 @@ def _install_phases(torch, R):
             # (as the meta tracer's _install_phases does)
             return orig_backward(*a, **k)
         R.mark("backward")
+        R.iteration.pass_ran()
         in_backward[0] += 1
         try:
             return orig_backward(*a, **k)
@@ -302,6 +306,14 @@ def _install_phases(torch, R):
             R.mark("after_backward")
 
     ag.backward = backward
+    orig_grad = getattr(ag, "grad", None)
+    if orig_grad is not None:
+
+        def grad(*a, **k):  # torch.func and hand-written loops: no .backward()
+            R.iteration.pass_ran()
+            return orig_grad(*a, **k)
+
+        ag.grad = grad
 
     depth = [0]
 

@@ -88,10 +88,13 @@ func (e *ctx) sparseMLP(n *tensor, T int64) *tensor {
 	idx := e.act(T*k, 8) // topk indices, saved by topk's backward
 	e.m.save(idx)
 	e.m.drop(probs)
-	wh := e.act(T*k, e.dt.compute) // routing weights in the hidden dtype
-	e.m.drop(w)
-	final := e.act(T*h, e.dt.compute) // zeros, filled by index_add_
-	mask := e.act(T*k*E, 8)           // one_hot(...).permute(2, 1, 0)
+	wh := w // routing_weights.to(hidden_states.dtype): a copy unless fp32 already
+	if n.dt != w.dt {
+		wh = e.act(T*k, n.dt)
+		e.m.drop(w)
+	}
+	final := e.act(T*h, n.dt) // zeros, filled by index_add_
+	mask := e.act(T*k*E, 8)   // one_hot(...).permute(2, 1, 0)
 	for _, r := range e.expertRows(T) {
 		if r == 0 {
 			continue
@@ -101,8 +104,10 @@ func (e *ctx) sparseMLP(n *tensor, T int64) *tensor {
 		e.m.save(where)
 		y := e.gatedMLP(x, r, int64(s.ExpertIntermediate), false)
 		rw := e.act(r, wh.dt) // routing_weights[top_x, idx, None]
-		scaled := e.act(r*h, e.dt.compute)
-		e.m.save(y, rw)
+		scaled := e.act(r*h, promote(y.dt, rw.dt))
+		// index_add_'s backward formula reads its source (source.dim(),
+		// expand_as(source)), so autograd keeps the scaled rows as well.
+		e.m.save(y, rw, scaled)
 		e.m.drop(y, rw, scaled, where) // index_add_ into final, in place
 	}
 	e.m.drop(mask, wh)

@@ -47,11 +47,12 @@ func TestMoEActivationsScaleWithTopK(t *testing.T) {
 	a1, a2, a4 := per(1), per(2), per(4)
 	// Each extra expert per token adds the expert MLP's saved tensors for
 	// T more rows: gathered input (h), gate, act, up, product (4 x I),
-	// output and scaled output (2 x h), bf16.
+	// output and scaled output (2 x h: index_add_ keeps its source), bf16.
+	// Within 2 %: without the scaled output it would be 6 % under.
 	T, h, I := int64(2*1024), int64(4096), int64(14336)
 	want := T * 2 * (3*h + 4*I)
 	for _, d := range []int64{a2 - a1, (a4 - a2) / 2} {
-		if d < want*9/10 || d > want*11/10 {
+		if d < want*98/100 || d > want*102/100 {
 			t.Errorf("one more expert per token adds %d bytes per block, want about %d (k=1,2,4: %d %d %d)", d, want, a1, a2, a4)
 		}
 	}

@@ -2,6 +2,7 @@ package tracerun
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,8 +74,9 @@ func TestMetaAgreesWithRealTensors(t *testing.T) {
 }
 
 // metaRealScripts: the programs (testdata/, with arguments) that
-// TestMetaAgreesWithRealTensors traces in both modes.
-var metaRealScripts = []string{"mlp.py", "cnn.py", "transformer.py", "gpt2.py 1 64 4 200 2 32"}
+// TestMetaAgreesWithRealTensors traces in both modes (boolmask.py: a
+// boolean-mask index, sized on meta as every element, which it is there).
+var metaRealScripts = []string{"mlp.py", "cnn.py", "transformer.py", "gpt2.py 1 64 4 200 2 32", "boolmask.py"}
 
 func checkMetaAgreesWithReal(t *testing.T, py, s string) {
 	t.Helper()
@@ -152,7 +154,7 @@ func TestUntraceableSaysWhere(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	e := tr.End
-	if e == nil || e.Kind != "error" || e.Op != "aten.nonzero.default" || len(e.Where) == 0 ||
+	if e == nil || e.Kind != "error" || e.Op != "aten._unique2.default" || len(e.Where) == 0 ||
 		!strings.HasSuffix(e.Where[0], "untraceable.py:12:<module>") {
 		t.Fatalf("end %+v\n%s", e, out.String())
 	}
@@ -243,5 +245,47 @@ func TestStepsAreIterations(t *testing.T) {
 		if !forward[1] || !forward[2] || forward[3] {
 			t.Errorf("%s: forward passes traced in steps %v, want 1 and 2", mode, forward)
 		}
+	}
+}
+
+// TestMixtureOfExpertsRouting: testdata/moe.py routes tokens as
+// transformers' Mixtral block does, through data-dependent shapes meta
+// tensors have no values for (nonzero, torch.where). The trace takes a
+// balanced router's counts: each expert gathers tokens*top_k/experts rows;
+// the experts hit are all of them, with their indices known, so the loop
+// runs every expert (not expert 0 each time) and every expert's weights
+// get AdamW states.
+func TestMixtureOfExpertsRouting(t *testing.T) {
+	py := torchPython(t)
+	const tokens, hidden, experts, topK = 64, 32, 8, 2
+	tr := trace(t, py, "meta", filepath.Join("testdata", "moe.py"), "64", "32", "8", "2")
+	var params, states int64
+	gathers := 0
+	rows := fmt.Sprintf("1,%d,%d", tokens*topK/experts, hidden) // x[None, top_x]
+	for _, a := range tr.Allocs {
+		switch a.Kind {
+		case "param":
+			params += a.Bytes
+		case "optstate":
+			states += a.Bytes
+		}
+		if a.Op == "aten.index.Tensor" && a.Shape == rows && a.Step == 1 {
+			gathers++
+		}
+	}
+	if states != 2*params {
+		t.Errorf("AdamW states %d B for %d B of weights: want twice (every expert ran)", states, params)
+	}
+	if gathers != experts {
+		t.Errorf("%d gathers of shape %s in step 1, want one per expert (%d)", gathers, rows, experts)
+	}
+	shapes := 0
+	for _, w := range tr.Warnings {
+		if w.Kind == "datashape" {
+			shapes++
+		}
+	}
+	if shapes == 0 {
+		t.Errorf("no datashape note for the assumed nonzero sizes: %+v", tr.Warnings)
 	}
 }

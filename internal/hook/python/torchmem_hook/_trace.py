@@ -35,7 +35,7 @@ import os
 import sys
 import weakref
 
-from torchmem_hook import _trace_api, _trace_sdpa, _trace_torch2
+from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2
 from torchmem_hook import _common, _trace_compat
 
 _clean = _common.one_line
@@ -459,6 +459,7 @@ def _install_modes(torch, T):
 
     amp = _Autocast(torch, T) if dev == "meta" else None
     answers = _trace_api.answers(torch, T)  # is_cuda, .cpu().numpy(), ...
+    _trace_masks.install(torch, T, answers)  # a router's one-hot masks, known indices
     sdpa = _trace_sdpa.install(torch, T)  # the GPU's fused attention kernels
     transparent = _trace_api.transparent(torch)  # run with the mode on inside
 
@@ -542,6 +543,10 @@ def _install_modes(torch, T):
                     if fb is None:
                         raise
                     out = fb(torch, *args, **(kwargs or {}))
+                    shaped = _trace_masks.data_shaped(torch, str(func), args)
+                    if shaped is not None:
+                        T.warn(_trace_masks.KIND, shaped[0], shaped[1])
+                _trace_masks.after_op(func, args, out)
             except Exception as err:
                 if T.failure is None:
                     T.failure = (str(func), T.stack_id(), _first_sentence(err))

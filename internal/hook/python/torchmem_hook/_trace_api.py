@@ -18,7 +18,7 @@ import contextlib
 import os
 import sys
 
-from torchmem_hook import _common
+from torchmem_hook import _common, _trace_masks
 
 _debug = _common.debug
 
@@ -619,4 +619,9 @@ META_FALLBACKS = {
     "aten.grid_sampler_2d_backward.default": _grid_sampler_2d_backward,
     "aten._embedding_bag_dense_backward.default": _embedding_bag_backward,
     "aten.masked_select.default": _masked_select,
+    "aten.nonzero.default": _trace_masks.nonzero,
+    "aten.index.Tensor": _trace_masks.index,
+    "aten.index_put.default": _trace_masks.index_put,
+    "aten.index_put_.default": _trace_masks.index_put_,
+    "aten._index_put_impl_.default": _trace_masks.index_put_impl_,
 }

@@ -1,0 +1,261 @@
+"""Data-dependent shapes on the meta device, for the one kind a training
+step's memory hangs on: a mixture of experts routes each token to its
+top-k experts, then gathers each expert's tokens with torch.where(mask) or
+nonzero(), whose row count is in the data, which meta tensors do not
+have (transformers' Mixtral, Qwen2-MoE, OLMoE, ... blocks). The tracer
+takes the counts a balanced router gives, as the built-in estimator does:
+F.one_hot(selected, num_experts) has 1/num_experts of its elements true,
+and a view or a selection of it (permute, an expert's slice, squeeze) the
+same fraction, so one expert's torch.where finds tokens * top_k /
+num_experts rows. nonzero of any other mask takes every element: the most
+it can be, as masked_select does (a boolean-mask index of valid tokens, the
+experts hit at all). The indices of an all-true mask are known, so they
+are kept as values: a loop over the experts hit (`for e in expert_hit:
+self.experts[e]`) then runs each expert, not expert 0 every time (a
+placeholder read), and each expert's weights get their gradients and
+optimizer states."""
+
+import itertools
+import math
+import weakref
+
+KIND = "datashape"  # the trace's W line for an assumed size
+
+_density = {}  # id(tensor) -> (weak ref, fraction of its elements that are true)
+_values = {}  # id(tensor) -> (weak ref, its values as nested Python lists)
+MAX_VALUES = 1 << 16  # nonzero of a larger all-true mask keeps no values
+
+
+def density(t):
+    """The fraction of t's elements taken to be true (1 when not known)."""
+    d = _density.get(id(t))
+    if d is not None and d[0]() is t:
+        return d[1]
+    return 1.0
+
+
+def _put(table, t, v):
+    key = id(t)
+    try:
+        # the entry goes with the tensor (the callback runs before its id
+        # can be reused)
+        table[key] = (weakref.ref(t, lambda r, k=key: table.pop(k, None)), v)
+    except TypeError:
+        pass
+
+
+def _get(table, t):
+    e = table.get(id(t))
+    if e is not None and e[0]() is t:
+        return e
+    return None
+
+
+def _tag(t, d):
+    _put(_density, t, d)
+
+
+def _known(t):
+    return _get(_density, t) is not None
+
+
+def values(t):
+    """t's values as nested lists, or None when not known."""
+    e = _get(_values, t)
+    return None if e is None else e[1]
+
+
+def _flat(v):
+    if isinstance(v, list):
+        out = []
+        for x in v:
+            out.extend(_flat(x))
+        return out
+    return [v]
+
+
+def _squeezed(v):
+    # the same values without the size-1 dimensions (squeeze, view of one)
+    while isinstance(v, list) and len(v) == 1 and isinstance(v[0], list):
+        v = v[0]
+    return v
+
+
+def install(torch, T, answers):
+    """Add to answers (the function mode's func -> handler(func, args,
+    kwargs)) what marks routing masks and carries marks and known values
+    through views and reads; nothing outside meta mode. The dispatch
+    fallback nonzero() sizes from the marks."""
+    if T.device != "meta":
+        return
+    from torchmem_hook._trace_api import PASS  # (_trace_api imports this module)
+
+    F = torch.nn.functional
+    Tensor = torch.Tensor
+
+    def one_hot(func, args, kwargs):
+        x = args[0]
+        n = kwargs.get("num_classes", args[1] if len(args) > 1 else -1)
+        if not isinstance(n, int) or n <= 0 or not x.is_meta:
+            return PASS
+        # as CUDA makes it (torch 1.13's one_hot reads min() first, which
+        # meta cannot): zeros, then scatter_ of ones
+        out = torch.zeros(tuple(x.shape) + (n,), dtype=torch.long, device=x.device)
+        out.scatter_(-1, x.unsqueeze(-1), 1)
+        _tag(out, 1.0 / n)
+        return out
+
+    def keep(func, args, kwargs):
+        src = args[0] if args else None
+        vals = values(src) if isinstance(src, torch.Tensor) else None
+        if not _known(src) and vals is None:
+            return PASS
+        out = func(*args, **kwargs)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        if _known(src):
+            d = density(src)
+            for o in outs:
+                if isinstance(o, torch.Tensor):
+                    _tag(o, d)
+        if vals is not None:
+            _carry(func, args, kwargs, vals, out)
+        return out
+
+    def _carry(func, args, kwargs, vals, out):
+        # the values of a view or selection of a tensor whose values are known
+        dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+        if func in (Tensor.unbind, torch.unbind) and isinstance(vals, list) and dim == 0:
+            for o, v in zip(out, vals):
+                _put(_values, o, v)
+        elif func is Tensor.__getitem__ and isinstance(args[1], int) and isinstance(vals, list):
+            _put(_values, out, vals[args[1]])
+        elif isinstance(out, torch.Tensor) and out.numel() == len(_flat(vals)):
+            _put(_values, out, _squeezed(vals) if out.dim() < 2 else vals)
+
+    def iterate(func, args, kwargs):
+        vals = values(args[0])
+        if vals is None or not isinstance(vals, list):
+            return PASS
+        items = list(func(*args, **kwargs))
+        for o, v in zip(items, vals):
+            _put(_values, o, v)
+        return iter(items)
+
+    def read(prev):
+        def h(func, args, kwargs):
+            vals = values(args[0]) if args and isinstance(args[0], torch.Tensor) else None
+            if vals is None:
+                return prev(func, args, kwargs) if prev is not None else PASS
+            if func is Tensor.tolist:
+                return vals
+            flat = _flat(vals)
+            if len(flat) != 1:
+                return PASS
+            return flat[0]
+        return h
+
+    out = {F.one_hot: one_hot, Tensor.__iter__: iterate}
+    for name in ("permute", "__getitem__", "squeeze", "unsqueeze", "view", "reshape", "transpose", "t",
+                 "contiguous", "flatten", "bool", "clone", "expand", "select", "narrow", "chunk", "split",
+                 "unbind"):
+        f = getattr(Tensor, name, None)
+        if f is not None:
+            out[f] = keep
+    for name in ("permute", "squeeze", "unsqueeze", "reshape", "transpose", "flatten", "clone", "select",
+                 "narrow", "chunk", "split", "unbind"):
+        f = getattr(torch, name, None)
+        if f is not None:
+            out[f] = keep
+    for f in (Tensor.item, Tensor.__index__, Tensor.__int__, Tensor.tolist):
+        out[f] = read(answers.get(f))
+    answers.update(out)
+
+
+# The ATen ops that keep a mask's share of true elements in what they
+# return: views, selections, copies. The dispatch mode carries marks
+# through them (torch 1.13's function mode never sees indexing).
+KEEP_OPS = frozenset(["permute", "index", "squeeze", "unsqueeze", "view", "_unsafe_view", "reshape", "clone",
+                      "select", "slice", "expand", "transpose", "t", "alias", "unbind", "split", "chunk",
+                      "narrow", "_to_copy", "detach", "contiguous"])
+
+
+def after_op(func, args, out):
+    """Carry a mask's mark from an op's first input to its outputs."""
+    if not _density or not args:
+        return
+    src = args[0]
+    if not _known(src):
+        return
+    name = str(func).split(".")[1] if str(func).startswith("aten.") else ""
+    if name not in KEEP_OPS:
+        return
+    d = density(src)
+    for o in out if isinstance(out, (tuple, list)) else (out,):
+        if hasattr(o, "is_meta"):
+            _tag(o, d)
+
+
+def rows(x):
+    """The rows nonzero(x) is taken to have."""
+    n = 1
+    for s in x.shape:
+        n *= s
+    return int(math.ceil(n * density(x)))
+
+
+def data_shaped(torch, name, args):
+    """(op, words) for the W line when the meta fallback of op name sized
+    its output from a mask; None for any other fallback."""
+    if name == "aten.nonzero.default":
+        return "nonzero", note(args[0])
+    if name.startswith(("aten.index.", "aten.index_put", "aten._index_put_impl_")) and len(args) > 1:
+        for i in args[1]:
+            if i is not None and getattr(i, "dtype", None) in (torch.bool, torch.uint8):
+                return "boolean mask index", note(i)
+    return None
+
+
+def note(x):
+    """The W line's words for nonzero(x)."""
+    if _known(x):
+        return "%d of %d mask elements taken as true: a balanced router's share" % (rows(x), x.numel())
+    return "all %d mask elements taken as true: the most it can be" % x.numel()
+
+
+def nonzero(torch, x, *a, **k):
+    """aten.nonzero on meta: (rows, x.dim()) int64 indices; those of an
+    all-true mask are known, and kept."""
+    out = torch.empty((rows(x), x.dim()), dtype=torch.long, device=x.device)
+    if not _known(x) and x.numel() <= MAX_VALUES:
+        _put(_values, out, [list(ix) for ix in itertools.product(*[range(n) for n in x.shape])])
+    return out
+
+
+def _int_indices(torch, indices):
+    """Boolean-mask indices as the integer ones they stand for (a GPU's
+    index kernel runs nonzero on them inside, which meta cannot)."""
+    out = []
+    for i in indices:
+        if i is not None and i.dtype in (torch.bool, torch.uint8):
+            out.extend(nonzero(torch, i).unbind(1))
+        else:
+            out.append(i)
+    return out
+
+
+def index(torch, x, indices):
+    """aten.index.Tensor with a boolean mask on meta (x[valid])."""
+    return torch.ops.aten.index.Tensor(x, _int_indices(torch, indices))
+
+
+def index_put(torch, x, indices, values, accumulate=False, *a, **k):
+    """aten.index_put with a boolean mask on meta (the index's backward)."""
+    return torch.ops.aten.index_put.default(x, _int_indices(torch, indices), values, accumulate)
+
+
+def index_put_(torch, x, indices, values, accumulate=False, *a, **k):
+    return torch.ops.aten.index_put_.default(x, _int_indices(torch, indices), values, accumulate)
+
+
+def index_put_impl_(torch, x, indices, values, accumulate=False, unsafe=False, *a, **k):
+    return torch.ops.aten._index_put_impl_.default(x, _int_indices(torch, indices), values, accumulate, unsafe)

@@ -76,6 +76,7 @@ not known).`,
 	fl.BoolVar(&f.opts.Inference, "inference", false, "inference (no_grad forward) instead of training")
 	fl.BoolVar(&f.opts.KVCache, "kv-cache", false, "inference keeps a KV cache (use_cache=True)")
 	fl.IntVar(&f.opts.GenLen, "gen-len", 0, "tokens generated after the prompt (implies --kv-cache)")
+	fl.StringVar(&f.opts.Transformers, "transformers", "", "the Hugging Face transformers version the job runs, e.g. 4.48 (before 4.49 the causal-LM loss copies the shifted logits); default: the current loss")
 	fl.BoolVar(&f.loadFP32, "load-fp32", true, "half-precision weights are made in fp32 on the GPU, then cast (model.cuda().bfloat16()); false for from_pretrained(torch_dtype=...)")
 	fl.StringVar(&f.gpu, "gpu", "", "GPU by name (see --list-gpus) or auto (the first local GPU)")
 	fl.StringVar(&f.gpuMemory, "gpu-memory", "", "GPU memory instead of a name, e.g. 24GiB")

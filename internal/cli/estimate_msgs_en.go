@@ -20,6 +20,7 @@ var estimateEN = map[string]string{
 	"estimate.setup.ddp":           "DDP",
 	"estimate.setup.ddpView":       "DDP (gradients as bucket views)",
 	"estimate.setup.attention":     "%[1]s attention",
+	"estimate.setup.transformers":  "transformers %[1]s",
 	"estimate.setup.lora":          "LoRA r=%[1]s alpha=%[2]s",
 	"estimate.setup.qlora":         "QLoRA r=%[1]s alpha=%[2]s",
 	"estimate.setup.targets":       "targets %[1]s",

@@ -24,6 +24,7 @@ var estimateZH = map[string]string{
 	"estimate.setup.ddp":           "DDP",
 	"estimate.setup.ddpView":       "DDP（梯度为 bucket 视图）",
 	"estimate.setup.attention":     "%[1]s 注意力",
+	"estimate.setup.transformers":  "transformers %[1]s",
 	"estimate.setup.lora":          "LoRA r=%[1]s alpha=%[2]s",
 	"estimate.setup.qlora":         "QLoRA r=%[1]s alpha=%[2]s",
 	"estimate.setup.targets":       "作用于 %[1]s",

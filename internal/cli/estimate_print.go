@@ -99,6 +99,9 @@ func estimateSetup(t tr, o estimate.Options, family string) string {
 	if estimate.HasAttention(family) { // a ConvNet has no attention to name
 		parts = append(parts, t("estimate.setup.attention", o.Attention))
 	}
+	if o.Transformers != "" {
+		parts = append(parts, t("estimate.setup.transformers", o.Transformers))
+	}
 	return wrapSetup(t, parts)
 }
 

@@ -72,6 +72,7 @@ var helpZH = map[string]string{
 	"flag.estimate.trl-bf16-cast":       "配合 --peft qlora 和 --precision amp-bf16：TRL 的 SFTTrainer（bf16=True、peft_config）在 prepare_model_for_kbit_training 之后把 fp32 的 embedding 和 lm_head 转回 bf16",
 	"flag.estimate.kbit-prep":           "配合 --peft qlora：prepare_model_for_kbit_training 把 embedding、norm 和 lm_head 升为 fp32 并开启检查点",
 	"flag.estimate.kv-cache":            "推理时保留 KV cache（use_cache=True）",
+	"flag.estimate.transformers":        "作业所用的 Hugging Face transformers 版本，如 4.48（4.49 之前因果语言模型的 loss 会复制移位后的 logits）；默认按当前版本的 loss",
 	"flag.estimate.kv-dtype":            "配合 --kv-cache/--gen-len 时 KV cache 的元素类型：bf16、fp16、fp32 或 fp8（默认：模型的类型）",
 	"flag.estimate.list-gpus":           "列出已知的 GPU 后退出",
 	"flag.estimate.list-models":         "列出内置模型后退出",

@@ -39,6 +39,9 @@ type family interface {
 	alwaysEager() bool
 	// lossDT is the element size of the language-model loss's tensors.
 	lossDT(dt dtypes) int64
+	// lossLayout is how transformers version v (set: --transformers was
+	// given) runs the family's language-model loss (lmloss.go).
+	lossLayout(v version, set bool) lossLayout
 	// decoderStart is the first decoder block of an encoder-decoder (the
 	// walk runs enterDecoder before it, and releases what that made when
 	// the backward reaches the block before it); 0 for a single stack.
@@ -126,6 +129,7 @@ func (familyDefaults) classifierHead() bool                   { return true }
 func (familyDefaults) seq(_ *models.Model, o Options) int     { return o.Seq }
 func (familyDefaults) alwaysEager() bool                      { return false }
 func (familyDefaults) lossDT(dtypes) int64                    { return 4 }
+func (familyDefaults) lossLayout(version, bool) lossLayout    { return lossAsIs }
 func (familyDefaults) decoderStart(*models.Model) int         { return 0 }
 func (familyDefaults) enterDecoder(_ *ctx, x *tensor) *tensor { return x }
 

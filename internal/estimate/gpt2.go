@@ -6,6 +6,8 @@ import "github.com/torchmem/torchmem/internal/estimate/models"
 // LayerNorm, a fused qkv Conv1D, a gelu_new MLP.
 type gpt2 struct{ familyDefaults }
 
+func (gpt2) lossLayout(v version, set bool) lossLayout { return gpt2LossLayout(v, set) }
+
 func init() { registerFamily(models.GPT2, gpt2{}) }
 
 func (gpt2) loraTargets() []string { return []string{"c_attn"} }

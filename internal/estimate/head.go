@@ -51,6 +51,10 @@ func (e *ctx) lmLoss(logits *tensor) *tensor {
 	// (saves its output) + nll_loss. The model output, and with it the
 	// half-precision logits, is dropped once .loss is taken.
 	ldt := e.fam.lossDT(e.dt)
+	if l := e.lossLayout(); l != lossAsIs {
+		e.lmLossShift(logits, l, ldt)
+		return nil
+	}
 	f := logits
 	if logits.dt != ldt {
 		f = e.act(T*V, ldt)
@@ -106,22 +110,28 @@ func (e *ctx) headBackward(micro int) {
 	if e.fam.images() || e.md.SeqClassification {
 		T, V, ldt = int64(e.o.Batch), int64(e.md.Classes), 4
 	}
-	g1 := e.m.new(T*V, ldt, CatLoss)
-	g2 := e.m.new(T*V, ldt, CatLoss)
-	e.m.drop(g1)
+	l := e.lossLayout()
 	var lossRec, rest []*tensor
 	for _, t := range e.headRec {
-		if t.cat == CatLoss && t.dt == ldt {
+		if t.cat == CatLoss && (l == lossAsIs && t.dt == ldt || l != lossAsIs && t.saved) {
 			lossRec = append(lossRec, t)
 		} else {
 			rest = append(rest, t)
 		}
 	}
-	e.m.unsave(lossRec...)
-	gl := g2
-	if cdt := e.logitsDT(); cdt != ldt {
-		gl = e.m.new(T*V, cdt, CatLoss)
-		e.m.drop(g2)
+	var gl *tensor
+	if l != lossAsIs {
+		gl = e.lmLossBackwardShift(l, lossRec)
+	} else {
+		g1 := e.m.new(T*V, ldt, CatLoss)
+		g2 := e.m.new(T*V, ldt, CatLoss)
+		e.m.drop(g1)
+		e.m.unsave(lossRec...)
+		gl = g2
+		if cdt := e.logitsDT(); cdt != ldt {
+			gl = e.m.new(T*V, cdt, CatLoss)
+			e.m.drop(g2)
+		}
 	}
 	if e.logitsScale { // DivBackward0 by a scalar: grad / s, a new tensor
 		gs := e.m.new(T*V, gl.dt, CatLoss)

@@ -7,6 +7,8 @@ import "github.com/torchmem/torchmem/internal/estimate/models"
 // grouped-query attention.
 type llama struct{ familyDefaults }
 
+func (llama) lossLayout(v version, set bool) lossLayout { return causalLossLayout(v, set) }
+
 func init() { registerFamily(models.Llama, llama{}) }
 
 func (llama) generates() bool { return true }

@@ -92,6 +92,13 @@ func (m Measured) Options() (Options, error) {
 	if err := r.optimizerImpl(&o); err != nil {
 		return o, err
 	}
+	if v, ok := r.raw["transformers"]; ok {
+		s, isString := v.(string)
+		if !isString || !validVersion(s) {
+			return o, fmt.Errorf("field transformers: %v (want a version such as 4.48.1)", v)
+		}
+		o.Transformers = s
+	}
 	if name, ok := r.raw["gpu"].(string); ok {
 		if g, err := LookupGPU(name); err == nil {
 			o.ComputeCapability = g.ComputeCapability

@@ -17,7 +17,7 @@ var rowKeys = map[string]bool{
 	// The capture and its measurements.
 	"id": true, "model": true, "params": true, "model_state_bytes": true, "peak_allocated": true,
 	"peak_reserved": true, "nvml_process_used": true, "model_config": true, "steps": true,
-	"torch": true, "transformers": true, "wall": true, "num_alloc_retries": true, "dry_run": true,
+	"torch": true, "wall": true, "num_alloc_retries": true, "dry_run": true,
 	"gpu": true, "note": true, "source": true,
 	// The settings Options reads.
 	"batch": true, "seq": true, "precision": true, "optim": true, "mode": true,
@@ -30,6 +30,7 @@ var rowKeys = map[string]bool{
 	"attn_impl": true, "attn_implementation": true, "attention": true,
 	"optim_impl": true, "optimizer_impl": true, "fused": true, "foreach": true,
 	"tp": true, "tensor_parallel": true, "sequence_parallel": true,
+	"transformers": true, // the library version the run used (its causal-LM loss: lmloss.go)
 }
 
 // checkRowKeys refuses a row with a field no reader knows.

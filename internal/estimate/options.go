@@ -59,6 +59,10 @@ type Options struct {
 	PEFT PEFTOptions `json:"peft,omitempty"`
 	// Quant: quantized weights and the KV cache's dtype (quant.go).
 	Quant QuantOptions `json:"quant,omitempty"`
+	// Transformers is the Hugging Face transformers version the job runs
+	// ("4.48", "4.48.1"): before 4.49 the causal-LM loss copied the shifted
+	// logits (lmloss.go). Empty: the current layout.
+	Transformers string `json:"transformers,omitempty"`
 }
 
 var (
@@ -116,6 +120,9 @@ func (o *Options) check() error {
 		return fmt.Errorf("--attention %q: want sdpa, flash or eager", o.Attention)
 	case o.ZeroStage < 0 || o.ZeroStage > 3:
 		return fmt.Errorf("--zero %d: want 1, 2 or 3", o.ZeroStage)
+	case !validVersion(o.Transformers):
+		_, _, err := parseVersion(o.Transformers)
+		return err
 	case o.FSDP && o.ZeroStage != 3:
 		return fmt.Errorf("FSDP full sharding is ZeRO stage 3")
 	case o.DDP && o.ZeroStage > 0:

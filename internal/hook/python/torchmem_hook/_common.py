@@ -83,3 +83,17 @@ class Steps(object):
         """True when this step() starts a new counted step."""
         counted, self.ran = self.ran, False
         return counted
+
+
+def count_grad_passes(ag, steps):
+    """torch.autograd.grad marks a pass for steps (Steps): torch.func and
+    hand-written loops compute gradients with it, not .backward()."""
+    orig = getattr(ag, "grad", None)
+    if orig is None:  # a stand-in torch without it (the --real tests)
+        return
+
+    def grad(*a, **k):
+        steps.pass_ran()
+        return orig(*a, **k)
+
+    ag.grad = grad

@@ -936,14 +936,7 @@ def _install_phases(torch, T):
                 T.classify_module(m, False)
 
     ag.backward = backward
-    orig_grad = getattr(ag, "grad", None)
-    if orig_grad is not None:
-
-        def grad(*a, **k):  # torch.func and hand-written loops: no .backward()
-            T.iteration.pass_ran()
-            return orig_grad(*a, **k)
-
-        ag.grad = grad
+    _common.count_grad_passes(ag, T.iteration)
 
     import torch.optim.optimizer as om
 

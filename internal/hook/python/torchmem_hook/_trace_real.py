@@ -306,14 +306,7 @@ def _install_phases(torch, R):
             R.mark("after_backward")
 
     ag.backward = backward
-    orig_grad = getattr(ag, "grad", None)
-    if orig_grad is not None:
-
-        def grad(*a, **k):  # torch.func and hand-written loops: no .backward()
-            R.iteration.pass_ran()
-            return orig_grad(*a, **k)
-
-        ag.grad = grad
+    _common.count_grad_passes(ag, R.iteration)
 
     depth = [0]
 

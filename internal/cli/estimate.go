@@ -10,6 +10,7 @@ import (
 	"github.com/torchmem/torchmem/internal/estimate"
 	"github.com/torchmem/torchmem/internal/estimate/models"
 	"github.com/torchmem/torchmem/internal/gpu"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/units"
 )
 
@@ -146,9 +147,12 @@ func runEstimate(env *Env, cmd *cobra.Command, f *estimateFlags) error {
 	if err != nil {
 		return err
 	}
+	t := estimateCatalog.T(env.lang())
 	if !haveGPU && res.CachedFreeBytes > res.PeakAllocatedBytes {
-		t := estimateCatalog.T(env.lang())
 		fmt.Fprintln(env.Stderr, t("estimate.notice.cachedFree", units.Bytes(res.CachedFreeBytes)))
+	}
+	if v := estimate.OlderLossVersion(md, f.opts); v != "" {
+		fmt.Fprintln(env.Stderr, t("estimate.notice.olderLoss", termsafe.Line(v)))
 	}
 	if f.json {
 		err = writeJSON(env.Stdout, struct {

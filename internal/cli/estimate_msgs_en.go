@@ -83,6 +83,7 @@ var estimateEN = map[string]string{
 	"estimate.note.cacheReleases": "the caching allocator reaches the budget and frees its cache to go on (%[1]s times): reserved memory grows with the job (a generation's KV cache re-made by torch.cat each token) until the GPU is full, then PyTorch releases the unused segments and retries",
 	"estimate.note.batchIsland":   "batch %[1]s fits on its own, but batch %[2]s does not: this close to the budget the allocator's fragmentation decides, so it is counted as not fitting",
 	"estimate.notice.cachedFree":  "torchmem: notice: %[1]s of the reserved memory is cache no tensor uses at the end: without a GPU the allocator is taken to be unbounded; on a real one PyTorch frees that cache when cudaMalloc fails and goes on (give --gpu or --gpu-memory for the figures there)",
+	"estimate.notice.olderLoss":   "torchmem: notice: the config was written by transformers %[1]s; if the job runs that release, add --transformers %[1]s (its causal-LM loss copies the shifted logits); the figures are for the current loss",
 	"estimate.fit.maxBatch":       "largest batch that fits: %[1]s",
 	"estimate.fit.maxBatchLimit":  "largest batch that fits: %[1]s or more (the search stops there)",
 	"estimate.fit.maxBatchNone":   "largest batch that fits: none (not even batch 1)",

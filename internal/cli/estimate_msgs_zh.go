@@ -87,6 +87,7 @@ var estimateZH = map[string]string{
 	"estimate.note.cacheReleases": "缓存分配器达到预算后释放缓存继续运行（%[1]s 次）：保留显存随作业增长（生成时 KV cache 每个 token 由 torch.cat 重新创建），直到 GPU 用满，PyTorch 再释放未使用的段并重试",
 	"estimate.note.batchIsland":   "batch %[1]s 单独能放下，但 batch %[2]s 放不下：离预算这么近时由分配器的碎片决定，因此按放不下计算",
 	"estimate.notice.cachedFree":  "torchmem: 提示：保留显存中有 %[1]s 是结束时没有张量使用的缓存：没有 GPU 时分配器按无上限处理；在真实 GPU 上，cudaMalloc 失败时 PyTorch 会释放这部分缓存并继续（用 --gpu 或 --gpu-memory 得到那时的数字）",
+	"estimate.notice.olderLoss":   "torchmem: 提示：该配置由 transformers %[1]s 写出；若作业运行的就是该版本，请加 --transformers %[1]s（其因果语言模型的 loss 会复制移位后的 logits）；当前数字按最新版本的 loss 计算",
 	"estimate.fit.maxBatch":       "能放下的最大批大小：%[1]s",
 	"estimate.fit.maxBatchLimit":  "能放下的最大批大小：%[1]s 或更大（搜索到此为止）",
 	"estimate.fit.maxBatchNone":   "能放下的最大批大小：无（批大小 1 也放不下）",

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,5 +36,37 @@ func TestEstimateNotesInLang(t *testing.T) {
 	_, errs, _ = runCLI(t, append(args, "--lang", "en")...)
 	if !strings.Contains(errs, "torchmem: notice:") {
 		t.Errorf("--lang en: stderr %q: want the English notice", errs)
+	}
+}
+
+// TestEstimateOlderLossNotice: a config.json that transformers 4.40
+// wrote says so (its causal-LM loss copied the shifted logits, which
+// --transformers models); not once --transformers is given, not for a
+// config of 4.49 or later, not in inference.
+func TestEstimateOlderLossNotice(t *testing.T) {
+	dir := t.TempDir()
+	write := func(v string) string {
+		p := filepath.Join(dir, "config-"+v+".json")
+		c := `{"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 1000, "n_positions": 256,
+			"n_embd": 64, "n_layer": 2, "n_head": 4, "transformers_version": "` + v + `"}`
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	old, cur := write("4.40.0"), write("4.56.2")
+	for _, c := range []struct {
+		args   []string
+		notice bool
+	}{
+		{[]string{"--config", old}, true},
+		{[]string{"--config", old, "--transformers", "4.40.0"}, false},
+		{[]string{"--config", old, "--inference"}, false},
+		{[]string{"--config", cur}, false},
+	} {
+		_, errs, code := runCLI(t, append([]string{"estimate", "--batch", "2", "--seq", "128"}, c.args...)...)
+		if code != 0 || strings.Contains(errs, "--transformers 4.40.0") != c.notice {
+			t.Errorf("%v: code %d, stderr %q: want the notice %v", c.args, code, errs, c.notice)
+		}
 	}
 }

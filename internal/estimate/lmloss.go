@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/torchmem/torchmem/internal/estimate/models"
 )
 
 // How transformers' causal-LM loss allocates changed twice (read in each
@@ -166,4 +168,24 @@ func (e *ctx) lossLayout() lossLayout {
 		return lossAsIs
 	}
 	return e.fam.lossLayout(v, set)
+}
+
+// OlderLossVersion is the config's transformers version when the job,
+// run by that version, would take a loss other than the one estimated
+// (no --transformers given, training a causal LM whose config.json an
+// older release wrote); "" otherwise. The CLI says so: whether the job
+// runs that release only the user knows.
+func OlderLossVersion(md *models.Model, o Options) string {
+	if o.Transformers != "" || o.Inference || md.SeqClassification || md.ConfigTransformers == "" {
+		return ""
+	}
+	fam, err := familyOf(md)
+	if err != nil || fam.images() {
+		return ""
+	}
+	v, set, err := parseVersion(md.ConfigTransformers)
+	if err != nil || fam.lossLayout(v, set) == lossAsIs {
+		return ""
+	}
+	return md.ConfigTransformers
 }

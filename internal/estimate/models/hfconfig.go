@@ -73,6 +73,9 @@ func fromConfig(c cfg) (*Model, error) {
 	}
 	m := b(c)
 	m.ModelType = mt
+	if v, ok := c["transformers_version"].(string); ok && len(v) <= 32 {
+		m.ConfigTransformers = v
+	}
 	if a, ok := c["architectures"].([]any); ok && !m.IsVision() {
 		for _, x := range a {
 			if s, _ := x.(string); strings.HasSuffix(s, "ForSequenceClassification") {

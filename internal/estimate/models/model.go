@@ -66,6 +66,9 @@ type Model struct {
 	// MoE is the mixture-of-experts layout (moe.go); nil for a dense model.
 	MoE         *MoESpec `json:"moe,omitempty"`
 	HeaderDType string   `json:"header_dtype,omitempty"`
+	// ConfigTransformers is the transformers_version that wrote the
+	// config.json: often, not always, the version the job runs.
+	ConfigTransformers string `json:"config_transformers,omitempty"`
 }
 
 // Param is one parameter tensor. Block is the transformer layer (or ResNet

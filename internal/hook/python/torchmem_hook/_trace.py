@@ -459,7 +459,7 @@ def _install_modes(torch, T):
 
     amp = _Autocast(torch, T) if dev == "meta" else None
     answers = _trace_api.answers(torch, T)  # is_cuda, .cpu().numpy(), ...
-    _trace_masks.install(torch, T, answers)  # a router's one-hot masks, known indices
+    _trace_masks.install(torch, T, answers, _trace_api.PASS)  # a router's one-hot masks, known indices
     sdpa = _trace_sdpa.install(torch, T)  # the GPU's fused attention kernels
     transparent = _trace_api.transparent(torch)  # run with the mode on inside
 

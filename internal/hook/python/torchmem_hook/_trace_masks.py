@@ -81,15 +81,14 @@ def _squeezed(v):
     return v
 
 
-def install(torch, T, answers):
+def install(torch, T, answers, PASS):
     """Add to answers (the function mode's func -> handler(func, args,
-    kwargs)) what marks routing masks and carries marks and known values
-    through views and reads; nothing outside meta mode. The dispatch
-    fallback nonzero() sizes from the marks."""
+    kwargs), where a handler returns PASS to let the call run) what marks
+    routing masks and carries marks and known values through views and
+    reads; nothing outside meta mode. The dispatch fallback nonzero() sizes
+    from the marks."""
     if T.device != "meta":
         return
-    from torchmem_hook._trace_api import PASS  # (_trace_api imports this module)
-
     F = torch.nn.functional
     Tensor = torch.Tensor
 

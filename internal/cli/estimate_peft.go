@@ -26,6 +26,7 @@ func addPEFTFlags(fl *pflag.FlagSet, o *estimate.Options) {
 	fl.Lookup("use-reentrant").NoOptDefVal = "true"
 	fl.Var(&invertedBool{p: &p.NoKbitPrep}, "kbit-prep", "with --peft qlora: prepare_model_for_kbit_training upcasts embeddings, norms and lm_head to fp32 and turns checkpointing on")
 	fl.Lookup("kbit-prep").NoOptDefVal = "true"
+	fl.BoolVar(&p.BaseFP32, "lora-base-fp32", false, "with --peft lora and --precision amp-bf16/amp-fp16: the frozen base was loaded in fp32 (from_pretrained without torch_dtype) and runs under autocast")
 	fl.BoolVar(&p.TRLBF16Cast, "trl-bf16-cast", false, "with --peft qlora and --precision amp-bf16: TRL's SFTTrainer (bf16=True, peft_config) casts the fp32 embeddings and lm_head back to bf16 after prepare_model_for_kbit_training")
 	fl.StringVar(&q.Method, "quant", "", "quantized weights: int8 (LLM.int8), nf4, fp4 (bitsandbytes), gptq, awq (packed 4-bit), fp8; training needs --peft qlora")
 	fl.BoolVar(&q.Double, "quant-double", false, "bitsandbytes 4-bit double quantization (bnb_4bit_use_double_quant)")

@@ -69,6 +69,7 @@ var helpZH = map[string]string{
 	"flag.estimate.image-size":          "图像边长，单位像素（视觉模型；默认取模型自己的）",
 	"flag.estimate.inference":           "推理（no_grad 前向），而不是训练",
 	"flag.estimate.json":                "以 JSON 输出",
+	"flag.estimate.lora-base-fp32":      "配合 --peft lora 和 --precision amp-bf16/amp-fp16：冻结的基座以 fp32 加载（from_pretrained 未给 torch_dtype），在 autocast 下运行",
 	"flag.estimate.trl-bf16-cast":       "配合 --peft qlora 和 --precision amp-bf16：TRL 的 SFTTrainer（bf16=True、peft_config）在 prepare_model_for_kbit_training 之后把 fp32 的 embedding 和 lm_head 转回 bf16",
 	"flag.estimate.kbit-prep":           "配合 --peft qlora：prepare_model_for_kbit_training 把 embedding、norm 和 lm_head 升为 fp32 并开启检查点",
 	"flag.estimate.kv-cache":            "推理时保留 KV cache（use_cache=True）",

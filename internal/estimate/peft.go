@@ -51,6 +51,10 @@ type PEFTOptions struct {
 	NonReentrant bool `json:"non_reentrant,omitempty"`
 	// NoKbitPrep skips prepare_model_for_kbit_training (qlora).
 	NoKbitPrep bool `json:"no_kbit_prep,omitempty"`
+	// BaseFP32 (lora with amp-*): the frozen base was loaded in fp32
+	// (from_pretrained without torch_dtype, as transformers 4.x does by
+	// default) and runs under autocast; default: loaded in the half dtype.
+	BaseFP32 bool `json:"base_fp32,omitempty"`
 	// TRLBF16Cast: TRL's SFTTrainer given a peft_config, a 4-bit model and
 	// bf16=True casts the fp32 embeddings and lm_head back to bf16 after
 	// prepare_model_for_kbit_training (trlCastsToHalf).
@@ -130,6 +134,8 @@ func (o *Options) checkPEFTQuant() error {
 		return fmt.Errorf("--lora-dropout %g: want a probability in [0, 1)", p.Dropout)
 	case o.ZeroStage >= 3:
 		return fmt.Errorf("--peft with --zero 3 / --fsdp is not modelled (give DDP or ZeRO 1/2)")
+	case p.BaseFP32 && (p.Method != "lora" || !strings.HasPrefix(o.Precision, "amp-")):
+		return fmt.Errorf("--lora-base-fp32 applies to --peft lora with --precision amp-bf16 or amp-fp16 (with fp32 the base is fp32 already; a qlora base is quantized)")
 	case p.NoKbitPrep && p.Method != "qlora":
 		return fmt.Errorf("--kbit-prep=false applies to --peft qlora")
 	case p.TRLBF16Cast && (p.Method != "qlora" || o.Precision != "amp-bf16"):
@@ -351,10 +357,11 @@ func linearDims(md *models.Model, p models.Param) (in, out int64) {
 	return h, max(1, p.Elems/h)
 }
 
-// halfOrFP32 is the element size of the frozen base: 4 for fp32, else 2
-// (the model loaded with torch_dtype=bfloat16 or float16).
-func halfOrFP32(precision string) int64 {
-	if precision == "fp32" {
+// baseDT is the element size of the frozen base: 4 for fp32 or with
+// BaseFP32 (from_pretrained without torch_dtype, then autocast), else 2
+// (the half dtype the model was loaded in).
+func baseDT(o Options) int64 {
+	if o.Precision == "fp32" || o.PEFT.BaseFP32 {
 		return 4
 	}
 	return 2
@@ -365,7 +372,7 @@ func halfOrFP32(precision string) int64 {
 func planPEFT(md *models.Model, o Options) peftPlan {
 	pl := peftPlan{byParam: map[paramKey][]trainTensor{}, wdt: map[paramKey]int64{}, quant: map[paramKey]bool{},
 		linears: map[paramKey]*linInfo{}, saved: map[string]bool{}}
-	base := halfOrFP32(o.Precision)
+	base := baseDT(o)
 	nonQuant := base
 	if o.PEFT.Method == "qlora" && !o.PEFT.NoKbitPrep {
 		nonQuant = 4 // prepare_model_for_kbit_training
@@ -455,12 +462,15 @@ func (e *ctx) initPEFT() {
 		e.o.PEFT.Targets = strings.Join(defaultTargets(e.md), ",")
 	}
 	// The frozen base's dtypes; the adapters' gradients and states are fp32.
-	nonQuant := halfOrFP32(o.Precision)
+	nonQuant := baseDT(o)
 	if o.PEFT.Method == "qlora" && !o.PEFT.NoKbitPrep {
 		nonQuant = 4
 	}
 	e.dt = dtypes{param: nonQuant, grad: 4, state: 4, compute: nonQuant, resid: nonQuant, norm: nonQuant,
 		autocast: strings.HasPrefix(o.Precision, "amp-")}
+	if o.PEFT.BaseFP32 { // autocast over fp32 weights: the GEMMs' outputs are half
+		e.dt.compute = 2
+	}
 }
 
 // enterBlock: the walk starts block i's forward (-1: outside the blocks).
@@ -531,16 +541,25 @@ func (e *ctx) savingLinear(x *tensor, outElems int64) *tensor {
 // gradient). Under autocast the output is half; otherwise the weight's.
 func (e *ctx) frozenLinear(x *tensor, li *linInfo, outElems int64) *tensor {
 	in, dt := x, li.wdt
+	var w *tensor
 	if e.dt.autocast {
 		dt = 2
 		if x.dt == 4 {
 			in = e.act(x.elems, 2)
+		}
+		if li.wdt == 4 && li.in > 0 {
+			// Autocast casts a frozen fp32 weight for each call (it caches
+			// only weights that require grad); the GEMM keeps the copy for
+			// its input's gradient when autograd records.
+			w = e.act(li.in*li.out, 2)
+			e.m.save(w)
 		}
 	}
 	out := e.act(outElems, dt)
 	if in != x {
 		e.m.drop(in)
 	}
+	e.m.drop(w)
 	return out
 }
 
@@ -610,7 +629,7 @@ func (e *ctx) loraBranch(x, r *tensor, li *linInfo, outElems int64) *tensor {
 // the adapters are added.
 func (e *ctx) loadPEFT() {
 	m, pq := e.m, e.pq
-	half := halfOrFP32(e.o.Precision)
+	half := baseDT(e.o) // what the base was loaded in
 	var upcast []*tensor
 	for _, p := range e.params {
 		k := keyOf(p)

@@ -17,9 +17,9 @@ func (e *ctx) castPEFT(block int, ps []models.Param) {
 			continue
 		}
 		k := keyOf(p)
-		if !e.pq.quant[k] && e.pq.wdt[k] == 4 {
-			e.castCopy(block, p.Elems)
-		}
+		// A frozen fp32 weight (an upcast lm_head, a base loaded in fp32)
+		// is not cached: autocast caches only leaves that require grad,
+		// so frozenLinear casts it for each call.
 		for _, t := range e.pq.byParam[k] {
 			if t.matmul && t.dt == 4 {
 				e.castCopy(block, t.elems)

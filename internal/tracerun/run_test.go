@@ -75,8 +75,10 @@ func TestMetaAgreesWithRealTensors(t *testing.T) {
 
 // metaRealScripts: the programs (testdata/, with arguments) that
 // TestMetaAgreesWithRealTensors traces in both modes (boolmask.py: a
-// boolean-mask index, sized on meta as every element, which it is there).
-var metaRealScripts = []string{"mlp.py", "cnn.py", "transformer.py", "gpt2.py 1 64 4 200 2 32", "boolmask.py"}
+// boolean-mask index, sized on meta as every element, which it is there;
+// uniquenms.py: torch.unique and torchvision nms, every element distinct
+// and every box kept, as there).
+var metaRealScripts = []string{"mlp.py", "cnn.py", "transformer.py", "gpt2.py 1 64 4 200 2 32", "boolmask.py", "uniquenms.py"}
 
 func checkMetaAgreesWithReal(t *testing.T, py, s string) {
 	t.Helper()
@@ -154,7 +156,7 @@ func TestUntraceableSaysWhere(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	e := tr.End
-	if e == nil || e.Kind != "error" || e.Op != "aten._unique2.default" || len(e.Where) == 0 ||
+	if e == nil || e.Kind != "error" || e.Op != "aten.bincount.default" || len(e.Where) == 0 ||
 		!strings.HasSuffix(e.Where[0], "untraceable.py:12:<module>") {
 		t.Fatalf("end %+v\n%s", e, out.String())
 	}

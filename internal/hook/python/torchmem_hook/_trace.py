@@ -537,7 +537,9 @@ def _install_modes(torch, T):
                     out = func(*args, **(kwargs or {}))
                     if sdpa is not None:  # meta mode on torch >= 2.0
                         out = _trace_torch2.outputs(torch, str(func), args, out)
-                except NotImplementedError:
+                except (NotImplementedError, RuntimeError) as err:
+                    if not isinstance(err, NotImplementedError) and str(func) not in _trace_masks.REFUSED_ON_META:
+                        raise
                     fb = _meta_fallback(str(func)) if T.device == "meta" else None
                     fb = fb or _trace_api.AMP_FALLBACKS.get(str(func))
                     if fb is None:

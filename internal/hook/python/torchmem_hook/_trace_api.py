@@ -620,6 +620,8 @@ META_FALLBACKS = {
     "aten._embedding_bag_dense_backward.default": _embedding_bag_backward,
     "aten.masked_select.default": _masked_select,
     "aten.nonzero.default": _trace_masks.nonzero,
+    "aten._unique2.default": _trace_masks.unique,
+    "torchvision.nms.default": _trace_masks.nms,
     "aten.index.Tensor": _trace_masks.index,
     "aten.index_put.default": _trace_masks.index_put,
     "aten.index_put_.default": _trace_masks.index_put_,

@@ -207,6 +207,10 @@ def data_shaped(torch, name, args):
     its output from a mask; None for any other fallback."""
     if name == "aten.nonzero.default":
         return "nonzero", note(args[0])
+    if name == "torchvision.nms.default":
+        return "nms", "all %d boxes taken as kept: the most it can be" % args[0].shape[0]
+    if name == "aten._unique2.default":
+        return "unique", "all %d elements taken as distinct: the most it can be" % args[0].numel()
     if name.startswith(("aten.index.", "aten.index_put", "aten._index_put_impl_")) and len(args) > 1:
         for i in args[1]:
             if i is not None and getattr(i, "dtype", None) in (torch.bool, torch.uint8):
@@ -258,3 +262,24 @@ def index_put_(torch, x, indices, values, accumulate=False, *a, **k):
 
 def index_put_impl_(torch, x, indices, values, accumulate=False, unsafe=False, *a, **k):
     return torch.ops.aten._index_put_impl_.default(x, _int_indices(torch, indices), values, accumulate, unsafe)
+
+
+def unique(torch, x, sorted=True, return_inverse=False, return_counts=False, *a, **k):
+    """aten._unique2 on meta (torch.unique: torchvision's batched_nms, label
+    sets): every element distinct, the most it can be, as for masks."""
+    n = x.numel()
+    inv = torch.empty(tuple(x.shape) if return_inverse else (0,), dtype=torch.long, device=x.device)
+    counts = torch.empty((n,) if return_counts else (0,), dtype=torch.long, device=x.device)
+    return torch.empty((n,), dtype=x.dtype, device=x.device), inv, counts
+
+
+# Ops whose meta kernel refuses with a RuntimeError (their output size is
+# in the data) rather than a NotImplementedError; their fallbacks run too.
+REFUSED_ON_META = frozenset(["torchvision.nms.default"])
+
+
+def nms(torch, boxes, scores, iou_threshold, *a, **k):
+    """torchvision::nms on meta: every box kept, the most it can be (the
+    callers cut the result to their top-n: the RPN's post_nms_top_n, the
+    detections per image)."""
+    return torch.empty((boxes.shape[0],), dtype=torch.long, device=boxes.device)

@@ -150,7 +150,7 @@ func testCUDAPathsWithFakeTorch(t *testing.T, py string) {
 			}
 		}
 	}
-	err := j.run(t, py, []string{"PYTHONPATH=" + fake}, "testdata/fakecuda.py", "1.0")
+	err := j.run(t, py, []string{"PYTHONPATH=" + fake}, "testdata/fakecuda.py", "30")
 	if err == nil {
 		t.Fatal("the uncaught OOM should fail the job")
 	}

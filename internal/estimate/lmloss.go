@@ -62,11 +62,6 @@ func parseVersion(s string) (version, bool, error) {
 	return version{major, minor}, true, nil
 }
 
-func validVersion(s string) bool {
-	_, _, err := parseVersion(s)
-	return err == nil
-}
-
 // causalLossLayout is the Llama-family rule (Llama, Mistral, Qwen2,
 // Mixtral, Granite): Mistral 4.46-4.47 upcast in its forward still, as
 // 4.45 did, and is taken as Llama's (that keeps its half-precision

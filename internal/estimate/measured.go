@@ -94,7 +94,7 @@ func (m Measured) Options() (Options, error) {
 	}
 	if v, ok := r.raw["transformers"]; ok {
 		s, isString := v.(string)
-		if !isString || !validVersion(s) {
+		if _, _, err := parseVersion(s); !isString || err != nil {
 			return o, fmt.Errorf("field transformers: %v (want a version such as 4.48.1)", v)
 		}
 		o.Transformers = s

@@ -103,6 +103,9 @@ func (o *Options) Defaults() error {
 }
 
 func (o *Options) check() error {
+	if _, _, err := parseVersion(o.Transformers); err != nil {
+		return err
+	}
 	switch {
 	case o.Batch < 1 || o.Batch > 1<<20:
 		return fmt.Errorf("--batch %d out of range (1..%d)", o.Batch, 1<<20)
@@ -120,9 +123,6 @@ func (o *Options) check() error {
 		return fmt.Errorf("--attention %q: want sdpa, flash or eager", o.Attention)
 	case o.ZeroStage < 0 || o.ZeroStage > 3:
 		return fmt.Errorf("--zero %d: want 1, 2 or 3", o.ZeroStage)
-	case !validVersion(o.Transformers):
-		_, _, err := parseVersion(o.Transformers)
-		return err
 	case o.FSDP && o.ZeroStage != 3:
 		return fmt.Errorf("FSDP full sharding is ZeRO stage 3")
 	case o.DDP && o.ZeroStage > 0:

@@ -84,9 +84,9 @@ def _squeezed(v):
 def install(torch, T, answers, PASS):
     """Add to answers (the function mode's func -> handler(func, args,
     kwargs), where a handler returns PASS to let the call run) what marks
-    routing masks and carries marks and known values through views and
-    reads; nothing outside meta mode. The dispatch fallback nonzero() sizes
-    from the marks."""
+    routing masks (one_hot) and carries known values through views and
+    reads; nothing outside meta mode. after_op carries the marks; the
+    dispatch fallback nonzero() sizes from them."""
     if T.device != "meta":
         return
     F = torch.nn.functional
@@ -105,19 +105,14 @@ def install(torch, T, answers, PASS):
         return out
 
     def keep(func, args, kwargs):
+        # Known values only: a mask's mark is carried below, at the
+        # dispatch level (after_op), which sees every view and index.
         src = args[0] if args else None
         vals = values(src) if isinstance(src, torch.Tensor) else None
-        if not _known(src) and vals is None:
+        if vals is None:
             return PASS
         out = func(*args, **kwargs)
-        outs = out if isinstance(out, (tuple, list)) else (out,)
-        if _known(src):
-            d = density(src)
-            for o in outs:
-                if isinstance(o, torch.Tensor):
-                    _tag(o, d)
-        if vals is not None:
-            _carry(func, args, kwargs, vals, out)
+        _carry(func, args, kwargs, vals, out)
         return out
 
     def _carry(func, args, kwargs, vals, out):

@@ -177,7 +177,7 @@ var helpZH = map[string]string{
 	"flag.runs.db":      "历史数据库（默认：torchmem run 写入的库）",
 	"flag.runs.json":    "以 JSON 输出",
 	"flag.runs.limit":   "最多这么多次运行",
-	"flag.runs.status":  "只列此状态的运行（running、exited、killed、oom-killed、supervisor lost）",
+	"flag.runs.status":  "只列此状态的运行（running、exited、killed、oom-killed、stopped、supervisor lost）",
 	"flag.runs.wide":    "显示完整命令行（否则表格适应终端宽度：$COLUMNS、tty，再否则 80）",
 
 	// serve

@@ -79,6 +79,7 @@ func TestRunBinary(t *testing.T) {
 	t.Run("kill -9 of torchmem --keep-job-on-exit leaves the job running", func(t *testing.T) { runSupervisorLost(t, bin, db) })
 	t.Run("DataLoader worker OOM-killed", func(t *testing.T) { runWorkerOOM(t, bin, db) })
 	t.Run("OOM past --memory-max 200M", func(t *testing.T) { runMemoryMaxOOM(t, bin, db) })
+	t.Run("a stop rule's run is stored as stopped", func(t *testing.T) { runPolicyStopped(t, bin, db) })
 }
 
 func runTrainingMatches(t *testing.T, bin, db string) {
@@ -258,6 +259,30 @@ func runMemoryMaxOOM(t *testing.T, bin, db string) {
 	out, _, _ := runExec(bin, "runs", "--db", db, "--status", "oom-killed", "--limit", "1")
 	if !strings.Contains(out, "oom-killed") || !strings.Contains(out, "sig 9") {
 		t.Fatalf("runs: %s", out)
+	}
+}
+
+// runPolicyStopped: a job growing past a stop rule's threshold is ended
+// by torchmem, and the history lists it as stopped (it was listed as
+// killed, like a crash), with the signal that ended it.
+func runPolicyStopped(t *testing.T, bin, db string) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	pol := filepath.Join(t.TempDir(), "stop.yaml")
+	rules := "rules:\n  - name: grows\n    metric: job.pss_bytes\n    above: 150MB\n    action: stop\n"
+	if err := os.WriteFile(pol, []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runExec(bin, "run", "--db", db, "--policy", pol, "--interval", "100ms", "--", py, "-c",
+		"import time\na = []\nfor _ in range(600):\n    a.append(bytearray(b'x' * (4 << 20))); time.sleep(0.05)")
+	if code != 143 || !strings.Contains(stderr, "policy rule grows") {
+		t.Fatalf("code %d\n%s", code, stderr)
+	}
+	out, _, _ := runExec(bin, "runs", "--db", db, "--status", "stopped", "--limit", "1")
+	if !strings.Contains(out, "stopped") || !strings.Contains(out, "sig 15") {
+		t.Fatalf("runs --status stopped: %s", out)
 	}
 }
 

@@ -55,7 +55,7 @@ func newRunsCmd(env *Env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&dbPath, "db", "", "history database (default: the store torchmem run writes)")
-	cmd.Flags().StringVar(&status, "status", "", "only runs with this status (running, exited, killed, oom-killed, supervisor lost)")
+	cmd.Flags().StringVar(&status, "status", "", "only runs with this status (running, exited, killed, oom-killed, stopped, supervisor lost)")
 	cmd.Flags().StringVar(&command, "command", "", "only runs whose command line contains this")
 	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many runs")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -29,6 +29,7 @@ var messagesEN = map[string]string{
 	"status.exited":          "exited",
 	"status.killed":          "killed",
 	"status.oom-killed":      "oom-killed",
+	"status.stopped":         "stopped",
 	"status.supervisor_lost": "supervisor lost",
 
 	"h.postmortem":   "Post-mortem",

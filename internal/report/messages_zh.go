@@ -12,6 +12,7 @@ var messagesZH = map[string]string{
 	"status.exited":          "已退出",
 	"status.killed":          "被信号终止",
 	"status.oom-killed":      "被 OOM 终止 (oom-killed)",
+	"status.stopped":         "由策略停止 (stopped)",
 	"status.supervisor_lost": "监督进程丢失",
 
 	"h.postmortem":   "事后分析 (post-mortem)",

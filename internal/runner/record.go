@@ -73,7 +73,10 @@ func (r *record) finish(res *supervisor.Result) error {
 
 // FinishOf is the store's record of how a supervised run ended, ending
 // now: oom-killed for a kernel OOM kill (the job's cgroup or the host's),
-// killed for another signal, else exited with the job's code.
+// stopped when a policy rule of torchmem's ended it (by its signal, or
+// the job caught it and exited: then its code), killed for another
+// signal, else exited with the job's code. A stop is not a kill: listed
+// as "killed", a run torchmem stopped on purpose read as a crash.
 func FinishOf(res *supervisor.Result) store.Finish {
 	s := res.Summary
 	fin := store.Finish{End: time.Now(), Status: store.StatusExited, Peaks: s.Peaks, Summary: toJSON(s)}
@@ -81,6 +84,11 @@ func FinishOf(res *supervisor.Result) store.Finish {
 	switch {
 	case s.Cause == supervisor.CauseCgroupOOMKill || s.Cause == supervisor.CauseHostOOMKill:
 		fin.Status, fin.Signal = store.StatusOOMKilled, s.Signal
+	case s.Cause == supervisor.CausePolicyStop:
+		fin.Status, fin.Signal = store.StatusStopped, s.Signal
+		if s.Signal == nil {
+			fin.ExitCode = &code
+		}
 	case s.Signal != nil:
 		fin.Status, fin.Signal = store.StatusKilled, s.Signal
 	default:

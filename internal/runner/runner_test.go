@@ -37,7 +37,9 @@ func TestCheckLimitSize(t *testing.T) {
 }
 
 // A kernel OOM kill (the cgroup's or the host's) is oom-killed with its
-// signal, another signal killed, anything else exited with its code.
+// signal, a policy rule's stop stopped (with its signal, or the code of a
+// job that caught it), another signal killed, anything else exited with
+// its code.
 func TestFinishOf(t *testing.T) {
 	nine, fifteen := 9, 15
 	for _, c := range []struct {
@@ -50,6 +52,8 @@ func TestFinishOf(t *testing.T) {
 		{"cgroup oom", supervisor.Summary{ExitCode: 137, Signal: &nine, Cause: supervisor.CauseCgroupOOMKill}, store.StatusOOMKilled, &nine, nil},
 		{"host oom", supervisor.Summary{ExitCode: 137, Signal: &nine, Cause: supervisor.CauseHostOOMKill}, store.StatusOOMKilled, &nine, nil},
 		{"sigterm", supervisor.Summary{ExitCode: 143, Signal: &fifteen, Cause: supervisor.CauseSignal}, store.StatusKilled, &fifteen, nil},
+		{"policy stop by SIGTERM", supervisor.Summary{ExitCode: 143, Signal: &fifteen, Cause: supervisor.CausePolicyStop}, store.StatusStopped, &fifteen, nil},
+		{"policy stop caught, exit 0", supervisor.Summary{ExitCode: 0, Cause: supervisor.CausePolicyStop}, store.StatusStopped, nil, new(int)},
 		{"exit 3", supervisor.Summary{ExitCode: 3, Cause: supervisor.CauseExitCode}, store.StatusExited, nil, new(int)},
 	} {
 		fin := FinishOf(&supervisor.Result{ExitCode: c.sum.ExitCode, Summary: c.sum})

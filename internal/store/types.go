@@ -14,6 +14,7 @@ const (
 	StatusExited         Status = "exited"          // exited by itself; see ExitCode
 	StatusKilled         Status = "killed"          // died of a signal; see Signal
 	StatusOOMKilled      Status = "oom-killed"      // the kernel OOM killer killed it
+	StatusStopped        Status = "stopped"         // a torchmem policy rule stopped it; see Signal or ExitCode
 	StatusSupervisorLost Status = "supervisor lost" // torchmem died while the job ran
 )
 

@@ -147,6 +147,7 @@ var messagesEN = map[string]string{
 	"js.status.exited":          "exited",
 	"js.status.killed":          "killed",
 	"js.status.oom-killed":      "oom-killed",
+	"js.status.stopped":         "stopped",
 	"js.status.supervisor_lost": "supervisor lost",
 
 	"js.chart.host":            "Job host memory",

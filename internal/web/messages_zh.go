@@ -134,6 +134,7 @@ var messagesZH = map[string]string{
 	"js.status.exited":          "已退出",
 	"js.status.killed":          "被信号终止",
 	"js.status.oom-killed":      "被 OOM 终止 (oom-killed)",
+	"js.status.stopped":         "由策略停止 (stopped)",
 	"js.status.supervisor_lost": "监督进程丢失",
 
 	"js.chart.host":            "任务主机内存",

@@ -122,7 +122,7 @@ func TestGoldenRunView(t *testing.T) {
 					if i == 7 {
 						live.Events = []store.Event{{Time: at, Source: "policy", Kind: "warn", Message: "cgroup usage above 90% of its limit"}}
 					}
-					m.Update(runLiveMsg(live))
+					m.Update(runLiveMsg{live: live})
 				}
 				m.Update(runTickMsg{})
 				m.startOf = func(int) (uint64, error) { return 1, nil }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/torchmem/torchmem/internal/i18n"
 	"github.com/torchmem/torchmem/internal/procfs"
+	"github.com/torchmem/torchmem/internal/sample"
 	"github.com/torchmem/torchmem/internal/supervisor"
 	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/textwrap"
@@ -33,19 +34,43 @@ type RunView struct {
 	p       *tea.Program
 	done    chan struct{}
 	notices *SyncBuffer
+	// lives hands each Live to the gathering goroutine; it holds one,
+	// the newest (a slow /proc read drops a tick, never blocks one).
+	lives chan supervisor.Live
 }
 
 // StartRunView shows the view on out in lang, reading keys from in, until
 // Stop.
 func StartRunView(in io.Reader, out io.Writer, title, logPath string, lang language.Tag) *RunView {
-	v := &RunView{LogPath: logPath, done: make(chan struct{}), notices: &SyncBuffer{}}
+	v := &RunView{LogPath: logPath, done: make(chan struct{}), notices: &SyncBuffer{}, lives: make(chan supervisor.Live, 1)}
 	m := newRunModel(title, logPath, v.notices, lang)
 	v.p = tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out))
 	go func() {
 		_, _ = v.p.Run()
 		close(v.done)
 	}()
+	g, err := newGatherer("/proc", "/", nil)
+	go v.gather(g, err)
 	return v
+}
+
+// gather reads each Live's per-process state and CPU% (/proc/<pid>/stat),
+// the job's /dev/shm and RSS history, as top does, off both the
+// supervisor's and the UI's goroutines. Without a /proc the table shows
+// none of it. The sample the supervisor took is not read again.
+func (v *RunView) gather(g *gatherer, gerr error) {
+	for {
+		select {
+		case <-v.done:
+			return
+		case l := <-v.lives:
+			msg := runLiveMsg{live: l}
+			if gerr == nil {
+				msg.extra = g.gather(&sample.Sample{Jobs: l.Jobs})
+			}
+			v.p.Send(msg)
+		}
+	}
 }
 
 // Notices is where torchmem's own lines go while the view is up: shown in
@@ -54,7 +79,17 @@ func (v *RunView) Notices() io.Writer { return v.notices }
 
 // Live is supervisor.Config.OnLive: it never blocks the supervisor.
 func (v *RunView) Live(l supervisor.Live) {
-	go v.p.Send(runLiveMsg(l))
+	for {
+		select {
+		case v.lives <- l:
+			return
+		default:
+		}
+		select { // full: drop the older one, not this one
+		case <-v.lives:
+		default:
+		}
+	}
 }
 
 // Stop closes the view and prints what torchmem said meanwhile on w.
@@ -79,7 +114,12 @@ func Bar(v, limit int64, width int) string {
 	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
 }
 
-type runLiveMsg supervisor.Live
+// runLiveMsg is one tick of the supervisor, with what the view gathered
+// beside it (nil: nothing).
+type runLiveMsg struct {
+	live  supervisor.Live
+	extra *Extra
+}
 type runTickMsg struct{}
 
 // runTailLines is how much of the job's output the view keeps to scroll.
@@ -94,6 +134,7 @@ type runModel struct {
 	title, logPath string
 	notices        *SyncBuffer
 	live           supervisor.Live
+	extra          *Extra   // CPU%, state, /dev/shm of the last Live
 	history        []uint64 // the cgroup's usage at each Live, oldest first
 	tail           []string
 	f              frame
@@ -127,7 +168,7 @@ func runTick() tea.Cmd {
 func (m *runModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case runLiveMsg:
-		m.live = supervisor.Live(msg)
+		m.live, m.extra = msg.live, msg.extra
 		if m.live.Usage != nil {
 			h := append(m.history, uint64(max(0, *m.live.Usage)))
 			m.history = h[max(0, len(h)-HistoryLen):]
@@ -193,7 +234,7 @@ func (m *runModel) table() rendered {
 		limit = *l
 	}
 	return jobTable(m.live.Jobs, limit, ViewOptions{Width: m.f.width, Color: m.color, Lang: m.lang,
-		Expand: m.expand, Selected: m.sel})
+		Expand: m.expand, Selected: m.sel, Extra: m.extra})
 }
 
 func (m *runModel) View() tea.View {

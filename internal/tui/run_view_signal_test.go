@@ -24,7 +24,7 @@ func runSignalModel(t *testing.T, w, h int, err error, start func(int) (uint64, 
 	m.kill = func(pid int, sig syscall.Signal) error { kills = append(kills, kill{pid, sig}); return err }
 	m.startOf = start
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
-	m.Update(runLiveMsg(supervisor.Live{Parts: []string{"step 1"}, Jobs: smp.Jobs, HostTotal: 64 << 30}))
+	m.Update(runLiveMsg{live: supervisor.Live{Parts: []string{"step 1"}, Jobs: smp.Jobs, HostTotal: 64 << 30}})
 	return m, &kills
 }
 

@@ -20,8 +20,8 @@ func TestRunView(t *testing.T) {
 	m.notices.Write([]byte("torchmem: warning: host-threshold: cgroup.usage_fraction = 91.0%\n"))
 	u, l := int64(1<<30), int64(2<<30)
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
-	m.Update(runLiveMsg(supervisor.Live{Parts: []string{"cgroup 1G/2G (1G free)", "step 12"}, Usage: &u, Limit: &l,
-		Events: []store.Event{{Time: time.Now(), Source: "policy", Kind: "warn", Message: "near the limit"}}}))
+	m.Update(runLiveMsg{live: supervisor.Live{Parts: []string{"cgroup 1G/2G (1G free)", "step 12"}, Usage: &u, Limit: &l,
+		Events: []store.Event{{Time: time.Now(), Source: "policy", Kind: "warn", Message: "near the limit"}}}})
 	m.Update(runTickMsg{})
 	out := m.View().Content
 	for _, want := range []string{"[" + strings.Repeat("#", 20) + strings.Repeat(".", 20) + "]", "step 12", "near the limit",

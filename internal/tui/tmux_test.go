@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,6 +62,18 @@ func (x *tmux) waitFor(want string, d time.Duration) (string, bool) {
 		s := x.capture()
 		if strings.Contains(s, want) || time.Now().After(deadline) {
 			return s, strings.Contains(s, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// waitForRe is waitFor for a pattern.
+func (x *tmux) waitForRe(re *regexp.Regexp, d time.Duration) (string, bool) {
+	deadline := time.Now().Add(d)
+	for {
+		s := x.capture()
+		if re.MatchString(s) || time.Now().After(deadline) {
+			return s, re.MatchString(s)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -155,6 +168,9 @@ func TestTmuxTop(t *testing.T) {
 	}
 }
 
+// runStateCPU is a process row's role, state and CPU%: "main   S   0.0".
+var runStateCPU = regexp.MustCompile(`(main|主进程)\s+[RSDT]\s+\d+\.\d`)
+
 // TestTmuxRunTUI drives `torchmem run --tui` over a job that prints lines
 // of Chinese wider than the terminal: the view cuts them at a character,
 // never inside one, at 80×24 and 200×50; ? shows the help, and in the
@@ -183,6 +199,14 @@ func TestTmuxRunTUI(t *testing.T) {
 				t.Fatalf("%s: no job output on screen:\n%s", name, s)
 			}
 			checkScreen(t, name, s, sz[0], sz[1], "torchmem run ", footer)
+			if sz[0] >= WideWidth {
+				// The job's process row has its state and CPU% (gathered
+				// from /proc beside the supervisor's sample; both were
+				// blank once).
+				if s, ok := x.waitForRe(runStateCPU, 10*time.Second); !ok {
+					t.Errorf("%s: no state and CPU%% in the main process's row:\n%s", name, s)
+				}
+			}
 			x.run("send-keys", "-t", "v", "?")
 			if s, ok := x.waitFor(cat.T(tag)("help.title"), 5*time.Second); !ok {
 				t.Errorf("%s: ? shows no help:\n%s", name, s)

@@ -78,7 +78,64 @@ func TestMetaAgreesWithRealTensors(t *testing.T) {
 // boolean-mask index, sized on meta as every element, which it is there;
 // uniquenms.py: torch.unique and torchvision nms, every element distinct
 // and every box kept, as there).
-var metaRealScripts = []string{"mlp.py", "cnn.py", "transformer.py", "gpt2.py 1 64 4 200 2 32", "boolmask.py", "uniquenms.py"}
+var metaRealScripts = []string{"mlp.py", "cnn.py", "transformer.py", "gpt2.py 1 64 4 200 2 32", "boolmask.py", "uniquenms.py",
+	"moe_routes.py 64 32 8 2 minimind", "moe_routes.py 64 32 8 2 deepseek", "moe_routes.py 64 32 8 2 dropless"}
+
+// deviceSeen: allocations(tr) but for those a trace on CPU tensors cannot
+// see (cpuBlind), in both modes alike.
+func deviceSeen(tr *estimate.Trace) []string {
+	all := estimate.TraceCategorySizes(tr)
+	var out []string
+	for i, a := range tr.Allocs {
+		if !cpuBlind(a) {
+			out = append(out, all[i])
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// cpuBlind: a storage that a GPU, and the meta trace, allocates on the
+// device but a trace on real CPU tensors cannot tell from a host tensor:
+// made inside an op with no tensor input that says its device. topk's and
+// a boolean index's backward start from at::zeros(sizes, grad.options());
+// repeat_interleave by an int makes its repeats with at::tensor (an
+// 8-byte empty) and then their int64 index (moe_routes.py). The peaks
+// still agree to the byte.
+func cpuBlind(a estimate.TraceAlloc) bool {
+	switch a.Op {
+	case "aten.zeros.default":
+		return a.Phase == "backward"
+	case "aten.empty.memory_format":
+		return a.Bytes == 8 && a.Shape == "1"
+	case "aten.repeat_interleave.Tensor":
+		return true
+	}
+	return false
+}
+
+// countDiff lists the entries two lists hold a different number of times.
+func countDiff(a, b []string) string {
+	n := map[string][2]int{}
+	for _, x := range a {
+		c := n[x]
+		c[0]++
+		n[x] = c
+	}
+	for _, x := range b {
+		c := n[x]
+		c[1]++
+		n[x] = c
+	}
+	var out []string
+	for k, c := range n {
+		if c[0] != c[1] {
+			out = append(out, fmt.Sprintf("%s meta×%d real×%d", k, c[0], c[1]))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
 
 func checkMetaAgreesWithReal(t *testing.T, py, s string) {
 	t.Helper()
@@ -86,9 +143,9 @@ func checkMetaAgreesWithReal(t *testing.T, py, s string) {
 	args[0] = filepath.Join("testdata", args[0])
 	meta, real := trace(t, py, "meta", args...), trace(t, py, "cpu", args...)
 	rm, rr := estimate.ReplayTrace(meta, estimate.TraceReplay{}), estimate.ReplayTrace(real, estimate.TraceReplay{})
-	am, ar := allocations(meta), allocations(real)
+	am, ar := deviceSeen(meta), deviceSeen(real)
 	if strings.Join(am, " ") != strings.Join(ar, " ") {
-		t.Errorf("allocations differ:\nmeta %v\nreal %v", am, ar)
+		t.Errorf("allocations differ (kind:bytes meta×n real×m): %s", countDiff(am, ar))
 	}
 	if rm.LiveBytesPeak != rr.LiveBytesPeak || rm.PeakAllocatedBytes != rr.PeakAllocatedBytes {
 		t.Errorf("peaks differ: meta live %d allocated %d, real live %d allocated %d",

@@ -548,11 +548,14 @@ def _install_modes(torch, T):
                     shaped = _trace_masks.data_shaped(torch, str(func), args)
                     if shaped is not None:
                         T.warn(_trace_masks.KIND, shaped[0], shaped[1])
-                _trace_masks.after_op(func, args, out)
             except Exception as err:
                 if T.failure is None:
                     T.failure = (str(func), T.stack_id(), _first_sentence(err))
                 raise
+            try:
+                _trace_masks.after_op(func, args, out)  # routing marks: a mistake there is not the op's
+            except Exception:
+                _debug()
             try:
                 host = False
                 if T.device == "cpu" and T.redirect == 0:

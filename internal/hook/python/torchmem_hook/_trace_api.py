@@ -621,6 +621,8 @@ META_FALLBACKS = {
     "aten.masked_select.default": _masked_select,
     "aten.nonzero.default": _trace_masks.nonzero,
     "aten._unique2.default": _trace_masks.unique,
+    "aten.bincount.default": _trace_masks.bincount,
+    "aten.histc.default": _trace_masks.histc,
     "torchvision.nms.default": _trace_masks.nms,
     "aten.index.Tensor": _trace_masks.index,
     "aten.index_put.default": _trace_masks.index_put,

@@ -13,7 +13,18 @@ experts hit at all). The indices of an all-true mask are known, so they
 are kept as values: a loop over the experts hit (`for e in expert_hit:
 self.experts[e]`) then runs each expert, not expert 0 every time (a
 placeholder read), and each expert's weights get their gradients and
-optimizer states."""
+optimizer states.
+
+Routers that compare indices instead of one-hot masks (DeepSeek-MoE's
+`y[flat_topk_idx == i] = expert(x[flat_topk_idx == i])`, MiniMind's
+`mask = topk_idx == i; if mask.any(): ...`), or count them (`bincount`,
+`histc`, `scatter_` of ones then `sum`, then `.cpu().numpy()` or
+`.tolist()` to split the sorted tokens) get the same balanced share: the
+indices top-k (max, argmax) returns over n choices are marked as routing
+indices, each value as often; `idx == i` is a mask with 1/n of its elements
+true, its `any(dim)` over k distinct choices k/n, its `any()` true, and
+counts of them are known values (tokens * k / n each), which a host copy,
+`tolist()` and `repeat_interleave` read."""
 
 import itertools
 import math
@@ -23,6 +34,7 @@ KIND = "datashape"  # the trace's W line for an assumed size
 
 _density = {}  # id(tensor) -> (weak ref, fraction of its elements that are true)
 _values = {}  # id(tensor) -> (weak ref, its values as nested Python lists)
+_classes = {}  # id(tensor) -> (weak ref, n): routing indices over n choices, each as often
 MAX_VALUES = 1 << 16  # nonzero of a larger all-true mask keeps no values
 
 
@@ -57,6 +69,18 @@ def _tag(t, d):
 
 def _known(t):
     return _get(_density, t) is not None
+
+
+def classes(t):
+    """n when t holds routing indices over n choices (top-k's), else None."""
+    e = _get(_classes, t)
+    return None if e is None else e[1]
+
+
+def balanced(count, n):
+    """count indices over n choices, each as often: the first count % n
+    one more, so that they add up (a split by them covers every row)."""
+    return [count // n + (1 if i < count % n else 0) for i in range(n)]
 
 
 def values(t):
@@ -160,8 +184,51 @@ def install(torch, T, answers, PASS):
         f = getattr(torch, name, None)
         if f is not None:
             out[f] = keep
-    for f in (Tensor.item, Tensor.__index__, Tensor.__int__, Tensor.tolist):
+    def host(prev):
+        # .cpu() / .to("cpu") of known values (a router's counts) is a
+        # host tensor that has them: .numpy().cumsum(0) and the loop over
+        # its slices then run as on a GPU
+        def h(func, args, kwargs):
+            t = args[0] if args else None
+            vals = values(t) if isinstance(t, torch.Tensor) and t.is_meta else None
+            if vals is not None and func is Tensor.to:
+                d = kwargs.get("device", args[1] if len(args) > 1 else None)
+                if str(d) != "cpu":
+                    vals = None
+            if vals is None:
+                return prev(func, args, kwargs) if prev is not None else PASS
+            return torch.tensor(vals, dtype=t.dtype).reshape(t.shape)
+        return h
+
+    def repeat_interleave(func, args, kwargs):
+        # the output's size is in the repeats: known for an int, or for
+        # counts whose values are known (meta refuses without output_size;
+        # torch 1.13 even for an int)
+        x = args[0] if args else kwargs.get("input")
+        if not isinstance(x, torch.Tensor) or not x.is_meta or kwargs.get("output_size") is not None:
+            return PASS
+        reps = args[1] if len(args) > 1 else kwargs.get("repeats")
+        dim = args[2] if len(args) > 2 else kwargs.get("dim")
+        if reps is None:  # repeat_interleave(counts): each index counts[i] times
+            vals = values(x)
+            total = None if vals is None else sum(_flat(vals))
+        else:
+            vals = values(reps) if isinstance(reps, torch.Tensor) else [reps]
+            n = x.numel() if dim is None else x.shape[dim]
+            flat = None if vals is None else _flat(vals)
+            total = None if flat is None else (flat[0] * n if len(flat) == 1 else sum(flat))
+        if total is None:
+            return PASS
+        kwargs = dict(kwargs)
+        kwargs["output_size"] = int(total)
+        return func(*args, **kwargs)
+
+    out[Tensor.repeat_interleave] = repeat_interleave
+    out[torch.repeat_interleave] = repeat_interleave
+    for f in (Tensor.item, Tensor.__index__, Tensor.__int__, Tensor.__bool__, Tensor.__float__, Tensor.tolist):
         out[f] = read(answers.get(f))
+    for f in (Tensor.cpu, Tensor.to):
+        out[f] = host(answers.get(f))
     answers.update(out)
 
 
@@ -173,20 +240,101 @@ KEEP_OPS = frozenset(["permute", "index", "squeeze", "unsqueeze", "view", "_unsa
                       "narrow", "_to_copy", "detach", "contiguous"])
 
 
+_names = {}  # op overload -> (its aten name, its overload name); str(op) is slow
+
+
+def _op_name(func):
+    r = _names.get(func)
+    if r is None:
+        op = str(func)
+        r = (op.split(".")[1], op.split(".")[-1]) if op.startswith("aten.") else ("", "")
+        _names[func] = r
+    return r
+
+
+def _dim(args, i, default):
+    d = args[i] if len(args) > i else default
+    return d[0] if isinstance(d, (list, tuple)) and len(d) == 1 else d
+
+
+def _reduced(x, dims):
+    """How many elements of x each output element of a reduction over
+    dims (None: all) reads."""
+    if dims is None:
+        return x.numel()
+    n = 1
+    for d in dims if isinstance(dims, (list, tuple)) else (dims,):
+        n *= x.shape[d]
+    return n
+
+
 def after_op(func, args, out):
-    """Carry a mask's mark from an op's first input to its outputs."""
-    if not _density or not args:
+    """Carry marks from an op's first input to its outputs, and make new
+    ones: routing indices (top-k), masks of them (==), counts of them."""
+    if not args or not getattr(out, "is_meta", True):
         return
+    name, overload = _op_name(func)
+    if not (_density or _classes) and name not in ROUTE_OPS:
+        return  # nothing marked yet: the common case, kept cheap
     src = args[0]
+    if name in ROUTE_OPS and getattr(src, "dim", lambda: 0)() > 0:
+        _route(name, overload, args, out)
+        return
+    n = classes(src)
+    if n is not None:
+        if name in KEEP_OPS:
+            for o in out if isinstance(out, (tuple, list)) else (out,):
+                if hasattr(o, "is_meta"):
+                    _put(_classes, o, n)
+        elif name in ("eq", "ne") and overload == "Scalar" and isinstance(args[1], int) and 0 <= args[1] < n:
+            _tag(out, 1.0 / n if name == "eq" else 1.0 - 1.0 / n)
+        elif name == "histc" and _dim(args, 1, 100) == n:
+            _put(_values, out, balanced(src.numel(), n))
+        return
+    if name == "scatter_" and overload == "value" and len(args) > 3 and args[3] == 1 and classes(args[2]) is not None:
+        # counts of routing indices: zeros, then scatter_ of ones at them
+        dim, index = args[1], args[2]
+        if classes(index) == src.shape[dim]:
+            _tag(src, min(1.0, float(index.shape[dim]) / src.shape[dim]))
+        return
     if not _known(src):
         return
-    name = str(func).split(".")[1] if str(func).startswith("aten.") else ""
-    if name not in KEEP_OPS:
-        return
     d = density(src)
-    for o in out if isinstance(out, (tuple, list)) else (out,):
-        if hasattr(o, "is_meta"):
-            _tag(o, d)
+    if name in KEEP_OPS:
+        for o in out if isinstance(out, (tuple, list)) else (out,):
+            if hasattr(o, "is_meta"):
+                _tag(o, d)
+    elif name == "any" and overload != "default":
+        # over k distinct choices a token takes each with 1/n: k/n
+        _tag(out, min(1.0, d * _reduced(src, _dim(args, 1, None))))
+    elif name == "any":
+        _put(_values, out, rows(src) > 0)
+    elif name == "sum" and out.numel() <= MAX_VALUES:
+        count = d * _reduced(src, None if overload == "default" else _dim(args, 1, None))
+        v = int(math.ceil(count)) if not out.is_floating_point() else count
+        _put(_values, out, _filled(list(out.shape), v))
+
+
+def _filled(shape, v):
+    if not shape:
+        return v
+    return [_filled(shape[1:], v) for _ in range(shape[0])]
+
+
+# The ops that return routing indices (positions over a dimension of n
+# choices): their output index, and the argument index of their dim.
+ROUTE_OPS = {"topk": (1, 2), "max": (1, 1), "argmax": (0, 1)}
+
+
+def _route(name, overload, args, out):
+    at, dim_arg = ROUTE_OPS[name]
+    if name != "topk" and len(args) <= dim_arg:
+        return  # max()/argmax() of everything: not a choice per row
+    if name == "max" and overload != "dim":
+        return
+    idx = out[at] if isinstance(out, (tuple, list)) else out
+    if getattr(idx, "is_meta", False):
+        _put(_classes, idx, args[0].shape[_dim(args, dim_arg, -1)])
 
 
 def rows(x):
@@ -204,6 +352,12 @@ def data_shaped(torch, name, args):
         return "nonzero", note(args[0])
     if name == "torchvision.nms.default":
         return "nms", "all %d boxes taken as kept: the most it can be" % args[0].shape[0]
+    if name == "aten.bincount.default":
+        n = classes(args[0])
+        if n is not None:
+            return "bincount", "%d routing indices over %d choices taken as balanced: a balanced router's counts" % (
+                args[0].numel(), n)
+        return None
     if name == "aten._unique2.default":
         return "unique", "all %d elements taken as distinct: the most it can be" % args[0].numel()
     if name.startswith(("aten.index.", "aten.index_put", "aten._index_put_impl_")) and len(args) > 1:
@@ -266,6 +420,33 @@ def unique(torch, x, sorted=True, return_inverse=False, return_counts=False, *a,
     inv = torch.empty(tuple(x.shape) if return_inverse else (0,), dtype=torch.long, device=x.device)
     counts = torch.empty((n,) if return_counts else (0,), dtype=torch.long, device=x.device)
     return torch.empty((n,), dtype=x.dtype, device=x.device), inv, counts
+
+
+def bincount(torch, x, weights=None, minlength=0, *a, **k):
+    """aten.bincount on meta: of routing indices, a balanced router's
+    counts, known (a host copy of them splits the sorted tokens); of known
+    values, their counts. Other values it cannot size."""
+    n, vals = classes(x), values(x)
+    if n is not None:
+        counts = balanced(x.numel(), n) + [0] * max(0, minlength - n)
+    elif vals is not None:
+        flat = _flat(vals)
+        counts = [0] * max(minlength, max(flat) + 1 if flat else 0)
+        for v in flat:
+            counts[v] += 1
+    else:
+        raise NotImplementedError("bincount of values a tensor without data does not have (its size is the largest value)")
+    dtype = torch.long if weights is None else (weights.dtype if weights.is_floating_point() else torch.double)
+    out = torch.empty((len(counts),), dtype=dtype, device=x.device)
+    if weights is None:
+        _put(_values, out, counts)
+    return out
+
+
+def histc(torch, x, bins=100, *a, **k):
+    """aten.histc on meta (torch 1.13 has no kernel): bins counts, their
+    values after_op's when x are routing indices."""
+    return torch.empty((bins,), dtype=x.dtype, device=x.device)
 
 
 # Ops whose meta kernel refuses with a RuntimeError (their output size is

@@ -35,7 +35,7 @@ import os
 import sys
 import weakref
 
-from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2
+from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2, _trace_values
 from torchmem_hook import _common, _trace_compat
 
 _clean = _common.one_line
@@ -552,10 +552,12 @@ def _install_modes(torch, T):
                 if T.failure is None:
                     T.failure = (str(func), T.stack_id(), _first_sentence(err))
                 raise
-            try:
-                _trace_masks.after_op(func, args, out)  # routing marks: a mistake there is not the op's
-            except Exception:
-                _debug()
+            if T.device == "meta":
+                try:
+                    _trace_masks.after_op(func, args, out)  # routing marks: a mistake there is not the op's
+                    _trace_values.after_op(func, _trace_masks.op_name(func)[0], args, kwargs or {}, out)
+                except Exception:
+                    _debug()
             try:
                 host = False
                 if T.device == "cpu" and T.redirect == 0:

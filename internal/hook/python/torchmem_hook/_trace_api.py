@@ -18,7 +18,7 @@ import contextlib
 import os
 import sys
 
-from torchmem_hook import _common, _trace_masks
+from torchmem_hook import _common, _trace_masks, _trace_values
 
 _debug = _common.debug
 
@@ -380,7 +380,9 @@ def answers(torch, T):
             return t  # already a host placeholder
         T.warn("placeholder", "cpu", "a tensor copied from the device has no data: zeros were used")
         if t.numel() * t.element_size() <= HOST_ZEROS_MAX:
-            return torch.zeros(t.shape, dtype=t.dtype)
+            z = torch.zeros(t.shape, dtype=t.dtype)
+            _trace_values.mark_placeholder(z)  # not the device's values, if it goes back
+            return z
         T.hosting += 1  # the tracer records it as a host placeholder
         try:
             return torch.empty_like(t)
@@ -587,12 +589,16 @@ def _embedding_bag_backward(torch, grad, indices, offset2bag, bag_size, max_indi
 
 
 def _masked_select(torch, x, mask):
-    # The size depends on the data, which meta has not: the most it can be
-    # (every element selected).
+    # The size depends on the data: counted when the mask's values are
+    # known, else the most it can be (every element selected).
     n = torch.broadcast_shapes(x.shape, mask.shape)
-    count = 1
-    for v in n:
-        count *= v
+    s = _trace_values.shadow(mask)
+    if s is not None:
+        count = int(s.expand(n).count_nonzero())
+    else:
+        count = 1
+        for v in n:
+            count *= v
     return torch.empty((count,), dtype=x.dtype, device=x.device)
 
 

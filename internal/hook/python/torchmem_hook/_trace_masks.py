@@ -24,18 +24,21 @@ indices top-k (max, argmax) returns over n choices are marked as routing
 indices, each value as often; `idx == i` is a mask with 1/n of its elements
 true, its `any(dim)` over k distinct choices k/n, its `any()` true, and
 counts of them are known values (tokens * k / n each), which a host copy,
-`tolist()` and `repeat_interleave` read."""
+`tolist()` and `repeat_interleave` read.
 
-import itertools
+Where the values themselves are known (_trace_values: a shadow on the
+host), sizes are exact and nothing is assumed."""
+
 import math
 import weakref
+
+from torchmem_hook import _trace_values
+from torchmem_hook._trace_values import values, shadow
 
 KIND = "datashape"  # the trace's W line for an assumed size
 
 _density = {}  # id(tensor) -> (weak ref, fraction of its elements that are true)
-_values = {}  # id(tensor) -> (weak ref, its values as nested Python lists)
 _classes = {}  # id(tensor) -> (weak ref, n): routing indices over n choices, each as often
-MAX_VALUES = 1 << 16  # nonzero of a larger all-true mask keeps no values
 
 
 def density(t):
@@ -83,12 +86,6 @@ def balanced(count, n):
     return [count // n + (1 if i < count % n else 0) for i in range(n)]
 
 
-def values(t):
-    """t's values as nested lists, or None when not known."""
-    e = _get(_values, t)
-    return None if e is None else e[1]
-
-
 def _flat(v):
     if isinstance(v, list):
         out = []
@@ -96,13 +93,6 @@ def _flat(v):
             out.extend(_flat(x))
         return out
     return [v]
-
-
-def _squeezed(v):
-    # the same values without the size-1 dimensions (squeeze, view of one)
-    while isinstance(v, list) and len(v) == 1 and isinstance(v[0], list):
-        v = v[0]
-    return v
 
 
 def install(torch, T, answers, PASS):
@@ -128,77 +118,34 @@ def install(torch, T, answers, PASS):
         _tag(out, 1.0 / n)
         return out
 
-    def keep(func, args, kwargs):
-        # Known values only: a mask's mark is carried below, at the
-        # dispatch level (after_op), which sees every view and index.
-        src = args[0] if args else None
-        vals = values(src) if isinstance(src, torch.Tensor) else None
-        if vals is None:
-            return PASS
-        out = func(*args, **kwargs)
-        _carry(func, args, kwargs, vals, out)
-        return out
-
-    def _carry(func, args, kwargs, vals, out):
-        # the values of a view or selection of a tensor whose values are known
-        dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
-        if func in (Tensor.unbind, torch.unbind) and isinstance(vals, list) and dim == 0:
-            for o, v in zip(out, vals):
-                _put(_values, o, v)
-        elif func is Tensor.__getitem__ and isinstance(args[1], int) and isinstance(vals, list):
-            _put(_values, out, vals[args[1]])
-        elif isinstance(out, torch.Tensor) and out.numel() == len(_flat(vals)):
-            _put(_values, out, _squeezed(vals) if out.dim() < 2 else vals)
-
-    def iterate(func, args, kwargs):
-        vals = values(args[0])
-        if vals is None or not isinstance(vals, list):
-            return PASS
-        items = list(func(*args, **kwargs))
-        for o, v in zip(items, vals):
-            _put(_values, o, v)
-        return iter(items)
-
     def read(prev):
+        # a read of a tensor whose values are known answers from them
+        # (.item(), bool(), .tolist(), f-strings, `x in t`, numpy)
         def h(func, args, kwargs):
-            vals = values(args[0]) if args and isinstance(args[0], torch.Tensor) else None
-            if vals is None:
+            s = shadow(args[0]) if args and isinstance(args[0], torch.Tensor) else None
+            if s is None:
                 return prev(func, args, kwargs) if prev is not None else PASS
-            if func is Tensor.tolist:
-                return vals
-            flat = _flat(vals)
-            if len(flat) != 1:
-                return PASS
-            return flat[0]
+            return func(s, *args[1:], **kwargs)
         return h
 
-    out = {F.one_hot: one_hot, Tensor.__iter__: iterate}
-    for name in ("permute", "__getitem__", "squeeze", "unsqueeze", "view", "reshape", "transpose", "t",
-                 "contiguous", "flatten", "bool", "clone", "expand", "select", "narrow", "chunk", "split",
-                 "unbind"):
-        f = getattr(Tensor, name, None)
-        if f is not None:
-            out[f] = keep
-    for name in ("permute", "squeeze", "unsqueeze", "reshape", "transpose", "flatten", "clone", "select",
-                 "narrow", "chunk", "split", "unbind"):
-        f = getattr(torch, name, None)
-        if f is not None:
-            out[f] = keep
     def host(prev):
-        # .cpu() / .to("cpu") of known values (a router's counts) is a
-        # host tensor that has them: .numpy().cumsum(0) and the loop over
-        # its slices then run as on a GPU
+        # .cpu() / .to("cpu") of known values (a router's counts, a mask)
+        # is a host tensor that has them: .numpy().cumsum(0) and the loop
+        # over its slices then run as on a GPU
         def h(func, args, kwargs):
             t = args[0] if args else None
-            vals = values(t) if isinstance(t, torch.Tensor) and t.is_meta else None
-            if vals is not None and func is Tensor.to:
+            s = shadow(t) if isinstance(t, torch.Tensor) and t.is_meta else None
+            if s is not None and func is Tensor.to:
                 d = kwargs.get("device", args[1] if len(args) > 1 else None)
                 if str(d) != "cpu":
-                    vals = None
-            if vals is None:
+                    s = None
+            if s is None:
                 return prev(func, args, kwargs) if prev is not None else PASS
-            return torch.tensor(vals, dtype=t.dtype).reshape(t.shape)
+            return s.clone()
         return h
+
+    _trace_values.setup(torch)
+    out = {F.one_hot: one_hot}
 
     def repeat_interleave(func, args, kwargs):
         # the output's size is in the repeats: known for an int, or for
@@ -225,7 +172,8 @@ def install(torch, T, answers, PASS):
 
     out[Tensor.repeat_interleave] = repeat_interleave
     out[torch.repeat_interleave] = repeat_interleave
-    for f in (Tensor.item, Tensor.__index__, Tensor.__int__, Tensor.__bool__, Tensor.__float__, Tensor.tolist):
+    for f in (Tensor.item, Tensor.__index__, Tensor.__int__, Tensor.__bool__, Tensor.__float__, Tensor.tolist,
+              Tensor.__format__, Tensor.__contains__, Tensor.numpy, Tensor.__array__):
         out[f] = read(answers.get(f))
     for f in (Tensor.cpu, Tensor.to):
         out[f] = host(answers.get(f))
@@ -243,7 +191,7 @@ KEEP_OPS = frozenset(["permute", "index", "squeeze", "unsqueeze", "view", "_unsa
 _names = {}  # op overload -> (its aten name, its overload name); str(op) is slow
 
 
-def _op_name(func):
+def op_name(func):
     r = _names.get(func)
     if r is None:
         op = str(func)
@@ -273,7 +221,7 @@ def after_op(func, args, out):
     ones: routing indices (top-k), masks of them (==), counts of them."""
     if not args or not getattr(out, "is_meta", True):
         return
-    name, overload = _op_name(func)
+    name, overload = op_name(func)
     if not (_density or _classes) and name not in ROUTE_OPS:
         return  # nothing marked yet: the common case, kept cheap
     src = args[0]
@@ -289,7 +237,7 @@ def after_op(func, args, out):
         elif name in ("eq", "ne") and overload == "Scalar" and isinstance(args[1], int) and 0 <= args[1] < n:
             _tag(out, 1.0 / n if name == "eq" else 1.0 - 1.0 / n)
         elif name == "histc" and _dim(args, 1, 100) == n:
-            _put(_values, out, balanced(src.numel(), n))
+            _trace_values.keep(out, balanced(src.numel(), n))
         return
     if name == "scatter_" and overload == "value" and len(args) > 3 and args[3] == 1 and classes(args[2]) is not None:
         # counts of routing indices: zeros, then scatter_ of ones at them
@@ -308,17 +256,11 @@ def after_op(func, args, out):
         # over k distinct choices a token takes each with 1/n: k/n
         _tag(out, min(1.0, d * _reduced(src, _dim(args, 1, None))))
     elif name == "any":
-        _put(_values, out, rows(src) > 0)
-    elif name == "sum" and out.numel() <= MAX_VALUES:
+        _trace_values.keep(out, rows(src) > 0)
+    elif name == "sum" and out.numel() <= _trace_values.MAX:
         count = d * _reduced(src, None if overload == "default" else _dim(args, 1, None))
         v = int(math.ceil(count)) if not out.is_floating_point() else count
-        _put(_values, out, _filled(list(out.shape), v))
-
-
-def _filled(shape, v):
-    if not shape:
-        return v
-    return [_filled(shape[1:], v) for _ in range(shape[0])]
+        _trace_values.keep(out, [v] * out.numel())
 
 
 # The ops that return routing indices (positions over a dimension of n
@@ -338,7 +280,10 @@ def _route(name, overload, args, out):
 
 
 def rows(x):
-    """The rows nonzero(x) is taken to have."""
+    """The rows nonzero(x) has (its values known) or is taken to have."""
+    s = shadow(x)
+    if s is not None:
+        return int(s.count_nonzero())
     n = 1
     for s in x.shape:
         n *= s
@@ -348,6 +293,8 @@ def rows(x):
 def data_shaped(torch, name, args):
     """(op, words) for the W line when the meta fallback of op name sized
     its output from a mask; None for any other fallback."""
+    if args and shadow(args[0]) is not None:
+        return None  # sized from known values: nothing assumed
     if name == "aten.nonzero.default":
         return "nonzero", note(args[0])
     if name == "torchvision.nms.default":
@@ -362,7 +309,7 @@ def data_shaped(torch, name, args):
         return "unique", "all %d elements taken as distinct: the most it can be" % args[0].numel()
     if name.startswith(("aten.index.", "aten.index_put", "aten._index_put_impl_")) and len(args) > 1:
         for i in args[1]:
-            if i is not None and getattr(i, "dtype", None) in (torch.bool, torch.uint8):
+            if i is not None and getattr(i, "dtype", None) in (torch.bool, torch.uint8) and shadow(i) is None:
                 return "boolean mask index", note(i)
     return None
 
@@ -375,11 +322,15 @@ def note(x):
 
 
 def nonzero(torch, x, *a, **k):
-    """aten.nonzero on meta: (rows, x.dim()) int64 indices; those of an
-    all-true mask are known, and kept."""
+    """aten.nonzero on meta: (rows, x.dim()) int64 indices; those of a
+    mask whose values are known, or of an all-true one, are known, and
+    kept."""
     out = torch.empty((rows(x), x.dim()), dtype=torch.long, device=x.device)
-    if not _known(x) and x.numel() <= MAX_VALUES:
-        _put(_values, out, [list(ix) for ix in itertools.product(*[range(n) for n in x.shape])])
+    s = shadow(x)
+    if s is None and not _known(x) and x.numel() <= _trace_values.MAX:
+        s = torch.ones(tuple(x.shape), dtype=torch.bool)
+    if s is not None:
+        _trace_values.keep(out, s.nonzero())
     return out
 
 
@@ -415,8 +366,10 @@ def index_put_impl_(torch, x, indices, values, accumulate=False, unsafe=False, *
 
 def unique(torch, x, sorted=True, return_inverse=False, return_counts=False, *a, **k):
     """aten._unique2 on meta (torch.unique: torchvision's batched_nms, label
-    sets): every element distinct, the most it can be, as for masks."""
-    n = x.numel()
+    sets): of known values, theirs; else every element distinct, the most
+    it can be, as for masks."""
+    s = shadow(x)
+    n = x.numel() if s is None else int(s.unique().numel())
     inv = torch.empty(tuple(x.shape) if return_inverse else (0,), dtype=torch.long, device=x.device)
     counts = torch.empty((n,) if return_counts else (0,), dtype=torch.long, device=x.device)
     return torch.empty((n,), dtype=x.dtype, device=x.device), inv, counts
@@ -426,20 +379,17 @@ def bincount(torch, x, weights=None, minlength=0, *a, **k):
     """aten.bincount on meta: of routing indices, a balanced router's
     counts, known (a host copy of them splits the sorted tokens); of known
     values, their counts. Other values it cannot size."""
-    n, vals = classes(x), values(x)
-    if n is not None:
+    n, s = classes(x), shadow(x)
+    if s is not None:
+        counts = s.bincount(minlength=minlength).tolist()
+    elif n is not None:
         counts = balanced(x.numel(), n) + [0] * max(0, minlength - n)
-    elif vals is not None:
-        flat = _flat(vals)
-        counts = [0] * max(minlength, max(flat) + 1 if flat else 0)
-        for v in flat:
-            counts[v] += 1
     else:
         raise NotImplementedError("bincount of values a tensor without data does not have (its size is the largest value)")
     dtype = torch.long if weights is None else (weights.dtype if weights.is_floating_point() else torch.double)
     out = torch.empty((len(counts),), dtype=dtype, device=x.device)
     if weights is None:
-        _put(_values, out, counts)
+        _trace_values.keep(out, counts)
     return out
 
 

@@ -1,0 +1,198 @@
+"""Values the meta trace knows (torchmem estimate --trace, meta mode).
+
+Meta tensors have shapes and no data, so whatever a script decides from
+its data would be decided on placeholders (0, False). But much of what
+small tensors hold is known: a batch of token ids, labels and an attention
+mask come from the host with their values when the script moves them to
+the GPU; torch.ones/zeros/full/arange make known values; and comparisons,
+views, sums and cumulative sums of known values are known. Transformers
+decides from them whether a causal mask can be left to the kernel
+(`padding_mask.all()`: an all-ones attention mask on a GPU skips the mask,
+a placeholder False makes a (B, 1, T, T) one per call), a loss which
+positions count (`labels != -100`), a collator how much padding there is.
+
+So a tensor of at most MAX elements keeps its values as a CPU tensor, its
+shadow: made when known values enter (a host tensor copied to the device,
+a factory), and carried through the ops in OPS by running the same ATen op
+on the shadows of its inputs, when each device input has one. A shadow is
+valid while its tensor's version counter (bumped by every in-place write,
+through any view) is the one it was made at: an in-place op it could not
+follow drops it. Reads (`.item()`, `bool(t)`, `.tolist()`, `.cpu()`) of a
+tensor with a shadow answer from it (_trace_masks.install), and the
+data-dependent sizes (nonzero, a boolean-mask index, unique, bincount)
+are then exact rather than assumed.
+"""
+
+import weakref
+
+MAX = 1 << 20  # elements: 8 MiB of int64, a 64 x 16384 batch of ids
+
+_torch = None
+_shadows = {}  # id(tensor) -> (weak ref, CPU tensor, the tensor's _version then)
+_placeholders = weakref.WeakSet()  # host zeros standing for data the trace has not
+
+
+def setup(torch):
+    global _torch
+    _torch = torch
+
+
+def shadow(t):
+    """t's values as a CPU tensor, or None when not known."""
+    e = _shadows.get(id(t))
+    if e is None or e[0]() is not t:
+        return None
+    try:
+        if t._version != e[2]:
+            return None  # written since, by an op that was not followed
+    except Exception:
+        return None
+    return e[1]
+
+
+def values(t):
+    """t's values as (nested) Python numbers, or None when not known."""
+    s = shadow(t)
+    return None if s is None else s.tolist()
+
+
+def keep(t, v):
+    """Give meta tensor t the values v (a CPU tensor, or Python numbers
+    shaped as t)."""
+    if not getattr(t, "is_meta", False) or t.numel() > MAX:
+        return
+    try:
+        s = v if isinstance(v, _torch.Tensor) else _torch.tensor(v, dtype=t.dtype)
+        if s.device.type != "cpu" or s.numel() != t.numel():
+            return
+        if tuple(s.shape) != tuple(t.shape):
+            s = s.reshape(t.shape)
+        key = id(t)
+        # the entry goes with the tensor (the callback runs before its id
+        # can be reused)
+        _shadows[key] = (weakref.ref(t, lambda r, k=key: _shadows.pop(k, None)), s, t._version)
+    except Exception:
+        pass
+
+
+def mark_placeholder(t):
+    """t is host zeros standing for device data the trace has not: moved
+    back to the device, it is no known value."""
+    try:
+        _placeholders.add(t)
+    except TypeError:
+        pass
+
+
+# ATen ops that make known values from nothing but their arguments.
+FACTORIES = frozenset(["ones", "zeros", "full", "arange", "ones_like", "zeros_like", "full_like", "scalar_tensor",
+                       "new_ones", "new_zeros", "new_full", "eye", "linspace", "tril_indices", "triu_indices"])
+
+# ATen ops whose outputs' values follow from their inputs' (cheap on the
+# host at MAX elements); in-place forms (name_) too.
+OPS = frozenset([
+    # views, copies, selections
+    "view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "squeeze", "unsqueeze", "select",
+    "slice", "narrow", "unbind", "split", "split_with_sizes", "chunk", "alias", "detach", "clone", "contiguous",
+    "_to_copy", "copy", "flatten", "unflatten", "repeat", "roll", "flip", "index_select", "gather", "index",
+    "diff", "constant_pad_nd", "cat", "stack", "tril", "triu", "masked_select", "nonzero", "repeat_interleave",
+    "lift_fresh", "lift_fresh_copy",
+    # comparisons and logic
+    "eq", "ne", "lt", "le", "gt", "ge", "isin", "logical_not", "logical_and", "logical_or", "logical_xor",
+    "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "where", "masked_fill", "fill", "zero",
+    # arithmetic
+    "add", "sub", "rsub", "mul", "div", "floor_divide", "remainder", "fmod", "neg", "abs", "clamp", "clamp_min",
+    "clamp_max", "minimum", "maximum", "sign",
+    # reductions, orders, counts
+    "all", "any", "sum", "prod", "min", "max", "amin", "amax", "argmax", "argmin", "cumsum", "cumprod",
+    "count_nonzero", "sort", "argsort", "unique_consecutive", "_unique2", "bincount", "searchsorted",
+    "bucketize", "scatter", "scatter_add",
+])
+
+# Ops through which a host tensor's values enter the device.
+SOURCES = frozenset(["_to_copy", "copy", "lift_fresh", "lift_fresh_copy"])
+
+
+def _is_meta(x):
+    return isinstance(x, _torch.Tensor) and x.is_meta
+
+
+def _outputs(out):
+    return [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if _is_meta(o)]
+
+
+def _host(x, meta_to_shadow):
+    """x with every meta tensor (in lists too) replaced by its shadow, or
+    by None when one has none; device arguments made the CPU."""
+    if isinstance(x, _torch.Tensor):
+        return meta_to_shadow(x) if x.is_meta else x
+    if isinstance(x, (list, tuple)):
+        return type(x)(_host(v, meta_to_shadow) for v in x)
+    if isinstance(x, _torch.device) and x.type == "meta":
+        return _torch.device("cpu")
+    return x
+
+
+class _Missing(Exception):
+    pass
+
+
+def _need(t):
+    s = shadow(t)
+    if s is None:
+        raise _Missing()
+    return s
+
+
+def _template(t):
+    return _torch.zeros(t.shape, dtype=t.dtype)
+
+
+def _cpu_kwargs(kwargs):
+    k = dict(kwargs)
+    if "device" in k:
+        k["device"] = _torch.device("cpu")
+    return k
+
+
+def after_op(func, name, args, kwargs, out):
+    """Give the op's meta outputs the values that follow from its inputs'."""
+    outs = _outputs(out)
+    if not outs or all(o.numel() > MAX for o in outs):
+        return
+    base = name[:-1] if name.endswith("_") and not name.startswith("_") else name
+    try:
+        if base in FACTORIES:
+            res = func(*_host(args, _template), **_cpu_kwargs(kwargs))
+        elif base == "copy" and len(args) > 1:
+            # copy_(dst, src): dst takes src's values, from the host or the device
+            src = args[1]
+            s = shadow(src) if _is_meta(src) else (src if _host_values(src) else None)
+            if s is None:
+                return
+            res = s.to(outs[0].dtype).expand(outs[0].shape).clone()
+        elif base in SOURCES and args and _host_values(args[0]):
+            res = func(*_host(args, _need), **_cpu_kwargs(kwargs))
+        elif base in OPS and _shadows:
+            res = func(*_host(args, _need), **_cpu_kwargs(_host(kwargs, _need)))
+        else:
+            return
+    except _Missing:
+        return
+    except Exception:
+        return  # a shape the host op refuses: the values stay unknown
+    for o, r in zip(outs, _outputs_cpu(res, len(outs))):
+        keep(o, r)
+
+
+def _outputs_cpu(res, n):
+    if isinstance(res, (tuple, list)):
+        return [r for r in res if isinstance(r, _torch.Tensor)][:n]
+    return [res]
+
+
+def _host_values(x):
+    """x is a host tensor with real data that can enter the device with its
+    values: not a placeholder, small enough."""
+    return isinstance(x, _torch.Tensor) and not x.is_meta and x.device.type == "cpu" and \
+        x.numel() <= MAX and x not in _placeholders

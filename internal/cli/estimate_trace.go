@@ -147,8 +147,12 @@ func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []str
 	t := estimateCatalog.T(lang)
 	tt := traceCatalog.T(lang)
 	fmt.Fprintln(w, tt("trace.header", strings.Join(argv, " ")))
-	fmt.Fprintln(w, "  "+tt("trace.setup", r.Device, r.Torch, strconv.Itoa(r.Steps), strconv.Itoa(r.Events),
-		fmt.Sprintf("%.1fM", float64(r.Params)/1e6)))
+	params := tt("trace.params", fmt.Sprintf("%.1fM", float64(r.Params)/1e6))
+	if r.TrainableParams > 0 && r.TrainableParams < r.Params {
+		// a frozen base (LoRA, a frozen backbone): what trains is the question
+		params = tt("trace.params.trainable", fmt.Sprintf("%.1fM", float64(r.Params)/1e6), groupDigits(r.TrainableParams))
+	}
+	fmt.Fprintln(w, "  "+tt("trace.setup", r.Device, r.Torch, strconv.Itoa(r.Steps), strconv.Itoa(r.Events), params))
 	rows := [][2]string{
 		{t("estimate.row.peakAllocated"), units.Bytes(r.PeakAllocatedBytes) + "\t" + t("estimate.note.peakAllocated")},
 		{t("estimate.row.peakReserved"), units.Bytes(r.PeakReservedBytes) + "\t" + t("estimate.note.peakReserved")},
@@ -263,39 +267,43 @@ func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.F
 }
 
 var traceEN = map[string]string{
-	"trace.header":          "traced: %[1]s",
-	"trace.setup":           "%[1]s tensors, torch %[2]s, %[3]s optimizer steps, %[4]s allocations and frees, %[5]s parameters",
-	"trace.cat.temporaries": "temporaries",
-	"trace.sites":           "allocated at the peak by (largest first):",
-	"trace.snapshot":        "memory snapshot written to %[1]s (torchmem snapshot summary FILE, or PyTorch's memory_viz)",
-	"trace.end.error":       "the trace stopped after %[1]s optimizer steps: op %[2]s at %[3]s failed: %[4]s; the figures are those of what ran",
-	"trace.end.raised":      "the trace stopped after %[1]s optimizer steps: the program raised at %[3]s: %[4]s; the figures are those of what ran",
-	"trace.end.exit":        "the program ended by itself after %[1]s optimizer steps, before --steps was reached: all of it was traced",
-	"trace.end.failed":      "the trace stopped after %[1]s optimizer steps: the program gave up (%[4]s); the figures are those of what ran",
-	"trace.end.truncated":   "the trace reached --trace-max-size after %[1]s optimizer steps%[2]s%[3]s: %[4]s; the figures are those of what ran",
-	"trace.end.killed":      "the trace is incomplete after %[1]s optimizer steps%[2]s%[3]s: %[4]s",
-	"trace.fit.partial":     "but only what ran fits: the trace stopped after %[1]s optimizer steps, and the steps that did not run (the optimizer's states, the next forward) may need more; fix what stopped it and trace again",
-	"trace.datashape":       "%[1]s sizes that depend on the data were assumed (first: %[2]s at %[3]s): a router's one-hot masks and top-k indices give each expert a balanced router's share of the tokens, any other mask all its elements",
-	"trace.placeholder":     "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
-	"trace.compile":         "%[1]s at %[2]s ran the model eagerly under the tracer: the figures are the eager program's; a compiled one (fused kernels, CUDA graphs) differs",
+	"trace.header":           "traced: %[1]s",
+	"trace.setup":            "%[1]s tensors, torch %[2]s, %[3]s optimizer steps, %[4]s allocations and frees, %[5]s",
+	"trace.params":           "%[1]s parameters",
+	"trace.params.trainable": "%[1]s parameters (%[2]s trainable)",
+	"trace.cat.temporaries":  "temporaries",
+	"trace.sites":            "allocated at the peak by (largest first):",
+	"trace.snapshot":         "memory snapshot written to %[1]s (torchmem snapshot summary FILE, or PyTorch's memory_viz)",
+	"trace.end.error":        "the trace stopped after %[1]s optimizer steps: op %[2]s at %[3]s failed: %[4]s; the figures are those of what ran",
+	"trace.end.raised":       "the trace stopped after %[1]s optimizer steps: the program raised at %[3]s: %[4]s; the figures are those of what ran",
+	"trace.end.exit":         "the program ended by itself after %[1]s optimizer steps, before --steps was reached: all of it was traced",
+	"trace.end.failed":       "the trace stopped after %[1]s optimizer steps: the program gave up (%[4]s); the figures are those of what ran",
+	"trace.end.truncated":    "the trace reached --trace-max-size after %[1]s optimizer steps%[2]s%[3]s: %[4]s; the figures are those of what ran",
+	"trace.end.killed":       "the trace is incomplete after %[1]s optimizer steps%[2]s%[3]s: %[4]s",
+	"trace.fit.partial":      "but only what ran fits: the trace stopped after %[1]s optimizer steps, and the steps that did not run (the optimizer's states, the next forward) may need more; fix what stopped it and trace again",
+	"trace.datashape":        "%[1]s sizes that depend on the data were assumed (first: %[2]s at %[3]s): a router's one-hot masks and top-k indices give each expert a balanced router's share of the tokens, any other mask all its elements",
+	"trace.placeholder":      "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
+	"trace.compile":          "%[1]s at %[2]s ran the model eagerly under the tracer: the figures are the eager program's; a compiled one (fused kernels, CUDA graphs) differs",
 }
 
 var traceZH = map[string]string{
-	"trace.header":          "已追踪：%[1]s",
-	"trace.setup":           "%[1]s 张量，torch %[2]s，%[3]s 个优化器步，%[4]s 次分配与释放，%[5]s 参数",
-	"trace.cat.temporaries": "临时张量",
-	"trace.sites":           "峰值时的分配来源（从大到小）：",
-	"trace.snapshot":        "内存快照已写入 %[1]s（torchmem snapshot summary FILE 或 PyTorch 的 memory_viz 可打开）",
-	"trace.end.error":       "追踪在 %[1]s 个优化器步后停止：%[3]s 处的算子 %[2]s 失败：%[4]s；数字是已运行部分的",
-	"trace.end.raised":      "追踪在 %[1]s 个优化器步后停止：程序在 %[3]s 处抛出异常：%[4]s；数字是已运行部分的",
-	"trace.end.exit":        "程序在 %[1]s 个优化器步后自行结束，未达到 --steps：它运行的全部内容都已追踪",
-	"trace.end.failed":      "追踪在 %[1]s 个优化器步后停止：程序自行退出（%[4]s）；数字是已运行部分的",
-	"trace.end.truncated":   "追踪在 %[1]s 个优化器步后达到 --trace-max-size%[2]s%[3]s：%[4]s；数字是已运行部分的",
-	"trace.end.killed":      "追踪在 %[1]s 个优化器步后不完整%[2]s%[3]s：%[4]s",
-	"trace.fit.partial":     "但这只是已运行部分能放下：追踪在 %[1]s 个优化器步后停止，未运行的步骤（优化器状态、下一次前向）可能需要更多；请修复导致停止的问题后重新追踪",
-	"trace.datashape":       "假定了 %[1]s 个取决于数据的大小（首个：%[3]s 处的 %[2]s）：路由的 one_hot 掩码与 top-k 索引按均衡路由为每个专家分配 token，其他掩码取其全部元素",
-	"trace.placeholder":     "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
-	"trace.compile":         "%[2]s 处的 %[1]s 在追踪时以 eager 方式运行模型：数字是 eager 程序的；编译后的程序（融合内核、CUDA graphs）会不同",
+	"trace.header":           "已追踪：%[1]s",
+	"trace.setup":            "%[1]s 张量，torch %[2]s，%[3]s 个优化器步，%[4]s 次分配与释放，%[5]s",
+	"trace.params":           "%[1]s 参数",
+	"trace.params.trainable": "%[1]s 参数（其中可训练 %[2]s）",
+	"trace.cat.temporaries":  "临时张量",
+	"trace.sites":            "峰值时的分配来源（从大到小）：",
+	"trace.snapshot":         "内存快照已写入 %[1]s（torchmem snapshot summary FILE 或 PyTorch 的 memory_viz 可打开）",
+	"trace.end.error":        "追踪在 %[1]s 个优化器步后停止：%[3]s 处的算子 %[2]s 失败：%[4]s；数字是已运行部分的",
+	"trace.end.raised":       "追踪在 %[1]s 个优化器步后停止：程序在 %[3]s 处抛出异常：%[4]s；数字是已运行部分的",
+	"trace.end.exit":         "程序在 %[1]s 个优化器步后自行结束，未达到 --steps：它运行的全部内容都已追踪",
+	"trace.end.failed":       "追踪在 %[1]s 个优化器步后停止：程序自行退出（%[4]s）；数字是已运行部分的",
+	"trace.end.truncated":    "追踪在 %[1]s 个优化器步后达到 --trace-max-size%[2]s%[3]s：%[4]s；数字是已运行部分的",
+	"trace.end.killed":       "追踪在 %[1]s 个优化器步后不完整%[2]s%[3]s：%[4]s",
+	"trace.fit.partial":      "但这只是已运行部分能放下：追踪在 %[1]s 个优化器步后停止，未运行的步骤（优化器状态、下一次前向）可能需要更多；请修复导致停止的问题后重新追踪",
+	"trace.datashape":        "假定了 %[1]s 个取决于数据的大小（首个：%[3]s 处的 %[2]s）：路由的 one_hot 掩码与 top-k 索引按均衡路由为每个专家分配 token，其他掩码取其全部元素",
+	"trace.placeholder":      "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
+	"trace.compile":          "%[2]s 处的 %[1]s 在追踪时以 eager 方式运行模型：数字是 eager 程序的；编译后的程序（融合内核、CUDA graphs）会不同",
 }
 
 var traceCatalog = i18n.NewCatalog("estimate-trace", map[language.Tag]map[string]string{

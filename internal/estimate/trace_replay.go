@@ -229,7 +229,7 @@ func segOf(b *block) int64 {
 func ReplayTrace(t *Trace, o TraceReplay) *TraceResult {
 	cats := t.categories()
 	m, _, livePeak, peakAt := t.replay(cats, o, -1, nil)
-	r := &Result{Model: "traced script", Family: "trace", Params: t.paramCount(cats),
+	r := &Result{Model: "traced script", Family: "trace", Params: t.paramCount(cats), TrainableParams: t.trainableCount(),
 		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase}
@@ -269,6 +269,26 @@ func (t *Trace) paramCount(cats []Category) int64 {
 	var n int64
 	for i, a := range t.Allocs {
 		if a.Kind == "param" && cats[i] == CatWeights && !freed[i] {
+			n += a.Bytes / dtypeBytes(a.DType)
+		}
+	}
+	return n
+}
+
+// trainableCount is the elements of the gradients the first step with any
+// made: one per trainable parameter (a tied weight has one, accumulation
+// adds into it, zero_grad without set_to_none keeps it), as the built-in
+// and PEFT's print_trainable_parameters() count; 0 without a backward.
+func (t *Trace) trainableCount() int64 {
+	first := -1
+	for _, a := range t.Allocs {
+		if a.Kind == "grad" && (first < 0 || a.Step < first) {
+			first = a.Step
+		}
+	}
+	var n int64
+	for _, a := range t.Allocs {
+		if a.Kind == "grad" && a.Step == first {
 			n += a.Bytes / dtypeBytes(a.DType)
 		}
 	}

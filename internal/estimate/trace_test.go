@@ -194,3 +194,28 @@ func TestTracePartial(t *testing.T) {
 		}
 	}
 }
+
+// The trainable parameters of a trace are the gradients' elements in the
+// first step that made any: a frozen weight has none, a second step's
+// gradients (set_to_none) are not counted again.
+func TestTraceTrainableParams(t *testing.T) {
+	tr, err := ParseTrace(strings.NewReader(smallTrace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := ReplayTrace(tr, TraceReplay{ComputeCapability: 80}); r.TrainableParams != 1000 || r.Params != 1000 {
+		t.Errorf("trainable %d of %d params, want 1000 of 1000", r.TrainableParams, r.Params)
+	}
+	frozen := strings.Replace(smallTrace, "P\toptimizer\t1\n",
+		"A\t6\t8000\tdata\tsetup\t1\t1\t\taten._to_copy.default\tbfloat16\t4000\nC\t6\tparam\n"+
+			"P\toptimizer\t1\n", 1)
+	frozen = strings.Replace(frozen, "P\tafter_step\t2\n",
+		"P\tafter_step\t2\nA\t7\t4000\tbwd\tbackward\t2\t1\t\taten.mm.default\tfloat32\t1000\nC\t7\tgrad\n", 1)
+	tr, err = ParseTrace(strings.NewReader(frozen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := ReplayTrace(tr, TraceReplay{ComputeCapability: 80}); r.TrainableParams != 1000 || r.Params != 5000 {
+		t.Errorf("with a frozen bf16 weight: trainable %d of %d params, want 1000 of 5000", r.TrainableParams, r.Params)
+	}
+}

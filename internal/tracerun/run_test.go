@@ -349,3 +349,21 @@ func TestMixtureOfExpertsRouting(t *testing.T) {
 		t.Errorf("no datashape note for the assumed nonzero sizes: %+v", tr.Warnings)
 	}
 }
+
+// TestSelectedValuesLoopPerValue: testdata/levels.py loops over
+// torch.unique of feature-level ids picked by a model's top-k, as
+// torchvision's batched_nms does. The ids are drawn from 5 known values,
+// so the trace makes 5 passes of top_k / 5 rows (torch.where of each
+// level), not one per proposal (every element distinct).
+func TestSelectedValuesLoopPerValue(t *testing.T) {
+	tr := trace(t, torchPython(t), "meta", filepath.Join("testdata", "levels.py"))
+	passes := map[string]int{}
+	for _, a := range tr.Allocs {
+		if a.Op == "aten.nonzero.default" && a.Step == 1 {
+			passes[a.Shape]++
+		}
+	}
+	if len(passes) != 1 || passes["200,1"] != 5 {
+		t.Errorf("torch.where passes in step 1 by shape: %v, want 5 of 200 rows", passes)
+	}
+}

@@ -191,6 +191,18 @@ KEEP_OPS = frozenset(["permute", "index", "squeeze", "unsqueeze", "view", "_unsa
 _names = {}  # op overload -> (its aten name, its overload name); str(op) is slow
 
 
+def _domain_eq(args, out):
+    """x == v, v one of the m values x holds (its domain): 1/m of its
+    elements true, each value as often (a balanced share)."""
+    d = _trace_values.domain(args[0])
+    v = args[1] if len(args) > 1 else None
+    if hasattr(v, "is_meta"):
+        sv = shadow(v) if v.is_meta else v
+        v = sv.item() if sv is not None and sv.numel() == 1 else None
+    if isinstance(v, (int, float)) and bool((d == v).any()):
+        _tag(out, 1.0 / d.numel())
+
+
 def op_name(func):
     r = _names.get(func)
     if r is None:
@@ -222,9 +234,12 @@ def after_op(func, args, out):
     if not args or not getattr(out, "is_meta", True):
         return
     name, overload = op_name(func)
-    if not (_density or _classes) and name not in ROUTE_OPS:
+    if not (_density or _classes) and name not in ROUTE_OPS and name != "eq":
         return  # nothing marked yet: the common case, kept cheap
     src = args[0]
+    if name == "eq" and shadow(src) is None and _trace_values.domain(src) is not None:
+        _domain_eq(args, out)
+        return
     if name in ROUTE_OPS and getattr(src, "dim", lambda: 0)() > 0:
         _route(name, overload, args, out)
         return
@@ -306,6 +321,10 @@ def data_shaped(torch, name, args):
                 args[0].numel(), n)
         return None
     if name == "aten._unique2.default":
+        d = _trace_values.domain(args[0])
+        if d is not None:
+            return "unique", "each of the %d values its %d elements were selected from taken as present" % (
+                min(d.numel(), args[0].numel()), args[0].numel())
         return "unique", "all %d elements taken as distinct: the most it can be" % args[0].numel()
     if name.startswith(("aten.index.", "aten.index_put", "aten._index_put_impl_")) and len(args) > 1:
         for i in args[1]:
@@ -366,13 +385,17 @@ def index_put_impl_(torch, x, indices, values, accumulate=False, unsafe=False, *
 
 def unique(torch, x, sorted=True, return_inverse=False, return_counts=False, *a, **k):
     """aten._unique2 on meta (torch.unique: torchvision's batched_nms, label
-    sets): of known values, theirs; else every element distinct, the most
-    it can be, as for masks."""
-    s = shadow(x)
-    n = x.numel() if s is None else int(s.unique().numel())
+    sets): of known values, theirs; of values selected from known ones,
+    every one of those (the values are then known); else every element
+    distinct, the most it can be, as for masks."""
+    s, d = shadow(x), _trace_values.domain(x)
+    n = x.numel() if d is None else min(x.numel(), int(d.numel()))
     inv = torch.empty(tuple(x.shape) if return_inverse else (0,), dtype=torch.long, device=x.device)
     counts = torch.empty((n,) if return_counts else (0,), dtype=torch.long, device=x.device)
-    return torch.empty((n,), dtype=x.dtype, device=x.device), inv, counts
+    out = torch.empty((n,), dtype=x.dtype, device=x.device)
+    if s is None and d is not None:
+        _trace_values.keep(out, d[:n].to(x.dtype))
+    return out, inv, counts
 
 
 def bincount(torch, x, weights=None, minlength=0, *a, **k):

@@ -21,6 +21,15 @@ follow drops it. Reads (`.item()`, `bool(t)`, `.tolist()`, `.cpu()`) of a
 tensor with a shadow answer from it (_trace_masks.install), and the
 data-dependent sizes (nonzero, a boolean-mask index, unique, bincount)
 are then exact rather than assumed.
+
+When a tensor's values are not known but where they come from is, its
+domain is: a selection (index, gather, a view) of a tensor with known
+values, or a cast of one, holds some of those values. torch.unique of it
+is then at most the domain (torchvision's detection heads take the feature
+level of each of thousands of proposals, then loop `for lvl in
+torch.unique(levels)`: 5 levels, not thousands), and `x == v` for one of
+its m values is a mask with 1/m of its elements true (each value as often,
+the balanced share _trace_masks takes for a router).
 """
 
 import weakref
@@ -30,6 +39,8 @@ MAX = 1 << 20  # elements: 8 MiB of int64, a 64 x 16384 batch of ids
 _torch = None
 _shadows = {}  # id(tensor) -> (weak ref, CPU tensor, the tensor's _version then)
 _placeholders = weakref.WeakSet()  # host zeros standing for data the trace has not
+_domains = {}  # id(tensor) -> (weak ref, its possible values: sorted, distinct, on the host)
+DOMAIN_MAX = 1 << 12  # distinct values a domain keeps (a label set, feature levels)
 
 
 def setup(torch):
@@ -73,6 +84,53 @@ def keep(t, v):
         _shadows[key] = (weakref.ref(t, lambda r, k=key: _shadows.pop(k, None)), s, t._version)
     except Exception:
         pass
+
+
+def domain(t):
+    """The values t can hold, sorted and distinct, or None when not known."""
+    s = shadow(t)
+    if s is not None:
+        return s.unique() if s.numel() else None
+    e = _domains.get(id(t))
+    if e is None or e[0]() is not t:
+        return None
+    return e[1]
+
+
+def _keep_domain(t, d):
+    if d is None or not getattr(t, "is_meta", False) or d.numel() > DOMAIN_MAX:
+        return
+    key = id(t)
+    try:
+        _domains[key] = (weakref.ref(t, lambda r, k=key: _domains.pop(k, None)), d)
+    except TypeError:
+        pass
+
+
+# Ops whose output holds values of their first input (or, cat/stack, of
+# their inputs'): selections, views, copies, sorts.
+DOMAIN_OPS = frozenset(["view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "squeeze",
+                        "unsqueeze", "select", "slice", "narrow", "unbind", "split", "split_with_sizes", "chunk",
+                        "alias", "detach", "clone", "contiguous", "_to_copy", "flatten", "repeat", "roll", "flip",
+                        "index_select", "gather", "index", "take", "masked_select", "cat", "stack", "sort",
+                        "repeat_interleave", "lift_fresh", "lift_fresh_copy"])
+
+
+def _domain_op(base, args, outs):
+    src = args[0] if args else None
+    if base in ("cat", "stack") and isinstance(src, (list, tuple)):
+        ds = [domain(x) for x in src if _is_meta(x)]
+        if not ds or any(d is None for d in ds):
+            return
+        d = _torch.cat(ds).unique()
+    elif _is_meta(src):
+        d = domain(src)
+    else:
+        return
+    if d is None:
+        return
+    for o in outs if base != "sort" else outs[:1]:
+        _keep_domain(o, d.to(o.dtype).unique() if d.dtype != o.dtype else d)
 
 
 def mark_placeholder(t):
@@ -173,11 +231,13 @@ def after_op(func, name, args, kwargs, out):
             res = s.to(outs[0].dtype).expand(outs[0].shape).clone()
         elif base in SOURCES and args and _host_values(args[0]):
             res = func(*_host(args, _need), **_cpu_kwargs(kwargs))
-        elif base in OPS and _shadows:
+        elif base in OPS and (_shadows or _domains):
             res = func(*_host(args, _need), **_cpu_kwargs(_host(kwargs, _need)))
         else:
             return
     except _Missing:
+        if (_shadows or _domains) and base in DOMAIN_OPS:
+            _domain_op(base, args, outs)
         return
     except Exception:
         return  # a shape the host op refuses: the values stay unknown

@@ -134,6 +134,9 @@ type TraceReplay struct {
 	Limit int64
 	// ComputeCapability sizes the cuBLAS workspaces (90 if 0).
 	ComputeCapability int
+	// proc: the process the trace runs in after other jobs
+	// (ReplayTracesOneProcess); nil, a fresh one.
+	proc *process
 }
 
 // cublasWorkspace is the rule of walk.go's cublasWorkspaceBytes: PyTorch
@@ -158,6 +161,13 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 	var live, livePeak int64
 	peakAt, p := -1, 0
 	ws := map[string]bool{}
+	if pr := o.proc; pr != nil && pr.jobs > 0 {
+		// a warm process: its allocator as the last job left it, and the
+		// cuBLAS workspaces it made already (the job's baseline)
+		m.alloc = pr.alloc
+		m.alloc.limit = o.Limit
+		ws["forward"], ws["backward"] = pr.fwd != nil, pr.bwd != nil
+	}
 	for i, ev := range t.events {
 		if stop >= 0 && i >= stop {
 			break
@@ -169,6 +179,11 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 				ws[ph] = true
 				segs := m.alloc.segments
 				tn := m.new(cublasWorkspace(o.ComputeCapability), 1, CatWorkspace)
+				if o.proc != nil && ph == "forward" {
+					o.proc.fwd = tn.blk
+				} else if o.proc != nil {
+					o.proc.bwd = tn.blk
+				}
 				if sink != nil {
 					if m.alloc.segments != segs {
 						sink.segment(tn.blk.seg, segOf(tn.blk), tn.blk.pool)
@@ -212,6 +227,39 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 		}
 	}
 	return m, blocks, livePeak, peakAt
+}
+
+// ReplayTracesOneProcess replays traces one after another in one process,
+// as a measuring harness runs its jobs (process): each starts from the
+// allocator the last one left after del, empty_cache() and
+// reset_peak_memory_stats(), with the cuBLAS workspaces already made, and
+// its peak allocated leaves them out (the harness's "minus the baseline").
+// For comparing traces with such measurements (the H200 capture); a
+// user's job is a fresh process, ReplayTrace.
+func ReplayTracesOneProcess(ts []*Trace, o TraceReplay) []*Result {
+	p := &process{}
+	out := make([]*Result, 0, len(ts))
+	for _, t := range ts {
+		o.proc = p
+		cats := t.categories()
+		m, _, _, _ := t.replay(cats, o, -1, nil)
+		r := &Result{Model: "traced script", Family: "trace", Params: t.paramCount(cats),
+			TrainableParams: t.trainableCount(), PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
+			CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
+			CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase}
+		r.fillProcess(m)
+		out = append(out, r)
+		p.alloc = m.alloc
+		var keep []*block
+		for _, b := range []*block{p.fwd, p.bwd} {
+			if b != nil {
+				keep = append(keep, b)
+			}
+		}
+		p.alloc.between(keep...)
+		p.jobs++
+	}
+	return out
 }
 
 // segOf is the size of the segment b was carved from, when b is the

@@ -219,3 +219,28 @@ func TestTraceTrainableParams(t *testing.T) {
 		t.Errorf("with a frozen bf16 weight: trainable %d of %d params, want 1000 of 5000", r.TrainableParams, r.Params)
 	}
 }
+
+// Two jobs in one process (a measuring harness): the first is a fresh
+// process's; the second finds the cuBLAS workspaces made, so its peak
+// allocated leaves them out, and the allocator is the one the first left.
+func TestReplayTracesOneProcess(t *testing.T) {
+	tr, err := ParseTrace(strings.NewReader(smallTrace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := TraceReplay{ComputeCapability: 80}
+	fresh := ReplayTrace(tr, o)
+	rs := ReplayTracesOneProcess([]*Trace{tr, tr}, o)
+	if rs[0].PeakAllocatedBytes != fresh.PeakAllocatedBytes || rs[0].PeakReservedBytes != fresh.PeakReservedBytes {
+		t.Errorf("first job %d/%d, fresh process %d/%d", rs[0].PeakAllocatedBytes, rs[0].PeakReservedBytes,
+			fresh.PeakAllocatedBytes, fresh.PeakReservedBytes)
+	}
+	// The backward's workspace took the 9,451,520 B rest of the first
+	// segment whole (TestReplaySmallTrace): that block is the baseline.
+	if want := fresh.PeakAllocatedBytes - cublasWorkspace(80) - 9451520; rs[1].PeakAllocatedBytes != want {
+		t.Errorf("second job's peak allocated %d, want %d (the workspaces are its baseline)", rs[1].PeakAllocatedBytes, want)
+	}
+	if rs[1].PeakReservedBytes < fresh.PeakReservedBytes {
+		t.Errorf("second job's reserved %d under the first's %d: the workspaces' segments stay", rs[1].PeakReservedBytes, fresh.PeakReservedBytes)
+	}
+}

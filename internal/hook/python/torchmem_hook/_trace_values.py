@@ -35,9 +35,11 @@ the balanced share _trace_masks takes for a router).
 import weakref
 
 MAX = 1 << 20  # elements: 8 MiB of int64, a 64 x 16384 batch of ids
+BUDGET = 1 << 30  # bytes of shadows alive at once: a script keeping many can't fill the host
 
 _torch = None
-_shadows = {}  # id(tensor) -> (weak ref, CPU tensor, the tensor's _version then)
+_shadows = {}  # id(tensor) -> (weak ref, CPU tensor, the tensor's _version then, its bytes)
+_held = [0]  # bytes of the shadows in _shadows
 _placeholders = weakref.WeakSet()  # host zeros standing for data the trace has not
 _domains = {}  # id(tensor) -> (weak ref, its possible values: sorted, distinct, on the host)
 DOMAIN_MAX = 1 << 12  # distinct values a domain keeps (a label set, feature levels)
@@ -55,7 +57,8 @@ def shadow(t):
         return None
     try:
         if t._version != e[2]:
-            return None  # written since, by an op that was not followed
+            _drop(id(t))  # written since, by an op that was not followed
+            return None
     except Exception:
         return None
     return e[1]
@@ -79,11 +82,22 @@ def keep(t, v):
         if tuple(s.shape) != tuple(t.shape):
             s = s.reshape(t.shape)
         key = id(t)
+        _drop(key)
+        size = s.numel() * s.element_size()
+        if _held[0] + size > BUDGET:
+            return  # over the budget: these values stay unknown
         # the entry goes with the tensor (the callback runs before its id
         # can be reused)
-        _shadows[key] = (weakref.ref(t, lambda r, k=key: _shadows.pop(k, None)), s, t._version)
+        _shadows[key] = (weakref.ref(t, lambda r, k=key: _drop(k)), s, t._version, size)
+        _held[0] += size
     except Exception:
         pass
+
+
+def _drop(key):
+    e = _shadows.pop(key, None)
+    if e is not None:
+        _held[0] -= e[3]
 
 
 def domain(t):

@@ -41,7 +41,7 @@ _torch = None
 _shadows = {}  # id(tensor) -> (weak ref, CPU tensor, the tensor's _version then, its bytes)
 _held = [0]  # bytes of the shadows in _shadows
 _placeholders = weakref.WeakSet()  # host zeros standing for data the trace has not
-_domains = {}  # id(tensor) -> (weak ref, its possible values: sorted, distinct, on the host)
+_domains = {}  # id(tensor) -> (weak ref, its possible values: sorted, distinct, on the host, _version then)
 DOMAIN_MAX = 1 << 12  # distinct values a domain keeps (a label set, feature levels)
 
 
@@ -101,14 +101,18 @@ def _drop(key):
 
 
 def domain(t):
-    """The values t can hold, sorted and distinct, or None when not known."""
-    s = shadow(t)
-    if s is not None:
-        return s.unique() if s.numel() else None
+    """The values t can hold, sorted and distinct, or None when not known.
+    Found for a tensor with known values once per version (unique() of a
+    million elements is not free)."""
     e = _domains.get(id(t))
-    if e is None or e[0]() is not t:
+    if e is not None and e[0]() is t and e[2] == t._version:
+        return e[1]
+    s = shadow(t)
+    if s is None or not s.numel():
         return None
-    return e[1]
+    d = s.unique()
+    _keep_domain(t, d)
+    return d
 
 
 def _keep_domain(t, d):
@@ -116,7 +120,7 @@ def _keep_domain(t, d):
         return
     key = id(t)
     try:
-        _domains[key] = (weakref.ref(t, lambda r, k=key: _domains.pop(k, None)), d)
+        _domains[key] = (weakref.ref(t, lambda r, k=key: _domains.pop(k, None)), d, t._version)
     except TypeError:
         pass
 

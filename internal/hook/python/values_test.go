@@ -9,7 +9,9 @@ import (
 // knows) on real meta tensors: a shadow answers while its tensor is
 // unwritten, an in-place write it did not follow makes the values unknown,
 // the shadows alive stay within BUDGET bytes (a script keeping many small
-// tensors cannot fill the host), and a dead tensor's shadow is given back.
+// tensors cannot fill the host), a dead tensor's shadow is given back, and
+// a placeholder's memory (host zeros for device data, or numpy's view of
+// them) is never taken for known values.
 func TestTraceValuesBudget(t *testing.T) {
 	py := ""
 	for _, p := range []string{"/usr/bin/python3", "python3"} {
@@ -47,6 +49,15 @@ assert v._held[0] == 0, v._held[0]
 b = torch.empty(4, device="meta")
 v.keep(b, [1.0, 2.0, 3.0, 4.0])
 assert v.values(b) == [1.0, 2.0, 3.0, 4.0]
+# placeholders (host zeros standing for device data) never enter as values,
+# whether moved back directly or through numpy's view of the same memory
+z = torch.zeros(8)
+v.mark_placeholder(z)
+n = torch.zeros(8).numpy()
+v.mark_placeholder(n)
+assert not v._host_values(z) and not v._host_values(z[2:])
+assert not v._host_values(torch.from_numpy(n))
+assert v._host_values(torch.zeros(8))
 print("ok")
 `
 	out, err := exec.Command(py, "-B", "-c", script, dir).CombinedOutput()

@@ -428,8 +428,11 @@ def answers(torch, T):
         T.warn("placeholder", "numpy", "a tensor without data read as numpy: zeros were used")
         z = torch.zeros(t.shape, dtype=t.dtype)
         if func is Tensor.__array__ and len(args) > 1 and args[1] is not None:
-            return z.numpy().astype(args[1])
-        return z.numpy()
+            a = z.numpy().astype(args[1])
+        else:
+            a = z.numpy()
+        _trace_values.mark_placeholder(a)  # torch.from_numpy(a).cuda() is no known value
+        return a
 
     def tolist(func, args, kwargs):
         t = args[0]

@@ -40,7 +40,8 @@ BUDGET = 1 << 30  # bytes of shadows alive at once: a script keeping many can't 
 _torch = None
 _shadows = {}  # id(tensor) -> (weak ref, CPU tensor, the tensor's _version then, its bytes)
 _held = [0]  # bytes of the shadows in _shadows
-_placeholders = weakref.WeakSet()  # host zeros standing for data the trace has not
+_placeholders = []  # weak refs to host zeros (tensors, numpy arrays) standing for data the trace has not
+PLACEHOLDERS_MAX = 4096  # the newest kept; an older one's memory may be taken for real data
 _domains = {}  # id(tensor) -> (weak ref, its possible values: sorted, distinct, on the host, _version then)
 DOMAIN_MAX = 1 << 12  # distinct values a domain keeps (a label set, feature levels)
 
@@ -152,12 +153,30 @@ def _domain_op(base, args, outs):
 
 
 def mark_placeholder(t):
-    """t is host zeros standing for device data the trace has not: moved
-    back to the device, it is no known value."""
+    """t (a host tensor or numpy array) is zeros standing for device data
+    the trace has not: moved back to the device, directly or through
+    torch.from_numpy / .numpy() (the same memory), it is no known value."""
     try:
-        _placeholders.add(t)
+        _placeholders[:] = [r for r in _placeholders if r() is not None][-(PLACEHOLDERS_MAX - 1):]
+        _placeholders.append(weakref.ref(t))
     except TypeError:
         pass
+
+
+def _placeholder_memory(x):
+    """x's data is a placeholder's: the same tensor, or memory one holds."""
+    p = x.data_ptr()
+    for r in _placeholders:
+        h = r()
+        if h is None:
+            continue
+        if isinstance(h, _torch.Tensor):
+            start, size = h.data_ptr(), h.numel() * h.element_size()
+        else:
+            start, size = h.__array_interface__["data"][0], h.nbytes
+        if start <= p < start + max(size, 1):
+            return True
+    return False
 
 
 # ATen ops that make known values from nothing but their arguments.
@@ -273,4 +292,4 @@ def _host_values(x):
     """x is a host tensor with real data that can enter the device with its
     values: not a placeholder, small enough."""
     return isinstance(x, _torch.Tensor) and not x.is_meta and x.device.type == "cpu" and \
-        x.numel() <= MAX and x not in _placeholders
+        x.numel() <= MAX and not _placeholder_memory(x)

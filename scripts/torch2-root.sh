@@ -23,6 +23,8 @@ set -euo pipefail
 
 dir=${1:?usage: torch2-root.sh DIR}
 mirror=${TORCH2_ROOT_MIRROR:-http://deb.debian.org/debian}
+# TORCH2_ROOT_SUITE=sid: Debian unstable's newer torch (2.14 in 2026-12) in the same way.
+suite=${TORCH2_ROOT_SUITE:-trixie}
 packages=python3-torch,python3-torchvision,python3-numpy,python3-yaml,python3-regex,python3-requests,python3-tqdm,python3-filelock,python3-packaging,python3-safetensors,python3-fsspec,ca-certificates
 
 mkdir -p "$dir"
@@ -50,7 +52,7 @@ if [ ! -x "$dir/usr/bin/python3" ]; then
 		apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
 	}
 	start=$(date +%s)
-	debootstrap --variant=minbase --include="$packages" trixie "$dir" "$mirror" >"$dir.debootstrap.log" 2>&1 || {
+	debootstrap --variant=minbase --include="$packages" "$suite" "$dir" "$mirror" >"$dir.debootstrap.log" 2>&1 || {
 		tail -20 "$dir.debootstrap.log" >&2
 		exit 1
 	}
@@ -75,7 +77,7 @@ libs=$dir/usr/lib/x86_64-linux-gnu
 }
 cat >"$wrapper.tmp" <<EOF
 #!/bin/sh
-# Made by scripts/torch2-root.sh: trixie's $py run on this host by trixie's
+# Made by scripts/torch2-root.sh: $suite's $py run on this host by $suite's
 # dynamic loader (no chroot; host paths and the environment are seen).
 exec "$loader" --argv0 "$wrapper" \\
 	--library-path "$libs/openblas-pthread:$libs/blas:$libs/lapack:$libs:$dir/usr/lib" \\

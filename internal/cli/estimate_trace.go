@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -94,7 +97,11 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 		return runEstimateTraceReal(env, f, tf, argv, traceRealSetup{maxBytes, margin, g, haveGPU})
 	}
 	// The program's own output goes to stderr: stdout is the report (--json).
-	t, err := tracerun.Run(context.Background(), tracerun.Options{Argv: argv, Steps: tf.steps, Device: tf.device,
+	// Ctrl-C or SIGTERM stops the traced program too: it runs in its own
+	// process group, which the terminal's Ctrl-C does not reach.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	t, err := tracerun.Run(ctx, tracerun.Options{Argv: argv, Steps: tf.steps, Device: tf.device,
 		GPUName: g.Name, GPUBytes: g.MemoryBytes, GPUCC: g.ComputeCapability, MaxBytes: maxBytes, Timeout: tf.timeout, Output: env.Stderr})
 	if err != nil {
 		return err

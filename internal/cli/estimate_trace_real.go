@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/text/language"
 
@@ -33,7 +36,9 @@ func runEstimateTraceReal(env *Env, f *estimateFlags, tf *traceFlags, argv []str
 		return fmt.Errorf("--real runs on the GPU: leave out --trace-device %s", tf.device)
 	}
 	// The program's own output goes to stderr: stdout is the report (--json).
-	r, err := tracerun.RunReal(context.Background(), tracerun.Options{Argv: argv, Steps: tf.steps,
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM) // the program's group too
+	defer stop()
+	r, err := tracerun.RunReal(ctx, tracerun.Options{Argv: argv, Steps: tf.steps,
 		MaxBytes: s.maxBytes, Timeout: tf.timeout, Output: env.Stderr},
 		tracerun.RealOptions{SysRoot: env.SysRoot, ProcRoot: env.ProcRoot, Snapshot: tf.snapshot})
 	if err != nil {

@@ -27,6 +27,10 @@ const (
 	DefaultTimeout  = 10 * time.Minute
 )
 
+// leftoverWait is how long the program's output is read after it exited,
+// for what its leftover processes still write, before they are killed.
+const leftoverWait = 2 * time.Second
+
 // Options say what to run and how.
 type Options struct {
 	Argv     []string // the program: python train.py ARGS...
@@ -104,11 +108,20 @@ func execTraced(ctx context.Context, o Options, dir string, started func(pid int
 	cmd.Stdout, cmd.Stderr = o.Output, o.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// What the program leaves in its process group when it ends (a
+	// DataLoader's forkserver and resource tracker on Python 3.14, whose
+	// default start method is forkserver, or a worker) holds its output
+	// open, and Wait would wait for it: the program's end is the trace's.
+	cmd.WaitDelay = leftoverWait
 	if runErr = cmd.Start(); runErr == nil {
 		if started != nil {
 			started(cmd.Process.Pid)
 		}
 		runErr = cmd.Wait()
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if errors.Is(runErr, exec.ErrWaitDelay) {
+			runErr = nil // the program itself exited 0; its leftovers held the output
+		}
 	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return runErr, fmt.Errorf("--trace: the program ran past --trace-timeout %s", o.Timeout)

@@ -7,8 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/torchmem/torchmem/internal/estimate"
 	"github.com/torchmem/torchmem/internal/estimate/models"
@@ -365,5 +368,27 @@ func TestSelectedValuesLoopPerValue(t *testing.T) {
 	}
 	if len(passes) != 1 || passes["200,1"] != 5 {
 		t.Errorf("torch.where passes in step 1 by shape: %v, want 5 of 200 rows", passes)
+	}
+}
+
+// TestLeftoverProcessesStopped: a program that leaves a process holding
+// its output (Python 3.14's forkserver for DataLoader workers) made the
+// trace wait for it after the steps were traced; the trace ends with the
+// program now, and the process it left is killed.
+func TestLeftoverProcessesStopped(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	trace(t, torchPython(t), "meta", filepath.Join("testdata", "leftover.py"), pidFile)
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	for i := 0; i < 50 && pid > 0 && syscall.Kill(pid, 0) == nil; i++ {
+		time.Sleep(100 * time.Millisecond) // the kill is delivered; the zombie goes with init
+	}
+	if pid <= 0 || syscall.Kill(pid, 0) == nil {
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(st), ") Z ") {
+			t.Errorf("the process the program left (pid %d) still runs", pid)
+		}
 	}
 }

@@ -474,6 +474,9 @@ def _install_modes(torch, T):
                 return args[0]
             if func is Tensor.backward:
                 return _trace_compat.backward(torch, self, args, kwargs)
+            if _trace_compat.is_autograd_entry(torch, func):
+                # the wrapped (phase-counting) function, with the mode on
+                return _trace_compat.autograd_call(torch, self, getattr(torch.autograd, func.__name__), args, kwargs)
             if func in transparent:
                 return _trace_api.run_transparent(self, torch, func, args, kwargs)
             if amp is not None and func in amp.lists and torch.is_autocast_enabled():

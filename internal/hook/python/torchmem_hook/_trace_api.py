@@ -96,6 +96,7 @@ class _Stream(object):
         self.priority = priority
         self.cuda_stream = 0
         self.stream_id = 0
+        self.device_type, self.device_index = "cuda", 0  # torch.Stream's
 
     def wait_event(self, event):
         pass
@@ -111,6 +112,11 @@ class _Stream(object):
 
     def synchronize(self):
         pass
+
+    def is_capturing(self):
+        # torch >= 2.1x optimizers ask torch.accelerator.current_stream()
+        # before every step (a CUDA graph capture check): no capture here
+        return False
 
 
 class _Event(object):

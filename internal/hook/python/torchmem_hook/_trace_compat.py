@@ -67,5 +67,35 @@ def backward(torch, mode, args, kwargs):
     def run(t, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         return torch.autograd.backward(t, gradient, retain_graph, create_graph, inputs=inputs)
 
-    with mode:
-        return run(*args, **kwargs)
+    return autograd_call(torch, mode, run, args, kwargs)
+
+
+def is_autograd_entry(torch, func):
+    """func is torch.autograd.backward or grad, which torch >= 2.1x hands
+    to the function mode like Tensor.backward (has_torch_function)."""
+    return getattr(func, "__module__", None) == "torch.autograd" and \
+        getattr(func, "__name__", None) in ("backward", "grad")
+
+
+def _no_torch_function(*a, **k):
+    return False
+
+
+def autograd_call(torch, mode, func, args, kwargs):
+    """Run an autograd pass with the mode on: its recomputed checkpoint
+    segments must be redirected too. torch >= 2.1x's torch.autograd.backward
+    and grad first ask has_torch_function, which the mode makes true: they
+    would hand themselves to the mode again, which runs them with itself
+    popped (torch 2.14: the recompute of a checkpointed block ran without
+    the redirect: no CUDA dropout, no autocast, and checkpoint's metadata
+    check failed). The check is answered false for the pass."""
+    ag = torch.autograd
+    orig = getattr(ag, "has_torch_function", None)
+    if orig is not None:
+        ag.has_torch_function = _no_torch_function
+    try:
+        with mode:
+            return func(*args, **kwargs)
+    finally:
+        if orig is not None:
+            ag.has_torch_function = orig

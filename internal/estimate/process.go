@@ -47,17 +47,27 @@ func (p *process) run(md *models.Model, o Options) (*Result, error) {
 		return nil, err
 	}
 	r := e.result()
-	p.alloc = e.m.alloc
-	var keep []*block
 	if e.fwdWS != nil {
 		p.fwd = e.fwdWS.blk
-		keep = append(keep, p.fwd)
 	}
 	if e.ws != nil {
 		p.bwd = e.ws.blk
-		keep = append(keep, p.bwd)
+	}
+	p.leave(e.m.alloc)
+	return r, nil
+}
+
+// leave takes the allocator a job ended with and leaves it as the harness
+// does before the next job: everything freed but the cuBLAS workspaces,
+// wholly free segments given back, the reserved peak reset.
+func (p *process) leave(a allocator) {
+	p.alloc = a
+	var keep []*block
+	for _, b := range []*block{p.fwd, p.bwd} {
+		if b != nil {
+			keep = append(keep, b)
+		}
 	}
 	p.alloc.between(keep...)
 	p.jobs++
-	return r, nil
 }

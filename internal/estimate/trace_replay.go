@@ -243,23 +243,20 @@ func ReplayTracesOneProcess(ts []*Trace, o TraceReplay) []*Result {
 		o.proc = p
 		cats := t.categories()
 		m, _, _, _ := t.replay(cats, o, -1, nil)
-		r := &Result{Model: "traced script", Family: "trace", Params: t.paramCount(cats),
-			TrainableParams: t.trainableCount(), PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
-			CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
-			CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase}
-		r.fillProcess(m)
-		out = append(out, r)
-		p.alloc = m.alloc
-		var keep []*block
-		for _, b := range []*block{p.fwd, p.bwd} {
-			if b != nil {
-				keep = append(keep, b)
-			}
-		}
-		p.alloc.between(keep...)
-		p.jobs++
+		out = append(out, t.result(cats, m))
+		p.leave(m.alloc)
 	}
 	return out
+}
+
+// result is the estimate a replay of t on m gives.
+func (t *Trace) result(cats []Category, m *machine) *Result {
+	r := &Result{Model: "traced script", Family: "trace", Params: t.paramCount(cats), TrainableParams: t.trainableCount(),
+		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
+		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
+		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase}
+	r.fillProcess(m)
+	return r
 }
 
 // segOf is the size of the segment b was carved from, when b is the
@@ -277,11 +274,7 @@ func segOf(b *block) int64 {
 func ReplayTrace(t *Trace, o TraceReplay) *TraceResult {
 	cats := t.categories()
 	m, _, livePeak, peakAt := t.replay(cats, o, -1, nil)
-	r := &Result{Model: "traced script", Family: "trace", Params: t.paramCount(cats), TrainableParams: t.trainableCount(),
-		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
-		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
-		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase}
-	r.fillProcess(m)
+	r := t.result(cats, m)
 	tr := &TraceResult{Result: r, Device: t.Header["device"], Torch: t.Header["torch"], Events: len(t.events),
 		LiveBytesPeak: livePeak, Warnings: t.Warnings, End: t.End}
 	tr.Steps = t.stepsDone()

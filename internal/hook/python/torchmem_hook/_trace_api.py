@@ -18,7 +18,7 @@ import contextlib
 import os
 import sys
 
-from torchmem_hook import _common, _trace_masks, _trace_values
+from torchmem_hook import _common, _trace_compat, _trace_masks, _trace_values
 
 _debug = _common.debug
 
@@ -471,24 +471,11 @@ def transparent(torch):
     return set(f for f in (getattr(F, "multi_head_attention_forward", None),) if f is not None)
 
 
-def _no_torch_function(*a, **k):
-    return False
-
-
 def run_transparent(mode, torch, func, args, kwargs):
-    """func's body with the mode on again. Its own top-level check
-    (F.has_torch_function, which the mode makes true) is answered false for
-    the call, or the body would hand itself to the mode once more; the
-    functions it calls dispatch as usual (F.softmax and F.dropout check
-    has_torch_function_unary, the ATen ones are C)."""
-    F = torch.nn.functional
-    orig = F.has_torch_function
-    F.has_torch_function = _no_torch_function
-    try:
-        with mode:
-            return func(*args, **kwargs)
-    finally:
-        F.has_torch_function = orig
+    """func's body with the mode on again, F.has_torch_function answered
+    false for the call (F.softmax and F.dropout inside check
+    has_torch_function_unary, the ATen ones are C: they dispatch as usual)."""
+    return _trace_compat.run_unchecked(mode, torch.nn.functional, func, args, kwargs)
 
 
 def linear_bias_in_place(torch, args, kwargs):

@@ -81,21 +81,27 @@ def _no_torch_function(*a, **k):
     return False
 
 
-def autograd_call(torch, mode, func, args, kwargs):
-    """Run an autograd pass with the mode on: its recomputed checkpoint
-    segments must be redirected too. torch >= 2.1x's torch.autograd.backward
-    and grad first ask has_torch_function, which the mode makes true: they
-    would hand themselves to the mode again, which runs them with itself
-    popped (torch 2.14: the recompute of a checkpointed block ran without
-    the redirect: no CUDA dropout, no autocast, and checkpoint's metadata
-    check failed). The check is answered false for the pass."""
-    ag = torch.autograd
-    orig = getattr(ag, "has_torch_function", None)
+def run_unchecked(mode, module, func, args, kwargs):
+    """func with the mode on again, module.has_torch_function answered
+    false for the call: a Python function that hands itself to the mode at
+    its top (its has_torch_function check, which the mode makes true) would
+    otherwise do so once more, and the mode runs what it is handed with
+    itself popped. What func calls dispatches as usual."""
+    orig = getattr(module, "has_torch_function", None)
     if orig is not None:
-        ag.has_torch_function = _no_torch_function
+        module.has_torch_function = _no_torch_function
     try:
         with mode:
             return func(*args, **kwargs)
     finally:
         if orig is not None:
-            ag.has_torch_function = orig
+            module.has_torch_function = orig
+
+
+def autograd_call(torch, mode, func, args, kwargs):
+    """Run an autograd pass with the mode on: its recomputed checkpoint
+    segments must be redirected too. torch >= 2.1x's torch.autograd.backward
+    and grad ask has_torch_function first (torch 2.14: the recompute of a
+    checkpointed block ran without the redirect: no CUDA dropout, no
+    autocast, and checkpoint's metadata check failed)."""
+    return run_unchecked(mode, torch.autograd, func, args, kwargs)

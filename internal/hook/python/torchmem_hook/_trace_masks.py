@@ -33,7 +33,7 @@ import math
 import weakref
 
 from torchmem_hook import _trace_values
-from torchmem_hook._trace_values import values, shadow
+from torchmem_hook._trace_values import shadow
 
 KIND = "datashape"  # the trace's W line for an assumed size
 
@@ -84,15 +84,6 @@ def balanced(count, n):
     """count indices over n choices, each as often: the first count % n
     one more, so that they add up (a split by them covers every row)."""
     return [count // n + (1 if i < count % n else 0) for i in range(n)]
-
-
-def _flat(v):
-    if isinstance(v, list):
-        out = []
-        for x in v:
-            out.extend(_flat(x))
-        return out
-    return [v]
 
 
 def install(torch, T, answers, PASS):
@@ -157,13 +148,17 @@ def install(torch, T, answers, PASS):
         reps = args[1] if len(args) > 1 else kwargs.get("repeats")
         dim = args[2] if len(args) > 2 else kwargs.get("dim")
         if reps is None:  # repeat_interleave(counts): each index counts[i] times
-            vals = values(x)
-            total = None if vals is None else sum(_flat(vals))
+            s = shadow(x)
+            total = None if s is None else int(s.sum())
         else:
-            vals = values(reps) if isinstance(reps, torch.Tensor) else [reps]
+            s = shadow(reps) if isinstance(reps, torch.Tensor) else torch.tensor([reps])
             n = x.numel() if dim is None else x.shape[dim]
-            flat = None if vals is None else _flat(vals)
-            total = None if flat is None else (flat[0] * n if len(flat) == 1 else sum(flat))
+            if s is None:
+                total = None
+            elif s.numel() == 1:  # one count for every element
+                total = int(s.reshape(-1)[0]) * n
+            else:
+                total = int(s.sum())
         if total is None:
             return PASS
         kwargs = dict(kwargs)

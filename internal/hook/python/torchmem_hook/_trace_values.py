@@ -126,13 +126,16 @@ def _keep_domain(t, d):
         pass
 
 
-# Ops whose output holds values of their first input (or, cat/stack, of
-# their inputs'): selections, views, copies, sorts.
-DOMAIN_OPS = frozenset(["view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "squeeze",
+# Views, copies and selections: their outputs hold values of their inputs.
+SELECTIONS = frozenset(["view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "squeeze",
                         "unsqueeze", "select", "slice", "narrow", "unbind", "split", "split_with_sizes", "chunk",
                         "alias", "detach", "clone", "contiguous", "_to_copy", "flatten", "repeat", "roll", "flip",
-                        "index_select", "gather", "index", "take", "masked_select", "cat", "stack", "sort",
-                        "repeat_interleave", "lift_fresh", "lift_fresh_copy"])
+                        "index_select", "gather", "index", "masked_select", "cat", "stack", "repeat_interleave",
+                        "lift_fresh", "lift_fresh_copy"])
+
+# Ops whose output holds values of their first input (or, cat/stack, of
+# their inputs'): the selections, and sorts.
+DOMAIN_OPS = SELECTIONS | frozenset(["take", "sort"])
 
 
 def _domain_op(base, args, outs):
@@ -185,13 +188,9 @@ FACTORIES = frozenset(["ones", "zeros", "full", "arange", "ones_like", "zeros_li
 
 # ATen ops whose outputs' values follow from their inputs' (cheap on the
 # host at MAX elements); in-place forms (name_) too.
-OPS = frozenset([
-    # views, copies, selections
-    "view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "squeeze", "unsqueeze", "select",
-    "slice", "narrow", "unbind", "split", "split_with_sizes", "chunk", "alias", "detach", "clone", "contiguous",
-    "_to_copy", "copy", "flatten", "unflatten", "repeat", "roll", "flip", "index_select", "gather", "index",
-    "diff", "constant_pad_nd", "cat", "stack", "tril", "triu", "masked_select", "nonzero", "repeat_interleave",
-    "lift_fresh", "lift_fresh_copy",
+OPS = SELECTIONS | frozenset([
+    # more shape ops
+    "copy", "unflatten", "diff", "constant_pad_nd", "tril", "triu", "nonzero",
     # comparisons and logic
     "eq", "ne", "lt", "le", "gt", "ge", "isin", "logical_not", "logical_and", "logical_or", "logical_xor",
     "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "where", "masked_fill", "fill", "zero",

@@ -26,6 +26,7 @@ type estimateFlags struct {
 	numLabels                  int
 	listModels, listGPUs       bool
 	plan                       planFlags // estimate_plan.go
+	worldSizeSet               bool      // --world-size given (--trace: a process group's default size)
 }
 
 func newEstimateCmd(env *Env) *cobra.Command {
@@ -70,7 +71,7 @@ not known).`,
 	fl.IntVar(&f.numLabels, "num-labels", 2, "labels of a --head classification classifier")
 	fl.StringVar(&f.opts.Attention, "attention", "sdpa", "attention implementation: sdpa, flash or eager")
 	fl.IntVar(&f.opts.ZeroStage, "zero", 0, "ZeRO stage 1, 2 or 3 (DeepSpeed)")
-	fl.IntVar(&f.opts.WorldSize, "world-size", 1, "GPUs the ZeRO/FSDP shards are spread over")
+	fl.IntVar(&f.opts.WorldSize, "world-size", 1, "GPUs the ZeRO/FSDP shards are spread over; with --trace, the size of a process group that neither the program nor its launcher gives (torchrun --nproc-per-node gpu)")
 	fl.BoolVar(&f.fsdp, "fsdp", false, "FSDP full sharding (same memory as ZeRO-3)")
 	fl.BoolVar(&f.opts.DDP, "ddp", false, "DistributedDataParallel: full replicas, plus the reducer's all-reduce buckets (one more copy of the gradients)")
 	fl.BoolVar(&f.opts.DDPBucketView, "ddp-bucket-view", false, "with --ddp: gradient_as_bucket_view=True (the gradients are views into the buckets)")

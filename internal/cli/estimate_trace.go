@@ -67,6 +67,7 @@ func addTraceFlags(env *Env, cmd *cobra.Command, f *estimateFlags) {
 			}
 			return prev(c, args)
 		}
+		f.worldSizeSet = c.Flags().Changed("world-size")
 		return runEstimateTrace(env, f, tf, args)
 	}
 }
@@ -101,7 +102,11 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 	// process group, which the terminal's Ctrl-C does not reach.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	t, err := tracerun.Run(ctx, tracerun.Options{Argv: argv, Steps: tf.steps, Device: tf.device,
+	world := 0 // --world-size: a process group's size where the program and its launcher give none
+	if f.worldSizeSet {
+		world = f.opts.WorldSize
+	}
+	t, err := tracerun.Run(ctx, tracerun.Options{Argv: argv, Steps: tf.steps, Device: tf.device, World: world,
 		GPUName: g.Name, GPUBytes: g.MemoryBytes, GPUCC: g.ComputeCapability, MaxBytes: maxBytes, Timeout: tf.timeout, Output: env.Stderr})
 	if err != nil {
 		return err
@@ -160,6 +165,9 @@ func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []str
 		params = tt("trace.params.trainable", fmt.Sprintf("%.1fM", float64(r.Params)/1e6), groupDigits(r.TrainableParams))
 	}
 	fmt.Fprintln(w, "  "+tt("trace.setup", r.Device, r.Torch, strconv.Itoa(r.Steps), strconv.Itoa(r.Events), params))
+	if d := r.Distributed; d != nil {
+		fmt.Fprintln(w, textwrap.Wrap("  ", traceDistLine(tt, d), textwrap.Width))
+	}
 	rows := [][2]string{
 		{t("estimate.row.peakAllocated"), units.Bytes(r.PeakAllocatedBytes) + "\t" + t("estimate.note.peakAllocated")},
 		{t("estimate.row.peakReserved"), units.Bytes(r.PeakReservedBytes) + "\t" + t("estimate.note.peakReserved")},
@@ -177,6 +185,27 @@ func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []str
 		printTraceFit(w, t, tt, r, fit)
 	}
 	return nil
+}
+
+// traceDistLine says whose figures these are in a distributed trace.
+func traceDistLine(tt tr, d *estimate.TraceDist) string {
+	var how []string
+	if d.Launcher != "" {
+		name, _, _ := strings.Cut(d.Launcher, " ")
+		how = append(how, tt("trace.dist.launcher", name))
+	}
+	how = append(how, d.Wrappers...)
+	if d.Backend != "" && d.Backend != "default" {
+		how = append(how, tt("trace.dist.backend", d.Backend))
+	}
+	if d.RankAsked != "" {
+		how = append(how, tt("trace.dist.rank", d.RankAsked))
+	}
+	extra := ""
+	if len(how) > 0 {
+		extra = " (" + strings.Join(how, ", ") + ")"
+	}
+	return tt("trace.dist", strconv.Itoa(d.World), extra)
 }
 
 func traceCategoryLabel(t, tt tr, name string) string {
@@ -279,6 +308,10 @@ var traceEN = map[string]string{
 	"trace.params":           "%[1]s parameters",
 	"trace.params.trainable": "%[1]s parameters (%[2]s trainable)",
 	"trace.cat.temporaries":  "temporaries",
+	"trace.dist":             "traced as rank 0 of %[1]s%[2]s: the figures are one GPU's; every rank of a data-parallel job holds as much. NCCL's own buffers (outside PyTorch's allocator) are not in them",
+	"trace.dist.launcher":    "run as %[1]s's first worker",
+	"trace.dist.backend":     "backend %[1]s",
+	"trace.dist.rank":        "asked for rank %[1]s",
 	"trace.sites":            "allocated at the peak by (largest first):",
 	"trace.snapshot":         "memory snapshot written to %[1]s (torchmem snapshot summary FILE, or PyTorch's memory_viz)",
 	"trace.end.error":        "the trace stopped after %[1]s optimizer steps: op %[2]s at %[3]s failed: %[4]s; the figures are those of what ran",
@@ -299,6 +332,10 @@ var traceZH = map[string]string{
 	"trace.params":           "%[1]s 参数",
 	"trace.params.trainable": "%[1]s 参数（其中可训练 %[2]s）",
 	"trace.cat.temporaries":  "临时张量",
+	"trace.dist":             "按 %[1]s 个 rank 中的 rank 0 追踪%[2]s：数字是单块 GPU 的；数据并行作业的每个 rank 占用相同。NCCL 自身的缓冲区（不在 PyTorch 分配器中）不包括在内",
+	"trace.dist.launcher":    "作为 %[1]s 的第一个工作进程运行",
+	"trace.dist.backend":     "后端 %[1]s",
+	"trace.dist.rank":        "程序要求的是 rank %[1]s",
 	"trace.sites":            "峰值时的分配来源（从大到小）：",
 	"trace.snapshot":         "内存快照已写入 %[1]s（torchmem snapshot summary FILE 或 PyTorch 的 memory_viz 可打开）",
 	"trace.end.error":        "追踪在 %[1]s 个优化器步后停止：%[3]s 处的算子 %[2]s 失败：%[4]s；数字是已运行部分的",

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/torchmem/torchmem/internal/estimate"
+	"github.com/torchmem/torchmem/internal/i18n"
 )
 
 // skipTraceShort: the --trace tests run a real Python program under torch;
@@ -104,5 +107,22 @@ func TestEstimateTracePartialFit(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(js), &r); err != nil || code != 3 || !r.Fits || !r.Partial {
 		t.Errorf("--json: code %d err %v %+v", code, err, r)
+	}
+}
+
+// TestTraceDistLine: a distributed trace says whose figures they are, in
+// both languages: the world, how the rank ran (the launcher it stood in
+// for, the wrappers, the backend asked for, a rank asked for).
+func TestTraceDistLine(t *testing.T) {
+	d := &estimate.TraceDist{World: 8, Backend: "nccl", Launcher: "torchrun 8",
+		Wrappers: []string{"DistributedDataParallel"}, RankAsked: "3"}
+	en := traceDistLine(traceCatalog.T(i18n.EN), d)
+	want := "traced as rank 0 of 8 (run as torchrun's first worker, DistributedDataParallel, backend nccl, asked for rank 3): the figures are one GPU's"
+	if !strings.HasPrefix(en, want) || !strings.Contains(en, "NCCL's own buffers") {
+		t.Errorf("en: %q", en)
+	}
+	zh := traceDistLine(traceCatalog.T(i18n.ZH), &estimate.TraceDist{World: 2, Backend: "default"})
+	if !strings.HasPrefix(zh, "按 2 个 rank 中的 rank 0 追踪：数字是单块 GPU 的") || strings.Contains(zh, "default") {
+		t.Errorf("zh: %q", zh)
 	}
 }

@@ -50,6 +50,23 @@ type TraceNote struct {
 	Message string   `json:"message"`
 }
 
+// TraceDist is what a trace of distributed training says of it: the
+// trace is of rank 0, in a world of World ranks (every rank of a
+// data-parallel job holds what rank 0 does), the process group's backend
+// as the program asked for it, the launcher the trace replaced by its
+// rank 0 worker ("torchrun 8") and the wrappers the model went through.
+type TraceDist struct {
+	World    int      `json:"world_size"`
+	Backend  string   `json:"backend,omitempty"`
+	Launcher string   `json:"launcher,omitempty"`
+	Wrappers []string `json:"wrappers,omitempty"`
+	// RankAsked: the rank the program asked for, when not 0 (traced as 0).
+	RankAsked string `json:"rank_asked,omitempty"`
+}
+
+// maxTraceWrappers bounds the wrappers a trace may list.
+const maxTraceWrappers = 16
+
 type traceEv struct {
 	free  bool
 	alloc int32 // index into Trace.Allocs
@@ -64,6 +81,8 @@ type Trace struct {
 	phases   []tracePhase // phase changes, at an event index
 	Warnings []TraceNote
 	End      *TraceNote
+	// Dist: nil unless the program made a process group or a launcher ran it.
+	Dist *TraceDist
 }
 
 type tracePhase struct {
@@ -124,7 +143,7 @@ func splitTabs(s string, out []string) []string {
 }
 
 // traceFields: the fields each event has at least.
-var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5}
+var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3}
 
 func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool) error {
 	min, ok := traceFields[f[0]]
@@ -176,6 +195,8 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 			return fmt.Errorf("phase step %q", f[2])
 		}
 		t.phases = append(t.phases, tracePhase{at: len(t.events), phase: f[1], step: step})
+	case "D":
+		return t.parseDist(f[1], f[2])
 	case "W", "E":
 		sid, _ := strconv.Atoi(f[3])
 		note := TraceNote{Kind: f[1], Op: f[2], Where: t.Stacks[sid], Message: f[4]}
@@ -183,6 +204,37 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 			t.Warnings = append(t.Warnings, note)
 		} else {
 			t.End = &note
+		}
+	}
+	return nil
+}
+
+func (t *Trace) parseDist(key, v string) error {
+	if t.Dist == nil {
+		t.Dist = &TraceDist{World: 1}
+	}
+	d := t.Dist
+	switch key {
+	case "world":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1<<20 {
+			return fmt.Errorf("world size %q", v)
+		}
+		d.World = n
+	case "backend":
+		d.Backend = v
+	case "launcher": // "torchrun 8": its world, until the program makes one
+		d.Launcher = v
+		if _, n, ok := strings.Cut(v, " "); ok && d.Backend == "" {
+			if w, err := strconv.Atoi(n); err == nil && w >= 1 && w <= 1<<20 {
+				d.World = w
+			}
+		}
+	case "rank":
+		d.RankAsked = v
+	case "wrapper":
+		if len(d.Wrappers) < maxTraceWrappers {
+			d.Wrappers = append(d.Wrappers, v)
 		}
 	}
 	return nil

@@ -20,6 +20,8 @@ type TraceResult struct {
 	Sites    []TraceSite `json:"top_sites_at_peak"`
 	Warnings []TraceNote `json:"warnings,omitempty"`
 	End      *TraceNote  `json:"end"`
+	// Distributed: the figures are one rank's (rank 0 of World).
+	Distributed *TraceDist `json:"distributed,omitempty"`
 }
 
 // TraceSite is the memory alive at the peak that one line made.
@@ -276,7 +278,7 @@ func ReplayTrace(t *Trace, o TraceReplay) *TraceResult {
 	m, _, livePeak, peakAt := t.replay(cats, o, -1, nil)
 	r := t.result(cats, m)
 	tr := &TraceResult{Result: r, Device: t.Header["device"], Torch: t.Header["torch"], Events: len(t.events),
-		LiveBytesPeak: livePeak, Warnings: t.Warnings, End: t.End}
+		LiveBytesPeak: livePeak, Warnings: t.Warnings, End: t.End, Distributed: t.Dist}
 	tr.Steps = t.stepsDone()
 	if peakAt >= 0 {
 		_, held, _, _ := t.replay(cats, o, peakAt+1, nil)

@@ -73,11 +73,44 @@ func TestParseTraceErrors(t *testing.T) {
 		{head + "A\t1\t-10\tfwd\tforward\t1\t0\t\top\tfloat32\t\n", "line 2: allocation \"1\": bad"},
 		{head + "A\t1\t10\n", "line 2: event A: 3 fields, want 11"},
 		{head + "Z\n", "line 2: unknown event \"Z\""},
+		{head + "D\tworld\t0\n", "line 2: world size \"0\""},
+		{head + "D\tworld\n", "line 2: event D: 2 fields, want 3"},
 	} {
 		_, err := ParseTrace(strings.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
 		}
+	}
+}
+
+// TestParseTraceDist: a distributed trace says whose figures they are: the
+// world from the process group (or, until one is made, the launcher's),
+// the backend asked for, the launcher, the wrappers and a rank asked for.
+func TestParseTraceDist(t *testing.T) {
+	head := "torchmem-trace\t1\n"
+	for _, c := range []struct {
+		in   string
+		want TraceDist
+	}{
+		{"D\tlauncher\ttorchrun 8\n", TraceDist{World: 8, Launcher: "torchrun 8"}},
+		{"D\tlauncher\ttorchrun 8\nD\tworld\t16\nD\tbackend\tnccl\nD\twrapper\tDistributedDataParallel\n",
+			TraceDist{World: 16, Backend: "nccl", Launcher: "torchrun 8", Wrappers: []string{"DistributedDataParallel"}}},
+		{"D\tworld\t2\nD\tbackend\tgloo\nD\trank\t3\nD\tfuture\tx\n", TraceDist{World: 2, Backend: "gloo", RankAsked: "3"}},
+	} {
+		tr, err := ParseTrace(strings.NewReader(head + c.in))
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		if tr.Dist == nil || fmt.Sprint(*tr.Dist) != fmt.Sprint(c.want) {
+			t.Errorf("%q: %+v, want %+v", c.in, tr.Dist, c.want)
+		}
+		if r := ReplayTrace(tr, TraceReplay{}); r.Distributed != tr.Dist {
+			t.Errorf("%q: the result does not carry the distributed setup", c.in)
+		}
+	}
+	tr, _ := ParseTrace(strings.NewReader(smallTrace))
+	if tr.Dist != nil {
+		t.Errorf("a one-process trace has %+v", tr.Dist)
 	}
 }
 
@@ -161,6 +194,7 @@ func FuzzParseTrace(f *testing.F) {
 	f.Add(smallTrace)
 	f.Add(syntheticTrace(200))
 	f.Add("torchmem-trace\t1\nA\t1\t0\tfwd\tforward\t1\t0\t\t\t\t\nC\t1\tgrad\nF\t1\n")
+	f.Add("torchmem-trace\t1\nD\tlauncher\ttorchrun 4\nD\tworld\t4\nD\twrapper\tDistributedDataParallel\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		tr, err := ParseTrace(strings.NewReader(s))
 		if err != nil {

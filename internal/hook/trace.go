@@ -18,6 +18,9 @@ const (
 	EnvTraceGPUBytes = "TORCHMEM_TRACE_GPU_BYTES" // get_device_properties().total_memory
 	EnvTraceGPUCC    = "TORCHMEM_TRACE_GPU_CC"    // compute capability x10 (90): SDPA's kernel choice
 	EnvTraceMaxBytes = "TORCHMEM_TRACE_MAX_BYTES" // the trace file's size cap
+	// EnvTraceWorld: the world a process group has when neither the
+	// program nor a launcher says (torchrun --nproc-per-node gpu).
+	EnvTraceWorld = "TORCHMEM_TRACE_WORLD_SIZE"
 )
 
 // TraceOptions say what the tracer records.
@@ -28,6 +31,7 @@ type TraceOptions struct {
 	GPUBytes int64
 	GPUCC    int // compute capability x10; 0: the tracer's default (sm90)
 	MaxBytes int64
+	World    int // 0: not given (one rank, or what the launcher says)
 }
 
 // TraceFile is the trace's name in the directory InstallTrace is given.
@@ -64,5 +68,6 @@ func InstallTrace(dir string, o TraceOptions) ([]string, error) {
 		EnvTraceGPUBytes + "=" + strconv.FormatInt(o.GPUBytes, 10),
 		EnvTraceGPUCC + "=" + strconv.Itoa(o.GPUCC),
 		EnvTraceMaxBytes + "=" + strconv.FormatInt(o.MaxBytes, 10),
+		EnvTraceWorld + "=" + strconv.Itoa(max(0, o.World)),
 	}, nil
 }

@@ -40,7 +40,10 @@ type Options struct {
 	GPUBytes int64
 	GPUCC    int // compute capability x10 (90 for sm90); 0: sm90
 	MaxBytes int64
-	Timeout  time.Duration
+	// World: the ranks of a process group whose size neither the program
+	// nor its launcher gives (--world-size); 0: one.
+	World   int
+	Timeout time.Duration
 	// Output gets the program's own stdout and stderr.
 	Output io.Writer
 }
@@ -97,7 +100,7 @@ func (o Options) withDefaults() Options {
 // timeout, a tracer that cannot be installed).
 func execTraced(ctx context.Context, o Options, dir string, started func(pid int)) (runErr, err error) {
 	env, err := hook.InstallTrace(dir, hook.TraceOptions{Steps: o.Steps, Device: o.Device,
-		GPUName: o.GPUName, GPUBytes: o.GPUBytes, GPUCC: o.GPUCC, MaxBytes: o.MaxBytes})
+		GPUName: o.GPUName, GPUBytes: o.GPUBytes, GPUCC: o.GPUCC, MaxBytes: o.MaxBytes, World: o.World})
 	if err != nil {
 		return nil, err
 	}

@@ -27,16 +27,20 @@ trace.go parses it):
   F id                            the storage was freed
   C id cat                        what the storage turned out to be
   W kind op sid message           a value read from a tensor without data
+  D key value                     distributed: world (size), backend (the
+                                  one asked for), rank (asked for, when not
+                                  0), launcher, wrapper (DDP, ...)
   E reason op sid message         the end: steps, exit, error, truncated
 Nothing here may raise into the program.
 """
 
+import contextlib
 import os
 import sys
 import weakref
 
 from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2, _trace_values
-from torchmem_hook import _common, _trace_compat
+from torchmem_hook import _common, _trace_compat, _trace_dist
 
 _clean = _common.one_line
 _debug = _common.debug
@@ -109,6 +113,7 @@ class _Tracer(object):
         self.redirect = 0  # > 0 inside a call that made tensors on the GPU
         self.hosting = 0  # > 0 while weights are made host placeholders
         self.in_step = 0
+        self.forced = None  # the category of what is made now (counted_as)
         self.warnings = 0
         self.failure = None
         self.ended = False
@@ -145,6 +150,8 @@ class _Tracer(object):
         return self.redirect > 0 or _skey(t) in self.live
 
     def category(self):
+        if self.forced:
+            return self.forced
         if self.in_step:
             return "opttemp"
         if self.phase == "backward":
@@ -290,6 +297,24 @@ class _Tracer(object):
             self.warnings += 1
             self.emit(["W", kind, _clean(op), str(self.stack_id()), _clean(msg)])
 
+    @contextlib.contextmanager
+    def counted_as(self, cat):
+        """What is made inside counts as cat (DDP's buckets: grad)."""
+        before, self.forced = self.forced, cat
+        try:
+            yield
+        finally:
+            self.forced = before
+
+    def distributed(self, world, backend, rank):
+        self.emit(["D", "world", str(int(world))])
+        self.emit(["D", "backend", _clean(backend)])
+        if rank:
+            self.emit(["D", "rank", _clean(str(rank))])  # traced as rank 0 all the same
+
+    def wrapped(self, name):
+        self.emit(["D", "wrapper", _clean(name)])
+
     def end(self, reason, op, msg, exit_now=True):
         if self.ended:
             return
@@ -390,12 +415,21 @@ def _foreach_out(torch, tensors, *a, **k):
 _META_FALLBACKS = {"aten.convolution_backward.default": _conv_backward}
 
 
+def _host_copy(func, args):
+    return str(func) == "aten.copy_.default" and len(args) >= 2 and \
+        not getattr(args[0], "is_meta", True) and getattr(args[1], "is_meta", False)
+
+
 def _meta_fallback(name):
     fb = _META_FALLBACKS.get(name) or _trace_api.META_FALLBACKS.get(name)
     if fb is None and name.startswith("aten._foreach_"):
         base = name.split(".")[1]
         fb = _foreach_inplace if base.endswith("_") else _foreach_out
     return fb
+
+
+def _is_meta_index(d):
+    return _is_device_object(d, "meta") and d.index is not None
 
 
 def _is_device_object(d, kind):
@@ -408,11 +442,16 @@ def start(torch):
     global _state
     if _state is not None:
         return
+    device = os.environ.get(ENV_DEVICE) or "meta"
+    launcher = _trace_api.launcher(sys.argv)
+    why = ""
+    if launcher in _trace_dist.LAUNCHERS and device != "real" and not os.path.exists(os.environ[ENV_OUT]):
+        # torchrun: this process becomes its rank 0 worker (when it can)
+        why = _trace_dist.supported(torch) or _trace_dist.become_worker(torch, launcher, sys.argv[1:])
     try:
         w = _Writer(os.environ[ENV_OUT], int(os.environ.get(ENV_MAX_BYTES) or 0))
     except OSError:
         return  # a child of the traced job: the trace is the parent's
-    device = os.environ.get(ENV_DEVICE) or "meta"
     steps = int(os.environ.get(ENV_STEPS) or 2)
     if device == "real":  # --trace --real: nothing redirected (_trace_real.py)
         from torchmem_hook import _trace_real
@@ -423,13 +462,15 @@ def start(torch):
     _state = T
     w.line(["torchmem-trace", "1", "device=" + device, "torch=" + _clean(torch.__version__),
             "python=%d.%d.%d" % sys.version_info[:3], "steps=%d" % steps])
-    launcher = _trace_api.launcher(sys.argv)
     if launcher:
         # The launcher imports torch first and would hold the trace while
         # its workers ran untraced (and waited on each other's process
         # group): say at once what to do instead.
-        T.end("unsupported", launcher, "%s runs the program in worker processes, and %s" % (
+        T.end("unsupported", launcher, why or "%s runs the program in worker processes, and %s" % (
             launcher, _trace_api.DISTRIBUTED_HELP))
+    launched = os.environ.get(_trace_dist.ENV_LAUNCHED, "")
+    if launched:
+        T.emit(["D", "launcher", _clean(launched)])
     _install_cuda(torch, T)
     _trace_api.install(torch, T)
     _trace_compat.install(torch, T)
@@ -505,7 +546,10 @@ def _install_modes(torch, T):
                 args, kwargs, move = (args[0], target), {"non_blocking": kwargs.get("non_blocking", False)}, True
                 func = Tensor.to
             elif func is Tensor.to and len(args) > 1 and (_is_cuda(args[1]) or type(args[1]) is int or
-                                                          dev == "cpu" and _is_device_object(args[1], "cpu")):
+                                                          dev == "cpu" and _is_device_object(args[1], "cpu") or
+                                                          dev == "meta" and _is_meta_index(args[1])):
+                # meta:N is the device as code that read it off a weight
+                # names it (DDP: torch.device(device_type, device_ids[0]))
                 # cpu mode: .to(x.device) of a device tensor x is a move to
                 # the device, as device=x.device is below
                 args, move = (args[0], target) + tuple(args[2:]), True
@@ -534,6 +578,16 @@ def _install_modes(torch, T):
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if getattr(func, "namespace", "") == "c10d":  # a collective: nothing sent
+                r = _trace_dist.collective(torch, T, func, args, kwargs or {})
+                if r is not NotImplemented:
+                    return r
+            if T.device == "meta" and _host_copy(func, args):
+                # copy_ from the device into a host tensor (C++ callers:
+                # DDP's bucket indices): its known values, else zeros
+                if not _trace_values.to_host(args[0], args[1]):
+                    T.warn("placeholder", "copy_", "a value read from a tensor without data: 0 was used")
+                return args[0]
             ws = _sdpa_workspace(torch, T, sdpa, func, args)
             try:
                 try:
@@ -567,6 +621,10 @@ def _install_modes(torch, T):
                     # cpu mode: an op's outputs are on the device when an input is
                     dev_in = any(isinstance(a, Tensor) and _skey(a) in T.live
                                  for a in _flat((args, kwargs or {}), []))
+                    # or when DDP's C++ reducer makes its buckets (made on
+                    # the weights' device: here the CPU, as its host-side
+                    # int32 bookkeeping is; the buckets are the floats)
+                    dev_in = dev_in or (T.forced is not None and "float")
                 else:
                     dev_in = True
                     # meta mode: ops on host placeholders (weights made meta
@@ -578,7 +636,11 @@ def _install_modes(torch, T):
                     scalars = op in _trace_sdpa.HOST_SCALAR_OPS  # philox seed, offset
                     for t in _flat(out, []):
                         if isinstance(t, Tensor) and (T.device == "cpu" or t.is_meta):
-                            T.on_output(t, op, host=host or (scalars and t.dim() == 0))
+                            floating = t.is_floating_point()
+                            if dev_in == "float" and not floating:
+                                continue
+                            cat = "other" if T.forced is not None and not floating else None
+                            T.on_output(t, op, cat=cat, host=host or (scalars and t.dim() == 0))
             except Exception:
                 _debug()
             del ws  # the backward kernel's scratch is freed as it returns
@@ -879,7 +941,7 @@ def _install_cuda(torch, T):
         return lambda *a, **k: v
 
     patch = {
-        "is_available": const(True), "device_count": const(1), "current_device": const(0),
+        "is_available": const(True), "device_count": const(_trace_dist.gpus()), "current_device": const(0),
         "set_device": const(None), "synchronize": const(None), "empty_cache": const(None),
         "get_device_name": const(name), "get_device_properties": lambda *a, **k: Props(),
         "get_device_capability": const((major, minor)), "is_bf16_supported": const(major >= 8),

@@ -18,7 +18,7 @@ import contextlib
 import os
 import sys
 
-from torchmem_hook import _common, _trace_compat, _trace_masks, _trace_values
+from torchmem_hook import _common, _trace_compat, _trace_dist, _trace_masks, _trace_values
 
 _debug = _common.debug
 
@@ -36,11 +36,12 @@ HOST_ZEROS_MAX = 256 << 20
 # What an answer returns to let the call run as it is.
 PASS = object()
 
-# One process is traced. A process group needs its peers (and NCCL, which a
-# CPU-only torch lacks), and a launcher's workers would run untraced, so
-# the trace ends where a program turns distributed, saying what to do.
-DISTRIBUTED_HELP = ("distributed training (torchrun, DDP, FSDP, DeepSpeed) is not traced: trace the "
-                    "script as one process without the launcher, then size the multi-GPU layout with "
+# One process is traced. On torch >= 2.1 a process group is traced as its
+# rank 0 (_trace_dist.py), torchrun's workers as its rank 0 worker; where
+# that cannot be, the trace ends where a program turns distributed, saying
+# what to do.
+DISTRIBUTED_HELP = ("its workers are not traced: run the script with torchrun (traced as its rank 0 "
+                    "worker, torch 2.1 or later) or as one process, then size the multi-GPU layout with "
                     "torchmem estimate --ddp, --fsdp, --zero or --tp")
 
 # Launchers by the program name they run as (torchrun, accelerate launch,
@@ -152,6 +153,15 @@ def install(torch, T):
             _debug()
 
 
+@contextlib.contextmanager
+def _nothing(*a, **k):
+    yield
+
+
+def _is_index(d):
+    return isinstance(d, int) and not isinstance(d, bool)
+
+
 def _const(v):
     return lambda *a, **k: v
 
@@ -237,7 +247,8 @@ def _accelerator(torch, T):
     acc = getattr(torch, "accelerator", None)
     if acc is None:
         return
-    patch = {"is_available": _const(True), "device_count": _const(1),
+    patch = {"is_available": _const(True), "device_count": _const(_trace_dist.gpus()),
+             "device_index": _nothing,
              "current_accelerator": lambda *a, **k: torch.device("cuda"),
              "current_device_index": _const(0), "current_device_idx": _const(0),
              "set_device_index": _const(None), "set_device_idx": _const(None),
@@ -279,14 +290,19 @@ def _data_parallel(torch, T):
 
 
 def _distributed(torch, T):
-    """init_process_group ends the trace (DISTRIBUTED_HELP): what ran
-    before it (the model built, moved to the GPU) is reported."""
+    """init_process_group makes a one-rank fake world (_trace_dist.py), or,
+    on a torch without one, ends the trace saying so: what ran before it
+    (the model built, moved to the GPU) is reported."""
     dist = getattr(torch, "distributed", None)
     if dist is None or not hasattr(dist, "init_process_group"):
         return
+    why = _trace_dist.supported(torch)
+    if not why:
+        _trace_dist.install(torch, T)
+        return
 
     def init_process_group(*a, **k):
-        T.end("error", "init_process_group", DISTRIBUTED_HELP)
+        T.end("error", "init_process_group", "a process group is not traced: " + why)
 
     dist.init_process_group = init_process_group
 
@@ -417,6 +433,12 @@ def answers(torch, T):
         # device= keyword the redirect would turn into the trace device: the
         # module's tensors would then be "moved" to where they already are
         # (meta), and nothing copied. The tensors' own .to() is redirected.
+        # An index (model.to(local_rank)) is a CUDA device, which torch 2.x
+        # looks for as "the current accelerator" and a CPU build lacks.
+        if args and _is_index(args[0]):
+            args = ("cuda:%d" % args[0],) + tuple(args[1:])
+        if _is_index(kwargs.get("device")):
+            kwargs = dict(kwargs, device="cuda:%d" % kwargs["device"])
         return func(*args, **kwargs)
 
     out = {Tensor.is_cuda.__get__: is_cuda, Tensor.record_stream: record_stream,

@@ -57,7 +57,7 @@ def shadow(t):
     if e is None or e[0]() is not t:
         return None
     try:
-        if t._version != e[2]:
+        if not _current(t, e[2], e[4]):
             _drop(id(t))  # written since, by an op that was not followed
             return None
     except Exception:
@@ -71,9 +71,18 @@ def values(t):
     return None if s is None else s.tolist()
 
 
-def keep(t, v):
+def _current(t, version, written):
+    # an op writing into t (copy_, add_, a collective) is followed in the
+    # dispatch mode, below the autograd layer that bumps t's version after
+    # it returns: its values are for that next version (and for this one,
+    # where nothing bumps it, a C++ kernel's own write)
+    v = t._version
+    return v == version or written and v == version - 1
+
+
+def keep(t, v, written=False):
     """Give meta tensor t the values v (a CPU tensor, or Python numbers
-    shaped as t)."""
+    shaped as t); written: the op making them wrote into t (in place)."""
     if not getattr(t, "is_meta", False) or t.numel() > MAX:
         return
     try:
@@ -89,10 +98,22 @@ def keep(t, v):
             return  # over the budget: these values stay unknown
         # the entry goes with the tensor (the callback runs before its id
         # can be reused)
-        _shadows[key] = (weakref.ref(t, lambda r, k=key: _drop(k)), s, t._version, size)
+        _shadows[key] = (weakref.ref(t, lambda r, k=key: _drop(k)), s, t._version + bool(written), size, written)
         _held[0] += size
     except Exception:
         pass
+
+
+def to_host(dst, src):
+    """Host tensor dst takes meta tensor src's values: True when known,
+    else dst is zeros (False)."""
+    v = shadow(src)
+    with _torch.no_grad():
+        if v is not None and v.numel() == dst.numel():
+            dst.copy_(v.reshape(dst.shape))
+            return True
+        dst.zero_()
+    return False
 
 
 def _drop(key):
@@ -106,7 +127,7 @@ def domain(t):
     Found for a tensor with known values once per version (unique() of a
     million elements is not free)."""
     e = _domains.get(id(t))
-    if e is not None and e[0]() is t and e[2] == t._version:
+    if e is not None and e[0]() is t and _current(t, e[2], e[3]):
         return e[1]
     s = shadow(t)
     if s is None or not s.numel():
@@ -116,12 +137,13 @@ def domain(t):
     return d
 
 
-def _keep_domain(t, d):
+def _keep_domain(t, d, written=False):
     if d is None or not getattr(t, "is_meta", False) or d.numel() > DOMAIN_MAX:
         return
     key = id(t)
     try:
-        _domains[key] = (weakref.ref(t, lambda r, k=key: _domains.pop(k, None)), d, t._version)
+        _domains[key] = (weakref.ref(t, lambda r, k=key: _domains.pop(k, None)), d, t._version + bool(written),
+                         written)
     except TypeError:
         pass
 
@@ -278,7 +300,12 @@ def after_op(func, name, args, kwargs, out):
     except Exception:
         return  # a shape the host op refuses: the values stay unknown
     for o, r in zip(outs, _outputs_cpu(res, len(outs))):
-        keep(o, r)
+        keep(o, r, _written(o, args, kwargs))
+
+
+def _written(o, args, kwargs):
+    """Whether output o is one of the op's tensor arguments (in place, out=)."""
+    return any(a is o for a in args) or any(a is o for a in kwargs.values())
 
 
 def _outputs_cpu(res, n):

@@ -1,0 +1,447 @@
+"""torchmem estimate --trace of distributed training: one rank traced.
+
+Every rank of a data-parallel job holds what rank 0 holds, so the trace
+runs rank 0 alone, in a world of the size the launcher or the program
+asked for:
+
+  - torchrun / python -m torch.distributed.run (or .launch): the launcher
+    is not run; its own argument parser reads its command line and this
+    process becomes its rank 0 worker (the environment torchrun gives a
+    worker, the script and its arguments), so the trace is the worker's;
+  - init_process_group(...) makes PyTorch's own fake process group
+    (torch.testing's "fake" backend, torch >= 2.1) of that world size,
+    rank 0; new_group, DeviceMesh and the rest build on it;
+  - the collectives (c10d ops: all_reduce, all_gather, broadcast,
+    reduce_scatter, barrier, ...) are answered in _trace.py's dispatch
+    mode, which sees them first: nothing is sent, the outputs are the
+    tensors the program gave (the NCCL kernels write into those), and the
+    work is a completed future, as a finished NCCL work is. Where data
+    exists (cpu mode, the known values of meta mode) every rank is taken
+    to hold rank 0's: a gather has rank 0's data in each slot, a reduce
+    or a broadcast leaves it as it is;
+  - DistributedDataParallel: its reducer's buckets (a second copy of the
+    gradients unless gradient_as_bucket_view) are made by its C++ code
+    through the same ops and are counted as gradients; the check that
+    every rank has the same parameters is skipped (there is one rank).
+
+What is not traced: the launcher's other workers (they would be copies),
+NCCL's own buffers (outside PyTorch's allocator: on the GPU but not in
+the trace), DeepSpeed and accelerate's launchers.
+"""
+
+import os
+import sys
+
+from torchmem_hook import _common, _trace_values
+
+_debug = _common.debug
+
+# torchrun's launchers: the program names and the module python -m runs.
+LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
+
+# The world size a launcher's "gpu"/"auto" number of workers stands for
+# when the user gave none (TORCHMEM_TRACE_WORLD_SIZE, --world-size).
+ENV_WORLD = "TORCHMEM_TRACE_WORLD_SIZE"
+# Set in the worker this process becomes: the launcher it replaced.
+ENV_LAUNCHED = "TORCHMEM_TRACE_LAUNCHED"
+
+# The first torch with the fake process group (and the work-from-future
+# the collectives answer with).
+MIN_TORCH = (2, 1)
+
+
+def supported(torch):
+    """Whether this torch can trace a process group ("" or what it lacks)."""
+    try:
+        v = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    except ValueError:
+        v = MIN_TORCH
+    if v < MIN_TORCH:
+        return "torch %s has no fake process group (torch 2.1 or later has)" % torch.__version__
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available():
+        return "this torch is built without torch.distributed"
+    return ""
+
+
+# -- the launcher ------------------------------------------------------------
+
+
+def gpus():
+    """The GPUs torch.cuda.device_count() answers: the launcher's workers
+    on this node each have one (scripts check for them), else the one
+    traced."""
+    if os.environ.get(ENV_LAUNCHED):
+        return max(1, _env_int("LOCAL_WORLD_SIZE", 1))
+    return 1
+
+
+def worker(torch, launcher, args):
+    """The rank 0 worker of the torchrun-style launcher running with args
+    (its command line after the launcher): (argv, environment), or raises
+    ValueError saying what is wrong. torchrun's own parser reads args, so
+    every option it has means what it means there."""
+    import torch.distributed.run as run
+
+    try:
+        a = run.get_args_parser().parse_args(args)
+    except SystemExit:
+        raise ValueError("%s: its arguments do not parse (%s)" % (launcher, " ".join(args)[:200]))
+    nproc = _nproc(a.nproc_per_node)
+    nnodes = _max_nodes(str(a.nnodes))
+    world = nproc * nnodes
+    env = dict(os.environ)
+    port = str(getattr(a, "master_port", None) or 29500)
+    env.update({
+        "RANK": "0", "LOCAL_RANK": "0", "GROUP_RANK": "0", "ROLE_RANK": "0", "ROLE_NAME": "default",
+        "WORLD_SIZE": str(world), "LOCAL_WORLD_SIZE": str(nproc), "ROLE_WORLD_SIZE": str(world),
+        "GROUP_WORLD_SIZE": str(nnodes), "MASTER_ADDR": getattr(a, "master_addr", None) or "127.0.0.1",
+        "MASTER_PORT": port, "TORCHELASTIC_RESTART_COUNT": "0",
+        "TORCHELASTIC_MAX_RESTARTS": str(getattr(a, "max_restarts", 0) or 0),
+        "TORCHELASTIC_RUN_ID": str(getattr(a, "rdzv_id", None) or "none"),
+        "TORCHELASTIC_USE_AGENT_STORE": "False", ENV_LAUNCHED: "%s %d" % (launcher, world),
+    })
+    if nproc > 1 and "OMP_NUM_THREADS" not in os.environ:
+        env["OMP_NUM_THREADS"] = "1"  # as torchrun sets it
+    script = list(getattr(a, "training_script_args", []) or [])
+    if getattr(a, "no_python", False):
+        argv = [a.training_script] + script
+    elif getattr(a, "module", False):
+        argv = [sys.executable, "-u", "-m", a.training_script] + script
+    else:
+        argv = [sys.executable, "-u", a.training_script] + script
+    if launcher.endswith(".launch") and not getattr(a, "use_env", True):
+        argv.append("--local-rank=0")  # torch.distributed.launch without --use-env
+    return argv, env
+
+
+def _nproc(v):
+    v = str(v)
+    if v.isdigit() and int(v) > 0:
+        return int(v)
+    if v in ("gpu", "auto", "cpu", "xpu"):
+        return _default_world()
+    raise ValueError("--nproc-per-node %r: a number of workers, gpu or auto" % v)
+
+
+def _max_nodes(v):
+    hi = v.split(":")[-1]
+    if not hi.isdigit() or int(hi) < 1:
+        raise ValueError("--nnodes %r: a number of nodes or MIN:MAX" % v)
+    return int(hi)
+
+
+def become_worker(torch, launcher, args):
+    """Replace this launcher process by its rank 0 worker (does not
+    return), or return what is wrong."""
+    try:
+        argv, env = worker(torch, launcher, args)
+    except ValueError as e:
+        return str(e)
+    except Exception as e:  # a torch whose launcher this does not know
+        return "%s: %s" % (launcher, _common.one_line(str(e))[:200])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvpe(argv[0], argv, env)
+    except OSError as e:
+        return "%s: cannot run %s: %s" % (launcher, argv[0], e.strerror)
+
+
+# -- the process group ---------------------------------------------------------
+
+
+def install(torch, T):
+    """init_process_group makes the fake process group; DDP's reducer
+    buffers count as gradients."""
+    dist = torch.distributed
+    orig = dist.init_process_group
+
+    def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
+                           store=None, group_name="", pg_options=None, **kwargs):
+        import torch.testing._internal.distributed.fake_pg as fake_pg  # registers "fake"
+
+        world = world_size if world_size and world_size > 0 else _env_int("WORLD_SIZE", _default_world())
+        asked = rank if rank not in (-1, None) else _env_int("RANK", 0)
+        T.distributed(world, str(backend or "default"), asked)
+        k = {"backend": "fake", "store": fake_pg.FakeStore(), "rank": 0, "world_size": world}
+        if timeout is not None:
+            k["timeout"] = timeout
+        return orig(**k)
+
+    dist.init_process_group = init_process_group
+    _ddp(torch, T)
+    _fsdp(T)
+
+
+# FSDP's sharded parameters (FSDP1's flat parameters resized in place,
+# FSDP2's DTensors swapped into the module) are not followed: said at once
+# rather than stopping later on an error of FSDP's own.
+FSDP_HELP = ("FSDP shards the parameters over the ranks, which the tracer does not follow: trace the script "
+             "without FSDP for the unsharded figures, or size the sharded job with torchmem estimate --fsdp "
+             "--world-size N")
+
+# Where FSDP's entry points are, by torch version: FSDP1's class, FSDP2's
+# parameter group (fully_shard makes one per call).
+_FSDP = (("torch.distributed.fsdp.fully_sharded_data_parallel", "FullyShardedDataParallel"),
+         ("torch.distributed.fsdp._fully_shard._fsdp_param_group", "FSDPParamGroup"),
+         ("torch.distributed._composable.fsdp._fsdp_param_group", "FSDPParamGroup"))
+
+
+def _fsdp(T):
+    import importlib
+
+    for mod, name in _FSDP:
+        try:
+            cls = getattr(importlib.import_module(mod), name)
+        except Exception:
+            continue  # not in this torch
+        _refuse(T, cls, "FullyShardedDataParallel" if name.startswith("Fully") else "fully_shard")
+
+
+def _refuse(T, cls, what):
+    def __init__(self, *a, **k):
+        T.end("error", what, FSDP_HELP)
+
+    cls.__init__ = __init__
+
+
+def _default_world():
+    """--world-size, where neither the program nor its launcher gives one."""
+    return max(1, _env_int(ENV_WORLD, 1))
+
+
+def _env_int(name, default):
+    v = os.environ.get(name, "")
+    return int(v) if v.isdigit() else default
+
+
+def _ddp(torch, T):
+    import torch.nn.parallel.distributed as ddp
+
+    DDP = ddp.DistributedDataParallel
+    if hasattr(ddp, "_verify_param_shape_across_processes"):
+        # every rank has rank 0's parameters: nothing to compare
+        ddp._verify_param_shape_across_processes = lambda *a, **k: None
+    init = DDP.__init__
+
+    def __init__(self, module, device_ids=None, output_device=None, *a, **k):
+        if T.device == "cpu":
+            # the weights are on the CPU, where DDP takes no device_ids
+            # (they only say where the inputs go: there already)
+            device_ids = output_device = None
+        init(self, module, device_ids, output_device, *a, **k)
+        # A host input's copy to the GPU on DDP's side stream is the same
+        # memory as on the main one; the stream is looked up for the
+        # weights' device, meta here, which torch 2.8+ refuses.
+        self.use_side_stream_for_tensor_copies = False
+
+    DDP.__init__ = __init__
+    init_helper = DDP._ddp_init_helper
+
+    def _ddp_init_helper(self, *a, **k):
+        T.wrapped("DistributedDataParallel")
+        with T.counted_as("grad"):  # the reducer's buckets
+            return init_helper(self, *a, **k)
+
+    DDP._ddp_init_helper = _ddp_init_helper
+    R = getattr(torch.distributed, "Reducer", None)
+    rebuild = getattr(R, "_rebuild_buckets", None)
+    if rebuild is None:
+        return
+
+    def _rebuild_buckets(self):
+        # the first iteration's end rebuilds the buckets in the order the
+        # gradients came (in the next forward): the gradients' second copy
+        with T.counted_as("grad"):
+            return rebuild(self)
+
+    R._rebuild_buckets = _rebuild_buckets
+
+
+# -- the collectives -------------------------------------------------------------
+
+
+def collective(torch, T, func, args, kwargs):
+    """A c10d op answered without sending anything (see the docstring), or
+    NotImplemented for one this does not know."""
+    name = func.__name__.split(".")[0] if hasattr(func, "__name__") else ""
+    spec = _OPS.get(name)
+    if spec is None:
+        return NotImplemented
+    outs, rets = spec(torch, args)
+    if rets == "work":
+        return _work(torch, outs)
+    if rets == "none":
+        return None
+    return (args[rets], _work(torch, outs))
+
+
+def _work(torch, outs):
+    from torch._C._distributed_c10d import _create_work_from_future
+
+    f = torch.futures.Future()
+    f.set_result(list(outs))  # DDP's hook wants the tensors
+    w = _create_work_from_future(f)
+    return w.boxed() if hasattr(w, "boxed") else w
+
+
+def _values(t):
+    """t's data: a host tensor's own, a meta tensor's known values, or None."""
+    if not t.is_meta:
+        return t.detach()
+    return _trace_values.shadow(t)
+
+
+def _put(dst, v):
+    """dst takes the values v (a host tensor of dst's number of elements)."""
+    if dst.is_meta:
+        _trace_values.keep(dst, v.reshape(dst.shape), True)
+        return
+    with _no_grad():
+        dst.copy_(v.reshape(dst.shape))
+
+
+def _same(dst, src):
+    """dst takes src's data (every rank holds rank 0's)."""
+    if dst is src:
+        return
+    try:
+        v = _values(src)
+        if v is not None and v.numel() == dst.numel():
+            _put(dst, v)
+    except Exception:
+        _debug()
+
+
+def _tiled(dst, src):
+    """dst (world_size x src's elements) takes src in each slot."""
+    n = src.numel()
+    try:
+        v = _values(src)
+        if v is not None and n and dst.numel() % n == 0:
+            _put(dst, v.reshape(1, n).expand(dst.numel() // n, n))
+    except Exception:
+        _debug()
+
+
+def _chunk(dst, src):
+    """dst takes src's first dst.numel() elements (rank 0's slice)."""
+    n = dst.numel()
+    try:
+        v = _values(src)
+        if v is not None and v.numel() >= n:
+            _put(dst, v.reshape(-1)[:n])
+    except Exception:
+        _debug()
+
+
+def _no_grad():
+    import torch
+
+    return torch.no_grad()
+
+
+def _flat_tensors(x):
+    out = []
+    for v in x if isinstance(x, (list, tuple)) else [x]:
+        if isinstance(v, (list, tuple)):
+            out.extend(_flat_tensors(v))
+        elif v is not None:
+            out.append(v)
+    return out
+
+
+# Each op: (torch, args) -> (the tensors its work holds, what it
+# returns: the index of the argument returned with the work, "work", or
+# "none").
+def _in_place(i, rets):
+    return lambda torch, a: (_flat_tensors(a[i]), rets)
+
+
+def _allgather(torch, a):  # (Tensor[][] out, Tensor[] in, ...)
+    for outs, inp in zip(a[0], a[1]):
+        for o in outs:
+            _same(o, inp)
+    return _flat_tensors(a[0]), 0
+
+
+def _allgather_coalesced(torch, a):  # (Tensor[][] out, Tensor[] in, ...) -> Work
+    outs, _ = _allgather(torch, a)
+    return outs, "work"
+
+
+def _allgather_base(torch, a):  # (out, in, ...)
+    _tiled(a[0], a[1])
+    return [a[0]], 0
+
+
+def _allgather_into_coalesced(torch, a):  # (Tensor[] outs, Tensor[] ins, ...) -> Work
+    for o, i in zip(a[0], a[1]):
+        _tiled(o, i)
+    return list(a[0]), "work"
+
+
+def _reduce_scatter(torch, a):  # (Tensor[] outs, Tensor[][] ins, ...)
+    for o, ins in zip(a[0], a[1]):
+        if ins:
+            _same(o, ins[0])
+    return list(a[0]), 0
+
+
+def _reduce_scatter_base(torch, a):  # (out, in, ...)
+    _chunk(a[0], a[1])
+    return [a[0]], 0
+
+
+def _reduce_scatter_coalesced(torch, a):  # (Tensor[] outs, Tensor[] ins, ...) -> Work
+    for o, i in zip(a[0], a[1]):
+        _chunk(o, i)
+    return list(a[0]), "work"
+
+
+def _alltoall(torch, a):  # (Tensor[] outs, Tensor[] ins, ...)
+    for o, i in zip(a[0], a[1]):
+        _same(o, i)
+    return list(a[0]), 0
+
+
+def _alltoall_base(torch, a):  # (out, in, out_splits, in_splits, ...) -> Work
+    _same(a[0], a[1])
+    return [a[0]], "work"
+
+
+def _gather(torch, a):  # (Tensor[][] outs, Tensor[] ins, ...) -> Work
+    outs, _ = _allgather(torch, a)
+    return outs, "work"
+
+
+def _scatter(torch, a):  # (Tensor[] outs, Tensor[][] ins, ...)
+    for o, ins in zip(a[0], a[1]):
+        if ins:
+            _same(o, ins[0])
+    return list(a[0]), 0
+
+
+_OPS = {
+    "allreduce_": _in_place(0, 0),
+    "allreduce_coalesced_": _in_place(0, "work"),
+    "broadcast_": _in_place(0, 0),
+    "reduce_": _in_place(0, "work"),
+    "allgather_": _allgather,
+    "allgather_coalesced_": _allgather_coalesced,
+    "_allgather_base_": _allgather_base,
+    "allgather_into_tensor_coalesced_": _allgather_into_coalesced,
+    "reduce_scatter_": _reduce_scatter,
+    "_reduce_scatter_base_": _reduce_scatter_base,
+    "reduce_scatter_tensor_coalesced_": _reduce_scatter_coalesced,
+    "alltoall_": _alltoall,
+    "alltoall_base_": _alltoall_base,
+    "gather_": _gather,
+    "scatter_": _scatter,
+    "barrier": _in_place(0, "work"),
+    "monitored_barrier_": _in_place(0, "none"),
+    "send": _in_place(0, "work"),
+    "recv_": _in_place(0, "work"),  # a twin sends what this rank holds
+    "recv_any_source_": _in_place(0, "work"),
+}

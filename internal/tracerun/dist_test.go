@@ -1,0 +1,102 @@
+package tracerun
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/torchmem/torchmem/internal/estimate"
+)
+
+// ddpParamBytes: the fp32 parameters of testdata/ddp_train.py's model
+// (256->1024->256, LayerNorm(256), 256->10).
+const ddpParamBytes = 4 * (256*1024 + 1024 + 1024*256 + 256 + 2*256 + 256*10 + 10)
+
+// TestDistributedDDP: a DDP script under torchrun (`python -m
+// torch.distributed.run --nproc_per_node 4`) is traced as its rank 0 worker
+// in a world of 4 (torch >= 2.1: PyTorch's fake process group; the
+// collectives answered in the dispatch mode). On meta and on real CPU
+// tensors the peaks agree to the byte, in three layouts: DDP's reducer
+// keeps a second copy of the gradients in its buckets, which
+// gradient_as_bucket_view=True saves (the live peak is one gradient copy
+// lower), and fp16_compress_hook adds only temporaries. all_gather_object
+// (pickled through the device, read back) works in both modes, or the
+// script's own assert stops it.
+func TestDistributedDDP(t *testing.T) {
+	py := torch2Python(t)
+	if !torchAtLeast(py, 2, 1) {
+		t.Skip("torch < 2.1 has no fake process group")
+	}
+	script := filepath.Join("testdata", "ddp_train.py")
+	launch := func(device, mode string) *estimate.Trace {
+		t.Helper()
+		tr := trace(t, py, device, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "4", script, mode)
+		d := tr.Dist
+		if d == nil || d.World != 4 || d.Launcher != "torch.distributed.run 4" || d.Backend != "nccl" ||
+			strings.Join(d.Wrappers, ",") != "DistributedDataParallel" {
+			t.Fatalf("%s %s: distributed %+v, want rank 0 of 4 under torch.distributed.run, DDP, nccl", device, mode, d)
+		}
+		return tr
+	}
+	live := map[string]int64{}
+	for _, mode := range []string{"default", "bucket_view", "fp16_hook"} {
+		t.Run(mode, func(t *testing.T) {
+			meta, cpu := launch("meta", mode), launch("cpu", mode)
+			samePeaks(t, meta, cpu)
+			r := estimate.ReplayTrace(meta, estimate.TraceReplay{})
+			live[mode] = r.LiveBytesPeak
+			if got := bucketBytes(meta); got != ddpParamBytes {
+				t.Errorf("DDP's buckets made at construction: %d bytes, want the parameters' %d", got, ddpParamBytes)
+			}
+		})
+	}
+	if d := live["default"] - live["bucket_view"]; d != ddpParamBytes {
+		t.Errorf("gradient_as_bucket_view saves %d bytes at the peak, want one gradient copy (%d)", d, ddpParamBytes)
+	}
+	if live["fp16_hook"] < live["default"] {
+		t.Errorf("fp16_compress_hook peak %d below the default's %d", live["fp16_hook"], live["default"])
+	}
+}
+
+// bucketBytes: what DDP's reducer made while it was constructed (counted
+// as gradients, in the setup phase).
+func bucketBytes(tr *estimate.Trace) int64 {
+	var n int64
+	for _, a := range tr.Allocs {
+		if a.Phase == "setup" && a.Kind == "grad" {
+			n += a.Bytes
+		}
+	}
+	return n
+}
+
+// TestDistributedWithoutLauncher: the same script run as a plain program
+// (no launcher, no WORLD_SIZE) makes a world of one, and an FSDP model
+// ends the trace saying why and what to do instead.
+func TestDistributedWithoutLauncher(t *testing.T) {
+	py := torch2Python(t)
+	if !torchAtLeast(py, 2, 1) {
+		t.Skip("torch < 2.1 has no fake process group")
+	}
+	tr := trace(t, py, "meta", filepath.Join("testdata", "ddp_train.py"))
+	if d := tr.Dist; d == nil || d.World != 1 || d.Launcher != "" {
+		t.Errorf("distributed %+v, want a world of 1 and no launcher", d)
+	}
+	var out strings.Builder
+	fs, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "fsdp.py")}, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if fs.End == nil || fs.End.Kind != "error" || fs.End.Op != "FullyShardedDataParallel" ||
+		!strings.Contains(fs.End.Message, "--fsdp") || len(fs.End.Where) == 0 || !strings.Contains(fs.End.Where[0], "fsdp.py:") {
+		t.Errorf("FSDP: end %+v, want FullyShardedDataParallel named at fsdp.py with what to do", fs.End)
+	}
+}
+
+// torchAtLeast: py's torch is major.minor or later.
+func torchAtLeast(py string, major, minor int) bool {
+	out, err := exec.Command(py, "-c", "import torch; print(torch.__version__)").Output()
+	return err == nil && versionAtLeast(strings.TrimSpace(string(out)), major, minor)
+}

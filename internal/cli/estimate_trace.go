@@ -165,7 +165,8 @@ func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []str
 		params = tt("trace.params.trainable", fmt.Sprintf("%.1fM", float64(r.Params)/1e6), groupDigits(r.TrainableParams))
 	}
 	fmt.Fprintln(w, "  "+tt("trace.setup", r.Device, r.Torch, strconv.Itoa(r.Steps), strconv.Itoa(r.Events), params))
-	if d := r.Distributed; d != nil {
+	if d := r.Distributed; d != nil && (d.World > 1 || d.Backend != "" || len(d.Wrappers) > 0) {
+		// (a launcher's single process with no process group is a plain run)
 		fmt.Fprintln(w, textwrap.Wrap("  ", traceDistLine(tt, d), textwrap.Width))
 	}
 	rows := [][2]string{

@@ -2,6 +2,7 @@ package tracerun
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -70,6 +71,57 @@ func bucketBytes(tr *estimate.Trace) int64 {
 		}
 	}
 	return n
+}
+
+// TestDistributedLaunchArgs: the deprecated torch.distributed.launch
+// without --use-env gives the worker --local-rank=0, and a launcher's
+// nodes x workers are the world (--nnodes 1:2 --nproc_per_node 3: 6);
+// torch.cuda.device_count() answers the workers of a node. The script
+// asserts all of it.
+func TestDistributedLaunchArgs(t *testing.T) {
+	py := torch2Python(t)
+	if !torchAtLeast(py, 2, 1) {
+		t.Skip("torch < 2.1 has no fake process group")
+	}
+	tr := trace(t, py, "meta", "-m", "torch.distributed.launch", "--nnodes", "1:2", "--nproc_per_node", "3",
+		filepath.Join("testdata", "launch_args.py"), "--width", "32")
+	if d := tr.Dist; d == nil || d.World != 6 || d.Launcher != "torch.distributed.launch 6" {
+		t.Errorf("distributed %+v, want rank 0 of 6 under torch.distributed.launch", d)
+	}
+}
+
+// TestDistributedAccelerate: `accelerate launch --multi_gpu --num_processes
+// 4` is traced as the rank 0 worker accelerate's own launcher makes
+// (through torchrun's), and DeepSpeed under it is refused saying why.
+// Skipped where the torch-2 python has no accelerate (CI: Debian has none).
+func TestDistributedAccelerate(t *testing.T) {
+	py := torch2Python(t)
+	if exec.Command(py, "-c", "import accelerate.commands.launch").Run() != nil {
+		t.Skip("no accelerate for " + py)
+	}
+	abs, err := filepath.Abs(py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HF_HOME", t.TempDir()) // no accelerate config of this machine's
+	bin := filepath.Join(t.TempDir(), "accelerate")
+	cli := "#!" + abs + "\nimport sys\nfrom accelerate.commands.accelerate_cli import main\nsys.exit(main())\n"
+	if err := os.WriteFile(bin, []byte(cli), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join("testdata", "ddp_train.py")
+	var out strings.Builder
+	tr, err := Run(context.Background(), Options{Argv: []string{bin, "launch", "--multi_gpu", "--num_processes", "4", script}, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if d := tr.Dist; tr.End == nil || tr.End.Kind != "steps" || d == nil || d.World != 4 || d.Launcher != "accelerate 4" {
+		t.Errorf("end %+v, distributed %+v: want 2 steps as rank 0 of 4 under accelerate\n%s", tr.End, d, out.String())
+	}
+	_, err = Run(context.Background(), Options{Argv: []string{bin, "launch", "--use_deepspeed", "--num_processes", "2", script}, Output: &out})
+	if err == nil || !strings.Contains(err.Error(), "DeepSpeed") || !strings.Contains(err.Error(), "--zero") {
+		t.Errorf("DeepSpeed under accelerate: err %v, want it refused with what to do", err)
+	}
 }
 
 // TestDistributedWithoutLauncher: the same script run as a plain program

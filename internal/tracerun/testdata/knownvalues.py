@@ -5,7 +5,8 @@
 # (B, 1, T, T) mask is made; the last 8 labels of each row are -100, so the
 # loss takes B * (T - 8) rows (x[labels != -100]). On meta the values come
 # from the host copies (no placeholder False, no all-true mask), so both
-# traces allocate the same.
+# traces allocate the same. In-place writes on the device (add_, copy_)
+# keep the values known: a buffer sized from them has B * (T - 8) rows.
 import torch
 import torch.nn.functional as F
 
@@ -28,6 +29,12 @@ for step in range(3):
     loss = F.cross_entropy(head(h[valid]), labels[valid])
     n = int(valid.sum())
     assert n == B * (T - 8), n
+    per_row = torch.zeros(B, dtype=torch.long, device="cuda")
+    per_row.add_(T - 8)
+    rows = torch.empty(B, dtype=torch.long, device="cuda")
+    rows.copy_(per_row)
+    buf = torch.empty(int(rows.sum()), H, device="cuda")
+    assert buf.shape[0] == B * (T - 8), buf.shape
     loss.backward()
     opt.step()
     opt.zero_grad(set_to_none=True)

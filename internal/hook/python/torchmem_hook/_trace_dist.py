@@ -26,7 +26,7 @@ asked for:
 
 What is not traced: the launcher's other workers (they would be copies),
 NCCL's own buffers (outside PyTorch's allocator: on the GPU but not in
-the trace), DeepSpeed and accelerate's launchers.
+the trace), DeepSpeed, FSDP.
 """
 
 import os
@@ -37,7 +37,7 @@ from torchmem_hook import _common, _trace_values
 _debug = _common.debug
 
 # torchrun's launchers: the program names and the module python -m runs.
-LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
+LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "accelerate")
 
 # The world size a launcher's "gpu"/"auto" number of workers stands for
 # when the user gave none (TORCHMEM_TRACE_WORLD_SIZE, --world-size).
@@ -79,40 +79,77 @@ def gpus():
 def worker(torch, launcher, args):
     """The rank 0 worker of the torchrun-style launcher running with args
     (its command line after the launcher): (argv, environment), or raises
-    ValueError saying what is wrong. torchrun's own parser reads args, so
-    every option it has means what it means there."""
+    ValueError saying what is wrong. torchrun's own parser and its own
+    config_from_args build the worker's command, so every option means
+    what it means there (--no-python, -m, --run-path, launch's --use-env
+    and its --local-rank argument)."""
     import torch.distributed.run as run
 
     try:
-        a = run.get_args_parser().parse_args(args)
+        if launcher.endswith(".launch"):
+            import torch.distributed.launch as launch
+
+            a = launch.parse_args(args)
+        else:
+            a = run.get_args_parser().parse_args(args)
     except SystemExit:
         raise ValueError("%s: its arguments do not parse (%s)" % (launcher, " ".join(args)[:200]))
-    nproc = _nproc(a.nproc_per_node)
-    nnodes = _max_nodes(str(a.nnodes))
+    return _run_worker(a, launcher, dict(os.environ))
+
+
+def _run_worker(a, launcher, env):
+    """The worker torchrun's parsed arguments a make, in environment env."""
+    import torch.distributed.run as run
+
+    a.nproc_per_node = str(_nproc(a.nproc_per_node))  # gpu/auto: counted on this host, which has none
+    config, cmd, cmd_args = run.config_from_args(a)
+    nproc, nnodes = int(config.nproc_per_node), int(config.max_nodes)
     world = nproc * nnodes
-    env = dict(os.environ)
-    port = str(getattr(a, "master_port", None) or 29500)
+    if callable(cmd):  # --run-path: torchrun runs the script in its own interpreter
+        cmd, cmd_args = sys.executable, ["-u"] + list(cmd_args)
+    argv = [cmd] + [str(x).replace("${local_rank}", "0") for x in cmd_args]
     env.update({
         "RANK": "0", "LOCAL_RANK": "0", "GROUP_RANK": "0", "ROLE_RANK": "0", "ROLE_NAME": "default",
         "WORLD_SIZE": str(world), "LOCAL_WORLD_SIZE": str(nproc), "ROLE_WORLD_SIZE": str(world),
         "GROUP_WORLD_SIZE": str(nnodes), "MASTER_ADDR": getattr(a, "master_addr", None) or "127.0.0.1",
-        "MASTER_PORT": port, "TORCHELASTIC_RESTART_COUNT": "0",
+        "MASTER_PORT": str(getattr(a, "master_port", None) or 29500), "TORCHELASTIC_RESTART_COUNT": "0",
         "TORCHELASTIC_MAX_RESTARTS": str(getattr(a, "max_restarts", 0) or 0),
-        "TORCHELASTIC_RUN_ID": str(getattr(a, "rdzv_id", None) or "none"),
+        "TORCHELASTIC_RUN_ID": str(getattr(config, "run_id", None) or "none"),
         "TORCHELASTIC_USE_AGENT_STORE": "False", ENV_LAUNCHED: "%s %d" % (launcher, world),
     })
-    if nproc > 1 and "OMP_NUM_THREADS" not in os.environ:
-        env["OMP_NUM_THREADS"] = "1"  # as torchrun sets it
-    script = list(getattr(a, "training_script_args", []) or [])
-    if getattr(a, "no_python", False):
-        argv = [a.training_script] + script
-    elif getattr(a, "module", False):
-        argv = [sys.executable, "-u", "-m", a.training_script] + script
-    else:
-        argv = [sys.executable, "-u", a.training_script] + script
-    if launcher.endswith(".launch") and not getattr(a, "use_env", True):
-        argv.append("--local-rank=0")  # torch.distributed.launch without --use-env
     return argv, env
+
+
+def accelerate_worker(args):
+    """`accelerate launch ARGS`: the worker accelerate's own parser and
+    config make (its config file, --multi_gpu, --num_processes, mixed
+    precision into the environment), through torchrun's for several
+    processes, or its one process. Raises ValueError for what is not
+    traced (DeepSpeed, FSDP)."""
+    from accelerate.commands import launch as al
+    from accelerate.utils import launch as ul
+
+    try:
+        a = al.launch_command_parser().parse_args(args)
+    except SystemExit:
+        raise ValueError("accelerate launch: its arguments do not parse (%s)" % " ".join(args)[:200])
+    a, _, _ = al._validate_launch_command(a)
+    if getattr(a, "use_deepspeed", False) and not a.cpu:
+        raise ValueError("accelerate launch with DeepSpeed: its engine is not traced; run the script without "
+                         "DeepSpeed and size the sharded job with torchmem estimate --zero S --world-size N")
+    if getattr(a, "use_fsdp", False) and not a.cpu:
+        raise ValueError("accelerate launch with FSDP: " + FSDP_HELP)
+    if (a.multi_gpu or getattr(a, "use_megatron_lm", False)) and not a.cpu:
+        import torch.distributed.run as run
+
+        env = ul.prepare_multi_gpu_env(a)
+        targs = ul._filter_args(a, run.get_args_parser(),
+                                ["--training_script", a.training_script, "--training_script_args",
+                                 a.training_script_args])
+        return _run_worker(targs, "accelerate", env)
+    cmd, env = ul.prepare_simple_launcher_cmd_env(a)
+    env[ENV_LAUNCHED] = "accelerate 1"
+    return cmd, env
 
 
 def _nproc(v):
@@ -124,18 +161,16 @@ def _nproc(v):
     raise ValueError("--nproc-per-node %r: a number of workers, gpu or auto" % v)
 
 
-def _max_nodes(v):
-    hi = v.split(":")[-1]
-    if not hi.isdigit() or int(hi) < 1:
-        raise ValueError("--nnodes %r: a number of nodes or MIN:MAX" % v)
-    return int(hi)
-
-
 def become_worker(torch, launcher, args):
     """Replace this launcher process by its rank 0 worker (does not
     return), or return what is wrong."""
     try:
-        argv, env = worker(torch, launcher, args)
+        if launcher == "accelerate":
+            if not args or args[0] != "launch":
+                return ""  # another accelerate command: no program to trace
+            argv, env = accelerate_worker(args[1:])
+        else:
+            argv, env = worker(torch, launcher, args)
     except ValueError as e:
         return str(e)
     except Exception as e:  # a torch whose launcher this does not know

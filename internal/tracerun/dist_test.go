@@ -22,7 +22,8 @@ const ddpParamBytes = 4 * (256*1024 + 1024 + 1024*256 + 256 + 2*256 + 256*10 + 1
 // tensors the peaks agree to the byte, in three layouts: DDP's reducer
 // keeps a second copy of the gradients in its buckets, which
 // gradient_as_bucket_view=True saves (the live peak is one gradient copy
-// lower), and fp16_compress_hook adds only temporaries. all_gather_object
+// lower), fp16_compress_hook adds only temporaries, and
+// ZeroRedundancyOptimizer keeps rank 0's share of AdamW's states. all_gather_object
 // (pickled through the device, read back) works in both modes, or the
 // script's own assert stops it.
 func TestDistributedDDP(t *testing.T) {
@@ -41,13 +42,18 @@ func TestDistributedDDP(t *testing.T) {
 		}
 		return tr
 	}
-	live := map[string]int64{}
-	for _, mode := range []string{"default", "bucket_view", "fp16_hook"} {
+	live, states := map[string]int64{}, map[string]int64{}
+	for _, mode := range []string{"default", "bucket_view", "fp16_hook", "zero"} {
 		t.Run(mode, func(t *testing.T) {
 			meta, cpu := launch("meta", mode), launch("cpu", mode)
 			samePeaks(t, meta, cpu)
 			r := estimate.ReplayTrace(meta, estimate.TraceReplay{})
 			live[mode] = r.LiveBytesPeak
+			for _, a := range meta.Allocs {
+				if a.Kind == "optstate" {
+					states[mode] += a.Bytes
+				}
+			}
 			if got := bucketBytes(meta); got != ddpParamBytes {
 				t.Errorf("DDP's buckets made at construction: %d bytes, want the parameters' %d", got, ddpParamBytes)
 			}
@@ -55,6 +61,11 @@ func TestDistributedDDP(t *testing.T) {
 	}
 	if d := live["default"] - live["bucket_view"]; d != ddpParamBytes {
 		t.Errorf("gradient_as_bucket_view saves %d bytes at the peak, want one gradient copy (%d)", d, ddpParamBytes)
+	}
+	if states["default"] != 2*ddpParamBytes || states["zero"] <= 0 || states["zero"] > states["default"]*3/4 {
+		// ZeroRedundancyOptimizer gives rank 0 the first 256x1024 weight of
+		// the greedy partition by size over 4 ranks: half the states
+		t.Errorf("optimizer states %v: want AdamW's two per parameter, and rank 0's share under ZeRO", states)
 	}
 	if live["fp16_hook"] < live["default"] {
 		t.Errorf("fp16_compress_hook peak %d below the default's %d", live["fp16_hook"], live["default"])

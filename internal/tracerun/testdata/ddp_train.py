@@ -5,8 +5,9 @@ all_gather_object (pickled through the device: it works only when the
 gathered values are known), an averaged loss and a barrier per step.
 
 argv[1]: default, bucket_view (gradient_as_bucket_view=True: the
-gradients are views into the buckets) or fp16_hook (the gradients are
-all-reduced in fp16 by DDP's fp16_compress_hook)."""
+gradients are views into the buckets), fp16_hook (the gradients are
+all-reduced in fp16 by DDP's fp16_compress_hook) or zero (AdamW's states
+sharded over the ranks by ZeroRedundancyOptimizer)."""
 import os
 import sys
 
@@ -40,7 +41,12 @@ sizes = [None] * world
 dist.all_gather_object(sizes, {"rank": dist.get_rank(), "batches": len(loader)})
 assert sizes == [{"rank": 0, "batches": 512 // world // 16}] * world, sizes
 
-opt = torch.optim.AdamW(ddp.parameters(), lr=1e-3)
+if mode == "zero":
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+
+    opt = ZeroRedundancyOptimizer(ddp.parameters(), optimizer_class=torch.optim.AdamW, lr=1e-3)
+else:
+    opt = torch.optim.AdamW(ddp.parameters(), lr=1e-3)
 for x, y in loader:
     x, y = x.to(local_rank), y.to(local_rank)
     loss = F.cross_entropy(ddp(x), y)

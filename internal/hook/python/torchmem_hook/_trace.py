@@ -1016,9 +1016,9 @@ def _install_phases(torch, T):
 
     def step_pre(opt):
         T.in_step += 1
+        if major >= 2:  # cpu mode too: it stands for the same GPU
+            _cuda_foreach_default(opt)  # an inner optimizer too (ZeroRedundancyOptimizer's)
         if T.in_step == 1:
-            if major >= 2:  # cpu mode too: it stands for the same GPU
-                _cuda_foreach_default(opt)
             T.set_phase("optimizer")
             for g in opt.param_groups:
                 for p in g["params"]:
@@ -1027,12 +1027,14 @@ def _install_phases(torch, T):
 
     def step_post(opt):
         T.in_step -= 1
-        if T.in_step > 0:
-            return
+        # an inner optimizer's states too: a wrapper's (ZeroRedundancyOptimizer's
+        # partition of them) are its inner one's
         for st in opt.state.values():
             for v in _flat(st, []):
                 if isinstance(v, torch.Tensor):
                     T.classify(v, "optstate")
+        if T.in_step > 0:
+            return
         counted = T.iteration.step()
         T.done += counted
         T.set_phase("after_step")

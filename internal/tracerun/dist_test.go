@@ -84,6 +84,44 @@ func bucketBytes(tr *estimate.Trace) int64 {
 	return n
 }
 
+// TestDistributedDDPModes: DDP's no_sync (gradient accumulation),
+// find_unused_parameters and static_graph trace on meta as on CPU tensors
+// (within the reducer's few int32 bookkeeping tensors, on the device for
+// meta and on the host for cpu mode: under 2 KiB); SyncBatchNorm, whose
+// kernels are CUDA's only (and which DDP refuses on CPU modules), traces
+// on meta with its statistics made by shape.
+func TestDistributedDDPModes(t *testing.T) {
+	py := torch2Python(t)
+	if !torchAtLeast(py, 2, 1) {
+		t.Skip("torch < 2.1 has no fake process group")
+	}
+	script := filepath.Join("testdata", "ddp_modes.py")
+	argv := func(mode string) []string {
+		return []string{"-m", "torch.distributed.run", "--nproc_per_node", "2", script, mode}
+	}
+	for _, mode := range []string{"no_sync", "find_unused", "static"} {
+		t.Run(mode, func(t *testing.T) {
+			meta := estimate.ReplayTrace(trace(t, py, "meta", argv(mode)...), estimate.TraceReplay{})
+			cpu := estimate.ReplayTrace(trace(t, py, "cpu", argv(mode)...), estimate.TraceReplay{})
+			if d := meta.LiveBytesPeak - cpu.LiveBytesPeak; d < 0 || d > 2048 {
+				t.Errorf("live peak meta %d, cpu %d", meta.LiveBytesPeak, cpu.LiveBytesPeak)
+			}
+		})
+	}
+	t.Run("syncbn", func(t *testing.T) {
+		tr := trace(t, py, "meta", argv("syncbn")...)
+		stats := 0
+		for _, a := range tr.Allocs {
+			if strings.Contains(a.Op, "batch_norm_stats") || strings.Contains(a.Op, "batch_norm_backward_elemt") {
+				stats++
+			}
+		}
+		if stats == 0 {
+			t.Error("no SyncBatchNorm kernel ran")
+		}
+	})
+}
+
 // TestDistributedLaunchArgs: the deprecated torch.distributed.launch
 // without --use-env gives the worker --local-rank=0, and a launcher's
 // nodes x workers are the world (--nnodes 1:2 --nproc_per_node 3: 6);

@@ -951,6 +951,7 @@ def _install_cuda(torch, T):
         "max_memory_reserved": lambda *a, **k: T.peak,
         "reset_peak_memory_stats": lambda *a, **k: setattr(T, "peak", T.allocated),
         "manual_seed": const(None), "manual_seed_all": const(None),
+        "is_current_stream_capturing": const(False),  # no CUDA graph is captured (SyncBatchNorm asks)
     }
     for k, v in patch.items():
         setattr(cuda, k, v)

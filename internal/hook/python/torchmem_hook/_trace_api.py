@@ -626,7 +626,43 @@ def _multinomial(torch, probs, num_samples, *a, **k):
     return torch.empty(shape, dtype=torch.long, device=probs.device)
 
 
+def _bn_stats(torch, x, *a, **k):
+    # SyncBatchNorm's CUDA kernels (no meta or CPU one): per-channel mean
+    # and invstd, in float for a half input as CUDA accumulates
+    acc = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    c = x.shape[1]
+    return (torch.empty((c,), dtype=acc, device=x.device), torch.empty((c,), dtype=acc, device=x.device))
+
+
+def _bn_gather(torch, x, mean, *a, **k):
+    c = x.shape[1]
+    return (torch.empty((c,), dtype=mean.dtype, device=x.device), torch.empty((c,), dtype=mean.dtype, device=x.device))
+
+
+def _bn_elemt(torch, x, *a, **k):
+    return torch.empty_like(x)
+
+
+def _bn_backward_elemt(torch, grad, x, *a, **k):
+    return torch.empty_like(x)
+
+
+def _bn_backward_reduce(torch, grad, x, mean, invstd, weight, input_g, weight_g, bias_g, *a, **k):
+    c = x.shape[1]
+    wd = weight.dtype if weight is not None else x.dtype
+
+    def out(need, dtype):
+        return torch.empty((c,) if need else (0,), dtype=dtype, device=x.device)
+
+    return (out(input_g, mean.dtype), out(input_g, mean.dtype), out(weight_g, wd), out(bias_g, wd))
+
+
 META_FALLBACKS = {
+    "aten.batch_norm_stats.default": _bn_stats,
+    "aten.batch_norm_gather_stats_with_counts.default": _bn_gather,
+    "aten.batch_norm_elemt.default": _bn_elemt,
+    "aten.batch_norm_backward_reduce.default": _bn_backward_reduce,
+    "aten.batch_norm_backward_elemt.default": _bn_backward_elemt,
     "aten.multinomial.default": _multinomial,
     "aten._adaptive_avg_pool2d_backward.default": _like_self,
     "aten._adaptive_avg_pool3d_backward.default": _like_self,

@@ -207,6 +207,27 @@ def install(torch, T):
     dist.init_process_group = init_process_group
     _ddp(torch, T)
     _fsdp(T)
+    if T.device == "meta":
+        _sync_batchnorm(torch, T)
+
+
+def _sync_batchnorm(torch, T):
+    """SyncBatchNorm checks that its input is on a GPU by its device's
+    type, meta here: the check passes for the traced device (its CUDA
+    kernels run by shape, _trace_api.META_FALLBACKS)."""
+    SBN = torch.nn.SyncBatchNorm
+    forward = SBN.forward
+    C = torch._C
+
+    def _forward(self, input):
+        name = C._get_privateuse1_backend_name
+        C._get_privateuse1_backend_name = lambda: input.device.type if input.is_meta else name()
+        try:
+            return forward(self, input)
+        finally:
+            C._get_privateuse1_backend_name = name
+
+    SBN.forward = _forward
 
 
 # FSDP's sharded parameters (FSDP1's flat parameters resized in place,

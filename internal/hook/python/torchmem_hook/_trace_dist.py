@@ -325,7 +325,10 @@ def collective(torch, T, func, args, kwargs):
     spec = _OPS.get(name)
     if spec is None:
         return NotImplemented
-    outs, rets = spec(torch, args)
+    pairing, shape, rets = spec
+    for dst, src in _pairs(pairing, args):
+        _fill(dst, src, shape)
+    outs = _flat_tensors(args[0])
     if rets == "work":
         return _work(torch, outs)
     if rets == "none":
@@ -358,38 +361,34 @@ def _put(dst, v):
         dst.copy_(v.reshape(dst.shape))
 
 
-def _same(dst, src):
-    """dst takes src's data (every rank holds rank 0's)."""
+def _fill(dst, src, shape):
+    """dst takes shape(v, n): what src's data v is in dst's n elements
+    (None: unknown, dst left as it is)."""
     if dst is src:
         return
     try:
         v = _values(src)
-        if v is not None and v.numel() == dst.numel():
-            _put(dst, v)
+        w = None if v is None else shape(v, dst.numel())
+        if w is not None:
+            _put(dst, w)
     except Exception:
         _debug()
 
 
-def _tiled(dst, src):
-    """dst (world_size x src's elements) takes src in each slot."""
-    n = src.numel()
-    try:
-        v = _values(src)
-        if v is not None and n and dst.numel() % n == 0:
-            _put(dst, v.reshape(1, n).expand(dst.numel() // n, n))
-    except Exception:
-        _debug()
+def _as_is(v, n):
+    """A broadcast's or a reduction's: every rank holds rank 0's data."""
+    return v if v.numel() == n else None
 
 
-def _chunk(dst, src):
-    """dst takes src's first dst.numel() elements (rank 0's slice)."""
-    n = dst.numel()
-    try:
-        v = _values(src)
-        if v is not None and v.numel() >= n:
-            _put(dst, v.reshape(-1)[:n])
-    except Exception:
-        _debug()
+def _tile(v, n):
+    """A gather's: rank 0's data in each rank's slot."""
+    m = v.numel()
+    return v.reshape(1, m).expand(n // m, m) if m and n % m == 0 else None
+
+
+def _head(v, n):
+    """A scatter's: rank 0's slice, the first n elements."""
+    return v.reshape(-1)[:n] if v.numel() >= n else None
 
 
 def _no_grad():
@@ -408,96 +407,41 @@ def _flat_tensors(x):
     return out
 
 
-# Each op: (torch, args) -> (the tensors its work holds, what it
-# returns: the index of the argument returned with the work, "work", or
-# "none").
-def _in_place(i, rets):
-    return lambda torch, a: (_flat_tensors(a[i]), rets)
+def _pairs(kind, a):
+    """The (output, input) tensor pairs of a c10d op's first two arguments."""
+    if kind == "one":  # (Tensor out, Tensor in)
+        return [(a[0], a[1])]
+    if kind == "each":  # (Tensor[] outs, Tensor[] ins)
+        return list(zip(a[0], a[1]))
+    if kind == "first":  # (Tensor[] outs, Tensor[][] ins): rank 0's entry of each
+        return [(o, ins[0]) for o, ins in zip(a[0], a[1]) if ins]
+    if kind == "gather":  # (Tensor[][] outs, Tensor[] ins): every rank's slot
+        return [(o, i) for outs, i in zip(a[0], a[1]) for o in outs]
+    return []  # in place: the tensors keep what they hold
 
 
-def _allgather(torch, a):  # (Tensor[][] out, Tensor[] in, ...)
-    for outs, inp in zip(a[0], a[1]):
-        for o in outs:
-            _same(o, inp)
-    return _flat_tensors(a[0]), 0
-
-
-def _allgather_coalesced(torch, a):  # (Tensor[][] out, Tensor[] in, ...) -> Work
-    outs, _ = _allgather(torch, a)
-    return outs, "work"
-
-
-def _allgather_base(torch, a):  # (out, in, ...)
-    _tiled(a[0], a[1])
-    return [a[0]], 0
-
-
-def _allgather_into_coalesced(torch, a):  # (Tensor[] outs, Tensor[] ins, ...) -> Work
-    for o, i in zip(a[0], a[1]):
-        _tiled(o, i)
-    return list(a[0]), "work"
-
-
-def _reduce_scatter(torch, a):  # (Tensor[] outs, Tensor[][] ins, ...)
-    for o, ins in zip(a[0], a[1]):
-        if ins:
-            _same(o, ins[0])
-    return list(a[0]), 0
-
-
-def _reduce_scatter_base(torch, a):  # (out, in, ...)
-    _chunk(a[0], a[1])
-    return [a[0]], 0
-
-
-def _reduce_scatter_coalesced(torch, a):  # (Tensor[] outs, Tensor[] ins, ...) -> Work
-    for o, i in zip(a[0], a[1]):
-        _chunk(o, i)
-    return list(a[0]), "work"
-
-
-def _alltoall(torch, a):  # (Tensor[] outs, Tensor[] ins, ...)
-    for o, i in zip(a[0], a[1]):
-        _same(o, i)
-    return list(a[0]), 0
-
-
-def _alltoall_base(torch, a):  # (out, in, out_splits, in_splits, ...) -> Work
-    _same(a[0], a[1])
-    return [a[0]], "work"
-
-
-def _gather(torch, a):  # (Tensor[][] outs, Tensor[] ins, ...) -> Work
-    outs, _ = _allgather(torch, a)
-    return outs, "work"
-
-
-def _scatter(torch, a):  # (Tensor[] outs, Tensor[][] ins, ...)
-    for o, ins in zip(a[0], a[1]):
-        if ins:
-            _same(o, ins[0])
-    return list(a[0]), 0
-
-
+# The c10d ops by name: how their outputs pair with their inputs, what an
+# output is of its input (_as_is, _tile, _head), and what the op returns:
+# the index of the argument returned with the work, "work" or "none".
 _OPS = {
-    "allreduce_": _in_place(0, 0),
-    "allreduce_coalesced_": _in_place(0, "work"),
-    "broadcast_": _in_place(0, 0),
-    "reduce_": _in_place(0, "work"),
-    "allgather_": _allgather,
-    "allgather_coalesced_": _allgather_coalesced,
-    "_allgather_base_": _allgather_base,
-    "allgather_into_tensor_coalesced_": _allgather_into_coalesced,
-    "reduce_scatter_": _reduce_scatter,
-    "_reduce_scatter_base_": _reduce_scatter_base,
-    "reduce_scatter_tensor_coalesced_": _reduce_scatter_coalesced,
-    "alltoall_": _alltoall,
-    "alltoall_base_": _alltoall_base,
-    "gather_": _gather,
-    "scatter_": _scatter,
-    "barrier": _in_place(0, "work"),
-    "monitored_barrier_": _in_place(0, "none"),
-    "send": _in_place(0, "work"),
-    "recv_": _in_place(0, "work"),  # a twin sends what this rank holds
-    "recv_any_source_": _in_place(0, "work"),
+    "allreduce_": (None, None, 0),
+    "allreduce_coalesced_": (None, None, "work"),
+    "broadcast_": (None, None, 0),
+    "reduce_": (None, None, "work"),
+    "barrier": (None, None, "work"),
+    "monitored_barrier_": (None, None, "none"),
+    "send": (None, None, "work"),
+    "recv_": (None, None, "work"),  # a twin sends what this rank holds
+    "recv_any_source_": (None, None, "work"),
+    "allgather_": ("gather", _as_is, 0),
+    "allgather_coalesced_": ("gather", _as_is, "work"),
+    "gather_": ("gather", _as_is, "work"),
+    "_allgather_base_": ("one", _tile, 0),
+    "allgather_into_tensor_coalesced_": ("each", _tile, "work"),
+    "reduce_scatter_": ("first", _as_is, 0),
+    "scatter_": ("first", _as_is, 0),
+    "_reduce_scatter_base_": ("one", _head, 0),
+    "reduce_scatter_tensor_coalesced_": ("each", _head, "work"),
+    "alltoall_": ("each", _as_is, 0),
+    "alltoall_base_": ("one", _as_is, "work"),
 }

@@ -21,7 +21,9 @@ func TestTraceRealCatalogComplete(t *testing.T) {
 
 // TestEstimateTraceRealNeedsCUDA: on a host whose torch sees no CUDA GPU
 // (this one: torch 1.13 CPU), --real ends at torch's import with one line
-// that says so, and a non-zero exit.
+// that says so, and a non-zero exit; under torchrun too, once its worker
+// runs in the launcher's place (a world of one), and a world of two is
+// refused saying how to measure it.
 func TestEstimateTraceRealNeedsCUDA(t *testing.T) {
 	skipTraceShort(t)
 	py := "/usr/bin/python3"
@@ -36,6 +38,17 @@ func TestEstimateTraceRealNeedsCUDA(t *testing.T) {
 	}
 	if strings.Contains(errOut, "Traceback") || strings.Contains(errOut, "step 0 loss") {
 		t.Errorf("the program should not have run: %q", errOut)
+	}
+	// under torchrun, --real measures a world of one (the launcher's worker
+	// is run in its place); more ranks would wait for the others
+	ddp := filepath.Join("..", "tracerun", "testdata", "ddp_train.py")
+	_, errOut, code = runCLI(t, "estimate", "--trace", "--real", "--", py, "-m", "torch.distributed.run", "--nproc_per_node", "2", ddp)
+	if code == 0 || !strings.Contains(errOut, "a world of 2 needs all its ranks") || !strings.Contains(errOut, "--nproc-per-node 1") {
+		t.Errorf("--real under torchrun with 2 workers: code %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = runCLI(t, "estimate", "--trace", "--real", "--", py, "-m", "torch.distributed.run", "--nproc_per_node", "1", ddp)
+	if code == 0 || !strings.Contains(errOut, want) {
+		t.Errorf("--real under torchrun with 1 worker: code %d, stderr %q: want the worker's own answer %q", code, errOut, want)
 	}
 	if _, errOut, code := runCLI(t, "estimate", "--real", "--model", "gpt2"); code == 0 || !strings.Contains(errOut, "--real goes with --trace") {
 		t.Errorf("--real without --trace: code %d %q", code, errOut)

@@ -445,9 +445,12 @@ def start(torch):
     device = os.environ.get(ENV_DEVICE) or "meta"
     launcher = _trace_api.launcher(sys.argv)
     why = ""
-    if launcher in _trace_dist.LAUNCHERS and device != "real" and not os.path.exists(os.environ[ENV_OUT]):
-        # torchrun: this process becomes its rank 0 worker (when it can)
-        why = _trace_dist.supported(torch) or _trace_dist.become_worker(torch, launcher, sys.argv[1:])
+    if launcher in _trace_dist.LAUNCHERS and not os.path.exists(os.environ[ENV_OUT]):
+        # torchrun: this process becomes its rank 0 worker (when it can;
+        # --real: when that is the whole job, a world of one)
+        real = device == "real"
+        why = (not real and _trace_dist.supported(torch)) or \
+            _trace_dist.become_worker(torch, launcher, sys.argv[1:], real)
     try:
         w = _Writer(os.environ[ENV_OUT], int(os.environ.get(ENV_MAX_BYTES) or 0))
     except OSError:
@@ -456,7 +459,10 @@ def start(torch):
     if device == "real":  # --trace --real: nothing redirected (_trace_real.py)
         from torchmem_hook import _trace_real
 
-        _state = _trace_real.start(torch, w, os.environ[ENV_OUT], steps)
+        refused = None
+        if launcher:
+            refused = why or "%s runs the program in worker processes, which --real does not measure" % launcher
+        _state = _trace_real.start(torch, w, os.environ[ENV_OUT], steps, refused)
         return
     T = _Tracer(torch, w, device, steps)
     _state = T

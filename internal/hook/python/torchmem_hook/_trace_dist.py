@@ -161,9 +161,10 @@ def _nproc(v):
     raise ValueError("--nproc-per-node %r: a number of workers, gpu or auto" % v)
 
 
-def become_worker(torch, launcher, args):
+def become_worker(torch, launcher, args, real=False):
     """Replace this launcher process by its rank 0 worker (does not
-    return), or return what is wrong."""
+    return), or return what is wrong. real (--real): only a world of one,
+    which is the whole job; more ranks would wait for the others."""
     try:
         if launcher == "accelerate":
             if not args or args[0] != "launch":
@@ -175,6 +176,11 @@ def become_worker(torch, launcher, args):
         return str(e)
     except Exception as e:  # a torch whose launcher this does not know
         return "%s: %s" % (launcher, _common.one_line(str(e))[:200])
+    world = int(env.get("WORLD_SIZE", "1"))
+    if real and world > 1:
+        return ("--real runs the job and measures one process, and a world of %d needs all its ranks: measure "
+                "it with %s's --nproc-per-node 1 (each rank of a data-parallel job holds as much, DDP's "
+                "buckets included), or trace it without --real" % (world, launcher))
     sys.stdout.flush()
     sys.stderr.flush()
     try:

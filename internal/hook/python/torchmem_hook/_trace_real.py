@@ -231,14 +231,14 @@ class _Real(object):
                 os._exit(0)
 
 
-def start(torch, writer, trace_path, steps):
+def start(torch, writer, trace_path, steps, refused=None):
     """Run the program on its GPU, recording the allocator (torch has just
     been imported); the files go next to trace_path. Returns the state, or
-    exits when --real cannot run."""
+    exits when --real cannot run (refused: why not, found by the caller)."""
     global _state
     writer.line(["torchmem-trace", "1", "device=real", "torch=" + _clean(torch.__version__),
                  "python=%d.%d.%d" % sys.version_info[:3], "steps=%d" % steps])
-    reason = unsupported_reason(torch)
+    reason = refused or unsupported_reason(torch)
     if reason is not None:
         writer.line(["E", "unsupported", "", "0", _clean(reason)])
         writer.close()  # torchmem prints the reason

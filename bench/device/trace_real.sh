@@ -12,6 +12,8 @@
 #   resnet50           torchvision (when it imports)
 #   custom-gpt2        gpt2.py: GPT-2 written in plain torch (a custom model)
 #   custom-transformer transformer.py: attention and a custom autograd Function
+#   ddp-torchrun       ddp_train.py under torchrun --nproc_per_node 1: DDP's
+#                      buckets against a real NCCL process group of one
 # About 2 minutes of GPU time on an H200; each run is bounded by timeout.
 #   run(command="bash bench/device/trace_real.sh", carry=["torchmem"], timeout_s=420)
 # Locally on any CUDA host: OUT=/tmp/tr bash bench/device/trace_real.sh
@@ -56,4 +58,5 @@ else
 fi
 one custom-gpt2 "$TD/gpt2.py" 6 512 8 8000 8 256 foreach amp-bf16
 one custom-transformer "$TD/transformer.py"
+one ddp-torchrun -m torch.distributed.run --standalone --nproc_per_node 1 "$TD/ddp_train.py"
 "$PY" bench/device/trace_real_compare.py "$D" | tee "$OUT/trace-real.txt"

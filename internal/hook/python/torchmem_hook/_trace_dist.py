@@ -210,7 +210,7 @@ def install(torch, T):
             k["timeout"] = timeout
         return orig(**k)
 
-    dist.init_process_group = init_process_group
+    _replace(orig, init_process_group)
     _ddp(torch, T)
     _fsdp(T)
     if T.device == "meta":
@@ -271,6 +271,16 @@ def _refuse(T, cls, what):
 def _default_world():
     """--world-size, where neither the program nor its launcher gives one."""
     return max(1, _env_int(ENV_WORLD, 1))
+
+
+def _replace(orig, new):
+    """new wherever torch.distributed's modules hold orig by name
+    (init_device_mesh calls distributed_c10d's own)."""
+    for name, mod in list(sys.modules.items()):
+        if name == "torch.distributed" or name.startswith("torch.distributed."):
+            for attr in ("init_process_group",):
+                if getattr(mod, attr, None) is orig:
+                    setattr(mod, attr, new)
 
 
 def _env_int(name, default):

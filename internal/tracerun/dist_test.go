@@ -122,6 +122,28 @@ func TestDistributedDDPModes(t *testing.T) {
 	})
 }
 
+// TestDistributedTensorParallel: PyTorch's tensor parallelism (a device
+// mesh, parallelize_module: DTensor parameters) traced as rank 0 of 4 holds
+// its shards: the MLP's 2,099,712 parameters split column- then row-wise
+// leave 512x512 + 512 + 512x512 + 512 (the second bias replicated) =
+// 525,312 on each rank, counted as weights; DTensor's own shape
+// propagation (fake tensors) allocates nothing.
+func TestDistributedTensorParallel(t *testing.T) {
+	py := torch2Python(t)
+	if !torchAtLeast(py, 2, 4) {
+		t.Skip("torch < 2.4 has no public DTensor tensor parallelism")
+	}
+	tr := trace(t, py, "meta", "-m", "torch.distributed.run", "--nproc_per_node", "4", filepath.Join("testdata", "tensor_parallel.py"))
+	r := estimate.ReplayTrace(tr, estimate.TraceReplay{})
+	const shard = 512*512 + 512 + 512*512 + 512
+	if r.Params != shard {
+		t.Errorf("parameters on rank 0: %d, want its shards' %d", r.Params, shard)
+	}
+	if d := tr.Dist; d == nil || d.World != 4 {
+		t.Errorf("distributed %+v, want a world of 4", d)
+	}
+}
+
 // TestDistributedLaunchArgs: the deprecated torch.distributed.launch
 // without --use-env gives the worker --local-rank=0, and a launcher's
 // nodes x workers are the world (--nnodes 1:2 --nproc_per_node 3: 6);

@@ -262,6 +262,11 @@ class _Tracer(object):
     def classify(self, t, cat):
         if t is None:
             return
+        inner = _inner_tensors(t)
+        if inner is not None:  # a wrapper subclass: what it wraps is what it is
+            for x in inner:
+                self.classify(x, cat)
+            return
         try:
             e = self.live.get(_skey(t))
         except Exception:
@@ -327,6 +332,19 @@ class _Tracer(object):
                 sys.stderr.flush()
             finally:
                 os._exit(0)
+
+
+def _inner_tensors(t):
+    """The tensors a wrapper subclass holds (DTensor's local shard), by the
+    protocol torch.compile uses (__tensor_flatten__), or None."""
+    flatten = getattr(t, "__tensor_flatten__", None)
+    if flatten is None:
+        return None
+    try:
+        names = flatten()[0]
+        return [x for x in (getattr(t, n, None) for n in names) if x is not None]
+    except Exception:
+        return None
 
 
 def _storage(t):
@@ -582,8 +600,19 @@ def _install_modes(torch, T):
             finally:
                 T.redirect -= 1
 
+    own = (Tensor.__torch_dispatch__, getattr(torch._C, "_disabled_torch_dispatch_impl", None))
+
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            subclasses = [t for t in types if getattr(t, "__torch_dispatch__", own[0]) not in own]
+            if subclasses:
+                if any(t.__name__ == "FakeTensor" for t in subclasses):
+                    # torch's own shape propagation (DTensor's): no memory
+                    return func(*args, **(kwargs or {}))
+                # a wrapper subclass (DTensor's shards, a quantized weight):
+                # it holds no storage of its own; its __torch_dispatch__
+                # runs the ops on its inner tensors, which come here
+                return NotImplemented
             if getattr(func, "namespace", "") == "c10d":  # a collective: nothing sent
                 r = _trace_dist.collective(torch, T, func, args, kwargs or {})
                 if r is not NotImplemented:

@@ -205,6 +205,7 @@ def install(torch, T):
         world = world_size if world_size and world_size > 0 else _env_int("WORLD_SIZE", _default_world())
         asked = rank if rank not in (-1, None) else _env_int("RANK", 0)
         T.distributed(world, str(backend or "default"), asked)
+        _fsdp(T)  # FSDP needs a process group: its modules are imported here, not by every trace
         k = {"backend": "fake", "store": fake_pg.FakeStore(), "rank": 0, "world_size": world}
         if timeout is not None:
             k["timeout"] = timeout
@@ -212,7 +213,6 @@ def install(torch, T):
 
     _replace(orig, init_process_group)
     _ddp(torch, T)
-    _fsdp(T)
     if T.device == "meta":
         _sync_batchnorm(torch, T)
 

@@ -50,6 +50,7 @@ func addTraceFlags(env *Env, cmd *cobra.Command, f *estimateFlags) {
 	fl.BoolVar(&tf.real, "real", false, "with --trace: run the steps for real on this host's CUDA GPU and report the measured peaks (the allocator's own trace, memory_stats, NVML)")
 	cmd.Use += "\n  torchmem estimate --trace [--steps N] [--gpu NAME] [--json] [--snapshot FILE] -- python train.py ARGS..."
 	cmd.Example += "\n  torchmem estimate --trace --gpu A100-80GB -- python train.py --batch 16"
+	cmd.Example += "\n  torchmem estimate --trace --gpu H100-80GB -- torchrun --nproc-per-node 8 train.py   # one rank of the DDP job"
 	cmd.Example += "\n  torchmem estimate --trace --real --json -- python train.py --batch 16   # on a GPU host: measured"
 	cmd.Args = func(c *cobra.Command, args []string) error {
 		if !tf.on {

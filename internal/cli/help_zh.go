@@ -98,7 +98,7 @@ var helpZH = map[string]string{
 	"flag.estimate.safetensors":         ".safetensors 文件或 model.safetensors.index.json（只读文件头）",
 	"flag.estimate.seq":                 "序列长度，单位 token（语言模型）",
 	"flag.estimate.use-reentrant":       "配合 --checkpointing 和 --peft：use_reentrant（true：PEFT 的默认，embedding 的输出需要梯度；false：不需要）",
-	"flag.estimate.world-size":          "ZeRO/FSDP 分片分布的 GPU 数",
+	"flag.estimate.world-size":          "ZeRO/FSDP 分片分布的 GPU 数；与 --trace 一起时，程序及其启动器都未给出的进程组大小（torchrun --nproc-per-node gpu）",
 	"flag.estimate.tp":                  "张量并行 (tensor parallel) 度（Megatron 布局：注意力头、MLP 和词表分到 TP 块 GPU 上；Llama 类和 MoE 模型）",
 	"flag.estimate.sequence-parallel":   "配合 --tp：残差流的激活值也按序列切分",
 	"flag.estimate.expert-capacity":     "MoE：把每个专家填充到这个容量因子（GShard/Switch 方式）；0：不丢弃 token (dropless)，与 transformers 的运行方式一致",

@@ -4,10 +4,11 @@ Every rank of a data-parallel job holds what rank 0 holds, so the trace
 runs rank 0 alone, in a world of the size the launcher or the program
 asked for:
 
-  - torchrun / python -m torch.distributed.run (or .launch): the launcher
-    is not run; its own argument parser reads its command line and this
-    process becomes its rank 0 worker (the environment torchrun gives a
-    worker, the script and its arguments), so the trace is the worker's;
+  - torchrun / python -m torch.distributed.run (or .launch), accelerate
+    launch: the launcher is not run; its own argument parser reads its
+    command line and this process becomes its rank 0 worker (the
+    environment torchrun gives a worker, the script and its arguments), so
+    the trace is the worker's (--real: only a world of one, the whole job);
   - init_process_group(...) makes PyTorch's own fake process group
     (torch.testing's "fake" backend, torch >= 2.1) of that world size,
     rank 0; new_group, DeviceMesh and the rest build on it;
@@ -22,11 +23,12 @@ asked for:
   - DistributedDataParallel: its reducer's buckets (a second copy of the
     gradients unless gradient_as_bucket_view) are made by its C++ code
     through the same ops and are counted as gradients; the check that
-    every rank has the same parameters is skipped (there is one rank).
+    every rank has the same parameters is skipped (there is one rank);
+    SyncBatchNorm runs on the traced device (its kernels by shape).
 
 What is not traced: the launcher's other workers (they would be copies),
 NCCL's own buffers (outside PyTorch's allocator: on the GPU but not in
-the trace), DeepSpeed, FSDP.
+the trace), DeepSpeed, FSDP (said where the model is wrapped).
 """
 
 import os
@@ -36,7 +38,8 @@ from torchmem_hook import _common, _trace_values
 
 _debug = _common.debug
 
-# torchrun's launchers: the program names and the module python -m runs.
+# The launchers replaced by their first worker: torchrun's program name and
+# the modules python -m runs, and accelerate's program name.
 LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "accelerate")
 
 # The world size a launcher's "gpu"/"auto" number of workers stands for

@@ -23,6 +23,7 @@ local_rank = int(os.environ.get("LOCAL_RANK", 0))
 torch.cuda.set_device(local_rank)
 dist.init_process_group("nccl")
 world = dist.get_world_size()
+assert dist.get_backend() == "nccl", dist.get_backend()  # the program's, not the trace's fake group
 
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(256, 1024), nn.GELU(), nn.Linear(1024, 256), nn.LayerNorm(256),

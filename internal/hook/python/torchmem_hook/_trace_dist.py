@@ -200,6 +200,14 @@ def install(torch, T):
     buffers count as gradients."""
     dist = torch.distributed
     orig = dist.init_process_group
+    orig_backend = dist.get_backend
+    asked_backend = ["nccl"]  # a GPU job's default
+
+    def get_backend(group=None):
+        # the program's own backend, where it asks (code that branches on
+        # "nccl" takes the GPU's path), not the fake group's
+        b = orig_backend(group)
+        return asked_backend[0] if str(b) == "fake" else b
 
     def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
                            store=None, group_name="", pg_options=None, **kwargs):
@@ -208,6 +216,8 @@ def install(torch, T):
         world = world_size if world_size and world_size > 0 else _env_int("WORLD_SIZE", _default_world())
         asked = rank if rank not in (-1, None) else _env_int("RANK", 0)
         T.distributed(world, str(backend or "default"), asked)
+        if isinstance(backend, str) and backend and ":" not in backend:
+            asked_backend[0] = dist.Backend(backend)
         _fsdp(T)  # FSDP needs a process group: its modules are imported here, not by every trace
         k = {"backend": "fake", "store": fake_pg.FakeStore(), "rank": 0, "world_size": world}
         if timeout is not None:
@@ -215,6 +225,7 @@ def install(torch, T):
         return orig(**k)
 
     _replace(orig, init_process_group)
+    _replace(orig_backend, get_backend)
     _ddp(torch, T)
     if T.device == "meta":
         _sync_batchnorm(torch, T)
@@ -277,13 +288,12 @@ def _default_world():
 
 
 def _replace(orig, new):
-    """new wherever torch.distributed's modules hold orig by name
+    """new wherever torch.distributed's modules hold orig by its name
     (init_device_mesh calls distributed_c10d's own)."""
     for name, mod in list(sys.modules.items()):
         if name == "torch.distributed" or name.startswith("torch.distributed."):
-            for attr in ("init_process_group",):
-                if getattr(mod, attr, None) is orig:
-                    setattr(mod, attr, new)
+            if getattr(mod, orig.__name__, None) is orig:
+                setattr(mod, orig.__name__, new)
 
 
 def _env_int(name, default):

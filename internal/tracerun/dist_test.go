@@ -144,6 +144,28 @@ func TestDistributedTensorParallel(t *testing.T) {
 	}
 }
 
+// TestDistributedSpawn: a script that starts its ranks with
+// torch.multiprocessing.spawn over torch.cuda.device_count() GPUs runs
+// rank 0's function in the traced process, in a world of --world-size (4),
+// with DDP's buckets; its children would have run untraced.
+func TestDistributedSpawn(t *testing.T) {
+	py := torch2Python(t)
+	if !torchAtLeast(py, 2, 1) {
+		t.Skip("torch < 2.1 has no fake process group")
+	}
+	var out strings.Builder
+	tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "mp_spawn.py")}, World: 4, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if d := tr.Dist; tr.End == nil || tr.End.Kind != "steps" || d == nil || d.World != 4 || d.Launcher != "mp.spawn 4" {
+		t.Fatalf("end %+v, distributed %+v: want 2 steps as rank 0 of 4 under mp.spawn\n%s", tr.End, d, out.String())
+	}
+	if got, want := bucketBytes(tr), int64(4*(256*256+256)); got != want {
+		t.Errorf("DDP's buckets: %d bytes, want %d", got, want)
+	}
+}
+
 // TestDistributedLaunchArgs: the deprecated torch.distributed.launch
 // without --use-env gives the worker --local-rank=0, and a launcher's
 // nodes x workers are the world (--nnodes 1:2 --nproc_per_node 3: 6);

@@ -577,7 +577,8 @@ def _install_modes(torch, T):
                 # cpu mode: .to(x.device) of a device tensor x is a move to
                 # the device, as device=x.device is below
                 args, move = (args[0], target) + tuple(args[2:]), True
-            if "device" in kwargs and _is_cuda(kwargs["device"]):
+            if "device" in kwargs and (_is_cuda(kwargs["device"]) or type(kwargs["device"]) is int):
+                # (device=local_rank: an index is a CUDA device)
                 kwargs = dict(kwargs)
                 kwargs["device"] = target
                 move = True

@@ -72,11 +72,12 @@ def supported(torch):
 
 def gpus():
     """The GPUs torch.cuda.device_count() answers: the launcher's workers
-    on this node each have one (scripts check for them), else the one
+    on this node each have one (scripts check for them), else --world-size
+    (`mp.spawn(main, nprocs=torch.cuda.device_count())`), else the one
     traced."""
     if os.environ.get(ENV_LAUNCHED):
         return max(1, _env_int("LOCAL_WORLD_SIZE", 1))
-    return 1
+    return _default_world()
 
 
 def worker(torch, launcher, args):
@@ -226,6 +227,7 @@ def install(torch, T):
 
     _replace(orig, init_process_group)
     _replace(orig_backend, get_backend)
+    _spawn(torch, T)
     _ddp(torch, T)
     if T.device == "meta":
         _sync_batchnorm(torch, T)
@@ -285,6 +287,28 @@ def _refuse(T, cls, what):
 def _default_world():
     """--world-size, where neither the program nor its launcher gives one."""
     return max(1, _env_int(ENV_WORLD, 1))
+
+
+def _spawn(torch, T):
+    """torch.multiprocessing.spawn(fn, args, nprocs): the older way to start
+    DDP's ranks, a process each. Its children would run untraced (the trace
+    is this process's); rank 0's is run here instead, fn(0, *args), in a
+    world of nprocs."""
+    mp = torch.multiprocessing
+    orig = getattr(mp, "spawn", None)
+    if orig is None:
+        return
+
+    def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+        T.emit(["D", "launcher", "mp.spawn %d" % max(1, int(nprocs))])
+        if not os.environ.get("WORLD_SIZE"):
+            os.environ["WORLD_SIZE"] = str(max(1, int(nprocs)))  # init_process_group's default
+        fn(0, *args)
+        return None
+
+    mp.spawn = spawn
+    if hasattr(mp, "spawn") and getattr(sys.modules.get("torch.multiprocessing.spawn"), "spawn", None) is orig:
+        sys.modules["torch.multiprocessing.spawn"].spawn = spawn
 
 
 def _replace(orig, new):

@@ -27,10 +27,7 @@ const ddpParamBytes = 4 * (256*1024 + 1024 + 1024*256 + 256 + 2*256 + 256*10 + 1
 // (pickled through the device, read back) works in both modes, or the
 // script's own assert stops it.
 func TestDistributedDDP(t *testing.T) {
-	py := torch2Python(t)
-	if !torchAtLeast(py, 2, 1) {
-		t.Skip("torch < 2.1 has no fake process group")
-	}
+	py := distPython(t, 2, 1)
 	script := filepath.Join("testdata", "ddp_train.py")
 	launch := func(device, mode string) *estimate.Trace {
 		t.Helper()
@@ -91,10 +88,7 @@ func bucketBytes(tr *estimate.Trace) int64 {
 // kernels are CUDA's only (and which DDP refuses on CPU modules), traces
 // on meta with its statistics made by shape.
 func TestDistributedDDPModes(t *testing.T) {
-	py := torch2Python(t)
-	if !torchAtLeast(py, 2, 1) {
-		t.Skip("torch < 2.1 has no fake process group")
-	}
+	py := distPython(t, 2, 1)
 	script := filepath.Join("testdata", "ddp_modes.py")
 	argv := func(mode string) []string {
 		return []string{"-m", "torch.distributed.run", "--nproc_per_node", "2", script, mode}
@@ -129,10 +123,7 @@ func TestDistributedDDPModes(t *testing.T) {
 // 525,312 on each rank, counted as weights; DTensor's own shape
 // propagation (fake tensors) allocates nothing.
 func TestDistributedTensorParallel(t *testing.T) {
-	py := torch2Python(t)
-	if !torchAtLeast(py, 2, 4) {
-		t.Skip("torch < 2.4 has no public DTensor tensor parallelism")
-	}
+	py := distPython(t, 2, 4) // DTensor's public tensor parallelism
 	tr := trace(t, py, "meta", "-m", "torch.distributed.run", "--nproc_per_node", "4", filepath.Join("testdata", "tensor_parallel.py"))
 	r := estimate.ReplayTrace(tr, estimate.TraceReplay{})
 	const shard = 512*512 + 512 + 512*512 + 512
@@ -149,10 +140,7 @@ func TestDistributedTensorParallel(t *testing.T) {
 // rank 0's function in the traced process, in a world of --world-size (4),
 // with DDP's buckets; its children would have run untraced.
 func TestDistributedSpawn(t *testing.T) {
-	py := torch2Python(t)
-	if !torchAtLeast(py, 2, 1) {
-		t.Skip("torch < 2.1 has no fake process group")
-	}
+	py := distPython(t, 2, 1)
 	var out strings.Builder
 	tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "mp_spawn.py")}, World: 4, Output: &out})
 	if err != nil {
@@ -172,10 +160,7 @@ func TestDistributedSpawn(t *testing.T) {
 // torch.cuda.device_count() answers the workers of a node. The script
 // asserts all of it.
 func TestDistributedLaunchArgs(t *testing.T) {
-	py := torch2Python(t)
-	if !torchAtLeast(py, 2, 1) {
-		t.Skip("torch < 2.1 has no fake process group")
-	}
+	py := distPython(t, 2, 1)
 	tr := trace(t, py, "meta", "-m", "torch.distributed.launch", "--nnodes", "1:2", "--nproc_per_node", "3",
 		filepath.Join("testdata", "launch_args.py"), "--width", "32")
 	if d := tr.Dist; d == nil || d.World != 6 || d.Launcher != "torch.distributed.launch 6" {
@@ -188,7 +173,7 @@ func TestDistributedLaunchArgs(t *testing.T) {
 // (through torchrun's), and DeepSpeed under it is refused saying why.
 // Skipped where the torch-2 python has no accelerate (CI: Debian has none).
 func TestDistributedAccelerate(t *testing.T) {
-	py := torch2Python(t)
+	py := distPython(t, 2, 1)
 	if exec.Command(py, "-c", "import accelerate.commands.launch").Run() != nil {
 		t.Skip("no accelerate for " + py)
 	}
@@ -221,10 +206,7 @@ func TestDistributedAccelerate(t *testing.T) {
 // (no launcher, no WORLD_SIZE) makes a world of one, and an FSDP model
 // ends the trace saying why and what to do instead.
 func TestDistributedWithoutLauncher(t *testing.T) {
-	py := torch2Python(t)
-	if !torchAtLeast(py, 2, 1) {
-		t.Skip("torch < 2.1 has no fake process group")
-	}
+	py := distPython(t, 2, 1)
 	tr := trace(t, py, "meta", filepath.Join("testdata", "ddp_train.py"))
 	if d := tr.Dist; d == nil || d.World != 1 || d.Launcher != "" {
 		t.Errorf("distributed %+v, want a world of 1 and no launcher", d)
@@ -238,6 +220,17 @@ func TestDistributedWithoutLauncher(t *testing.T) {
 		!strings.Contains(fs.End.Message, "--fsdp") || len(fs.End.Where) == 0 || !strings.Contains(fs.End.Where[0], "fsdp.py:") {
 		t.Errorf("FSDP: end %+v, want FullyShardedDataParallel named at fsdp.py with what to do", fs.End)
 	}
+}
+
+// distPython is torch2Python when its torch is major.minor or later (2.1:
+// the fake process group the tracer makes); the test skips otherwise.
+func distPython(t *testing.T, major, minor int) string {
+	t.Helper()
+	py := torch2Python(t)
+	if !torchAtLeast(py, major, minor) {
+		t.Skipf("the tracer's distributed tests need torch %d.%d or later", major, minor)
+	}
+	return py
 }
 
 // torchAtLeast: py's torch is major.minor or later.

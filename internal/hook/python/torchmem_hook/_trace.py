@@ -46,6 +46,7 @@ _clean = _common.one_line
 _debug = _common.debug
 _is_cpu = _trace_api.is_cpu
 _is_cuda = _trace_api.is_cuda
+_is_index = _trace_api.is_index
 
 ENV_OUT = "TORCHMEM_TRACE"
 ENV_STEPS = "TORCHMEM_TRACE_STEPS"
@@ -433,9 +434,39 @@ def _foreach_out(torch, tensors, *a, **k):
 _META_FALLBACKS = {"aten.convolution_backward.default": _conv_backward}
 
 
-def _host_copy(func, args):
-    return str(func) == "aten.copy_.default" and len(args) >= 2 and \
-        not getattr(args[0], "is_meta", True) and getattr(args[1], "is_meta", False)
+def _host_copy(args):
+    """copy_(dst, src) from the device into a host tensor."""
+    return len(args) >= 2 and not getattr(args[0], "is_meta", True) and getattr(args[1], "is_meta", False)
+
+
+class _SubclassKinds(object):
+    """What the tensor types of an op are, each type asked once (the
+    dispatch mode sees every op): "plain" (Tensor, Parameter), "fake"
+    (FakeTensor among them) or "wrapper" (a subclass with its own
+    __torch_dispatch__, such as DTensor)."""
+
+    def __init__(self, torch):
+        Tensor = torch.Tensor
+        self.own = (Tensor.__torch_dispatch__, getattr(torch._C, "_disabled_torch_dispatch_impl", None))
+        self.types = {Tensor: "plain"}
+
+    def of(self, types):
+        kind = "plain"
+        for t in types:
+            k = self.types.get(t)
+            if k is None:
+                k = self._kind(t)
+                self.types[t] = k
+            if k == "fake":
+                return k
+            if k == "wrapper":
+                kind = k
+        return kind
+
+    def _kind(self, t):
+        if getattr(t, "__torch_dispatch__", self.own[0]) in self.own:
+            return "plain"
+        return "fake" if t.__name__ == "FakeTensor" else "wrapper"
 
 
 def _meta_fallback(name):
@@ -577,7 +608,7 @@ def _install_modes(torch, T):
                 # cpu mode: .to(x.device) of a device tensor x is a move to
                 # the device, as device=x.device is below
                 args, move = (args[0], target) + tuple(args[2:]), True
-            if "device" in kwargs and (_is_cuda(kwargs["device"]) or type(kwargs["device"]) is int):
+            if "device" in kwargs and (_is_cuda(kwargs["device"]) or _is_index(kwargs["device"])):
                 # (device=local_rank: an index is a CUDA device)
                 kwargs = dict(kwargs)
                 kwargs["device"] = target
@@ -601,15 +632,16 @@ def _install_modes(torch, T):
             finally:
                 T.redirect -= 1
 
-    own = (Tensor.__torch_dispatch__, getattr(torch._C, "_disabled_torch_dispatch_impl", None))
+    kinds = _SubclassKinds(torch)
+    copy_ = torch.ops.aten.copy_.default
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            subclasses = [t for t in types if getattr(t, "__torch_dispatch__", own[0]) not in own]
-            if subclasses:
-                if any(t.__name__ == "FakeTensor" for t in subclasses):
-                    # torch's own shape propagation (DTensor's): no memory
-                    return func(*args, **(kwargs or {}))
+            kind = kinds.of(types)
+            if kind == "fake":
+                # torch's own shape propagation (DTensor's): no memory
+                return func(*args, **(kwargs or {}))
+            if kind == "wrapper":
                 # a wrapper subclass (DTensor's shards, a quantized weight):
                 # it holds no storage of its own; its __torch_dispatch__
                 # runs the ops on its inner tensors, which come here
@@ -618,7 +650,7 @@ def _install_modes(torch, T):
                 r = _trace_dist.collective(torch, T, func, args, kwargs or {})
                 if r is not NotImplemented:
                     return r
-            if T.device == "meta" and _host_copy(func, args):
+            if T.device == "meta" and func is copy_ and _host_copy(args):
                 # copy_ from the device into a host tensor (C++ callers:
                 # DDP's bucket indices): its known values, else zeros
                 if not _trace_values.to_host(args[0], args[1]):
@@ -660,9 +692,10 @@ def _install_modes(torch, T):
                     # or when DDP's C++ reducer makes its buckets (made on
                     # the weights' device: here the CPU, as its host-side
                     # int32 bookkeeping is; the buckets are the floats)
-                    dev_in = dev_in or (T.forced is not None and "float")
+                    floats_only = not dev_in and T.forced is not None
+                    dev_in = dev_in or floats_only
                 else:
-                    dev_in = True
+                    dev_in, floats_only = True, False
                     # meta mode: ops on host placeholders (weights made meta
                     # at construction, .half() of a model still on the host)
                     host = T.device == "meta" and (
@@ -673,7 +706,7 @@ def _install_modes(torch, T):
                     for t in _flat(out, []):
                         if isinstance(t, Tensor) and (T.device == "cpu" or t.is_meta):
                             floating = t.is_floating_point()
-                            if dev_in == "float" and not floating:
+                            if floats_only and not floating:
                                 continue
                             cat = "other" if T.forced is not None and not floating else None
                             T.on_output(t, op, cat=cat, host=host or (scalars and t.dim() == 0))

@@ -158,7 +158,9 @@ def _nothing(*a, **k):
     yield
 
 
-def _is_index(d):
+def is_index(d):
+    """d is a device index (model.to(local_rank), device=rank): a CUDA
+    device to torch, which a CPU build refuses as "the current accelerator"."""
     return isinstance(d, int) and not isinstance(d, bool)
 
 
@@ -433,11 +435,10 @@ def answers(torch, T):
         # device= keyword the redirect would turn into the trace device: the
         # module's tensors would then be "moved" to where they already are
         # (meta), and nothing copied. The tensors' own .to() is redirected.
-        # An index (model.to(local_rank)) is a CUDA device, which torch 2.x
-        # looks for as "the current accelerator" and a CPU build lacks.
-        if args and _is_index(args[0]):
+        # An index (model.to(local_rank)) is a CUDA device (is_index).
+        if args and is_index(args[0]):
             args = ("cuda:%d" % args[0],) + tuple(args[1:])
-        if _is_index(kwargs.get("device")):
+        if is_index(kwargs.get("device")):
             kwargs = dict(kwargs, device="cuda:%d" % kwargs["device"])
         return func(*args, **kwargs)
 

@@ -196,9 +196,14 @@ def become_worker(torch, launcher, args, real=False):
 # -- the process group ---------------------------------------------------------
 
 
+_torch = None  # set by install
+
+
 def install(torch, T):
     """init_process_group makes the fake process group; DDP's reducer
     buffers count as gradients."""
+    global _torch
+    _torch = torch
     dist = torch.distributed
     orig = dist.init_process_group
     orig_backend = dist.get_backend
@@ -306,16 +311,14 @@ def _spawn(torch, T):
         fn(0, *args)
         return None
 
-    mp.spawn = spawn
-    if hasattr(mp, "spawn") and getattr(sys.modules.get("torch.multiprocessing.spawn"), "spawn", None) is orig:
-        sys.modules["torch.multiprocessing.spawn"].spawn = spawn
+    _replace(orig, spawn, "torch.multiprocessing")
 
 
-def _replace(orig, new):
-    """new wherever torch.distributed's modules hold orig by its name
+def _replace(orig, new, package="torch.distributed"):
+    """new wherever package's modules hold orig by its name
     (init_device_mesh calls distributed_c10d's own)."""
     for name, mod in list(sys.modules.items()):
-        if name == "torch.distributed" or name.startswith("torch.distributed."):
+        if name == package or name.startswith(package + "."):
             if getattr(mod, orig.__name__, None) is orig:
                 setattr(mod, orig.__name__, new)
 
@@ -410,7 +413,7 @@ def _put(dst, v):
     if dst.is_meta:
         _trace_values.keep(dst, v.reshape(dst.shape), True)
         return
-    with _no_grad():
+    with _torch.no_grad():
         dst.copy_(v.reshape(dst.shape))
 
 
@@ -442,12 +445,6 @@ def _tile(v, n):
 def _head(v, n):
     """A scatter's: rank 0's slice, the first n elements."""
     return v.reshape(-1)[:n] if v.numel() >= n else None
-
-
-def _no_grad():
-    import torch
-
-    return torch.no_grad()
 
 
 def _flat_tensors(x):

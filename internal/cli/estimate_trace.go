@@ -257,10 +257,14 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 		}
 		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.end."+kind, strconv.Itoa(r.Steps), e.Op, where, e.Message), textwrap.Width))
 	}
-	var reads, shapes []estimate.TraceNote
+	var reads, shapes, checks []estimate.TraceNote
 	for _, n := range r.Warnings {
 		if n.Kind == "datashape" {
 			shapes = append(shapes, n)
+			continue
+		}
+		if n.Kind == "check" {
+			checks = append(checks, n)
 			continue
 		}
 		if n.Kind != "compile" {
@@ -280,13 +284,20 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 		}
 		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.datashape", strconv.Itoa(n), shapes[0].Op, where), textwrap.Width))
 	}
-	if n := len(reads); n > 0 {
-		where := ""
-		if len(reads[0].Where) > 0 {
-			where = shortFrame(reads[0].Where[0])
-		}
-		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.placeholder", strconv.Itoa(n), reads[0].Op, where), textwrap.Width))
+	printNotes(w, tt, "trace.placeholder", reads)
+	printNotes(w, tt, "trace.check", checks)
+}
+
+// printNotes says how many notes of one kind the trace left, naming the first.
+func printNotes(w io.Writer, tt tr, key string, notes []estimate.TraceNote) {
+	if len(notes) == 0 {
+		return
 	}
+	where := ""
+	if len(notes[0].Where) > 0 {
+		where = shortFrame(notes[0].Where[0])
+	}
+	fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt(key, strconv.Itoa(len(notes)), notes[0].Op, where), textwrap.Width))
 }
 
 func endKind(k string) string {
@@ -325,6 +336,7 @@ var traceEN = map[string]string{
 	"trace.fit.partial":      "but only what ran fits: the trace stopped after %[1]s optimizer steps, and the steps that did not run (the optimizer's states, the next forward) may need more; fix what stopped it and trace again",
 	"trace.datashape":        "%[1]s sizes that depend on the data were assumed (first: %[2]s at %[3]s): a router's masks and top-k indices give each expert a balanced share of the tokens, a selection from known values each of them, any other mask all its elements",
 	"trace.placeholder":      "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
+	"trace.check":            "%[1]s checks of the program's own numbers compared tensors without data (first: %[2]s at %[3]s): taken to pass, as on a healthy GPU run",
 	"trace.compile":          "%[1]s at %[2]s ran the model eagerly under the tracer: the figures are the eager program's; a compiled one (fused kernels, CUDA graphs) differs",
 }
 
@@ -349,6 +361,7 @@ var traceZH = map[string]string{
 	"trace.fit.partial":      "但这只是已运行部分能放下：追踪在 %[1]s 个优化器步后停止，未运行的步骤（优化器状态、下一次前向）可能需要更多；请修复导致停止的问题后重新追踪",
 	"trace.datashape":        "假定了 %[1]s 个取决于数据的大小（首个：%[3]s 处的 %[2]s）：路由的掩码与 top-k 索引按均衡路由为每个专家分配 token，取自已知值的选择按每个值均分，其他掩码取其全部元素",
 	"trace.placeholder":      "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
+	"trace.check":            "程序对自身数值的 %[1]s 次检查比较了无数据的张量（首个：%[3]s 处的 %[2]s）：按检查通过处理，如同正常的 GPU 运行",
 	"trace.compile":          "%[2]s 处的 %[1]s 在追踪时以 eager 方式运行模型：数字是 eager 程序的；编译后的程序（融合内核、CUDA graphs）会不同",
 }
 

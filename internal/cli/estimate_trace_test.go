@@ -126,3 +126,20 @@ func TestTraceDistLine(t *testing.T) {
 		t.Errorf("zh: %q", zh)
 	}
 }
+
+// TestEstimateTraceChecksSaid: a program's own checks of its numbers
+// (allclose, equal, isfinite) on tensors without data pass in the trace,
+// and the report says how many and where the first was.
+func TestEstimateTraceChecksSaid(t *testing.T) {
+	skipTraceShort(t)
+	py := "/usr/bin/python3"
+	if exec.Command(py, "-c", "import torch").Run() != nil {
+		t.Skip("no /usr/bin/python3 with torch (apt install python3-torch)")
+	}
+	script := filepath.Join("..", "tracerun", "testdata", "hostfirst.py")
+	out, errOut, code := runCLI(t, "estimate", "--trace", "--gpu", "T4", "--", py, script, "4")
+	want := "4 checks of the program's own numbers compared tensors without data (first:\nallclose at hostfirst.py:"
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "2 optimizer steps") {
+		t.Errorf("code %d, want 2 steps and %q:\n%s\n%s", code, want, out, errOut)
+	}
+}

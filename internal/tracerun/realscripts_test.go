@@ -48,6 +48,31 @@ func TestShapeFallbacks113(t *testing.T) {
 	agree(t, trace(t, py, "meta", args...), trace(t, py, "cpu", args...))
 }
 
+// TestHostForwardAndChecks: YOLOv5's train.py stopped before its first
+// step: a forward of zeros on the host at construction mixed the weights
+// the tracer keeps as meta placeholders with real host tensors (now lifted
+// to meta with their values), and its AMP self-check (torch.allclose of
+// float32 and autocast outputs) raised on meta, so it trained without
+// mixed precision. Checks of tensors without data now pass, as on a GPU
+// (allclose, equal, isfinite), each said; meta and cpu agree.
+func TestHostForwardAndChecks(t *testing.T) {
+	py := torchPython(t)
+	args := []string{filepath.Join("testdata", "hostfirst.py"), "8"}
+	meta := trace(t, py, "meta", args...)
+	agree(t, meta, trace(t, py, "cpu", args...))
+	checks := map[string]bool{}
+	for _, w := range meta.Warnings {
+		if w.Kind == "check" {
+			checks[w.Op] = true
+		}
+	}
+	for _, op := range []string{"allclose", "equal", "isfinite"} {
+		if !checks[op] {
+			t.Errorf("meta: no check note for %s (notes %+v)", op, meta.Warnings)
+		}
+	}
+}
+
 // agree: the meta and cpu traces of one script allocate storages of the
 // same sizes and reach the same live-bytes and allocated peaks.
 func agree(t *testing.T, meta, real *estimate.Trace) {

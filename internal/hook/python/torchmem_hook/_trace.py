@@ -113,6 +113,7 @@ class _Tracer(object):
         self.seen = weakref.WeakSet()
         self.redirect = 0  # > 0 inside a call that made tensors on the GPU
         self.hosting = 0  # > 0 while weights are made host placeholders
+        self.quiet = 0  # > 0 while a copy is made that is recorded as a whole afterwards
         self.in_step = 0
         self.forced = None  # the category of what is made now (counted_as)
         self.warnings = 0
@@ -434,6 +435,47 @@ def _foreach_out(torch, tensors, *a, **k):
 _META_FALLBACKS = {"aten.convolution_backward.default": _conv_backward}
 
 
+def _lift_host(torch, T, func, args, kwargs):
+    """meta mode: an op mixing host placeholders (weights made meta at
+    construction) with real host tensors runs on meta, the real ones lifted
+    there with their values. A model run once on the CPU before it is moved
+    does this: YOLOv5 measures its strides with a forward of zeros, timm and
+    torchvision heads size a layer from a dummy input. A real tensor the op
+    writes into is left (the op then fails, named, as it would have)."""
+    flat = _flat((args, kwargs or {}), [])
+    Tensor = torch.Tensor
+    real = [a for a in flat if isinstance(a, Tensor) and not a.is_meta and a.device.type == "cpu" and a.dim() > 0]
+    if not real or not any(isinstance(a, Tensor) and a.is_meta and T.is_host(a) for a in flat):
+        return args, kwargs
+    written = _written_args(func, args, kwargs)
+    lifted = {}
+    for a in real:
+        if id(a) not in written and id(a) not in lifted:
+            m = a.to("meta")
+            _trace_values.keep(m, a)
+            T.on_output(m, "", host=True)
+            lifted[id(a)] = m
+
+    def lift(x):
+        if isinstance(x, (list, tuple)):
+            return type(x)(lift(y) for y in x)
+        return lifted.get(id(x), x) if isinstance(x, Tensor) else x
+    return lift(args), {k: lift(v) for k, v in (kwargs or {}).items()}
+
+
+def _written_args(func, args, kwargs):
+    """ids of the tensors op func writes into (self of an in-place op, out=)."""
+    ids = set()
+    try:
+        for i, a in enumerate(func._schema.arguments):
+            if a.alias_info is not None and a.alias_info.is_write:
+                v = args[i] if i < len(args) else (kwargs or {}).get(a.name)
+                ids.update(id(t) for t in _flat(v, []))
+    except Exception:
+        ids.update(id(t) for t in _flat((args, kwargs or {}), []))  # unknown: lift nothing
+    return ids
+
+
 def _host_copy(args):
     """copy_(dst, src) from the device into a host tensor."""
     return len(args) >= 2 and not getattr(args[0], "is_meta", True) and getattr(args[1], "is_meta", False)
@@ -656,6 +698,8 @@ def _install_modes(torch, T):
                 if not _trace_values.to_host(args[0], args[1]):
                     T.warn("placeholder", "copy_", "a value read from a tensor without data: 0 was used")
                 return args[0]
+            if T.device == "meta":
+                args, kwargs = _lift_host(torch, T, func, args, kwargs)
             ws = _sdpa_workspace(torch, T, sdpa, func, args)
             try:
                 try:
@@ -685,7 +729,9 @@ def _install_modes(torch, T):
                     _debug()
             try:
                 host = False
-                if T.device == "cpu" and T.redirect == 0:
+                if T.quiet:
+                    dev_in, floats_only = False, False
+                elif T.device == "cpu" and T.redirect == 0:
                     # cpu mode: an op's outputs are on the device when an input is
                     dev_in = any(isinstance(a, Tensor) and _skey(a) in T.live
                                  for a in _flat((args, kwargs or {}), []))
@@ -746,6 +792,8 @@ def _install_modes(torch, T):
 
     Parameter.__new__ = staticmethod(__new__)
     _classify_buffers(torch, T)
+    if dev == "cpu":
+        _install_deepcopy(torch, T)
     if dev == "meta":
         _keep_ties(torch)
         _install_empty_weights(torch, T)
@@ -837,6 +885,34 @@ class _Autocast(object):
             self.cache[id(x)] = (weakref.ref(x), y)
             return y
         return x.to(to)
+
+
+def _install_deepcopy(torch, T):
+    """cpu mode: copy.deepcopy of a device tensor that is not a Parameter (a
+    model's buffers, deep-copied for an EMA model) copies its storage below
+    the dispatcher: a new storage, filled by copy_ through tensors that die
+    at once, then set_ into the new tensor. The copy was recorded and freed
+    at once, and the tensor then unknown (its next in-place write recorded
+    as a new allocation). It is recorded as one allocation of the new
+    tensor's storage, as the meta run's clone is (a meta tensor's deepcopy
+    is a clone)."""
+    orig = torch.Tensor.__deepcopy__
+
+    def __deepcopy__(self, memo):
+        if not T.is_device_storage(self):
+            return orig(self, memo)
+        T.quiet += 1
+        try:
+            new = orig(self, memo)
+        finally:
+            T.quiet -= 1
+        try:
+            T.on_output(new, "aten.clone.default")
+        except Exception:
+            _debug()
+        return new
+
+    torch.Tensor.__deepcopy__ = __deepcopy__
 
 
 def _classify_buffers(torch, T):

@@ -479,7 +479,47 @@ def answers(torch, T):
 
     out.update({Tensor.numpy: numpy, Tensor.__array__: numpy,
                 Tensor.tolist: tolist, Tensor.__format__: fmt})
+    out.update(_checks(torch, T))
     return out
+
+
+def _checks(torch, T):
+    """A script's checks of its own numbers, on tensors without data, pass
+    (meta mode): the 0 or False a read of a placeholder gives would fail
+    them, and the run would take the path of a failed check, which a GPU
+    run does not. YOLOv5 compares its detections in float32 and under
+    autocast (torch.allclose) and turns mixed precision off when they
+    differ; loops skip a step whose loss is not finite. allclose and equal
+    of placeholders answer True (known values are compared), isfinite is
+    all True; isnan and isinf need nothing: their placeholder reads False."""
+    Tensor = torch.Tensor
+    shadow = _trace_values.shadow
+
+    def agree(func, args, kwargs):
+        ts = [a for a in args[:2] if isinstance(a, Tensor)]
+        if len(ts) < 2 or not any(t.is_meta for t in ts):
+            return PASS
+        known = [shadow(t) if t.is_meta else t for t in ts]
+        if all(k is not None for k in known):
+            return func(known[0], known[1], *args[2:], **kwargs)
+        name = getattr(func, "__name__", str(func))
+        T.warn("check", name, "a comparison of tensors without data was taken to hold")
+        if name == "equal":
+            return tuple(ts[0].shape) == tuple(ts[1].shape)
+        return True
+
+    def finite(func, args, kwargs):
+        t = args[0] if args else kwargs.get("input")
+        if not isinstance(t, Tensor) or not t.is_meta or shadow(t) is not None:
+            return PASS
+        T.warn("check", "isfinite", "a tensor without data was taken to be finite")
+        out = func(*args, **kwargs)
+        _trace_values.keep(out, torch.ones(tuple(out.shape), dtype=torch.bool))
+        return out
+
+    fs = {torch.allclose: agree, Tensor.allclose: agree, torch.equal: agree, Tensor.equal: agree,
+          torch.isfinite: finite, Tensor.isfinite: finite}
+    return dict((f, h) for f, h in fs.items() if f is not None)
 
 
 def transparent(torch):

@@ -65,7 +65,7 @@ var estimateEN = map[string]string{
 	"estimate.cat.autocast_weight_copies":            "autocast weight copies",
 	"estimate.cat.logits_and_loss":                   "logits and loss",
 	"estimate.cat.kv_cache":                          "kv cache",
-	"estimate.cat.cublas_workspace":                  "cublas workspace",
+	"estimate.cat.cublas_workspace":                  "kernel workspaces",
 	"estimate.cat.input_data":                        "input data",
 	"estimate.cat.adapter_weights":                   "adapter weights",
 	"estimate.cat.quantization_constants":            "quantization constants",

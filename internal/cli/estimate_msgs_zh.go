@@ -69,7 +69,7 @@ var estimateZH = map[string]string{
 	"estimate.cat.autocast_weight_copies":            "autocast 权重副本",
 	"estimate.cat.logits_and_loss":                   "logits 与损失",
 	"estimate.cat.kv_cache":                          "KV 缓存",
-	"estimate.cat.cublas_workspace":                  "cuBLAS 工作区",
+	"estimate.cat.cublas_workspace":                  "内核工作区",
 	"estimate.cat.input_data":                        "输入数据",
 	"estimate.cat.adapter_weights":                   "适配器权重",
 	"estimate.cat.quantization_constants":            "量化常数",

@@ -3,6 +3,7 @@ package estimate
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // TraceResult is the estimate of a traced script: the Result every
@@ -224,11 +225,50 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 		blocks[ev.alloc] = tn.blk
 		live += a.Bytes
 		livePeak = max(livePeak, live)
+		replayConvWorkspace(m, sink, ev.alloc, a)
 		if m.peak > before {
 			peakAt = i
 		}
 	}
 	return m, blocks, livePeak, peakAt
+}
+
+// replayConvWorkspace: a tensor a convolution writes on the GPU (its
+// output, or backward the input's and the weight's gradients) comes with
+// cuDNN's workspace for that call, taken and freed right after it, as the
+// built-in walk has it (cudnnConvWorkspace). The trace, made on meta or
+// CPU tensors, has no such allocation of its own.
+func replayConvWorkspace(m *machine, sink traceSink, id int32, a *TraceAlloc) {
+	if !cudnnWrites(a) {
+		return
+	}
+	w := cudnnConvWorkspace(a.Bytes)
+	if w <= 0 {
+		return
+	}
+	segs := m.alloc.segments
+	t := m.new(w, 1, CatWorkspace)
+	if sink != nil {
+		if m.alloc.segments != segs {
+			sink.segment(t.blk.seg, segOf(t.blk), t.blk.pool)
+		}
+		sink.alloc(id, t.blk, w)
+		sink.free(id, t.blk)
+	}
+	m.drop(t)
+}
+
+// cudnnWrites: whether cuDNN computes a (a convolution's output, or its
+// input's or weight's gradient; a bias gradient, one dimension, is a
+// reduction outside cuDNN).
+func cudnnWrites(a *TraceAlloc) bool {
+	switch a.Op {
+	case "aten.convolution.default":
+		return true
+	case "aten.convolution_backward.default":
+		return strings.Contains(a.Shape, ",")
+	}
+	return false
 }
 
 // ReplayTracesOneProcess replays traces one after another in one process,

@@ -278,3 +278,43 @@ func TestReplayTracesOneProcess(t *testing.T) {
 		t.Errorf("second job's reserved %d under the first's %d: the workspaces' segments stay", rs[1].PeakReservedBytes, fresh.PeakReservedBytes)
 	}
 }
+
+// TestReplayConvWorkspace: a tensor a convolution writes comes with
+// cuDNN's workspace for the call (cudnnConvWorkspace, the built-in's rule):
+// the same trace with the ops named as matrix products instead reaches a
+// peak one workspace lower; a bias gradient (one dimension, not cuDNN's)
+// takes none.
+func TestReplayConvWorkspace(t *testing.T) {
+	const conv = "torchmem-trace\t1\tdevice=meta\ttorch=2.6\tsteps=1\n" +
+		"S\t1\ttrain.py:5:<module>\n" +
+		"P\tforward\t1\n" +
+		"A\t1\t31457280\tfwd\tforward\t1\t1\tconv\tFWD\tfloat16\t16,32,320,96\n" +
+		"P\tbackward\t1\n" +
+		"A\t2\t31457280\tbwd\tbackward\t1\t1\tconv\tBWD\tfloat16\t16,32,320,96\n" +
+		"A\t3\t4194304\tbwd\tbackward\t1\t1\tconv\tBIAS\tfloat32\t1048576\n" +
+		"F\t1\n" +
+		"E\tsteps\t\t1\t1 optimizer steps traced\n"
+	replay := func(fwd, bwd, bias string) *TraceResult {
+		t.Helper()
+		r := strings.NewReplacer("FWD", fwd, "BWD", bwd, "BIAS", bias)
+		tr, err := ParseTrace(strings.NewReader(r.Replace(conv)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ReplayTrace(tr, TraceReplay{ComputeCapability: 80})
+	}
+	const c, cb, mm = "aten.convolution.default", "aten.convolution_backward.default", "aten.mm.default"
+	with, without := replay(c, cb, cb), replay(mm, mm, mm)
+	// without: the peak is at the bias gradient's 4 MiB; with: at the
+	// input gradient's 30 MiB workspace, freed before the bias gradient
+	if d := with.PeakAllocatedBytes - without.PeakAllocatedBytes; d != 31457280-4194304 {
+		t.Errorf("peak allocated %d - %d = %d, want a 30 MiB workspace where a 4 MiB tensor was", with.PeakAllocatedBytes, without.PeakAllocatedBytes, d)
+	}
+	if with.PeakReservedBytes <= without.PeakReservedBytes {
+		t.Errorf("peak reserved %d, without workspaces %d: want more", with.PeakReservedBytes, without.PeakReservedBytes)
+	}
+	if b := replay(mm, mm, cb); b.PeakAllocatedBytes != without.PeakAllocatedBytes || b.PeakReservedBytes != without.PeakReservedBytes {
+		t.Errorf("a bias gradient took a workspace: %d/%d, want %d/%d", b.PeakAllocatedBytes, b.PeakReservedBytes,
+			without.PeakAllocatedBytes, without.PeakReservedBytes)
+	}
+}

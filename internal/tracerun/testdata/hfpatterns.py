@@ -7,7 +7,11 @@
 #   rotary embedding): x.device.type is "meta" on meta, "cuda" on a GPU;
 # - model.gradient_checkpointing_enable(): each block's forward runs again
 #   inside loss.backward(), its dropout included (reentrant and not), and
-#   under autocast in the autocast state of the forward (bf16 GEMMs).
+#   under autocast in the autocast state of the forward (bf16 GEMMs);
+# - a tensor times a Python number inside non-reentrant checkpointing (timm's
+#   attention `q * self.scale`): autograd saves the number as a wrapped-number
+#   tensor, which torch 1.13's Python dispatch hands to a mode as a float
+#   when checkpoint's pack hook detaches it.
 # argv[1]: reentrant (default) or nonreentrant checkpointing; argv[2]: amp
 # for the forward under torch.autocast("cuda", torch.bfloat16).
 import sys
@@ -29,7 +33,7 @@ class Block(torch.nn.Module):
     def forward(self, x):
         with torch.autocast(device_type=x.device.type, enabled=False):
             x = x.float()
-        return x + self.down(self.drop(torch.relu(self.up(x))))
+        return x + self.down(self.drop(torch.relu(self.up(x)))) * 0.5
 
 
 class Model(torch.nn.Module):

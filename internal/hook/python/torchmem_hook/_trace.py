@@ -676,6 +676,7 @@ def _install_modes(torch, T):
 
     kinds = _SubclassKinds(torch)
     copy_ = torch.ops.aten.copy_.default
+    detach = torch.ops.aten.detach.default
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -692,6 +693,12 @@ def _install_modes(torch, T):
                 r = _trace_dist.collective(torch, T, func, args, kwargs or {})
                 if r is not NotImplemented:
                     return r
+            if func is detach and args and isinstance(args[0], (bool, int, float, complex)):
+                # torch 1.13's Python dispatch hands a mode a wrapped number
+                # (the scalar of `q * 0.125`, which autograd saves) as a
+                # Python number; non-reentrant checkpointing's pack hook
+                # detaches it. Its detach is the number as a tensor again.
+                return torch.tensor(args[0])
             if T.device == "meta" and func is copy_ and _host_copy(args):
                 # copy_ from the device into a host tensor (C++ callers:
                 # DDP's bucket indices): its known values, else zeros

@@ -73,6 +73,38 @@ func TestHostForwardAndChecks(t *testing.T) {
 	}
 }
 
+// TestClosureStep: optimizer.step(closure) runs the forward and backward
+// inside the step (Lightning's automatic optimization, LBFGS); they were
+// all "optimizer temporaries". Now the closure's tensors are the model's
+// (activations made in the forward, gradients), the momentum buffers the
+// optimizer's states; meta and cpu agree for SGD (LBFGS decides its
+// inner iterations from the loss's values, which meta does not have).
+func TestClosureStep(t *testing.T) {
+	py := torchPython(t)
+	for _, mode := range []string{"sgd", "lbfgs"} {
+		t.Run(mode, func(t *testing.T) {
+			args := []string{filepath.Join("testdata", "closure_step.py"), "32", mode}
+			meta := trace(t, py, "meta", args...)
+			if mode == "sgd" {
+				agree(t, meta, trace(t, py, "cpu", args...))
+			}
+			kinds := map[string]int{}
+			for _, a := range meta.Allocs {
+				kinds[a.Kind]++
+				if a.Phase == "forward" && a.Kind == "opttemp" {
+					t.Errorf("forward allocation %+v counted as the optimizer's", a)
+				}
+			}
+			if kinds["grad"] == 0 || kinds["fwd"] == 0 {
+				t.Errorf("kinds %v: want the closure's gradients and activations", kinds)
+			}
+			if mode == "sgd" && kinds["optstate"] == 0 {
+				t.Errorf("kinds %v: want the momentum buffers as states", kinds)
+			}
+		})
+	}
+}
+
 // agree: the meta and cpu traces of one script allocate storages of the
 // same sizes and reach the same live-bytes and allocated peaks.
 func agree(t *testing.T, meta, real *estimate.Trace) {

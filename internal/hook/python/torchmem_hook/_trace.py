@@ -154,7 +154,10 @@ class _Tracer(object):
     def category(self):
         if self.forced:
             return self.forced
-        if self.in_step:
+        if self.in_step and self.phase not in ("forward", "backward"):
+            # (the forward and backward of a closure the step calls, as
+            # Lightning's automatic optimization and LBFGS run them, are
+            # the model's, not the optimizer's)
             return "opttemp"
         if self.phase == "backward":
             return "bwd"
@@ -1167,16 +1170,25 @@ def _install_phases(torch, T):
 
     major = _torch_major(torch)
 
-    def step_pre(opt):
+    def classify_params(opt):
+        for g in opt.param_groups:
+            for p in g["params"]:
+                T.classify(p, "param")
+                T.classify(p.grad, "grad")
+
+    def step_pre(opt, args, kwargs):
         T.in_step += 1
         if major >= 2:  # cpu mode too: it stands for the same GPU
             _cuda_foreach_default(opt)  # an inner optimizer too (ZeroRedundancyOptimizer's)
         if T.in_step == 1:
             T.set_phase("optimizer")
-            for g in opt.param_groups:
-                for p in g["params"]:
-                    T.classify(p, "param")
-                    T.classify(p.grad, "grad")
+            classify_params(opt)
+        return _with_closure(args, kwargs, lambda: after_closure(opt))
+
+    def after_closure(opt):
+        # the closure's backward made the gradients the step now uses
+        T.set_phase("optimizer")
+        classify_params(opt)
 
     def step_post(opt):
         T.in_step -= 1
@@ -1197,7 +1209,7 @@ def _install_phases(torch, T):
     reg_pre = getattr(om, "register_optimizer_step_pre_hook", None)
     reg_post = getattr(om, "register_optimizer_step_post_hook", None)
     if reg_pre is not None and reg_post is not None:
-        reg_pre(lambda opt, a, k: step_pre(opt))
+        reg_pre(step_pre)
         reg_post(lambda opt, a, k: step_post(opt))
         return
     orig_init = om.Optimizer.__init__
@@ -1212,7 +1224,7 @@ def _install_phases(torch, T):
         step = owner.__dict__["step"]
 
         def traced_step(opt, *a, **k):
-            step_pre(opt)
+            a, k = step_pre(opt, a, k) or (a, k)
             try:
                 return step(opt, *a, **k)
             finally:
@@ -1221,6 +1233,35 @@ def _install_phases(torch, T):
         owner.step = traced_step
 
     om.Optimizer.__init__ = __init__
+
+
+def _with_closure(args, kwargs, done):
+    """optimizer.step(closure): the step's (args, kwargs) with the closure
+    wrapped so that done() runs when it returns (its forward and backward
+    are the model's; what follows is the optimizer's), or None when there
+    is no closure."""
+    args, kwargs = tuple(args or ()), dict(kwargs or {})
+    if args and callable(args[0]):
+        closure, where = args[0], 0
+    elif callable(kwargs.get("closure")):
+        closure, where = kwargs["closure"], "closure"
+    else:
+        return None
+
+    def traced_closure(*a, **k):
+        try:
+            return closure(*a, **k)
+        finally:
+            try:
+                done()
+            except Exception:
+                _debug()
+
+    if where == 0:
+        args = (traced_closure,) + args[1:]
+    else:
+        kwargs["closure"] = traced_closure
+    return args, kwargs
 
 
 def _torch_major(torch):

@@ -200,6 +200,76 @@ func TestDistributedAccelerate(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "DeepSpeed") || !strings.Contains(err.Error(), "--zero") {
 		t.Errorf("DeepSpeed under accelerate: err %v, want it refused with what to do", err)
 	}
+	// FSDP2 under accelerate: launched through torchrun's launcher, the
+	// optimizer switched to rank 0's shards (by data_ptr, which meta
+	// tensors answer one per storage); FSDP1 is refused saying why.
+	fsdp := filepath.Join("testdata", "accelerate_fsdp.py")
+	tr, err = Run(context.Background(), Options{Argv: []string{bin, "launch", "--use_fsdp", "--fsdp_version", "2", "--num_processes", "4", fsdp}, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if d := tr.Dist; tr.End == nil || tr.End.Kind != "steps" || d == nil || d.World != 4 || strings.Join(d.Wrappers, ",") != "fully_shard" {
+		t.Errorf("FSDP2: end %+v, distributed %+v: want 2 steps as rank 0 of 4 under fully_shard", tr.End, d)
+	}
+	var states int64
+	for _, a := range tr.Allocs {
+		if a.Kind == "optstate" && a.Step == 1 && a.Bytes > 8 {
+			states += a.Bytes
+		}
+	}
+	if want := int64(2 * 4 * fsdp2ShardElems); states != want {
+		t.Errorf("FSDP2 under accelerate: AdamW's states %d bytes, want rank 0's share (%d)", states, want)
+	}
+	_, err = Run(context.Background(), Options{Argv: []string{bin, "launch", "--use_fsdp", "--num_processes", "2", fsdp}, Output: &out})
+	if err == nil || !strings.Contains(err.Error(), "FSDP1") {
+		t.Errorf("FSDP1 under accelerate: err %v, want it refused saying why", err)
+	}
+}
+
+// fsdp2ShardElems: rank 0's share of testdata/fsdp2_train.py's parameters
+// in a world of 4, each sharded on its first dimension (three blocks of
+// 256->1024->256: 256 and 64 rows of each weight, 256 and 64 of each bias;
+// the 10-way head: 3 rows of 10, 3 of its bias).
+const fsdp2ShardElems = 3*(256*256+256+64*1024+64) + 3*256 + 3
+
+// TestDistributedFSDP2: fully_shard (FSDP2) under torchrun, traced as rank
+// 0 of 4: its shards (DTensors) on meta as on real CPU tensors, the
+// all-gathers and reduce-scatters answered, the unsharded blocks freed
+// after their forward and refilled for backward (storage resizes). The
+// peaks agree to the byte in three layouts (the default, bf16 parameters
+// with fp32 reduction, no reshard after forward), AdamW's states are rank
+// 0's share, and keeping the unsharded blocks for backward costs memory. A
+// model built on meta, sharded, then made with to_empty() and
+// reset_parameters() (deferred initialisation) traces too.
+func TestDistributedFSDP2(t *testing.T) {
+	py := distPython(t, 2, 4)
+	script := filepath.Join("testdata", "fsdp2_train.py")
+	peaks := map[string]int64{}
+	for _, mode := range []string{"default", "bf16", "keep", "deferred"} {
+		t.Run(mode, func(t *testing.T) {
+			run := func(device string) *estimate.Trace {
+				return trace(t, py, device, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "4", script, mode)
+			}
+			meta := run("meta")
+			samePeaks(t, meta, run("cpu"))
+			if d := meta.Dist; d == nil || d.World != 4 || strings.Join(d.Wrappers, ",") != "fully_shard" {
+				t.Errorf("distributed %+v, want rank 0 of 4 under fully_shard", d)
+			}
+			var states int64
+			for _, a := range meta.Allocs {
+				if a.Kind == "optstate" && a.Step == 1 && a.Bytes > 8 {
+					states += a.Bytes
+				}
+			}
+			if want := int64(2 * 4 * fsdp2ShardElems); states != want {
+				t.Errorf("AdamW's states %d bytes, want rank 0's share of two fp32 copies (%d)", states, want)
+			}
+			peaks[mode] = estimate.ReplayTrace(meta, estimate.TraceReplay{}).LiveBytesPeak
+		})
+	}
+	if peaks["keep"] <= peaks["default"] {
+		t.Errorf("live peak %d without reshard after forward, %d with: want more kept", peaks["keep"], peaks["default"])
+	}
 }
 
 // TestDistributedWithoutLauncher: the same script run as a plain program

@@ -5,6 +5,9 @@ stride with a forward of zeros on the host before it is moved to the GPU
 autocast outputs with torch.allclose (here float64) and would turn mixed precision off
 when they differ, torch.equal checks a copy, and a step whose loss is not
 finite is skipped. A GPU run passes every check; so must a traced one.
+Each batch is normalized on the host before it is moved, with the mean
+made on the batch's device as torchvision's Normalize makes it
+(torch.as_tensor(mean, device=img.device)): host memory, in both modes.
 
 usage: hostfirst.py BATCH
 """
@@ -50,7 +53,9 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     skipped = 0
     for _ in range(6):
-        x = torch.randn(batch, 3, 64, 64, device="cuda")
+        img = torch.rand(batch, 3, 64, 64)
+        mean = torch.as_tensor([0.485, 0.456, 0.406], device=img.device).view(-1, 1, 1)
+        x = img.sub_(mean).cuda()
         loss = model(x).square().mean()
         if not torch.isfinite(loss):
             skipped += 1

@@ -44,7 +44,6 @@ from torchmem_hook import _common, _trace_compat, _trace_dist
 
 _clean = _common.one_line
 _debug = _common.debug
-_is_cpu = _trace_api.is_cpu
 _is_cuda = _trace_api.is_cuda
 _is_index = _trace_api.is_index
 
@@ -114,6 +113,9 @@ class _Tracer(object):
         self.redirect = 0  # > 0 inside a call that made tensors on the GPU
         self.hosting = 0  # > 0 while weights are made host placeholders
         self.quiet = 0  # > 0 while a copy is made that is recorded as a whole afterwards
+        self.not_meta = 0  # > 0 while FSDP asks whether a device tensor is on meta (not made yet)
+        self.wrappers = set()  # the distributed wrappers said (D wrapper)
+        self.fake_ptrs = {}  # meta mode: storage key -> the data address it answers
         self.in_step = 0
         self.forced = None  # the category of what is made now (counted_as)
         self.warnings = 0
@@ -177,21 +179,56 @@ class _Tracer(object):
             if host:
                 # A meta tensor standing for a host (CPU) tensor: a weight
                 # or a loaded checkpoint tensor; no allocation on the GPU.
-                self.live[key] = [0, nbytes, 0, True]
+                self.live[key] = [0, nbytes, 0, True, None]
                 self.hold(t, key)
                 return
-            aid = self.next_id
-            self.next_id += 1
-            e = [aid, nbytes, 0, False]
+            e = [-1, 0, 0, False, None]
             self.live[key] = e
-            self.allocated += nbytes
-            self.peak = max(self.peak, self.allocated)
-            shape = ",".join(str(int(x)) for x in t.shape)
-            self.emit(["A", str(aid), str(nbytes), cat or self.category(), self.phase,
-                       str(self.done + 1), str(self.stack_id()),
-                       _clean(self.modules[-1] if self.modules else ""), _clean(op),
-                       str(t.dtype).replace("torch.", ""), shape])
+            self.allocate(e, nbytes, cat, op, str(t.dtype).replace("torch.", ""),
+                          ",".join(str(int(x)) for x in t.shape))
         self.hold(t, key)
+
+    def allocate(self, e, nbytes, cat, op, dtype, shape):
+        """Record live entry e's storage as an allocation of nbytes.
+        An entry is [allocation id (-1: none now), bytes, tensors holding
+        it, host placeholder, the category it was last classified as]."""
+        aid = self.next_id
+        self.next_id += 1
+        e[0], e[1] = aid, nbytes
+        self.allocated += nbytes
+        self.peak = max(self.peak, self.allocated)
+        self.emit(["A", str(aid), str(nbytes), cat or self.category(), self.phase,
+                   str(self.done + 1), str(self.stack_id()),
+                   _clean(self.modules[-1] if self.modules else ""), _clean(op), dtype, shape])
+
+    def release(self, e):
+        if e[0] >= 0 and not e[3]:
+            self.allocated -= e[1]
+            self.emit(["F", str(e[0])])
+        e[0], e[1] = -1, 0
+
+    def fake_ptr(self, key):
+        """meta mode: a storage's data address, which meta storages do not
+        have (0 for all): one of its own per storage, 64 GiB apart, so
+        that code telling tensors apart by data_ptr() (accelerate maps the
+        optimizer's parameters to their FSDP2 shards so) sees them apart."""
+        base = self.fake_ptrs.get(key)
+        if base is None:
+            base = self.fake_ptrs[key] = (len(self.fake_ptrs) + 1) << 36
+        return base
+
+    def on_resize(self, key, nbytes, dtype):
+        """A device storage resized in place (FSDP frees and refills its
+        unsharded parameters so): the old allocation is freed, a new one
+        of nbytes made (none for 0), in the category it was classified as."""
+        e = self.live.get(key)
+        if e is None or e[3] or nbytes == e[1]:
+            return
+        self.release(e)
+        if nbytes > 0:
+            self.allocate(e, nbytes, None, "resize_", dtype, str(nbytes))
+            if e[4]:
+                self.emit(["C", str(e[0]), e[4]])
 
     def hold(self, t, key):
         tid = id(t)
@@ -216,10 +253,7 @@ class _Tracer(object):
         e[2] -= 1
         if e[2] <= 0:
             del self.live[h[1]]
-            if e[3]:
-                return  # a host placeholder
-            self.allocated -= e[1]
-            self.emit(["F", str(e[0])])
+            self.release(e)  # (nothing for a host placeholder)
 
     def adopt(self, t):
         """t now uses another storage (param.data = x)."""
@@ -278,7 +312,9 @@ class _Tracer(object):
             return
         if e is not None and not e[3]:
             self.hold(t, _skey(t))
-            self.emit(["C", str(e[0]), cat])
+            e[4] = cat
+            if e[0] >= 0:
+                self.emit(["C", str(e[0]), cat])
 
     def classify_module(self, m, recurse):
         for p in m.parameters(recurse=recurse):
@@ -323,7 +359,10 @@ class _Tracer(object):
             self.emit(["D", "rank", _clean(str(rank))])  # traced as rank 0 all the same
 
     def wrapped(self, name):
-        self.emit(["D", "wrapper", _clean(name)])
+        # each wrapper once (fully_shard is called per block)
+        if name not in self.wrappers:
+            self.wrappers.add(name)
+            self.emit(["D", "wrapper", _clean(name)])
 
     def end(self, reason, op, msg, exit_now=True):
         if self.ended:
@@ -646,7 +685,7 @@ def _install_modes(torch, T):
                 args, kwargs, move = (args[0], target), {"non_blocking": kwargs.get("non_blocking", False)}, True
                 func = Tensor.to
             elif func is Tensor.to and len(args) > 1 and (_is_cuda(args[1]) or type(args[1]) is int or
-                                                          dev == "cpu" and _is_device_object(args[1], "cpu") or
+                                                          dev == "cpu" and _trace_api.is_device_marker(args[1]) or
                                                           dev == "meta" and _is_meta_index(args[1])):
                 # meta:N is the device as code that read it off a weight
                 # names it (DDP: torch.device(device_type, device_ids[0]))
@@ -658,12 +697,13 @@ def _install_modes(torch, T):
                 kwargs = dict(kwargs)
                 kwargs["device"] = target
                 move = True
-            elif dev == "cpu" and "device" in kwargs and _is_cpu(kwargs["device"]) and \
-                    not isinstance(kwargs["device"], str):
-                # cpu mode: device=x.device of a device tensor x says cpu
-                # where the meta run says meta; both make a device tensor.
-                # A literal "cpu" means the host (torch 2.x Adam/AdamW's
-                # foreach step: torch.tensor(1.0, device="cpu")).
+            elif dev == "cpu" and "device" in kwargs and _trace_api.is_device_marker(kwargs["device"]):
+                # cpu mode: device=x.device of a device tensor x (cpu:0, see
+                # is_device_marker) where the meta run says meta; both make
+                # a device tensor. A host tensor's device, or a literal
+                # "cpu", is the host (torch 2.x Adam/AdamW's foreach step:
+                # torch.tensor(1.0, device="cpu"); torchvision's Normalize:
+                # torch.as_tensor(mean, device=img.device)).
                 move = True
             if not move:
                 return func(*args, **kwargs)
@@ -802,6 +842,7 @@ def _install_modes(torch, T):
 
     Parameter.__new__ = staticmethod(__new__)
     _classify_buffers(torch, T)
+    _install_resize(torch, T)
     if dev == "cpu":
         _install_deepcopy(torch, T)
     if dev == "meta":
@@ -895,6 +936,40 @@ class _Autocast(object):
             self.cache[id(x)] = (weakref.ref(x), y)
             return y
         return x.to(to)
+
+
+def _install_resize(torch, T):
+    """A storage resized in place frees its memory and takes new memory
+    below the dispatcher, where no op is seen: FSDP frees each unsharded
+    parameter after its forward (resize_(0)) and refills it before the next
+    all-gather (FSDP2's free_storage/alloc_storage, FSDP1's
+    _free_storage/_alloc_storage, both through UntypedStorage.resize_).
+    A device storage's resize is recorded as the free and the allocation
+    the caching allocator makes for it."""
+    cls = getattr(torch, "UntypedStorage", None)
+    orig = getattr(cls, "resize_", None)
+    if orig is None:
+        return
+
+    def resize_(self, size):
+        r = orig(self, size)
+        try:
+            T.on_resize(self._cdata, int(size), "uint8")
+        except Exception:
+            _debug()
+        return r
+
+    cls.resize_ = resize_
+    ptr = getattr(cls, "data_ptr", None)
+    if T.device != "meta" or ptr is None:
+        return
+
+    def data_ptr(self):
+        if self.device.type == "meta":
+            return T.fake_ptr(self._cdata)
+        return ptr(self)
+
+    cls.data_ptr = data_ptr
 
 
 def _install_deepcopy(torch, T):

@@ -258,6 +258,9 @@ def _accelerator(torch, T):
     for k, v in patch.items():
         if hasattr(acc, k):
             setattr(acc, k, v)
+    if hasattr(torch._C, "_get_accelerator"):
+        # what torch's own code asks (fully_shard's default device mesh)
+        torch._C._get_accelerator = lambda *a, **k: torch.device("cuda")
     mem = getattr(acc, "memory", None)
     if mem is not None:  # torch >= 2.8
         for k in dir(mem):
@@ -379,8 +382,11 @@ def answers(torch, T):
     """The Tensor methods answered for device tensors as on a GPU, for
     _trace.py's function mode: func -> handler(func, args, kwargs), which
     returns PASS to let the call run."""
+    global DEVICE_MARKER
     Tensor = torch.Tensor
     meta = T.device == "meta"
+    if not meta:
+        DEVICE_MARKER = torch.device("cpu")
 
     def is_cuda(func, args, kwargs):
         t = args[0]
@@ -442,8 +448,15 @@ def answers(torch, T):
             kwargs = dict(kwargs, device="cuda:%d" % kwargs["device"])
         return func(*args, **kwargs)
 
+    def device(func, args, kwargs):
+        # cpu mode: a device tensor's device is the marker cpu:0
+        return DEVICE_MARKER if T.is_device_storage(args[0]) else PASS
+
     out = {Tensor.is_cuda.__get__: is_cuda, Tensor.record_stream: record_stream,
            Tensor.cpu: cpu, Tensor.to: to}
+    out.update(_shard_fills(torch))
+    if not meta:
+        out[Tensor.device.__get__] = device
     parse = getattr(getattr(torch._C, "_nn", None), "_parse_to", None)
     if parse is not None:
         out[parse] = parse_to
@@ -480,6 +493,58 @@ def answers(torch, T):
     out.update({Tensor.numpy: numpy, Tensor.__array__: numpy,
                 Tensor.tolist: tolist, Tensor.__format__: fmt})
     out.update(_checks(torch, T))
+
+    def data_ptr(func, args, kwargs):
+        t = args[0]
+        if not isinstance(t, Tensor) or not t.is_meta or type(t) is not Tensor and type(t) is not torch.nn.Parameter:
+            return PASS
+        st = getattr(t, "untyped_storage", None)  # (torch 1.13: _storage)
+        st = st() if st is not None else t._storage()
+        return T.fake_ptr(st._cdata) + t.storage_offset() * t.element_size()
+
+    out[Tensor.data_ptr] = data_ptr
+
+    def is_meta(func, args, kwargs):
+        # FSDP2 asks whether a parameter is still to be made (on meta); a
+        # device tensor is made (_trace_dist._fsdp2)
+        if T.not_meta and T.is_device_storage(args[0]):
+            return False
+        return PASS
+
+    out[Tensor.is_meta.__get__] = is_meta
+    return out
+
+
+def _shard_fills(torch):
+    """In-place random fills of a DTensor (reset_parameters of a model
+    sharded before its weights were made: FSDP2's deferred init) fill each
+    shard in place. DTensor's own path first propagates the sharding on
+    fake CUDA tensors, which a CPU build cannot make; the values are not
+    the trace's business, the memory is the same (none)."""
+    Tensor = torch.Tensor
+
+    def fill(func, args, kwargs):
+        t = args[0] if args else kwargs.get("tensor")
+        local = getattr(t, "_local_tensor", None)
+        if not isinstance(local, Tensor) or type(t).__name__ != "DTensor":
+            return PASS
+        kw = dict((k, local if v is t else v) for k, v in kwargs.items())
+        if kw.get("tensor") is local:
+            func(**kw)  # nn.init hands the tensor over as an argument and a keyword
+        else:
+            func(local, *args[1:], **kw)
+        return t
+
+    names = ("uniform_", "normal_", "bernoulli_", "exponential_", "geometric_", "log_normal_",
+             "random_", "cauchy_")
+    out = dict((getattr(Tensor, n), fill) for n in names if hasattr(Tensor, n))
+    # torch.nn.init's initialisers hand themselves to the function mode
+    # once, and their bodies (the fills above) run without it
+    init = torch.nn.init
+    for n in dir(init):
+        f = getattr(init, n)
+        if n.endswith("_") and not n.startswith("_") and callable(f):
+            out[f] = fill
     return out
 
 
@@ -558,6 +623,19 @@ def linear_bias_in_place(torch, args, kwargs):
     out = torch.matmul(x, w.t())
     out.add_(b)
     return out
+
+
+# cpu mode: what a device tensor (a CPU tensor standing for a CUDA one)
+# answers for .device: one torch.device("cpu") object, told by identity
+# from a host tensor's, so device=x.device and .to(x.device) make a device
+# tensor for a device x only. It is the CPU to every op and equal to any
+# other "cpu". (In meta mode a device tensor is on meta and a host one on
+# the CPU: no marker is needed.)
+DEVICE_MARKER = None
+
+
+def is_device_marker(d):
+    return d is not None and d is DEVICE_MARKER
 
 
 def is_cpu(d):

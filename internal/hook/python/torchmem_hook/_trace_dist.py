@@ -24,11 +24,15 @@ asked for:
     gradients unless gradient_as_bucket_view) are made by its C++ code
     through the same ops and are counted as gradients; the check that
     every rank has the same parameters is skipped (there is one rank);
-    SyncBatchNorm runs on the traced device (its kernels by shape).
+    SyncBatchNorm runs on the traced device (its kernels by shape);
+  - FSDP2 (fully_shard): FSDP's own code on the trace's tensors, its
+    unsharded parameters' storage resizes recorded (_trace.py's
+    _install_resize); a device tensor on meta is taken as made (_fsdp2).
 
 What is not traced: the launcher's other workers (they would be copies),
 NCCL's own buffers (outside PyTorch's allocator: on the GPU but not in
-the trace), DeepSpeed, FSDP (said where the model is wrapped).
+the trace), DeepSpeed, FSDP1 (said where the model is wrapped; FSDP2's
+fully_shard is traced, _fsdp2).
 """
 
 import os
@@ -129,7 +133,7 @@ def accelerate_worker(args):
     config make (its config file, --multi_gpu, --num_processes, mixed
     precision into the environment), through torchrun's for several
     processes, or its one process. Raises ValueError for what is not
-    traced (DeepSpeed, FSDP)."""
+    traced (DeepSpeed, FSDP1)."""
     from accelerate.commands import launch as al
     from accelerate.utils import launch as ul
 
@@ -141,9 +145,10 @@ def accelerate_worker(args):
     if getattr(a, "use_deepspeed", False) and not a.cpu:
         raise ValueError("accelerate launch with DeepSpeed: its engine is not traced; run the script without "
                          "DeepSpeed and size the sharded job with torchmem estimate --zero S --world-size N")
-    if getattr(a, "use_fsdp", False) and not a.cpu:
-        raise ValueError("accelerate launch with FSDP: " + FSDP_HELP)
-    if (a.multi_gpu or getattr(a, "use_megatron_lm", False)) and not a.cpu:
+    if getattr(a, "use_fsdp", False) and not a.cpu and str(getattr(a, "fsdp_version", "1")) != "2":
+        raise ValueError("accelerate launch with FSDP1: " + FSDP_HELP)
+    if (a.multi_gpu or getattr(a, "use_megatron_lm", False) or getattr(a, "use_fsdp", False)) and not a.cpu:
+        # (accelerate launches FSDP, as these, with torchrun's launcher)
         import torch.distributed.run as run
 
         env = ul.prepare_multi_gpu_env(a)
@@ -225,6 +230,7 @@ def install(torch, T):
         if isinstance(backend, str) and backend and ":" not in backend:
             asked_backend[0] = dist.Backend(backend)
         _fsdp(T)  # FSDP needs a process group: its modules are imported here, not by every trace
+        _dtensor_rng()
         k = {"backend": "fake", "store": fake_pg.FakeStore(), "rank": 0, "world_size": world}
         if timeout is not None:
             k["timeout"] = timeout
@@ -257,29 +263,114 @@ def _sync_batchnorm(torch, T):
     SBN.forward = _forward
 
 
-# FSDP's sharded parameters (FSDP1's flat parameters resized in place,
-# FSDP2's DTensors swapped into the module) are not followed: said at once
-# rather than stopping later on an error of FSDP's own.
-FSDP_HELP = ("FSDP shards the parameters over the ranks, which the tracer does not follow: trace the script "
-             "without FSDP for the unsharded figures, or size the sharded job with torchmem estimate --fsdp "
-             "--world-size N")
+# FSDP1's flat parameters are not followed (it takes the trace's device
+# tensors, on meta, for a model still to be made, and compares devices
+# throughout): said at once rather than stopping later on an error of its
+# own. FSDP2 (fully_shard) is traced.
+FSDP_HELP = ("FSDP1 (FullyShardedDataParallel) is not traced: shard with fully_shard (FSDP2), which is, trace "
+             "the script without FSDP for the unsharded figures, or size the sharded job with torchmem estimate "
+             "--fsdp --world-size N")
 
 # Where FSDP's entry points are, by torch version: FSDP1's class, FSDP2's
-# parameter group (fully_shard makes one per call).
-_FSDP = (("torch.distributed.fsdp.fully_sharded_data_parallel", "FullyShardedDataParallel"),
-         ("torch.distributed.fsdp._fully_shard._fsdp_param_group", "FSDPParamGroup"),
-         ("torch.distributed._composable.fsdp._fsdp_param_group", "FSDPParamGroup"))
+# package (fully_shard, its parameters and their groups).
+_FSDP1 = ("torch.distributed.fsdp.fully_sharded_data_parallel", "FullyShardedDataParallel")
+_FSDP2 = ("torch.distributed.fsdp._fully_shard", "torch.distributed._composable.fsdp")
 
 
 def _fsdp(T):
     import importlib
 
-    for mod, name in _FSDP:
+    try:
+        _refuse(T, getattr(importlib.import_module(_FSDP1[0]), _FSDP1[1]), "FullyShardedDataParallel")
+    except Exception:
+        pass  # not in this torch
+    for pkg in _FSDP2:
         try:
-            cls = getattr(importlib.import_module(mod), name)
+            param = importlib.import_module(pkg + "._fsdp_param")
+            group = importlib.import_module(pkg + "._fsdp_param_group")
         except Exception:
-            continue  # not in this torch
-        _refuse(T, cls, "FullyShardedDataParallel" if name.startswith("Fully") else "fully_shard")
+            continue
+        _fsdp2(T, param.FSDPParam, group.FSDPParamGroup)
+        return
+
+
+def _fsdp2(T, FSDPParam, FSDPParamGroup):
+    """fully_shard (FSDP2) on the trace's device tensors. FSDP2 takes a
+    parameter on meta for one not made yet (deferred initialisation): it
+    would neither keep its shard's data nor train. In meta mode the
+    device's tensors are on meta; one that is a device tensor (not one the
+    program made on meta itself) is taken as made. The rest is FSDP's own
+    code on the trace's tensors: DTensor shards, the all-gathers and
+    reduce-scatters (answered as collectives), the unsharded parameters
+    freed after each forward and refilled before the next (storage
+    resizes, recorded as the allocator's frees and allocations)."""
+    def made(t):
+        local = getattr(t, "_local_tensor", t)
+        return T.device == "meta" and T.is_device_storage(local)
+
+    import torch.distributed.device_mesh as dm
+
+    handle = getattr(dm, "_get_device_handle", None)
+    if handle is not None:
+        def _get_device_handle(device_type="cuda"):
+            # FSDP takes the device's module (streams) from its tensors'
+            # device: on the trace's device tensors (meta, or in cpu mode
+            # the CPU), CUDA's
+            return handle("cuda" if device_type in ("meta", T.device) else device_type)
+
+        _replace(handle, _get_device_handle)
+    init = sys.modules.get(FSDPParam.__module__.rsplit(".", 1)[0] + "._fsdp_init")
+    from_mesh = getattr(init, "_get_device_from_mesh", None)
+    if T.device == "cpu" and from_mesh is not None:
+        def _get_device_from_mesh(mesh):
+            # cpu mode: the device tensors' device is the marker cpu:0
+            from torchmem_hook import _trace_api  # (it imports this module)
+
+            d = from_mesh(mesh)
+            return _trace_api.DEVICE_MARKER if d.type == "cuda" else d
+
+        _replace(from_mesh, _get_device_from_mesh)
+
+    group_init = FSDPParamGroup.__init__
+
+    def __init__(self, *a, **k):
+        T.wrapped("fully_shard")
+        group_init(self, *a, **k)
+
+    FSDPParamGroup.__init__ = __init__
+    reset = FSDPParam.reset_sharded_param
+
+    def reset_sharded_param(self):
+        T.not_meta += 1
+        try:
+            return reset(self)
+        finally:
+            T.not_meta -= 1
+
+    FSDPParam.reset_sharded_param = reset_sharded_param
+    validate = getattr(FSDPParamGroup, "_validate_no_meta_params", None)
+    if validate is not None:
+        def _validate_no_meta_params(self):
+            if all(made(p.sharded_param) for p in self.fsdp_params):
+                return None
+            return validate(self)
+
+        FSDPParamGroup._validate_no_meta_params = _validate_no_meta_params
+
+
+def _dtensor_rng():
+    """DTensor's random ops (a sharded model's reset_parameters) first
+    synchronise a CUDA generator's state over the ranks, a real CUDA tensor
+    made where the tracer's function mode is off. Its random values are
+    not the trace's business: each shard draws from its own generator."""
+    import importlib
+
+    for mod in ("torch.distributed.tensor._random", "torch.distributed._tensor.random"):
+        try:
+            orig = importlib.import_module(mod).is_rng_supported_mesh
+        except Exception:
+            continue
+        _replace(orig, lambda *a, **k: False)
 
 
 def _refuse(T, cls, what):

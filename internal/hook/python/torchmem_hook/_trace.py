@@ -99,6 +99,13 @@ class _Tracer(object):
         self.torch = torch
         self.w = writer
         self.device = device  # "meta" or "cpu"
+        # cpu mode: what a device tensor (a CPU tensor standing for a CUDA
+        # one) answers for .device: one torch.device("cpu") object, told by
+        # identity from a host tensor's, so device=x.device and
+        # .to(x.device) make a device tensor for a device x only. It is the
+        # CPU to every op and equal to any other "cpu". (In meta mode a
+        # device tensor is on meta, a host one on the CPU: no marker.)
+        self.device_marker = torch.device("cpu") if device == "cpu" else None
         self.steps = steps
         self.done = 0  # optimizer steps completed
         self.iteration = _common.Steps()  # which steps count
@@ -685,7 +692,7 @@ def _install_modes(torch, T):
                 args, kwargs, move = (args[0], target), {"non_blocking": kwargs.get("non_blocking", False)}, True
                 func = Tensor.to
             elif func is Tensor.to and len(args) > 1 and (_is_cuda(args[1]) or type(args[1]) is int or
-                                                          dev == "cpu" and _trace_api.is_device_marker(args[1]) or
+                                                          dev == "cpu" and args[1] is T.device_marker or
                                                           dev == "meta" and _is_meta_index(args[1])):
                 # meta:N is the device as code that read it off a weight
                 # names it (DDP: torch.device(device_type, device_ids[0]))
@@ -697,9 +704,9 @@ def _install_modes(torch, T):
                 kwargs = dict(kwargs)
                 kwargs["device"] = target
                 move = True
-            elif dev == "cpu" and "device" in kwargs and _trace_api.is_device_marker(kwargs["device"]):
-                # cpu mode: device=x.device of a device tensor x (cpu:0, see
-                # is_device_marker) where the meta run says meta; both make
+            elif dev == "cpu" and "device" in kwargs and kwargs["device"] is T.device_marker:
+                # cpu mode: device=x.device of a device tensor x (the marker,
+                # T.device_marker) where the meta run says meta; both make
                 # a device tensor. A host tensor's device, or a literal
                 # "cpu", is the host (torch 2.x Adam/AdamW's foreach step:
                 # torch.tensor(1.0, device="cpu"); torchvision's Normalize:

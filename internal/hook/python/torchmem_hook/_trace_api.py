@@ -382,11 +382,8 @@ def answers(torch, T):
     """The Tensor methods answered for device tensors as on a GPU, for
     _trace.py's function mode: func -> handler(func, args, kwargs), which
     returns PASS to let the call run."""
-    global DEVICE_MARKER
     Tensor = torch.Tensor
     meta = T.device == "meta"
-    if not meta:
-        DEVICE_MARKER = torch.device("cpu")
 
     def is_cuda(func, args, kwargs):
         t = args[0]
@@ -449,8 +446,8 @@ def answers(torch, T):
         return func(*args, **kwargs)
 
     def device(func, args, kwargs):
-        # cpu mode: a device tensor's device is the marker cpu:0
-        return DEVICE_MARKER if T.is_device_storage(args[0]) else PASS
+        # cpu mode: a device tensor answers the marker (T.device_marker)
+        return T.device_marker if T.is_device_storage(args[0]) else PASS
 
     out = {Tensor.is_cuda.__get__: is_cuda, Tensor.record_stream: record_stream,
            Tensor.cpu: cpu, Tensor.to: to}
@@ -623,19 +620,6 @@ def linear_bias_in_place(torch, args, kwargs):
     out = torch.matmul(x, w.t())
     out.add_(b)
     return out
-
-
-# cpu mode: what a device tensor (a CPU tensor standing for a CUDA one)
-# answers for .device: one torch.device("cpu") object, told by identity
-# from a host tensor's, so device=x.device and .to(x.device) make a device
-# tensor for a device x only. It is the CPU to every op and equal to any
-# other "cpu". (In meta mode a device tensor is on meta and a host one on
-# the CPU: no marker is needed.)
-DEVICE_MARKER = None
-
-
-def is_device_marker(d):
-    return d is not None and d is DEVICE_MARKER
 
 
 def is_cpu(d):

@@ -324,10 +324,8 @@ def _fsdp2(T, FSDPParam, FSDPParamGroup):
     if T.device == "cpu" and from_mesh is not None:
         def _get_device_from_mesh(mesh):
             # cpu mode: the device tensors' device is the marker cpu:0
-            from torchmem_hook import _trace_api  # (it imports this module)
-
             d = from_mesh(mesh)
-            return _trace_api.DEVICE_MARKER if d.type == "cuda" else d
+            return T.device_marker if d.type == "cuda" else d
 
         _replace(from_mesh, _get_device_from_mesh)
 

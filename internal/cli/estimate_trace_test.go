@@ -121,6 +121,9 @@ func TestTraceDistLine(t *testing.T) {
 	if !strings.HasPrefix(en, want) || !strings.Contains(en, "NCCL's own buffers") {
 		t.Errorf("en: %q", en)
 	}
+	if !(&estimate.TraceDist{World: 4, Wrappers: []string{"fully_shard"}}).Sharded() || d.Sharded() || (*estimate.TraceDist)(nil).Sharded() {
+		t.Errorf("Sharded: only fully_shard in a world of several shards the parameters")
+	}
 	zh := traceDistLine(traceCatalog.T(i18n.ZH), &estimate.TraceDist{World: 2, Backend: "default"})
 	if !strings.HasPrefix(zh, "按 2 个 rank 中的 rank 0 追踪：数字是单块 GPU 的") || strings.Contains(zh, "default") {
 		t.Errorf("zh: %q", zh)

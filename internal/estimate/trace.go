@@ -64,6 +64,20 @@ type TraceDist struct {
 	RankAsked string `json:"rank_asked,omitempty"`
 }
 
+// Sharded: the parameters were sharded over the world (FSDP2's
+// fully_shard), so the trace's parameters are rank 0's share.
+func (d *TraceDist) Sharded() bool {
+	if d == nil || d.World < 2 {
+		return false
+	}
+	for _, w := range d.Wrappers {
+		if w == "fully_shard" {
+			return true
+		}
+	}
+	return false
+}
+
 // maxTraceWrappers bounds the wrappers a trace may list.
 const maxTraceWrappers = 16
 

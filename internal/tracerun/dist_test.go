@@ -240,12 +240,13 @@ const fsdp2ShardElems = 3*(256*256+256+64*1024+64) + 3*256 + 3
 // with fp32 reduction, no reshard after forward), AdamW's states are rank
 // 0's share, and keeping the unsharded blocks for backward costs memory. A
 // model built on meta, sharded, then made with to_empty() and
-// reset_parameters() (deferred initialisation) traces too.
+// reset_parameters() (deferred initialisation) traces too, and so does one
+// left on the host for fully_shard to move (as the HF Trainer does).
 func TestDistributedFSDP2(t *testing.T) {
 	py := distPython(t, 2, 4)
 	script := filepath.Join("testdata", "fsdp2_train.py")
 	peaks := map[string]int64{}
-	for _, mode := range []string{"default", "bf16", "keep", "deferred"} {
+	for _, mode := range []string{"default", "bf16", "keep", "deferred", "host"} {
 		t.Run(mode, func(t *testing.T) {
 			run := func(device string) *estimate.Trace {
 				return trace(t, py, device, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "4", script, mode)

@@ -8,6 +8,8 @@ usage (under torchrun): fsdp2_train.py [default|bf16|keep]
   keep: reshard_after_forward=False (the unsharded blocks kept for backward)
   deferred: the model built on meta, sharded, then to_empty(device="cuda")
     and reset_parameters() (deferred initialisation, as torchtitan does)
+  host: the model left on the host; fully_shard moves it to the GPU (the
+    Hugging Face Trainer hands accelerate's FSDP2 a model so)
 """
 import sys
 
@@ -34,6 +36,8 @@ def build():
 if mode == "deferred":
     with torch.device("meta"):
         model = build()
+elif mode == "host":
+    model = build()
 else:
     model = build().cuda()
 kw = {}

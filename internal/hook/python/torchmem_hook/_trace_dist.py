@@ -320,6 +320,26 @@ def _fsdp2(T, FSDPParam, FSDPParamGroup):
 
         _replace(handle, _get_device_handle)
     init = sys.modules.get(FSDPParam.__module__.rsplit(".", 1)[0] + "._fsdp_init")
+    move = getattr(init, "_move_states_to_device", None)
+    if move is not None:
+        def on_host(t):
+            if T.device == "meta":
+                return T.is_host(t)
+            return not T.is_device_storage(t) and not t.is_meta
+
+        def _move_states_to_device(params, buffers, device):
+            # a model still on the host (the HF Trainer leaves it there
+            # for FSDP) is moved to the device by fully_shard. Its weights
+            # are the tracer's host placeholders, on meta, which FSDP would
+            # keep there as a model not made yet (cpu mode: on the CPU,
+            # which FSDP takes for the device's marker)
+            with __import__("torch").no_grad():
+                for t in list(params) + list(buffers):
+                    if on_host(t):
+                        t.data = t.to(device)
+            return move(params, buffers, device)
+
+        _replace(move, _move_states_to_device)
     from_mesh = getattr(init, "_get_device_from_mesh", None)
     if T.device == "cpu" and from_mesh is not None:
         def _get_device_from_mesh(mesh):

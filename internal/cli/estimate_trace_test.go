@@ -21,6 +21,16 @@ func skipTraceShort(t *testing.T) {
 	}
 }
 
+// systemTorch is Debian's python3 with its torch (the suite's), or skips.
+func systemTorch(t *testing.T) string {
+	t.Helper()
+	py := "/usr/bin/python3"
+	if exec.Command(py, "-c", "import torch").Run() != nil {
+		t.Skip("no /usr/bin/python3 with torch (apt install python3-torch)")
+	}
+	return py
+}
+
 func TestTraceCatalogComplete(t *testing.T) {
 	if m := traceCatalog.Missing(); len(m) > 0 {
 		t.Errorf("messages missing a translation: %v", m)
@@ -32,10 +42,7 @@ func TestTraceCatalogComplete(t *testing.T) {
 // `torchmem snapshot summary` opens with the predicted peak.
 func TestEstimateTraceCLI(t *testing.T) {
 	skipTraceShort(t)
-	py := "/usr/bin/python3"
-	if exec.Command(py, "-c", "import torch").Run() != nil {
-		t.Skip("no /usr/bin/python3 with torch (apt install python3-torch)")
-	}
+	py := systemTorch(t)
 	script := filepath.Join("..", "tracerun", "testdata", "mlp.py")
 	snap := filepath.Join(t.TempDir(), "pred.pickle")
 	out, errOut, code := runCLI(t, "estimate", "--trace", "--json", "--gpu", "A100-80GB", "--snapshot", snap, "--", py, script)
@@ -91,10 +98,7 @@ func TestEstimateTraceCLI(t *testing.T) {
 // partial, and the exit status is 3, not 0.
 func TestEstimateTracePartialFit(t *testing.T) {
 	skipTraceShort(t)
-	py := "/usr/bin/python3"
-	if exec.Command(py, "-c", "import torch").Run() != nil {
-		t.Skip("no /usr/bin/python3 with torch (apt install python3-torch)")
-	}
+	py := systemTorch(t)
 	script := filepath.Join("..", "tracerun", "testdata", "stopsearly.py")
 	out, errOut, code := runCLI(t, "estimate", "--trace", "--gpu", "A100-80GB", "--", py, script)
 	if code != 3 || !strings.Contains(out, "only what ran fits") || !strings.Contains(out, "stopsearly.py:10") {
@@ -135,10 +139,7 @@ func TestTraceDistLine(t *testing.T) {
 // and the report says how many and where the first was.
 func TestEstimateTraceChecksSaid(t *testing.T) {
 	skipTraceShort(t)
-	py := "/usr/bin/python3"
-	if exec.Command(py, "-c", "import torch").Run() != nil {
-		t.Skip("no /usr/bin/python3 with torch (apt install python3-torch)")
-	}
+	py := systemTorch(t)
 	script := filepath.Join("..", "tracerun", "testdata", "hostfirst.py")
 	out, errOut, code := runCLI(t, "estimate", "--trace", "--gpu", "T4", "--", py, script, "4")
 	want := "4 checks of the program's own numbers compared tensors without data (first:\nallclose at hostfirst.py:"

@@ -211,13 +211,7 @@ func TestDistributedAccelerate(t *testing.T) {
 	if d := tr.Dist; tr.End == nil || tr.End.Kind != "steps" || d == nil || d.World != 4 || strings.Join(d.Wrappers, ",") != "fully_shard" {
 		t.Errorf("FSDP2: end %+v, distributed %+v: want 2 steps as rank 0 of 4 under fully_shard", tr.End, d)
 	}
-	var states int64
-	for _, a := range tr.Allocs {
-		if a.Kind == "optstate" && a.Step == 1 && a.Bytes > 8 {
-			states += a.Bytes
-		}
-	}
-	if want := int64(2 * 4 * fsdp2ShardElems); states != want {
+	if states, want := firstStepStates(tr), int64(2*4*fsdp2ShardElems); states != want {
 		t.Errorf("FSDP2 under accelerate: AdamW's states %d bytes, want rank 0's share (%d)", states, want)
 	}
 	_, err = Run(context.Background(), Options{Argv: []string{bin, "launch", "--use_fsdp", "--num_processes", "2", fsdp}, Output: &out})
@@ -231,6 +225,18 @@ func TestDistributedAccelerate(t *testing.T) {
 // 256->1024->256: 256 and 64 rows of each weight, 256 and 64 of each bias;
 // the 10-way head: 3 rows of 10, 3 of its bias).
 const fsdp2ShardElems = 3*(256*256+256+64*1024+64) + 3*256 + 3
+
+// firstStepStates: the bytes of the optimizer's states made in the first
+// step, its scalars (step counts) left out.
+func firstStepStates(tr *estimate.Trace) int64 {
+	var n int64
+	for _, a := range tr.Allocs {
+		if a.Kind == "optstate" && a.Step == 1 && a.Bytes > 8 {
+			n += a.Bytes
+		}
+	}
+	return n
+}
 
 // TestDistributedFSDP2: fully_shard (FSDP2) under torchrun, traced as rank
 // 0 of 4: its shards (DTensors) on meta as on real CPU tensors, the
@@ -256,13 +262,7 @@ func TestDistributedFSDP2(t *testing.T) {
 			if d := meta.Dist; d == nil || d.World != 4 || strings.Join(d.Wrappers, ",") != "fully_shard" {
 				t.Errorf("distributed %+v, want rank 0 of 4 under fully_shard", d)
 			}
-			var states int64
-			for _, a := range meta.Allocs {
-				if a.Kind == "optstate" && a.Step == 1 && a.Bytes > 8 {
-					states += a.Bytes
-				}
-			}
-			if want := int64(2 * 4 * fsdp2ShardElems); states != want {
+			if states, want := firstStepStates(meta), int64(2*4*fsdp2ShardElems); states != want {
 				t.Errorf("AdamW's states %d bytes, want rank 0's share of two fp32 copies (%d)", states, want)
 			}
 			peaks[mode] = estimate.ReplayTrace(meta, estimate.TraceReplay{}).LiveBytesPeak

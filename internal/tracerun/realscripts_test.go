@@ -105,6 +105,16 @@ func TestClosureStep(t *testing.T) {
 	}
 }
 
+// TestRelaunchedCopies: a program that starts copies of itself for the
+// other GPUs (Lightning's DDP) traces as rank 0, and each copy ends as it
+// imports torch, saying so; before, the copies ran untraced and for real
+// (on a GPU host: on its GPUs, waiting for ranks that never come).
+func TestRelaunchedCopies(t *testing.T) {
+	py := torchPython(t)
+	args := []string{filepath.Join("testdata", "relaunch.py"), "2"}
+	agree(t, trace(t, py, "meta", args...), trace(t, py, "cpu", args...))
+}
+
 // agree: the meta and cpu traces of one script allocate storages of the
 // same sizes and reach the same live-bytes and allocated peaks.
 func agree(t *testing.T, meta, real *estimate.Trace) {

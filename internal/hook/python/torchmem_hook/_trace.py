@@ -53,6 +53,7 @@ ENV_DEVICE = "TORCHMEM_TRACE_DEVICE"
 ENV_GPU_NAME = "TORCHMEM_TRACE_GPU_NAME"
 ENV_GPU_BYTES = "TORCHMEM_TRACE_GPU_BYTES"
 ENV_MAX_BYTES = "TORCHMEM_TRACE_MAX_BYTES"
+ENV_JOB = "TORCHMEM_TRACE_JOB"  # the traced program's command line, for its children to compare
 
 # Bounds: frames kept per stack, frames walked looking for them, warnings.
 MAX_FRAMES = 6
@@ -577,6 +578,29 @@ def _is_device_object(d, kind):
     return not isinstance(d, str) and t == kind and not callable(t)
 
 
+def _job(argv):
+    """A program's command line as its copies run it (the script's
+    absolute path: Lightning starts them with it)."""
+    import json
+
+    a = [str(x) for x in argv]
+    if a:
+        a[0] = os.path.abspath(a[0])
+    return json.dumps(a)
+
+
+def _not_a_copy():
+    """The traced program started another copy of itself (Lightning's DDP
+    starts one per further GPU, python script.py ARGS with LOCAL_RANK=1..):
+    the trace is rank 0's, and a copy would run for real, untraced, on
+    this host's GPUs and wait for ranks that never come. It ends here,
+    saying so, before the program runs."""
+    sys.stderr.write("torchmem: a copy of the traced program (LOCAL_RANK=%s) is not run: the trace is rank 0's\n"
+                     % _clean(os.environ.get("LOCAL_RANK", "?"))[:16])
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def start(torch):
     """Install the tracer (torch has just been imported)."""
     global _state
@@ -594,7 +618,12 @@ def start(torch):
     try:
         w = _Writer(os.environ[ENV_OUT], int(os.environ.get(ENV_MAX_BYTES) or 0))
     except OSError:
-        return  # a child of the traced job: the trace is the parent's
+        # a child of the traced job: the trace is the parent's
+        if device != "real" and os.environ.get(ENV_JOB) == _job(sys.argv):
+            _not_a_copy()
+        return
+    if device != "real":
+        os.environ[ENV_JOB] = _job(sys.argv)
     steps = int(os.environ.get(ENV_STEPS) or 2)
     if device == "real":  # --trace --real: nothing redirected (_trace_real.py)
         from torchmem_hook import _trace_real

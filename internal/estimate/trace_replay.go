@@ -180,18 +180,11 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 			m.phase = phaseName(ph, t.phases[p].step)
 			if (ph == "forward" || ph == "backward") && !ws[ph] {
 				ws[ph] = true
-				segs := m.alloc.segments
-				tn := m.new(cublasWorkspace(o.ComputeCapability), 1, CatWorkspace)
+				tn := newSunk(m, sink, -1, cublasWorkspace(o.ComputeCapability), CatWorkspace, -1)
 				if o.proc != nil && ph == "forward" {
 					o.proc.fwd = tn.blk
 				} else if o.proc != nil {
 					o.proc.bwd = tn.blk
-				}
-				if sink != nil {
-					if m.alloc.segments != segs {
-						sink.segment(tn.blk.seg, segOf(tn.blk), tn.blk.pool)
-					}
-					sink.alloc(-1, tn.blk, tn.blk.size)
 				}
 			}
 			p++
@@ -213,15 +206,8 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 		if m.phase == "" {
 			m.phase = phaseName(a.Phase, a.Step)
 		}
-		segs := m.alloc.segments
 		before := m.peak
-		tn := m.new(a.Bytes, 1, cats[ev.alloc])
-		if sink != nil {
-			if m.alloc.segments != segs {
-				sink.segment(tn.blk.seg, segOf(tn.blk), tn.blk.pool)
-			}
-			sink.alloc(ev.alloc, tn.blk, a.Bytes)
-		}
+		tn := newSunk(m, sink, ev.alloc, a.Bytes, cats[ev.alloc], a.Bytes)
 		blocks[ev.alloc] = tn.blk
 		live += a.Bytes
 		livePeak = max(livePeak, live)
@@ -246,16 +232,29 @@ func replayConvWorkspace(m *machine, sink traceSink, id int32, a *TraceAlloc) {
 	if w <= 0 {
 		return
 	}
+	t := newSunk(m, sink, id, w, CatWorkspace, w)
+	if sink != nil {
+		sink.free(id, t.blk)
+	}
+	m.drop(t)
+}
+
+// newSunk makes a tensor of bytes on m and tells sink (the snapshot
+// writer), when there is one, of the segment it may have made and of the
+// allocation: requested bytes as the program asked (< 0: the block's).
+func newSunk(m *machine, sink traceSink, id int32, bytes int64, cat Category, requested int64) *tensor {
 	segs := m.alloc.segments
-	t := m.new(w, 1, CatWorkspace)
+	t := m.new(bytes, 1, cat)
 	if sink != nil {
 		if m.alloc.segments != segs {
 			sink.segment(t.blk.seg, segOf(t.blk), t.blk.pool)
 		}
-		sink.alloc(id, t.blk, w)
-		sink.free(id, t.blk)
+		if requested < 0 {
+			requested = t.blk.size
+		}
+		sink.alloc(id, t.blk, requested)
 	}
-	m.drop(t)
+	return t
 }
 
 // cudnnWrites: whether cuDNN computes a (a convolution's output, or its

@@ -882,6 +882,7 @@ def _install_modes(torch, T):
     if dev == "cpu":
         _install_deepcopy(torch, T)
     if dev == "meta":
+        _install_fake_ptrs(torch, T)
         _keep_ties(torch)
         _install_empty_weights(torch, T)
         _install_load(torch, T)
@@ -996,8 +997,15 @@ def _install_resize(torch, T):
         return r
 
     cls.resize_ = resize_
+
+
+def _install_fake_ptrs(torch, T):
+    """meta mode: a meta storage's data_ptr() is T.fake_ptr's, one of its
+    own (a tensor's, _trace_api's answer, is its storage's plus its
+    offset)."""
+    cls = getattr(torch, "UntypedStorage", None)
     ptr = getattr(cls, "data_ptr", None)
-    if T.device != "meta" or ptr is None:
+    if ptr is None:
         return
 
     def data_ptr(self):
@@ -1352,27 +1360,24 @@ def _with_closure(args, kwargs, done):
     are the model's; what follows is the optimizer's), or None when there
     is no closure."""
     args, kwargs = tuple(args or ()), dict(kwargs or {})
-    if args and callable(args[0]):
-        closure, where = args[0], 0
-    elif callable(kwargs.get("closure")):
-        closure, where = kwargs["closure"], "closure"
-    else:
-        return None
 
-    def traced_closure(*a, **k):
-        try:
-            return closure(*a, **k)
-        finally:
+    def traced(closure):
+        def traced_closure(*a, **k):
             try:
-                done()
-            except Exception:
-                _debug()
+                return closure(*a, **k)
+            finally:
+                try:
+                    done()
+                except Exception:
+                    _debug()
+        return traced_closure
 
-    if where == 0:
-        args = (traced_closure,) + args[1:]
-    else:
-        kwargs["closure"] = traced_closure
-    return args, kwargs
+    if args and callable(args[0]):
+        return (traced(args[0]),) + args[1:], kwargs
+    if callable(kwargs.get("closure")):
+        kwargs["closure"] = traced(kwargs["closure"])
+        return args, kwargs
+    return None
 
 
 def _torch_major(torch):

@@ -497,13 +497,13 @@ def answers(torch, T):
             return PASS
         st = getattr(t, "untyped_storage", None)  # (torch 1.13: _storage)
         st = st() if st is not None else t._storage()
-        return T.fake_ptr(st._cdata) + t.storage_offset() * t.element_size()
+        return st.data_ptr() + t.storage_offset() * t.element_size()  # (_trace.py's _install_fake_ptrs)
 
     out[Tensor.data_ptr] = data_ptr
 
     def is_meta(func, args, kwargs):
         # FSDP2 asks whether a parameter is still to be made (on meta); a
-        # device tensor is made (_trace_dist._fsdp2)
+        # device tensor is made (_trace_dist._fsdp2_made)
         if T.not_meta and T.is_device_storage(args[0]):
             return False
         return PASS

@@ -27,12 +27,12 @@ asked for:
     SyncBatchNorm runs on the traced device (its kernels by shape);
   - FSDP2 (fully_shard): FSDP's own code on the trace's tensors, its
     unsharded parameters' storage resizes recorded (_trace.py's
-    _install_resize); a device tensor on meta is taken as made (_fsdp2).
+    _install_resize); a device tensor on meta is taken as made (_fsdp2_made).
 
 What is not traced: the launcher's other workers (they would be copies),
 NCCL's own buffers (outside PyTorch's allocator: on the GPU but not in
 the trace), DeepSpeed, FSDP1 (said where the model is wrapped; FSDP2's
-fully_shard is traced, _fsdp2).
+fully_shard is traced, _fsdp2_devices).
 """
 
 import os
@@ -277,9 +277,15 @@ _FSDP1 = ("torch.distributed.fsdp.fully_sharded_data_parallel", "FullyShardedDat
 _FSDP2 = ("torch.distributed.fsdp._fully_shard", "torch.distributed._composable.fsdp")
 
 
+_fsdp_installed = []  # init_process_group may run again (destroy, then init)
+
+
 def _fsdp(T):
     import importlib
 
+    if _fsdp_installed:
+        return
+    _fsdp_installed.append(True)
     try:
         _refuse(T, getattr(importlib.import_module(_FSDP1[0]), _FSDP1[1]), "FullyShardedDataParallel")
     except Exception:
@@ -288,26 +294,21 @@ def _fsdp(T):
         try:
             param = importlib.import_module(pkg + "._fsdp_param")
             group = importlib.import_module(pkg + "._fsdp_param_group")
+            init = importlib.import_module(pkg + "._fsdp_init")
         except Exception:
             continue
-        _fsdp2(T, param.FSDPParam, group.FSDPParamGroup)
+        _fsdp2_devices(T, init)
+        _fsdp2_made(T, param.FSDPParam, group.FSDPParamGroup)
         return
 
 
-def _fsdp2(T, FSDPParam, FSDPParamGroup):
-    """fully_shard (FSDP2) on the trace's device tensors. FSDP2 takes a
-    parameter on meta for one not made yet (deferred initialisation): it
-    would neither keep its shard's data nor train. In meta mode the
-    device's tensors are on meta; one that is a device tensor (not one the
-    program made on meta itself) is taken as made. The rest is FSDP's own
-    code on the trace's tensors: DTensor shards, the all-gathers and
-    reduce-scatters (answered as collectives), the unsharded parameters
-    freed after each forward and refilled before the next (storage
-    resizes, recorded as the allocator's frees and allocations)."""
-    def made(t):
-        local = getattr(t, "_local_tensor", t)
-        return T.device == "meta" and T.is_device_storage(local)
-
+def _fsdp2_devices(T, init):
+    """fully_shard (FSDP2) on the trace's device tensors: the rest is
+    FSDP's own code on them (DTensor shards, the all-gathers and
+    reduce-scatters answered as collectives, the unsharded parameters freed
+    after each forward and refilled before the next: storage resizes,
+    recorded as the allocator's frees and allocations). What it asks of
+    devices is answered as on the GPU."""
     import torch.distributed.device_mesh as dm
 
     handle = getattr(dm, "_get_device_handle", None)
@@ -319,7 +320,6 @@ def _fsdp2(T, FSDPParam, FSDPParamGroup):
             return handle("cuda" if device_type in ("meta", T.device) else device_type)
 
         _replace(handle, _get_device_handle)
-    init = sys.modules.get(FSDPParam.__module__.rsplit(".", 1)[0] + "._fsdp_init")
     move = getattr(init, "_move_states_to_device", None)
     if move is not None:
         def on_host(t):
@@ -333,7 +333,7 @@ def _fsdp2(T, FSDPParam, FSDPParamGroup):
             # are the tracer's host placeholders, on meta, which FSDP would
             # keep there as a model not made yet (cpu mode: on the CPU,
             # which FSDP takes for the device's marker)
-            with __import__("torch").no_grad():
+            with _torch.no_grad():
                 for t in list(params) + list(buffers):
                     if on_host(t):
                         t.data = t.to(device)
@@ -343,11 +343,21 @@ def _fsdp2(T, FSDPParam, FSDPParamGroup):
     from_mesh = getattr(init, "_get_device_from_mesh", None)
     if T.device == "cpu" and from_mesh is not None:
         def _get_device_from_mesh(mesh):
-            # cpu mode: the device tensors' device is the marker cpu:0
+            # cpu mode: the device tensors' device is the marker object
             d = from_mesh(mesh)
             return T.device_marker if d.type == "cuda" else d
 
         _replace(from_mesh, _get_device_from_mesh)
+
+
+def _fsdp2_made(T, FSDPParam, FSDPParamGroup):
+    """FSDP2 takes a parameter on meta for one not made yet (deferred
+    initialisation): it would neither keep its shard's data nor train. In
+    meta mode the device's tensors are on meta; one that is a device tensor
+    (not one the program made on meta itself) is taken as made."""
+    def made(t):
+        local = getattr(t, "_local_tensor", t)
+        return T.device == "meta" and T.is_device_storage(local)
 
     group_init = FSDPParamGroup.__init__
 

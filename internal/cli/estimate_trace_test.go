@@ -125,8 +125,10 @@ func TestTraceDistLine(t *testing.T) {
 	if !strings.HasPrefix(en, want) || !strings.Contains(en, "NCCL's own buffers") {
 		t.Errorf("en: %q", en)
 	}
-	if !(&estimate.TraceDist{World: 4, Wrappers: []string{"fully_shard"}}).Sharded() || d.Sharded() || (*estimate.TraceDist)(nil).Sharded() {
-		t.Errorf("Sharded: only fully_shard in a world of several shards the parameters")
+	sharded := func(w string) bool { return (&estimate.TraceDist{World: 4, Wrappers: []string{w}}).Sharded() }
+	if !sharded("fully_shard") || !sharded("FullyShardedDataParallel") || sharded("FullyShardedDataParallel NO_SHARD") ||
+		d.Sharded() || (*estimate.TraceDist)(nil).Sharded() {
+		t.Errorf("Sharded: only FSDP (either, but for NO_SHARD) in a world of several shards the parameters")
 	}
 	zh := traceDistLine(traceCatalog.T(i18n.ZH), &estimate.TraceDist{World: 2, Backend: "default"})
 	if !strings.HasPrefix(zh, "按 2 个 rank 中的 rank 0 追踪：数字是单块 GPU 的") || strings.Contains(zh, "default") {

@@ -202,7 +202,7 @@ func TestDistributedAccelerate(t *testing.T) {
 	}
 	// FSDP2 under accelerate: launched through torchrun's launcher, the
 	// optimizer switched to rank 0's shards (by data_ptr, which meta
-	// tensors answer one per storage); FSDP1 is refused saying why.
+	// tensors answer one per storage); FSDP1 (its default) too.
 	fsdp := filepath.Join("testdata", "accelerate_fsdp.py")
 	tr, err = Run(context.Background(), Options{Argv: []string{bin, "launch", "--use_fsdp", "--fsdp_version", "2", "--num_processes", "4", fsdp}, Output: &out})
 	if err != nil {
@@ -214,9 +214,18 @@ func TestDistributedAccelerate(t *testing.T) {
 	if states, want := firstStepStates(tr), int64(2*4*fsdp2ShardElems); states != want {
 		t.Errorf("FSDP2 under accelerate: AdamW's states %d bytes, want rank 0's share (%d)", states, want)
 	}
-	_, err = Run(context.Background(), Options{Argv: []string{bin, "launch", "--use_fsdp", "--num_processes", "2", fsdp}, Output: &out})
-	if err == nil || !strings.Contains(err.Error(), "FSDP1") {
-		t.Errorf("FSDP1 under accelerate: err %v, want it refused saying why", err)
+	tr, err = Run(context.Background(), Options{Argv: []string{bin, "launch", "--use_fsdp", "--num_processes", "4", fsdp}, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if d := tr.Dist; tr.End == nil || tr.End.Kind != "steps" || d == nil || d.World != 4 ||
+		strings.Join(d.Wrappers, ",") != "FullyShardedDataParallel" || !d.Sharded() {
+		t.Errorf("FSDP1: end %+v, distributed %+v: want 2 steps as rank 0 of 4 under FullyShardedDataParallel", tr.End, d)
+	}
+	// one flat parameter of the whole model (accelerate wraps no blocks
+	// by default): its 1,579,274 elements padded to 1,579,276, a quarter
+	if states, want := firstStepStates(tr), int64(2*4*1579276/4); states != want {
+		t.Errorf("FSDP1 under accelerate: AdamW's states %d bytes, want rank 0's share (%d)", states, want)
 	}
 }
 
@@ -273,23 +282,68 @@ func TestDistributedFSDP2(t *testing.T) {
 	}
 }
 
-// TestDistributedWithoutLauncher: the same script run as a plain program
-// (no launcher, no WORLD_SIZE) makes a world of one, and an FSDP model
-// ends the trace saying why and what to do instead.
+// TestDistributedFSDP1: FullyShardedDataParallel under torchrun, traced
+// as rank 0 of 4 in the layouts users run it in (testdata/fsdp1_train.py):
+// its flat parameters made, sharded, freed and refilled by FSDP's own code
+// on meta as on real CPU tensors, to the byte; AdamW's states rank 0's
+// share. CPU offload ends the trace saying what to do instead.
+func TestDistributedFSDP1(t *testing.T) {
+	py := distPython(t, 2, 1)
+	script := filepath.Join("testdata", "fsdp1_train.py")
+	run := func(device, mode string) *estimate.Trace {
+		return trace(t, py, device, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "4", script, mode)
+	}
+	for _, mode := range []string{"default", "orig", "bf16", "grad_op", "deferred", "ckpt", "hybrid", "no_shard"} {
+		t.Run(mode, func(t *testing.T) {
+			meta := run("meta", mode)
+			samePeaks(t, meta, run("cpu", mode))
+			want, wrapper := int64(2*4*fsdp1ShardElems), "FullyShardedDataParallel"
+			if mode == "no_shard" {
+				want, wrapper = 2*4*fsdp1Elems, "FullyShardedDataParallel NO_SHARD"
+			}
+			if d := meta.Dist; d == nil || d.World != 4 || strings.Join(d.Wrappers, ",") != wrapper {
+				t.Errorf("distributed %+v, want rank 0 of 4 under %s", d, wrapper)
+			}
+			if states := firstStepStates(meta); states != want {
+				t.Errorf("AdamW's states %d bytes, want %d (two fp32 copies of rank 0's parameters)", states, want)
+			}
+		})
+	}
+	var out strings.Builder
+	off, err := Run(context.Background(), Options{Argv: []string{py, "-m", "torch.distributed.run", "--standalone",
+		"--nproc_per_node", "4", script, "offload"}, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if off.End == nil || off.End.Kind != "error" || off.End.Op != "FullyShardedDataParallel" ||
+		!strings.Contains(off.End.Message, "offload") || len(off.End.Where) == 0 || !strings.Contains(off.End.Where[0], "fsdp1_train.py:") {
+		t.Errorf("CPU offload: end %+v, want it named at fsdp1_train.py with what to do", off.End)
+	}
+}
+
+// fsdp1Elems: fsdp1_train.py's parameters (three blocks of 256->1024->256
+// and a 10-way head); fsdp1ShardElems: rank 0's share of its flat
+// parameters in a world of 4 (each block's 525,568 elements, the head's
+// 2,570 padded to 2,572).
+const (
+	fsdp1Elems      = 3*525568 + 2570
+	fsdp1ShardElems = 3*525568/4 + 2572/4
+)
+
+// TestDistributedWithoutLauncher: the same scripts run as plain programs
+// (no launcher, no WORLD_SIZE) make a world of one.
 func TestDistributedWithoutLauncher(t *testing.T) {
 	py := distPython(t, 2, 1)
 	tr := trace(t, py, "meta", filepath.Join("testdata", "ddp_train.py"))
 	if d := tr.Dist; d == nil || d.World != 1 || d.Launcher != "" {
 		t.Errorf("distributed %+v, want a world of 1 and no launcher", d)
 	}
-	var out strings.Builder
-	fs, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "fsdp.py")}, Output: &out})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
+	fs := trace(t, py, "meta", filepath.Join("testdata", "fsdp.py"))
+	if d := fs.Dist; d == nil || d.World != 1 || strings.Join(d.Wrappers, ",") != "FullyShardedDataParallel" || d.Sharded() {
+		t.Errorf("FSDP: distributed %+v, want a world of 1 under FullyShardedDataParallel, nothing sharded", d)
 	}
-	if fs.End == nil || fs.End.Kind != "error" || fs.End.Op != "FullyShardedDataParallel" ||
-		!strings.Contains(fs.End.Message, "--fsdp") || len(fs.End.Where) == 0 || !strings.Contains(fs.End.Where[0], "fsdp.py:") {
-		t.Errorf("FSDP: end %+v, want FullyShardedDataParallel named at fsdp.py with what to do", fs.End)
+	if states, want := firstStepStates(fs), int64(2*4*(2*(512*512+512))); states != want {
+		t.Errorf("FSDP in a world of 1: AdamW's states %d bytes, want all parameters' (%d)", states, want)
 	}
 }
 

@@ -1,4 +1,5 @@
-"""FullyShardedDataParallel (FSDP1): not traced, said where it is wrapped."""
+"""FullyShardedDataParallel (FSDP1) in a program run without a launcher:
+a world of one, FSDP's own code on the trace's tensors, nothing sharded."""
 import torch
 import torch.distributed as dist
 import torch.nn as nn

@@ -271,13 +271,18 @@ class _Tracer(object):
             key = _skey(t)
         except Exception:
             return
-        if key in self.live:  # a device storage or a host placeholder
-            self.hold(t, key)
-            if isinstance(t, self.torch.nn.Parameter):
-                # Module._apply moving or casting a weight (.cuda(),
-                # .half()): the copy is a weight from the start, not the
-                # input data an unowned .cuda() would be taken for.
-                self.classify(t, "param")
+        if key not in self.live:
+            # a storage the tracer does not count (an empty one: FSDP's
+            # use_orig_params gives a weight outside this rank's shard
+            # torch.empty(0)): the old one is no longer held by t
+            self.unhold(id(t))
+            return
+        self.hold(t, key)  # a device storage or a host placeholder
+        if isinstance(t, self.torch.nn.Parameter):
+            # Module._apply moving or casting a weight (.cuda(),
+            # .half()): the copy is a weight from the start, not the
+            # input data an unowned .cuda() would be taken for.
+            self.classify(t, "param")
 
     def is_device_storage(self, t):
         try:

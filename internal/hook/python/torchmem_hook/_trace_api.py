@@ -449,8 +449,16 @@ def answers(torch, T):
         # cpu mode: a device tensor answers the marker (T.device_marker)
         return T.device_marker if T.is_device_storage(args[0]) else PASS
 
+    def index_device(func, args, kwargs):
+        # torch.device(local_rank): torch 2.x takes a bare index for the
+        # accelerator's device, which a CPU build has none of (FSDP1's
+        # device_id=torch.cuda.current_device())
+        if len(args) == 1 and not kwargs and is_index(args[0]):
+            return func("cuda", args[0])
+        return PASS
+
     out = {Tensor.is_cuda.__get__: is_cuda, Tensor.record_stream: record_stream,
-           Tensor.cpu: cpu, Tensor.to: to}
+           Tensor.cpu: cpu, Tensor.to: to, torch.device: index_device}
     out.update(_shard_fills(torch))
     if not meta:
         out[Tensor.device.__get__] = device
@@ -502,9 +510,10 @@ def answers(torch, T):
     out[Tensor.data_ptr] = data_ptr
 
     def is_meta(func, args, kwargs):
-        # FSDP2 asks whether a parameter is still to be made (on meta); a
-        # device tensor is made (_trace_dist._fsdp2_made)
-        if T.not_meta and T.is_device_storage(args[0]):
+        # FSDP asks whether a parameter is still to be made (on meta); a
+        # device tensor or a host placeholder is made (_trace_dist's
+        # _fsdp1 and _fsdp2_made)
+        if T.not_meta and (T.is_device_storage(args[0]) or T.is_host(args[0])):
             return False
         return PASS
 

@@ -25,14 +25,15 @@ asked for:
     through the same ops and are counted as gradients; the check that
     every rank has the same parameters is skipped (there is one rank);
     SyncBatchNorm runs on the traced device (its kernels by shape);
-  - FSDP2 (fully_shard): FSDP's own code on the trace's tensors, its
-    unsharded parameters' storage resizes recorded (_trace.py's
-    _install_resize); a device tensor on meta is taken as made (_fsdp2_made).
+  - FSDP2 (fully_shard) and FSDP1 (FullyShardedDataParallel): FSDP's own
+    code on the trace's tensors, its unsharded parameters' storage resizes
+    recorded (_trace.py's _install_resize); a device tensor on meta is
+    taken as made (_fsdp2_made, _fsdp1).
 
 What is not traced: the launcher's other workers (they would be copies),
 NCCL's own buffers (outside PyTorch's allocator: on the GPU but not in
-the trace), DeepSpeed, FSDP1 (said where the model is wrapped; FSDP2's
-fully_shard is traced, _fsdp2_devices).
+the trace), DeepSpeed, FSDP1's CPU offload (said where the model is
+wrapped).
 """
 
 import os
@@ -133,7 +134,7 @@ def accelerate_worker(args):
     config make (its config file, --multi_gpu, --num_processes, mixed
     precision into the environment), through torchrun's for several
     processes, or its one process. Raises ValueError for what is not
-    traced (DeepSpeed, FSDP1)."""
+    traced (DeepSpeed)."""
     from accelerate.commands import launch as al
     from accelerate.utils import launch as ul
 
@@ -145,8 +146,6 @@ def accelerate_worker(args):
     if getattr(a, "use_deepspeed", False) and not a.cpu:
         raise ValueError("accelerate launch with DeepSpeed: its engine is not traced; run the script without "
                          "DeepSpeed and size the sharded job with torchmem estimate --zero S --world-size N")
-    if getattr(a, "use_fsdp", False) and not a.cpu and str(getattr(a, "fsdp_version", "1")) != "2":
-        raise ValueError("accelerate launch with FSDP1: " + FSDP_HELP)
     if (a.multi_gpu or getattr(a, "use_megatron_lm", False) or getattr(a, "use_fsdp", False)) and not a.cpu:
         # (accelerate launches FSDP, as these, with torchrun's launcher)
         import torch.distributed.run as run
@@ -236,8 +235,20 @@ def install(torch, T):
             k["timeout"] = timeout
         return orig(**k)
 
+    orig_new_group = dist.new_group
+
+    def new_group(*a, **k):
+        # a group of the program's own backend (FSDP's hybrid sharding
+        # asks get_backend for it: the program's) is the fake one
+        if len(a) > 2:
+            a = a[:2] + (None,) + a[3:]
+        if k.get("backend") is not None:
+            k = dict(k, backend=None)
+        return orig_new_group(*a, **k)
+
     _replace(orig, init_process_group)
     _replace(orig_backend, get_backend)
+    _replace(orig_new_group, new_group)
     _spawn(torch, T)
     _ddp(torch, T)
     if T.device == "meta":
@@ -263,17 +274,19 @@ def _sync_batchnorm(torch, T):
     SBN.forward = _forward
 
 
-# FSDP1's flat parameters are not followed (it takes the trace's device
-# tensors, on meta, for a model still to be made, and compares devices
-# throughout): said at once rather than stopping later on an error of its
-# own. FSDP2 (fully_shard) is traced.
-FSDP_HELP = ("FSDP1 (FullyShardedDataParallel) is not traced: shard with fully_shard (FSDP2), which is, trace "
-             "the script without FSDP for the unsharded figures, or size the sharded job with torchmem estimate "
-             "--fsdp --world-size N")
+# FSDP1's CPU offload keeps the shards, their gradients and the optimizer's
+# states on the host and copies each shard in for its module: the trace's
+# host and device tensors would have to be told apart through all of FSDP's
+# device checks, which compare them with torch.device("cpu").
+FSDP_OFFLOAD = ("FSDP's CPU offload (CPUOffload(offload_params=True)) is not traced: trace the script without it "
+                "for an upper bound of the GPU's memory (the shards, their gradients and the optimizer's states "
+                "then on the GPU)")
 
-# Where FSDP's entry points are, by torch version: FSDP1's class, FSDP2's
-# package (fully_shard, its parameters and their groups).
-_FSDP1 = ("torch.distributed.fsdp.fully_sharded_data_parallel", "FullyShardedDataParallel")
+# Where FSDP's entry points are, by torch version: FSDP1's modules (its
+# class, its initialisation, its device handle), FSDP2's package
+# (fully_shard, its parameters and their groups).
+_FSDP1 = ("torch.distributed.fsdp.fully_sharded_data_parallel", "torch.distributed.fsdp._init_utils",
+          "torch.distributed.fsdp._common_utils")
 _FSDP2 = ("torch.distributed.fsdp._fully_shard", "torch.distributed._composable.fsdp")
 
 
@@ -287,9 +300,9 @@ def _fsdp(T):
         return
     _fsdp_installed.append(True)
     try:
-        _refuse(T, getattr(importlib.import_module(_FSDP1[0]), _FSDP1[1]), "FullyShardedDataParallel")
+        _fsdp1(T, *[importlib.import_module(m) for m in _FSDP1])
     except Exception:
-        pass  # not in this torch
+        _debug()  # not in this torch: FSDP's own errors say what it lacks
     for pkg in _FSDP2:
         try:
             param = importlib.import_module(pkg + "._fsdp_param")
@@ -300,6 +313,85 @@ def _fsdp(T):
         _fsdp2_devices(T, init)
         _fsdp2_made(T, param.FSDPParam, group.FSDPParamGroup)
         return
+
+
+def _fsdp1(T, fsdp, init, common):
+    """FullyShardedDataParallel (FSDP1) on the trace's device tensors: its
+    own code flattens each wrapped module's parameters into one flat
+    parameter, shards it, and frees and refills the unsharded one by
+    storage resizes (recorded as the allocator's, _trace.py's
+    _install_resize). What it asks of devices is answered as on the GPU
+    (_fsdp1_devices), and a weight on meta that is the tracer's (a device
+    tensor or a host placeholder) is made."""
+    _fsdp1_devices(T, init, common._FSDPDeviceHandle)
+    need = init._need_to_materialize_module
+
+    def _need_to_materialize_module(*a, **k):
+        T.not_meta += 1
+        try:
+            return need(*a, **k)
+        finally:
+            T.not_meta -= 1
+
+    init._need_to_materialize_module = _need_to_materialize_module
+    FSDP = fsdp.FullyShardedDataParallel
+    fsdp_init = FSDP.__init__
+
+    def __init__(self, *a, **k):
+        strategy = k.get("sharding_strategy", a[2] if len(a) > 2 else None)
+        # (NO_SHARD is DDP's layout: rank 0 holds every parameter)
+        T.wrapped("FullyShardedDataParallel" + (" NO_SHARD" if getattr(strategy, "name", "") == "NO_SHARD" else ""))
+        offload = k.get("cpu_offload", a[3] if len(a) > 3 else None)
+        if getattr(offload, "offload_params", False):
+            T.end("error", "FullyShardedDataParallel", FSDP_OFFLOAD)
+        fsdp_init(self, *a, **k)
+
+    FSDP.__init__ = __init__
+
+
+def _fsdp1_devices(T, init, handle):
+    """FSDP1's compute device is the trace's device tensors' own device
+    (meta, or cpu mode's marker), which it compares them with; its device
+    handle (streams, events) CUDA's; device_id moves the host placeholders."""
+    from_device = handle.from_device.__func__
+
+    def traced(d):
+        return d is T.device_marker if T.device == "cpu" else getattr(d, "type", None) == "meta"
+
+    def _from_device(cls, device):
+        return from_device(cls, _torch.device("cuda") if traced(device) else device)
+
+    handle.from_device = classmethod(_from_device)
+    compute = init._get_compute_device
+
+    def _get_compute_device(module, ignored_params, device_from_device_id, rank, device_handle):
+        # (a device_id is CUDA's index: the same GPU)
+        p = next(init._get_orig_params(module, ignored_params), None)
+        if p is not None and T.is_device_storage(p):
+            return p.device
+        return compute(module, ignored_params, device_from_device_id, rank, device_handle)
+
+    init._get_compute_device = _get_compute_device
+    check_sync = init._check_module_states_for_sync_module_states
+
+    def _check_module_states_for_sync_module_states(module_states):
+        # cpu mode: the device tensors answer the marker, a CPU device
+        return check_sync([t for t in module_states if not T.is_device_storage(t)])
+
+    init._check_module_states_for_sync_module_states = _check_module_states_for_sync_module_states
+    move = init._move_module_to_device
+
+    def _move_module_to_device(module, ignored_params, ignored_buffers, device_from_device_id):
+        # FSDP's test for a host tensor, a device of "cpu", misses meta
+        # mode's host placeholders; nested FSDP modules' flat parameters
+        # are on the device already
+        if device_from_device_id is not None and T.device == "meta":
+            ts = [t for t in list(module.parameters()) + list(module.buffers())
+                  if t not in ignored_params and t not in ignored_buffers]
+            _host_to_device(T, ts, device_from_device_id)
+        return move(module, ignored_params, ignored_buffers, device_from_device_id)
+
+    init._move_module_to_device = _move_module_to_device
 
 
 def _fsdp2_devices(T, init):
@@ -322,21 +414,12 @@ def _fsdp2_devices(T, init):
         _replace(handle, _get_device_handle)
     move = getattr(init, "_move_states_to_device", None)
     if move is not None:
-        def on_host(t):
-            if T.device == "meta":
-                return T.is_host(t)
-            return not T.is_device_storage(t) and not t.is_meta
-
         def _move_states_to_device(params, buffers, device):
             # a model still on the host (the HF Trainer leaves it there
-            # for FSDP) is moved to the device by fully_shard. Its weights
-            # are the tracer's host placeholders, on meta, which FSDP would
-            # keep there as a model not made yet (cpu mode: on the CPU,
-            # which FSDP takes for the device's marker)
-            with _torch.no_grad():
-                for t in list(params) + list(buffers):
-                    if on_host(t):
-                        t.data = t.to(device)
+            # for FSDP) is moved to the device by fully_shard (cpu mode:
+            # its host tensors are on the CPU, which FSDP takes for the
+            # device's marker)
+            _host_to_device(T, list(params) + list(buffers), device)
             return move(params, buffers, device)
 
         _replace(move, _move_states_to_device)
@@ -348,6 +431,21 @@ def _fsdp2_devices(T, init):
             return T.device_marker if d.type == "cuda" else d
 
         _replace(from_mesh, _get_device_from_mesh)
+
+
+def _host_to_device(T, tensors, device):
+    """Moves the tensors that are on the host to the device, as FSDP does
+    with a model left there: in meta mode the tracer's host placeholders,
+    on meta, which FSDP would keep there as a model not made yet."""
+    def on_host(t):
+        if T.device == "meta":
+            return T.is_host(t)
+        return not T.is_device_storage(t) and not t.is_meta
+
+    with _torch.no_grad():
+        for t in tensors:
+            if on_host(t):
+                t.data = t.to(device)
 
 
 def _fsdp2_made(T, FSDPParam, FSDPParamGroup):
@@ -399,13 +497,6 @@ def _dtensor_rng():
         except Exception:
             continue
         _replace(orig, lambda *a, **k: False)
-
-
-def _refuse(T, cls, what):
-    def __init__(self, *a, **k):
-        T.end("error", what, FSDP_HELP)
-
-    cls.__init__ = __init__
 
 
 def _default_world():

@@ -165,3 +165,22 @@ func TestTorch2CompileRunsEager(t *testing.T) {
 		t.Errorf("warnings %+v: want one compile warning at gpt2.py's torch.compile line", w)
 	}
 }
+
+// TestOwnMetaTensorsHoldNothing: what the program makes on meta itself (a
+// model built under torch.device("meta") and never made, device="meta"
+// written out) holds no GPU memory on meta as on real tensors; the model
+// made from it with to_empty(device="cuda") is on the GPU, its weights
+// parameters (testdata/ownmeta.py).
+func TestOwnMetaTensorsHoldNothing(t *testing.T) {
+	py := torch2Python(t)
+	script := filepath.Join("testdata", "ownmeta.py")
+	meta := trace(t, py, "meta", script)
+	samePeaks(t, meta, trace(t, py, "cpu", script))
+	var bytes int64
+	for _, a := range paramAllocs(meta) {
+		bytes += a.Bytes
+	}
+	if want := int64(4 * (256*512 + 512 + 512*10 + 10)); bytes != want {
+		t.Errorf("parameters %d B on the GPU, want the made model's %d B (the probe and the scratch never made)", bytes, want)
+	}
+}

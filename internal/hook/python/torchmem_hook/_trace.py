@@ -95,6 +95,14 @@ class _Writer(object):
                 pass
 
 
+# Where a storage the tracer knows is (a live entry's fourth field): on the
+# device (an allocation), a host placeholder (meta mode: a meta tensor
+# standing for a CPU one), or the program's own meta tensor (meta mode: made
+# under torch.device("meta") or of such tensors; on the GPU it is on meta
+# too, nothing allocated, until to_empty() makes it on the device).
+DEVICE, HOST, OWN = "device", "host", "own"
+
+
 class _Tracer(object):
     def __init__(self, torch, writer, device, steps):
         self.torch = torch
@@ -111,7 +119,7 @@ class _Tracer(object):
         self.done = 0  # optimizer steps completed
         self.iteration = _common.Steps()  # which steps count
         self.phase = "setup"
-        self.live = {}  # storage key -> [alloc id, bytes, holders]
+        self.live = {}  # storage key -> [alloc id, bytes, holders, where (DEVICE, HOST, OWN), category]
         self.held = {}  # id(tensor) -> (weakref, storage key)
         self.next_id = 1
         self.stacks = {}
@@ -122,6 +130,7 @@ class _Tracer(object):
         self.hosting = 0  # > 0 while weights are made host placeholders
         self.quiet = 0  # > 0 while a copy is made that is recorded as a whole afterwards
         self.not_meta = 0  # > 0 while FSDP asks whether a device tensor is on meta (not made yet)
+        self.own_meta = 0  # > 0 while the program makes tensors on meta itself (meta mode, OWN)
         self.wrappers = set()  # the distributed wrappers said (D wrapper)
         self.fake_ptrs = {}  # meta mode: storage key -> the data address it answers
         self.in_step = 0
@@ -177,20 +186,21 @@ class _Tracer(object):
             return "data"
         return "other"
 
-    def on_output(self, t, op, cat=None, host=False):
+    def on_output(self, t, op, cat=None, host=False, own=False):
         key = _skey(t)
         e = self.live.get(key)
         if e is None:
             nbytes = _storage(t).nbytes()
             if nbytes == 0:
                 return  # the CUDA allocator hands out nothing for it
-            if host:
+            if host or own:
                 # A meta tensor standing for a host (CPU) tensor: a weight
-                # or a loaded checkpoint tensor; no allocation on the GPU.
-                self.live[key] = [0, nbytes, 0, True, None]
+                # or a loaded checkpoint tensor; or one the program made on
+                # meta itself. No allocation on the GPU.
+                self.live[key] = [0, nbytes, 0, OWN if own else HOST, None]
                 self.hold(t, key)
                 return
-            e = [-1, 0, 0, False, None]
+            e = [-1, 0, 0, DEVICE, None]
             self.live[key] = e
             self.allocate(e, nbytes, cat, op, str(t.dtype).replace("torch.", ""),
                           ",".join(str(int(x)) for x in t.shape))
@@ -210,7 +220,7 @@ class _Tracer(object):
                    _clean(self.modules[-1] if self.modules else ""), _clean(op), dtype, shape])
 
     def release(self, e):
-        if e[0] >= 0 and not e[3]:
+        if e[0] >= 0 and e[3] is DEVICE:
             self.allocated -= e[1]
             self.emit(["F", str(e[0])])
         e[0], e[1] = -1, 0
@@ -230,7 +240,7 @@ class _Tracer(object):
         unsharded parameters so): the old allocation is freed, a new one
         of nbytes made (none for 0), in the category it was classified as."""
         e = self.live.get(key)
-        if e is None or e[3] or nbytes == e[1]:
+        if e is None or e[3] is not DEVICE or nbytes == e[1]:
             return
         self.release(e)
         if nbytes > 0:
@@ -285,31 +295,35 @@ class _Tracer(object):
             self.classify(t, "param")
 
     def is_device_storage(self, t):
-        try:
-            e = self.live.get(_skey(t))
-        except Exception:
-            return False
-        return e is not None and not e[3]
+        return self.where(t) is DEVICE
 
     def is_host(self, t):
+        return self.where(t) is HOST
+
+    def is_own(self, t):
+        return self.where(t) is OWN
+
+    def where(self, t):
+        """DEVICE, HOST, OWN, or None for a storage the tracer does not know."""
         try:
             e = self.live.get(_skey(t))
         except Exception:
-            return False
-        return e is not None and e[3]
+            return None
+        return None if e is None else e[3]
 
-    def host_inputs(self, args, kwargs):
-        """meta mode: an op whose tensor inputs include a host placeholder
-        and no device tensor runs on the host: its outputs are host too."""
-        host = False
+    def inputs_only(self, where, args, kwargs):
+        """meta mode: the op's tensor inputs the tracer knows are all
+        where (HOST: a host placeholder and no device tensor, so the op runs
+        on the host; OWN: the program's own meta tensors), and there is one."""
+        found = False
         for a in _flat((args, kwargs or {}), []):
             if isinstance(a, self.torch.Tensor):
-                e = self.live.get(_skey(a))
-                if e is not None:
-                    if not e[3]:
+                w = self.where(a)
+                if w is not None:
+                    if w is not where:
                         return False
-                    host = True
-        return host
+                    found = True
+        return found
 
     def classify(self, t, cat):
         if t is None:
@@ -323,7 +337,7 @@ class _Tracer(object):
             e = self.live.get(_skey(t))
         except Exception:
             return
-        if e is not None and not e[3]:
+        if e is not None and e[3] is DEVICE:
             self.hold(t, _skey(t))
             e[4] = cat
             if e[0] >= 0:
@@ -747,11 +761,23 @@ def _install_modes(torch, T):
                 # torch.as_tensor(mean, device=img.device)).
                 move = True
             if not move:
+                if dev == "meta" and kwargs.get("device") == "meta":
+                    # device="meta" written in the program: its own meta
+                    # tensor (a device tensor's .device, also meta here, is
+                    # a torch.device, not the string)
+                    T.own_meta += 1
+                    try:
+                        return func(*args, **kwargs)
+                    finally:
+                        T.own_meta -= 1
                 return func(*args, **kwargs)
             if func is Tensor.to and (dev == "cpu" and not T.is_device_storage(args[0]) or
-                                      dev == "meta" and T.is_host(args[0])):
+                                      dev == "meta" and T.where(args[0]) in (HOST, OWN)):
+                # a host tensor is copied to the device (and one of the
+                # program's own meta tensors, which a GPU refuses to copy
+                # out of, is counted as if it were)
                 kwargs = dict(kwargs)
-                kwargs["copy"] = True  # a host tensor is copied to the device
+                kwargs["copy"] = True
             T.redirect += 1
             try:
                 return func(*args, **kwargs)
@@ -819,7 +845,7 @@ def _install_modes(torch, T):
                 except Exception:
                     _debug()
             try:
-                host = False
+                host = own = False
                 if T.quiet:
                     dev_in, floats_only = False, False
                 elif T.device == "cpu" and T.redirect == 0:
@@ -836,7 +862,11 @@ def _install_modes(torch, T):
                     # meta mode: ops on host placeholders (weights made meta
                     # at construction, .half() of a model still on the host)
                     host = T.device == "meta" and (
-                        T.hosting > 0 or (T.redirect == 0 and T.host_inputs(args, kwargs)))
+                        T.hosting > 0 or (T.redirect == 0 and T.inputs_only(HOST, args, kwargs)))
+                    # and the program's own meta tensors (a model built
+                    # under torch.device("meta"), and what is made of them)
+                    own = T.device == "meta" and T.redirect == 0 and not host and (
+                        T.own_meta > 0 or T.inputs_only(OWN, args, kwargs))
                 if dev_in:
                     op = str(func)
                     scalars = op in _trace_sdpa.HOST_SCALAR_OPS  # philox seed, offset
@@ -846,7 +876,7 @@ def _install_modes(torch, T):
                             if floats_only and not floating:
                                 continue
                             cat = "other" if T.forced is not None and not floating else None
-                            T.on_output(t, op, cat=cat, host=host or (scalars and t.dim() == 0))
+                            T.on_output(t, op, cat=cat, host=host or (scalars and t.dim() == 0), own=own)
             except Exception:
                 _debug()
             del ws  # the backward kernel's scratch is freed as it returns
@@ -888,6 +918,7 @@ def _install_modes(torch, T):
         _install_deepcopy(torch, T)
     if dev == "meta":
         _install_fake_ptrs(torch, T)
+        _install_own_meta(torch, T)
         _keep_ties(torch)
         _install_empty_weights(torch, T)
         _install_load(torch, T)
@@ -1002,6 +1033,31 @@ def _install_resize(torch, T):
         return r
 
     cls.resize_ = resize_
+
+
+def _install_own_meta(torch, T):
+    """meta mode: what the program makes under torch.device("meta") (or
+    torch.set_default_device("meta")) is its own meta tensor, not the
+    device's: a model built there for deferred initialisation (torchtitan,
+    FSDP's param_init_fn) holds no GPU memory until to_empty() makes it on
+    the device. torch's DeviceContext, the mode those install at the bottom
+    of the stack, gives a factory its device: it is followed (torch >= 2.0)."""
+    try:
+        from torch.utils._device import DeviceContext
+    except ImportError:
+        return
+    orig = DeviceContext.__torch_function__
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(self.device, "type", None) != "meta" or (kwargs or {}).get("device") is not None:
+            return orig(self, func, types, args, kwargs)
+        T.own_meta += 1
+        try:
+            return orig(self, func, types, args, kwargs)
+        finally:
+            T.own_meta -= 1
+
+    DeviceContext.__torch_function__ = __torch_function__
 
 
 def _install_fake_ptrs(torch, T):

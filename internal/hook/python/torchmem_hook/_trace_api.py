@@ -388,7 +388,7 @@ def answers(torch, T):
     def is_cuda(func, args, kwargs):
         t = args[0]
         if meta:
-            return bool(t.is_meta) and not T.is_host(t)
+            return bool(t.is_meta) and not T.is_host(t) and not T.is_own(t)
         return T.is_device_storage(t)
 
     def record_stream(func, args, kwargs):

@@ -108,7 +108,9 @@ func TestClosureStep(t *testing.T) {
 // TestRelaunchedCopies: a program that starts copies of itself for the
 // other GPUs (Lightning's DDP) traces as rank 0, and each copy ends as it
 // imports torch, saying so; before, the copies ran untraced and for real
-// (on a GPU host: on its GPUs, waiting for ranks that never come).
+// (on a GPU host: on its GPUs, waiting for ranks that never come). Its
+// DataLoader's spawned workers, which import it with its sys.argv too,
+// run (they were taken for copies: Python 3.14's forkserver workers ended).
 func TestRelaunchedCopies(t *testing.T) {
 	py := torchPython(t)
 	args := []string{filepath.Join("testdata", "relaunch.py"), "2"}

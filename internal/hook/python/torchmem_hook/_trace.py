@@ -608,6 +608,15 @@ def _job(argv):
     return json.dumps(a)
 
 
+def _multiprocessing_child():
+    """This process is multiprocessing's (a DataLoader worker started by
+    spawn or forkserver, Python 3.14's default, or the forkserver itself):
+    it imports the program's main module with the program's sys.argv, as a
+    copy would, but it is the program's own helper, not a copy of it."""
+    mp = sys.modules.get("multiprocessing.process")
+    return mp is not None and bool(getattr(mp.current_process(), "_inheriting", False))
+
+
 def _not_a_copy():
     """The traced program started another copy of itself (Lightning's DDP
     starts one per further GPU, python script.py ARGS with LOCAL_RANK=1..):
@@ -638,7 +647,7 @@ def start(torch):
         w = _Writer(os.environ[ENV_OUT], int(os.environ.get(ENV_MAX_BYTES) or 0))
     except OSError:
         # a child of the traced job: the trace is the parent's
-        if device != "real" and os.environ.get(ENV_JOB) == _job(sys.argv):
+        if device != "real" and os.environ.get(ENV_JOB) == _job(sys.argv) and not _multiprocessing_child():
             _not_a_copy()
         return
     if device != "real":

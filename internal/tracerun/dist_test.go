@@ -256,7 +256,8 @@ func firstStepStates(tr *estimate.Trace) int64 {
 // 0's share, and keeping the unsharded blocks for backward costs memory. A
 // model built on meta, sharded, then made with to_empty() and
 // reset_parameters() (deferred initialisation) traces too, and so does one
-// left on the host for fully_shard to move (as the HF Trainer does).
+// left on the host for fully_shard to move (as the HF Trainer does). CPU
+// offload ends the trace saying what to do.
 func TestDistributedFSDP2(t *testing.T) {
 	py := distPython(t, 2, 4)
 	script := filepath.Join("testdata", "fsdp2_train.py")
@@ -279,6 +280,24 @@ func TestDistributedFSDP2(t *testing.T) {
 	}
 	if peaks["keep"] <= peaks["default"] {
 		t.Errorf("live peak %d without reshard after forward, %d with: want more kept", peaks["keep"], peaks["default"])
+	}
+	offloadRefused(t, py, script, "fully_shard")
+}
+
+// offloadRefused: FSDP's CPU offload (the script's "offload" mode under
+// torchrun 4) ends the trace where the model is sharded, naming the op
+// (fully_shard, FullyShardedDataParallel) and saying what to do.
+func offloadRefused(t *testing.T, py, script, op string) {
+	t.Helper()
+	var out strings.Builder
+	tr, err := Run(context.Background(), Options{Argv: []string{py, "-m", "torch.distributed.run", "--standalone",
+		"--nproc_per_node", "4", script, "offload"}, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if e := tr.End; e == nil || e.Kind != "error" || e.Op != op || !strings.Contains(e.Message, "upper bound") ||
+		len(e.Where) == 0 || !strings.Contains(e.Where[0], filepath.Base(script)+":") {
+		t.Errorf("CPU offload: end %+v, want %s named at %s with what to do", e, op, filepath.Base(script))
 	}
 }
 
@@ -309,16 +328,7 @@ func TestDistributedFSDP1(t *testing.T) {
 			}
 		})
 	}
-	var out strings.Builder
-	off, err := Run(context.Background(), Options{Argv: []string{py, "-m", "torch.distributed.run", "--standalone",
-		"--nproc_per_node", "4", script, "offload"}, Output: &out})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	if off.End == nil || off.End.Kind != "error" || off.End.Op != "FullyShardedDataParallel" ||
-		!strings.Contains(off.End.Message, "offload") || len(off.End.Where) == 0 || !strings.Contains(off.End.Where[0], "fsdp1_train.py:") {
-		t.Errorf("CPU offload: end %+v, want it named at fsdp1_train.py with what to do", off.End)
-	}
+	offloadRefused(t, py, script, "FullyShardedDataParallel")
 }
 
 // fsdp1Elems: fsdp1_train.py's parameters (three blocks of 256->1024->256

@@ -10,6 +10,7 @@ usage (under torchrun): fsdp2_train.py [default|bf16|keep]
     and reset_parameters() (deferred initialisation, as torchtitan does)
   host: the model left on the host; fully_shard moves it to the GPU (the
     Hugging Face Trainer hands accelerate's FSDP2 a model so)
+  offload: CPUOffloadPolicy(), which ends the trace
 """
 import sys
 
@@ -43,6 +44,12 @@ else:
 kw = {}
 if mode == "bf16":
     kw["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+if mode == "offload":
+    try:
+        from torch.distributed.fsdp import CPUOffloadPolicy
+    except ImportError:  # torch 2.4, 2.5
+        from torch.distributed._composable.fsdp import CPUOffloadPolicy
+    kw["offload_policy"] = CPUOffloadPolicy()
 if mode == "keep":
     kw["reshard_after_forward"] = False
 for block in model[:3]:

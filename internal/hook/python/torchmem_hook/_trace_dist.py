@@ -274,13 +274,13 @@ def _sync_batchnorm(torch, T):
     SBN.forward = _forward
 
 
-# FSDP1's CPU offload keeps the shards, their gradients and the optimizer's
+# FSDP's CPU offload keeps the shards, their gradients and the optimizer's
 # states on the host and copies each shard in for its module: the trace's
 # host and device tensors would have to be told apart through all of FSDP's
 # device checks, which compare them with torch.device("cpu").
-FSDP_OFFLOAD = ("FSDP's CPU offload (CPUOffload(offload_params=True)) is not traced: trace the script without it "
-                "for an upper bound of the GPU's memory (the shards, their gradients and the optimizer's states "
-                "then on the GPU)")
+FSDP_OFFLOAD = ("FSDP's CPU offload (FSDP1's CPUOffload(offload_params=True), FSDP2's CPUOffloadPolicy) is not "
+                "traced: trace the script without it for an upper bound of the GPU's memory (the shards, their "
+                "gradients and the optimizer's states then on the GPU)")
 
 # Where FSDP's entry points are, by torch version: FSDP1's modules (its
 # class, its initialisation, its device handle), FSDP2's package
@@ -461,6 +461,8 @@ def _fsdp2_made(T, FSDPParam, FSDPParamGroup):
 
     def __init__(self, *a, **k):
         T.wrapped("fully_shard")
+        if any(type(x).__name__ == "CPUOffloadPolicy" for x in list(a) + list(k.values())):
+            T.end("error", "fully_shard", FSDP_OFFLOAD)
         group_init(self, *a, **k)
 
     FSDPParamGroup.__init__ = __init__

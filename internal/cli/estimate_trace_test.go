@@ -10,6 +10,7 @@ import (
 
 	"github.com/torchmem/torchmem/internal/estimate"
 	"github.com/torchmem/torchmem/internal/i18n"
+	"golang.org/x/text/language"
 )
 
 // skipTraceShort: the --trace tests run a real Python program under torch;
@@ -147,5 +148,31 @@ func TestEstimateTraceChecksSaid(t *testing.T) {
 	want := "4 checks of the program's own numbers compared tensors without data (first:\nallclose at hostfirst.py:"
 	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "2 optimizer steps") {
 		t.Errorf("code %d, want 2 steps and %q:\n%s\n%s", code, want, out, errOut)
+	}
+}
+
+// TestTraceWorldHint: a trace that ended on the program asking for more
+// GPUs than it was given (Lightning's device parser, devices=4 traced
+// without --world-size) says to trace again with --world-size, in both
+// languages; another error does not.
+func TestTraceWorldHint(t *testing.T) {
+	lightning := &estimate.TraceNote{Kind: "error", Where: []string{"/x/lightning/device_parser.py:136:_sanitize_gpu_ids"},
+		Message: "MisconfigurationException: You requested gpu: [0, 1, 2, 3] But your machine only has: [0]"}
+	other := &estimate.TraceNote{Kind: "error", Message: "KeyError: 'figure.hooks'"}
+	for _, c := range []struct {
+		lang language.Tag
+		want string
+	}{{i18n.EN, "trace again with --world-size set to"}, {i18n.ZH, "请把 --world-size 设为作业所用的 GPU 数"}} {
+		var b strings.Builder
+		printTraceNotes(&b, traceCatalog.T(c.lang), &estimate.TraceResult{Result: &estimate.Result{}, End: lightning})
+		flat := func(s string) string { return strings.Join(strings.Fields(s), "") } // wrapped either way
+		if !strings.Contains(flat(b.String()), flat(c.want)) {
+			t.Errorf("%v: no --world-size hint:\n%s", c.lang, b.String())
+		}
+		b.Reset()
+		printTraceNotes(&b, traceCatalog.T(c.lang), &estimate.TraceResult{Result: &estimate.Result{}, End: other})
+		if strings.Contains(b.String(), "--world-size") {
+			t.Errorf("%v: a --world-size hint for another error:\n%s", c.lang, b.String())
+		}
 	}
 }

@@ -50,6 +50,28 @@ type TraceNote struct {
 	Message string   `json:"message"`
 }
 
+// gpuCountRefusals: what a program or its framework says when
+// torch.cuda.device_count() gives it fewer GPUs than it asks for
+// (Lightning's and Fabric's device parser: "You requested gpu: [0, 1, 2,
+// 3] But your machine only has: [0]"), lower case.
+var gpuCountRefusals = []string{"your machine only has"}
+
+// WantsMoreGPUs: the trace ended on the program refusing the number of GPUs
+// it was given (under --trace, torch.cuda.device_count() answers
+// --world-size, 1 unless given, where no launcher says).
+func (n *TraceNote) WantsMoreGPUs() bool {
+	if n == nil || n.Kind != "error" {
+		return false
+	}
+	m := strings.ToLower(n.Message)
+	for _, r := range gpuCountRefusals {
+		if strings.Contains(m, r) {
+			return true
+		}
+	}
+	return false
+}
+
 // TraceDist is what a trace of distributed training says of it: the
 // trace is of rank 0, in a world of World ranks (every rank of a
 // data-parallel job holds what rank 0 does), the process group's backend

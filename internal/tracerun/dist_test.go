@@ -121,17 +121,39 @@ func TestDistributedDDPModes(t *testing.T) {
 // its shards: the MLP's 2,099,712 parameters split column- then row-wise
 // leave 512x512 + 512 + 512x512 + 512 (the second bias replicated) =
 // 525,312 on each rank, counted as weights; DTensor's own shape
-// propagation (fake tensors) allocates nothing.
+// propagation (fake tensors) allocates nothing. Both layers split
+// column-wise with their outputs gathered, 512x512 + 512 + 128x2048 + 128:
+// the functional all-gather's wait returns the gathered tensor (its meta
+// kernel made a copy of each). Meta and real CPU tensors make the same
+// allocations. Attention with its heads split over the ranks runs the
+// fused kernel on rank 0's heads.
 func TestDistributedTensorParallel(t *testing.T) {
 	py := distPython(t, 2, 4) // DTensor's public tensor parallelism
-	tr := trace(t, py, "meta", "-m", "torch.distributed.run", "--nproc_per_node", "4", filepath.Join("testdata", "tensor_parallel.py"))
-	r := estimate.ReplayTrace(tr, estimate.TraceReplay{})
-	const shard = 512*512 + 512 + 512*512 + 512
-	if r.Params != shard {
-		t.Errorf("parameters on rank 0: %d, want its shards' %d", r.Params, shard)
+	for mode, shard := range map[string]int64{"": 512*512 + 512 + 512*512 + 512, "gather": 512*512 + 512 + 128*2048 + 128} {
+		args := []string{"-m", "torch.distributed.run", "--nproc_per_node", "4", filepath.Join("testdata", "tensor_parallel.py")}
+		if mode != "" {
+			args = append(args, mode)
+		}
+		tr := trace(t, py, "meta", args...)
+		agree(t, tr, trace(t, py, "cpu", args...))
+		if r := estimate.ReplayTrace(tr, estimate.TraceReplay{}); r.Params != shard {
+			t.Errorf("%q: parameters on rank 0: %d, want its shards' %d", mode, r.Params, shard)
+		}
+		if d := tr.Dist; d == nil || d.World != 4 {
+			t.Errorf("%q: distributed %+v, want a world of 4", mode, d)
+		}
 	}
-	if d := tr.Dist; d == nil || d.World != 4 {
-		t.Errorf("distributed %+v, want a world of 4", d)
+	// attention's heads split over the ranks: the fused kernel runs on
+	// rank 0's 2 of the 8 heads, through DTensor's own rules (the math
+	// backend a CPU build takes mixed the causal mask with DTensors)
+	tr := trace(t, py, "meta", "-m", "torch.distributed.run", "--nproc_per_node", "4",
+		filepath.Join("testdata", "tensor_parallel.py"), "attention")
+	found := false
+	for _, a := range tr.Allocs {
+		found = found || strings.Contains(a.Op, "_scaled_dot_product_efficient_attention.default") && a.Shape == "4,2,64,64"
+	}
+	if !found {
+		t.Errorf("attention: no fused attention output of rank 0's heads (4,2,64,64)")
 	}
 }
 

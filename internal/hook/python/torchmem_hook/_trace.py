@@ -794,6 +794,7 @@ def _install_modes(torch, T):
                 T.redirect -= 1
 
     kinds = _SubclassKinds(torch)
+    aliases = _trace_dist.functional_aliases(torch) if dev == "meta" else {}
     copy_ = torch.ops.aten.copy_.default
     detach = torch.ops.aten.detach.default
 
@@ -812,6 +813,8 @@ def _install_modes(torch, T):
                 r = _trace_dist.collective(torch, T, func, args, kwargs or {})
                 if r is not NotImplemented:
                     return r
+            if func in aliases:  # meta mode: a functional collective's own tensor
+                return aliases[func](args, kwargs or {})
             if func is detach and args and isinstance(args[0], (bool, int, float, complex)):
                 # torch 1.13's Python dispatch hands a mode a wrapped number
                 # (the scalar of `q * 0.125`, which autograd saves) as a

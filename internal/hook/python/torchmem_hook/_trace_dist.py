@@ -604,6 +604,23 @@ def collective(torch, T, func, args, kwargs):
     return (args[rets], _work(torch, outs))
 
 
+def functional_aliases(torch):
+    """The functional collectives (torch.distributed._functional_collectives:
+    tensor parallelism's DTensor redistributions) whose GPU kernels return a
+    tensor they were given, where their meta kernels make a new one: the
+    wait on a collective's output returns that output, the out= all-gather
+    its out. Answered so in meta mode: on meta each wait counted a second
+    copy of every gathered tensor (a tensor-parallel model's gathered logits
+    twice)."""
+    ops = getattr(torch.ops, "_c10d_functional", None)
+    out = {}
+    for name, answer in (("wait_tensor", lambda a, k: a[0]), ("all_gather_into_tensor_out", lambda a, k: k["out"])):
+        op = getattr(getattr(ops, name, None), "default", None) if ops is not None else None
+        if op is not None:
+            out[op] = answer
+    return out
+
+
 def _work(torch, outs):
     from torch._C._distributed_c10d import _create_work_from_future
 

@@ -189,7 +189,8 @@ class _SDPA(object):
         a = dict(zip(names, args))
         a.update(kwargs)
         q, k, v = a.get("query"), a.get("key"), a.get("value")
-        if not all(isinstance(t, torch.Tensor) and t.is_meta and self.T.is_device_storage(t) for t in (q, k, v)):
+        if not all(isinstance(t, torch.Tensor) and self._on_device(t) for t in (q, k, v)) or \
+                len(set(type(t) for t in (q, k, v))) > 1:
             return NotImplemented
         mask = a.get("attn_mask")
         if mask is not None and not (isinstance(mask, torch.Tensor) and mask.is_meta):
@@ -210,6 +211,15 @@ class _SDPA(object):
             self.chosen["failed"] = self.chosen.get("failed", 0) + 1
             self.T.failure = prev  # the math backend runs instead: not the program's failure
         return NotImplemented
+
+    def _on_device(self, t):
+        # a DTensor's shard (tensor parallelism: the heads split over the
+        # ranks) is the device tensor: the fused kernel runs through
+        # DTensor's own sharding rules, as on the GPU (the math backend a
+        # meta tensor would take mixes the causal mask, a plain tensor,
+        # with DTensors, which DTensor refuses)
+        local = t._local_tensor if type(t).__name__ == "DTensor" else t
+        return local.is_meta and self.T.is_device_storage(local)
 
     def flash(self, p, scale):
         # attention.cpp scaled_dot_product_attention, flash_attention case:

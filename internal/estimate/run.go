@@ -34,6 +34,7 @@ func (e *ctx) trainMicro(step, micro int) {
 	m.grad = true
 	m.phase = fmt.Sprintf("forward, step %d", step)
 	data := e.inputData()
+	root := e.gatherRoot()
 	e.forwardWorkspace()
 	e.castWeights(-1, e.headParams)
 	e.castWeights(-1, e.stemParams)
@@ -57,6 +58,7 @@ func (e *ctx) trainMicro(step, micro int) {
 	e.backwardBlocks(step, micro)
 	e.tiedEmbeddingGrad()
 	e.fam.stemBackward(e, micro)
+	m.drop(root...)
 	m.unsave(stem...)
 	m.drop(stem...)
 	e.releaseBridge()

@@ -180,6 +180,20 @@ func (e *ctx) gather(ps []models.Param) []*tensor {
 	return out
 }
 
+// gatherRoot is FSDP's root unit all-gathered: what no wrapped block holds
+// (the embeddings, the final norm, the head), unsharded at the root's
+// pre-forward and, unlike a block, not resharded after the forward (FSDP1
+// and FSDP2 both keep the root for the backward that follows at once)
+// until the end of the backward. A Llama-3.2-1B's tied 128,256 x 2,048
+// embedding is 1 GiB of fp32 held through the step on every rank.
+// DeepSpeed's ZeRO-3 gathers them on use instead: not modelled.
+func (e *ctx) gatherRoot() []*tensor {
+	if !e.o.FSDP {
+		return nil
+	}
+	return e.gather(append(append([]models.Param(nil), e.stemParams...), e.headParams...))
+}
+
 // kvKeep stores a layer's keys or values in the KV cache. transformers'
 // DynamicLayer.update concatenates onto an empty tensor, so the cache holds
 // copies (torch.cat), alive until the caller drops the cache.

@@ -17,6 +17,7 @@ var estimateEN = map[string]string{
 	"estimate.setup.ckpt":          "checkpointing",
 	"estimate.setup.ckptNonReen":   "checkpointing (use_reentrant=False)",
 	"estimate.setup.zero":          "ZeRO-%[1]s over %[2]s GPUs",
+	"estimate.setup.fsdp":          "FSDP (full sharding) over %[1]s GPUs",
 	"estimate.setup.ddp":           "DDP",
 	"estimate.setup.ddpView":       "DDP (gradients as bucket views)",
 	"estimate.setup.attention":     "%[1]s attention",

@@ -21,6 +21,7 @@ var estimateZH = map[string]string{
 	"estimate.setup.ckpt":          "激活检查点",
 	"estimate.setup.ckptNonReen":   "激活检查点（use_reentrant=False）",
 	"estimate.setup.zero":          "ZeRO-%[1]s，%[2]s 张 GPU",
+	"estimate.setup.fsdp":          "FSDP 全分片，%[1]s 张 GPU",
 	"estimate.setup.ddp":           "DDP",
 	"estimate.setup.ddpView":       "DDP（梯度为 bucket 视图）",
 	"estimate.setup.attention":     "%[1]s 注意力",

@@ -84,7 +84,10 @@ func estimateSetup(t tr, o estimate.Options, family string) string {
 			}
 			parts = append(parts, t(id))
 		}
-		if o.ZeroStage > 0 {
+		switch {
+		case o.FSDP: // asked as --fsdp: said as FSDP, not as the ZeRO stage it shares
+			parts = append(parts, t("estimate.setup.fsdp", itoa(o.WorldSize)))
+		case o.ZeroStage > 0:
 			parts = append(parts, t("estimate.setup.zero", itoa(o.ZeroStage), itoa(o.WorldSize)))
 		}
 		if o.DDP {

@@ -170,7 +170,8 @@ func TestTorch2CompileRunsEager(t *testing.T) {
 // model built under torch.device("meta") and never made, device="meta"
 // written out) holds no GPU memory on meta as on real tensors; the model
 // made from it with to_empty(device="cuda") is on the GPU, its weights
-// parameters (testdata/ownmeta.py).
+// parameters, and so is what is made under its weight's own device
+// (testdata/ownmeta.py).
 func TestOwnMetaTensorsHoldNothing(t *testing.T) {
 	py := torch2Python(t)
 	script := filepath.Join("testdata", "ownmeta.py")
@@ -182,5 +183,12 @@ func TestOwnMetaTensorsHoldNothing(t *testing.T) {
 	}
 	if want := int64(4 * (256*512 + 512 + 512*10 + 10)); bytes != want {
 		t.Errorf("parameters %d B on the GPU, want the made model's %d B (the probe and the scratch never made)", bytes, want)
+	}
+	found := false // the buffer made under its weight's own device
+	for _, a := range meta.Allocs {
+		found = found || a.Shape == "65536" && a.DType == "float32"
+	}
+	if !found {
+		t.Errorf("no 65,536-element buffer on the GPU: with torch.device(w.device) of a device tensor w is the GPU")
 	}
 }

@@ -112,9 +112,12 @@ class _Tracer(object):
         # one) answers for .device: one torch.device("cpu") object, told by
         # identity from a host tensor's, so device=x.device and
         # .to(x.device) make a device tensor for a device x only. It is the
-        # CPU to every op and equal to any other "cpu". (In meta mode a
-        # device tensor is on meta, a host one on the CPU: no marker.)
-        self.device_marker = torch.device("cpu") if device == "cpu" else None
+        # CPU to every op and equal to any other "cpu". In meta mode a
+        # device tensor answers one torch.device("meta") object too, told
+        # from the program's own meta device: `with torch.device(
+        # x.device)` of a device tensor x (torchtitan's init_weights) is the
+        # GPU, `with torch.device("meta")` the program's own meta tensors.
+        self.device_marker = torch.device(device) if device in ("cpu", "meta") else None
         self.steps = steps
         self.done = 0  # optimizer steps completed
         self.iteration = _common.Steps()  # which steps count
@@ -418,6 +421,19 @@ def _inner_tensors(t):
         return None
 
 
+def _outputs(out):
+    """An op's output tensors, a wrapper subclass's as the tensors it
+    wraps (__tensor_flatten__): it holds no memory of its own, its storage
+    is the size of the tensor without data (the AsyncCollectiveTensor that
+    torch 2.8+'s _wrap_tensor_autograd returns around its input was
+    counted as a copy of it)."""
+    ts = []
+    for t in _flat(out, []):
+        inner = _inner_tensors(t)
+        ts.extend(inner if inner is not None else (t,))
+    return ts
+
+
 def _storage(t):
     # torch >= 2.0: untyped_storage(); 1.13: _storage() (both untyped).
     f = getattr(t, "untyped_storage", None)
@@ -590,6 +606,13 @@ def _meta_fallback(name):
 
 def _is_meta_index(d):
     return _is_device_object(d, "meta") and d.index is not None
+
+
+def _is_own_meta(d, marker):
+    """device= naming the program's own meta device: "meta" written out or
+    a torch.device("meta") of its own, not the marker a device tensor's
+    .device answers (device=x.device is the GPU)."""
+    return d == "meta" or d is not marker and _is_device_object(d, "meta") and d.index is None
 
 
 def _is_device_object(d, kind):
@@ -770,10 +793,9 @@ def _install_modes(torch, T):
                 # torch.as_tensor(mean, device=img.device)).
                 move = True
             if not move:
-                if dev == "meta" and kwargs.get("device") == "meta":
-                    # device="meta" written in the program: its own meta
-                    # tensor (a device tensor's .device, also meta here, is
-                    # a torch.device, not the string)
+                if dev == "meta" and _is_own_meta(kwargs.get("device"), T.device_marker):
+                    # device="meta" (or torch.device("meta")) in the
+                    # program: its own meta tensor
                     T.own_meta += 1
                     try:
                         return func(*args, **kwargs)
@@ -794,7 +816,6 @@ def _install_modes(torch, T):
                 T.redirect -= 1
 
     kinds = _SubclassKinds(torch)
-    aliases = _trace_dist.functional_aliases(torch) if dev == "meta" else {}
     copy_ = torch.ops.aten.copy_.default
     detach = torch.ops.aten.detach.default
 
@@ -813,8 +834,13 @@ def _install_modes(torch, T):
                 r = _trace_dist.collective(torch, T, func, args, kwargs or {})
                 if r is not NotImplemented:
                     return r
-            if func in aliases:  # meta mode: a functional collective's own tensor
-                return aliases[func](args, kwargs or {})
+            if T.device == "meta" and getattr(func, "namespace", "") == "_c10d_functional":
+                r = _trace_dist.functional_alias(func, args, kwargs or {})
+                if r is not NotImplemented:  # the tensor it was given, as on the GPU
+                    for t in _outputs(r):  # a new view holds that storage too
+                        if isinstance(t, Tensor):
+                            T.on_output(t, str(func))
+                    return r
             if func is detach and args and isinstance(args[0], (bool, int, float, complex)):
                 # torch 1.13's Python dispatch hands a mode a wrapped number
                 # (the scalar of `q * 0.125`, which autograd saves) as a
@@ -882,7 +908,7 @@ def _install_modes(torch, T):
                 if dev_in:
                     op = str(func)
                     scalars = op in _trace_sdpa.HOST_SCALAR_OPS  # philox seed, offset
-                    for t in _flat(out, []):
+                    for t in _outputs(out):
                         if isinstance(t, Tensor) and (T.device == "cpu" or t.is_meta):
                             floating = t.is_floating_point()
                             if floats_only and not floating:
@@ -1061,7 +1087,9 @@ def _install_own_meta(torch, T):
     orig = DeviceContext.__torch_function__
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if getattr(self.device, "type", None) != "meta" or (kwargs or {}).get("device") is not None:
+        if getattr(self.device, "type", None) != "meta" or self.device is T.device_marker or \
+                (kwargs or {}).get("device") is not None:
+            # (a device context of a device tensor's device is the GPU's)
             return orig(self, func, types, args, kwargs)
         T.own_meta += 1
         try:

@@ -446,8 +446,12 @@ def answers(torch, T):
         return func(*args, **kwargs)
 
     def device(func, args, kwargs):
-        # cpu mode: a device tensor answers the marker (T.device_marker)
-        return T.device_marker if T.is_device_storage(args[0]) else PASS
+        # a device tensor (a DTensor of device shards too) answers the
+        # marker (T.device_marker)
+        t = args[0]
+        if type(t).__name__ == "DTensor":
+            t = t._local_tensor
+        return T.device_marker if T.is_device_storage(t) else PASS
 
     def index_device(func, args, kwargs):
         # torch.device(local_rank): torch 2.x takes a bare index for the
@@ -455,13 +459,13 @@ def answers(torch, T):
         # device_id=torch.cuda.current_device())
         if len(args) == 1 and not kwargs and is_index(args[0]):
             return func("cuda", args[0])
+        if len(args) == 1 and not kwargs and args[0] is T.device_marker:
+            return args[0]  # a device tensor's device, copied, is still the device
         return PASS
 
     out = {Tensor.is_cuda.__get__: is_cuda, Tensor.record_stream: record_stream,
-           Tensor.cpu: cpu, Tensor.to: to, torch.device: index_device}
+           Tensor.cpu: cpu, Tensor.to: to, torch.device: index_device, Tensor.device.__get__: device}
     out.update(_shard_fills(torch))
-    if not meta:
-        out[Tensor.device.__get__] = device
     parse = getattr(getattr(torch._C, "_nn", None), "_parse_to", None)
     if parse is not None:
         out[parse] = parse_to
@@ -512,10 +516,14 @@ def answers(torch, T):
     def is_meta(func, args, kwargs):
         # FSDP asks whether a parameter is still to be made (on meta); a
         # device tensor or a host placeholder is made (_trace_dist's
-        # _fsdp1 and _fsdp2_made)
-        if T.not_meta and (T.is_device_storage(args[0]) or T.is_host(args[0])):
-            return False
-        return PASS
+        # _fsdp1 and _fsdp2_made), and so is a DTensor whose shard is one
+        # (FSDP1 over a tensor-parallel model: 2D parallelism)
+        if not T.not_meta:
+            return PASS
+        t = args[0]
+        if type(t).__name__ == "DTensor":
+            t = t._local_tensor
+        return False if T.is_device_storage(t) or T.is_host(t) else PASS
 
     out[Tensor.is_meta.__get__] = is_meta
     return out

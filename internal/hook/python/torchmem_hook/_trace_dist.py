@@ -604,21 +604,25 @@ def collective(torch, T, func, args, kwargs):
     return (args[rets], _work(torch, outs))
 
 
-def functional_aliases(torch):
-    """The functional collectives (torch.distributed._functional_collectives:
-    tensor parallelism's DTensor redistributions) whose GPU kernels return a
-    tensor they were given, where their meta kernels make a new one: the
-    wait on a collective's output returns that output, the out= all-gather
-    its out. Answered so in meta mode: on meta each wait counted a second
-    copy of every gathered tensor (a tensor-parallel model's gathered logits
-    twice)."""
-    ops = getattr(torch.ops, "_c10d_functional", None)
-    out = {}
-    for name, answer in (("wait_tensor", lambda a, k: a[0]), ("all_gather_into_tensor_out", lambda a, k: k["out"])):
-        op = getattr(getattr(ops, name, None), "default", None) if ops is not None else None
-        if op is not None:
-            out[op] = answer
-    return out
+# The functional collectives (torch.distributed._functional_collectives:
+# tensor parallelism's DTensor redistributions) whose GPU kernels return a
+# tensor they were given, where their meta kernels make a new one: the wait
+# on a collective's output returns that output, the out= all-gather its
+# out, and torch 2.8+'s autograd wrapper of a collective's output wraps that
+# output (a view of it here). By name: the wrapper is defined in Python, at
+# the import of the module. On meta each wait counted a second copy of
+# every gathered tensor (a tensor-parallel model's gathered logits twice).
+_FUNCTIONAL_ALIASES = {
+    "wait_tensor": lambda a, k: a[0],
+    "all_gather_into_tensor_out": lambda a, k: k["out"],
+    "_wrap_tensor_autograd": lambda a, k: a[0].view_as(a[0]),
+}
+
+
+def functional_alias(func, args, kwargs):
+    """meta mode: a _c10d_functional op's answer, or NotImplemented."""
+    answer = _FUNCTIONAL_ALIASES.get(func.__name__.split(".")[0])
+    return NotImplemented if answer is None else answer(args, kwargs)
 
 
 def _work(torch, outs):

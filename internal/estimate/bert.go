@@ -14,7 +14,7 @@ func (bert) loraTargets() []string { return []string{"query", "value"} }
 func (bert) options(md *models.Model, o Options) (Options, error) { return textOptions(md, o, true) }
 
 func (bert) embed(e *ctx, _ *tensor) *tensor {
-	T, h, p, s := e.tokens(), int64(e.md.Hidden), e.dt.param, int64(e.seq())
+	T, h, p, s := e.tokens(), int64(e.md.Hidden), e.dt.work, int64(e.seq())
 	x := e.act(T*h, p) // word embeddings
 	if e.md.TypeVocab > 0 {
 		x = e.add(x, e.act(T*h, p)) // + token types

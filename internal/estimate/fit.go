@@ -180,6 +180,11 @@ func alternatives(fam family, o Options, gpus int) []alt {
 			o.ZeroStage, o.WorldSize, o.FSDP, o.DDP, o.DDPBucketView = 3, gpus, true, false, false
 			return ok
 		}},
+		{"fsdp-mixed-precision", "--fsdp-param-dtype bf16 (FSDP's MixedPrecision / MixedPrecisionPolicy: gather and compute in bf16, fp32 shards)", func(o *Options) bool {
+			ok := o.FSDP && o.FSDPParamDType == "" && dtypesFor(o.Precision).param == 4 && !o.Inference
+			o.FSDPParamDType = "bf16"
+			return ok
+		}},
 		{"half-batch-accum", fmt.Sprintf("--batch %d --accum %d (same effective batch)", max(1, o.Batch/2), o.Accum*2), func(o *Options) bool {
 			ok := o.Batch >= 2 && !o.Inference
 			o.Batch, o.Accum = o.Batch/2, o.Accum*2

@@ -1,17 +1,21 @@
 package estimate
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestFSDPKeepsTheRoot: under FSDP the root unit (the tied embedding and
 // head, the final norm: what no wrapped block holds) is unsharded from the
-// forward through the backward, on top of every rank's shards; the blocks
-// are gathered one at a time. Measured by tracing FSDP2 (fully_shard per
-// layer and the root) in bench/results/trace-real-scripts.md: the weights
-// at the peak were the shards plus the root's fp32 parameters, exactly.
+// forward through the backward, on top of every rank's shards, and the
+// root's pre-backward prefetches the last block: at the peak (the loss's
+// gradients) the weights are the shards, the root and that block, as the
+// trace of FSDP2 (fully_shard per layer and the root) has them
+// (bench/results/trace-real-scripts.md).
 func TestFSDPKeepsTheRoot(t *testing.T) {
 	md := moePreset(t, "meta-llama/Llama-3.2-1B")
 	md.Layers = 2
-	o := Options{Batch: 1, Seq: 256, Precision: "amp-bf16", ZeroStage: 3, WorldSize: 8, Optimizer: "adamw"}
+	o := Options{Batch: 4, Seq: 2048, Precision: "amp-bf16", ZeroStage: 3, WorldSize: 8, Optimizer: "adamw"}
 	weights := func(fsdp bool) int64 {
 		o.FSDP = fsdp
 		r, err := Estimate(md, o)
@@ -20,6 +24,79 @@ func TestFSDPKeepsTheRoot(t *testing.T) {
 		}
 		return itemBytes(r, "weights")
 	}
+	var root, all, last int64
+	for _, p := range md.Params() {
+		all += p.Elems
+		switch p.Block {
+		case -1:
+			root += p.Elems
+		case md.Layers - 1:
+			last += p.Elems
+		}
+	}
+	fsdp, zero3 := weights(true), weights(false)
+	if want := 4 * (all/8 + root + last); fsdp < want || fsdp > want+want/100 {
+		t.Errorf("FSDP weights at the peak %d B, want the shards, the unsharded root and the last block, about %d B", fsdp, want)
+	}
+	// DeepSpeed's ZeRO-3 gathers the root's parameters on use: not kept.
+	if zero3 >= fsdp-4*root/2 {
+		t.Errorf("ZeRO-3 weights at the peak %d B: the root is FSDP's only (FSDP %d B)", zero3, fsdp)
+	}
+}
+
+// TestFSDPMixedPrecision: FSDP's own mixed precision (param_dtype bf16)
+// keeps fp32 shards and states and gathers the root and the blocks in
+// bf16, which the model computes in: no autocast weight copies. The
+// traced FSDP2 plain Llama (bench/trace/fsdp2_llama_plain.py ... mp) has
+// exactly these weights at its peak.
+func TestFSDPMixedPrecision(t *testing.T) {
+	md := moePreset(t, "meta-llama/Llama-3.2-1B")
+	md.Layers = 2
+	o := Options{Batch: 4, Seq: 2048, Precision: "amp-bf16", ZeroStage: 3, FSDP: true, FSDPParamDType: "bf16",
+		WorldSize: 8, Optimizer: "adamw"}
+	r, err := Estimate(md, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root, all, last int64
+	for _, p := range md.Params() {
+		all += p.Elems
+		switch p.Block {
+		case -1:
+			root += p.Elems
+		case md.Layers - 1:
+			last += p.Elems
+		}
+	}
+	if w, want := itemBytes(r, "weights"), 4*all/8+2*(root+last); w < want || w > want+want/100 {
+		t.Errorf("weights at the peak %d B, want fp32 shards and the bf16 root and last block, about %d B", w, want)
+	}
+	if s, want := itemBytes(r, "optimizer_states"), 2*4*all/8; s < want || s > want+want/100 {
+		t.Errorf("optimizer states %d B, want AdamW's two fp32 states of the shards, about %d B", s, want)
+	}
+	if c := itemBytes(r, "autocast_weight_copies"); c != 0 {
+		t.Errorf("autocast weight copies %d B: the gathered weights are bf16 already", c)
+	}
+	for _, bad := range []Options{
+		{Precision: "bf16", ZeroStage: 3, FSDP: true, FSDPParamDType: "bf16"},
+		{Precision: "amp-bf16", FSDPParamDType: "bf16"},
+		{Precision: "fp32", ZeroStage: 3, FSDP: true, FSDPParamDType: "int8"},
+	} {
+		bad.Batch, bad.Seq, bad.WorldSize, bad.Optimizer = 1, 256, 8, "adamw"
+		if _, err := Estimate(md, bad); err == nil || !strings.Contains(err.Error(), "--fsdp-param-dtype") {
+			t.Errorf("%+v: error %v, want one naming --fsdp-param-dtype", bad, err)
+		}
+	}
+}
+
+// TestFSDPRootGradients: FSDP reduce-scatters the root unit's gradients
+// at the end of the backward, so the tied embedding's unsharded fp32
+// gradient is held through the blocks' backward (where a short sequence
+// peaks), with the rank's gradient shards; DeepSpeed's ZeRO-3 is not
+// modelled so.
+func TestFSDPRootGradients(t *testing.T) {
+	md := moePreset(t, "meta-llama/Llama-3.2-1B")
+	md.Layers = 2
 	var root, all int64
 	for _, p := range md.Params() {
 		all += p.Elems
@@ -27,12 +104,14 @@ func TestFSDPKeepsTheRoot(t *testing.T) {
 			root += p.Elems
 		}
 	}
-	fsdp, zero3 := weights(true), weights(false)
-	if want := 4 * (all/8 + root); fsdp < want || fsdp > want+want/100 {
-		t.Errorf("FSDP weights at the peak %d B, want the shards and the unsharded root, about %d B", fsdp, want)
+	r, err := Estimate(md, Options{Batch: 1, Seq: 256, Precision: "amp-bf16", ZeroStage: 3, FSDP: true, WorldSize: 8, Optimizer: "adamw"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// DeepSpeed's ZeRO-3 gathers the root's parameters on use: not kept.
-	if zero3 >= fsdp-4*root/2 {
-		t.Errorf("ZeRO-3 weights at the peak %d B: the root is FSDP's only (FSDP %d B)", zero3, fsdp)
+	if !strings.HasPrefix(r.PeakPhase, "backward") {
+		t.Fatalf("peak at %q, want in the blocks' backward", r.PeakPhase)
+	}
+	if g, want := itemBytes(r, "gradients"), 4*(root+all/8); g < want {
+		t.Errorf("gradients at the peak %d B, want at least the root's unsharded %d B and the shards", g, want)
 	}
 }

@@ -17,7 +17,7 @@ func (gpt2) generates() bool                                      { return true 
 
 func (gpt2) embed(e *ctx, _ *tensor) *tensor {
 	e.causalMask()
-	T, h, p, s := e.tokens(), int64(e.md.Hidden), e.dt.param, int64(e.seq())
+	T, h, p, s := e.tokens(), int64(e.md.Hidden), e.dt.work, int64(e.seq())
 	// GPT2Model.forward keeps inputs_embeds and position_embeds in its
 	// locals until it returns: both stay through the blocks (posBias is
 	// what the stack's forward holds).

@@ -19,7 +19,7 @@ func (llama) tensorParallel(md *models.Model, tp int) (*models.Model, error) { r
 
 func (llama) embed(e *ctx, _ *tensor) *tensor {
 	e.causalMask()
-	return e.act(e.tokens()*int64(e.md.Hidden), e.dt.param)
+	return e.act(e.tokens()*int64(e.md.Hidden), e.dt.work)
 }
 
 func (llama) block(e *ctx, _ int, x *tensor) *tensor {

@@ -22,6 +22,12 @@ type Options struct {
 	// FSDP: PyTorch FSDP full sharding (ZeroStage 3) rather than DeepSpeed:
 	// no fp32 master copy, no gradient bucket.
 	FSDP bool `json:"fsdp,omitempty"`
+	// FSDPParamDType: FSDP's own mixed precision (FSDP1's
+	// MixedPrecision(param_dtype=), FSDP2's MixedPrecisionPolicy): fp32
+	// shards, gradients and states; each unit all-gathered in this dtype
+	// ("bf16" or "fp16"), which the model then computes in, its unsharded
+	// gradients too. "": the parameters' own dtype.
+	FSDPParamDType string `json:"fsdp_param_dtype,omitempty"`
 	// DDP: DistributedDataParallel, every rank a full replica. Its reducer
 	// allocates flat all-reduce buckets the size of all gradients once, at
 	// construction; DDPBucketView (gradient_as_bucket_view=True) makes the
@@ -125,6 +131,8 @@ func (o *Options) check() error {
 		return fmt.Errorf("--zero %d: want 1, 2 or 3", o.ZeroStage)
 	case o.FSDP && o.ZeroStage != 3:
 		return fmt.Errorf("FSDP full sharding is ZeRO stage 3")
+	case o.FSDPParamDType != "" && checkFSDPParamDType(*o) != nil:
+		return checkFSDPParamDType(*o)
 	case o.DDP && o.ZeroStage > 0:
 		return fmt.Errorf("--ddp replicates the model; --zero and --fsdp shard it: give one of them")
 	case o.DDP && o.Inference:
@@ -158,6 +166,8 @@ func oneOf(s string, set []string) bool {
 // dtypes are the element sizes a precision mode gives each kind of tensor.
 type dtypes struct {
 	param, grad, state int64
+	work               int64 // the weights as the model uses them: gathered, embedding outputs
+	unshardedGrad      int64 // a gradient before its reduce-scatter
 	compute            int64 // outputs of GEMMs, attention, activations
 	resid              int64 // the residual stream and embeddings
 	norm               int64 // LayerNorm/RMSNorm outputs
@@ -165,6 +175,12 @@ type dtypes struct {
 }
 
 func dtypesFor(precision string) dtypes {
+	d := precisionDtypes(precision)
+	d.work, d.unshardedGrad = d.param, d.grad
+	return d
+}
+
+func precisionDtypes(precision string) dtypes {
 	switch precision {
 	case "amp-bf16", "amp-fp16":
 		// autocast: fp32 weights; GEMMs in half; norms, softmax, pow in fp32.
@@ -173,4 +189,32 @@ func dtypesFor(precision string) dtypes {
 		return dtypes{param: 2, grad: 2, state: 2, compute: 2, resid: 2, norm: 2}
 	}
 	return dtypes{param: 4, grad: 4, state: 4, compute: 4, resid: 4, norm: 4}
+}
+
+// dtypesOf: the precision's dtypes, and FSDP's mixed precision on top:
+// the shards, their gradients and the states stay fp32 while the model
+// works in the half dtype it all-gathers (an fp32 run then computes in
+// half as a bf16 model does; under autocast the weights need no casts).
+func dtypesOf(o Options) dtypes {
+	d := dtypesFor(o.Precision)
+	if o.FSDPParamDType != "" {
+		d.work, d.unshardedGrad, d.resid = 2, 2, 2
+		if !d.autocast {
+			d.compute, d.norm = 2, 2
+		}
+	}
+	return d
+}
+
+// checkFSDPParamDType: FSDP's mixed precision gathers fp32 shards in half.
+func checkFSDPParamDType(o Options) error {
+	switch {
+	case o.FSDPParamDType != "bf16" && o.FSDPParamDType != "fp16":
+		return fmt.Errorf("--fsdp-param-dtype %q: want bf16 or fp16", o.FSDPParamDType)
+	case !o.FSDP:
+		return fmt.Errorf("--fsdp-param-dtype is FSDP's mixed precision: it needs --fsdp")
+	case dtypesFor(o.Precision).param != 4:
+		return fmt.Errorf("--fsdp-param-dtype: the weights are already %s (--precision); FSDP's mixed precision keeps fp32 shards: give --precision fp32 or amp-bf16/amp-fp16", o.Precision)
+	}
+	return nil
 }

@@ -466,8 +466,8 @@ func (e *ctx) initPEFT() {
 	if o.PEFT.Method == "qlora" && !o.PEFT.NoKbitPrep {
 		nonQuant = 4
 	}
-	e.dt = dtypes{param: nonQuant, grad: 4, state: 4, compute: nonQuant, resid: nonQuant, norm: nonQuant,
-		autocast: strings.HasPrefix(o.Precision, "amp-")}
+	e.dt = dtypes{param: nonQuant, grad: 4, state: 4, work: nonQuant, unshardedGrad: 4, compute: nonQuant,
+		resid: nonQuant, norm: nonQuant, autocast: strings.HasPrefix(o.Precision, "amp-")}
 	if o.PEFT.BaseFP32 { // autocast over fp32 weights: the GEMMs' outputs are half
 		e.dt.compute = 2
 	}

@@ -49,6 +49,7 @@ func (e *ctx) trainMicro(step, micro int) {
 	}
 	m.phase = fmt.Sprintf("start of backward (loss gradients), step %d", step)
 	e.workspace()
+	e.prefetched = e.prefetchBackward(len(e.blockParams) - 1)
 	e.headBackward(micro)
 	if e.o.Checkpointing {
 		// The last block's output came from its no-grad pass and only the
@@ -58,6 +59,7 @@ func (e *ctx) trainMicro(step, micro int) {
 	e.backwardBlocks(step, micro)
 	e.tiedEmbeddingGrad()
 	e.fam.stemBackward(e, micro)
+	e.fsdpBackwardDone()
 	m.drop(root...)
 	m.unsave(stem...)
 	m.drop(stem...)
@@ -75,7 +77,7 @@ func (e *ctx) trainMicro(step, micro int) {
 func (e *ctx) tiedEmbeddingGrad() {
 	for _, p := range e.headParams {
 		if strings.Contains(p.Name, "embed") || strings.HasPrefix(p.Name, "wte") || strings.HasPrefix(p.Name, "shared") {
-			e.m.drop(e.m.new(p.Elems, e.dt.grad, CatGrads))
+			e.m.drop(e.m.new(p.Elems, e.dt.unshardedGrad, CatGrads))
 		}
 	}
 }

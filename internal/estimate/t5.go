@@ -35,7 +35,7 @@ func (t5) decoderStart(md *models.Model) int { return md.Layers }
 func (t5) embed(e *ctx, _ *tensor) *tensor {
 	s := int64(e.seq())
 	e.posBias = append(e.posBias, e.act(int64(e.o.Batch*e.md.Heads)*s*s, 4))
-	return e.dropout(e.act(e.tokens()*int64(e.md.Hidden), e.dt.param), e.md.EmbedDropout)
+	return e.dropout(e.act(e.tokens()*int64(e.md.Hidden), e.dt.work), e.md.EmbedDropout)
 }
 
 func (t5) block(e *ctx, i int, x *tensor) *tensor {
@@ -64,7 +64,7 @@ func (t5) enterDecoder(e *ctx, x *tensor) *tensor {
 	for range 2 { // self-attention and cross-attention biases
 		e.posBias = append(e.posBias, e.act(int64(e.o.Batch*e.md.Heads)*s*s, 4))
 	}
-	return e.dropout(e.act(T*h, e.dt.param), e.md.EmbedDropout)
+	return e.dropout(e.act(T*h, e.dt.work), e.md.EmbedDropout)
 }
 
 // head: the decoder's final RMSNorm, then the LM head (or a score layer).

@@ -41,7 +41,7 @@ func (vit) largestTensor(md *models.Model, o Options) float64 {
 // embed: the patch convolution, the class token concatenated (fp32, so a
 // half convolution output is promoted), plus the position embedding.
 func (vit) embed(e *ctx, data *tensor) *tensor {
-	T, h, p := e.tokens(), int64(e.md.Hidden), e.dt.param
+	T, h, p := e.tokens(), int64(e.md.Hidden), e.dt.work
 	b, ps := int64(e.o.Batch), int64(e.imageSize()/e.md.PatchSize)
 	conv := e.linear(data, b*h*ps*ps)
 	x := e.act(T*h, promote(conv.dt, p)) // cat with the fp32 class token

@@ -41,11 +41,17 @@ type ctx struct {
 	gradBucket *tensor
 	// ddpBuckets are DistributedDataParallel's flat all-reduce buckets.
 	ddpBuckets []*tensor
-	res        []*resBlock // ResNet: per block, what its forward left for backward
-	stem       *unit
-	poolIdx    *tensor
-	fwdWS      *tensor
-	perBlock   int64 // activation bytes block 0 keeps for backward
+	// prefetched: FSDP's next block in backward, all-gathered ahead
+	prefetched []*tensor
+	// FSDP's gradients on their way to the reduce-scatter: the last
+	// unit's flat input (kept until the next unit's), the root's
+	// unsharded gradients (until the end of the backward)
+	reduceIn, rootGrads []*tensor
+	res                 []*resBlock // ResNet: per block, what its forward left for backward
+	stem                *unit
+	poolIdx             *tensor
+	fwdWS               *tensor
+	perBlock            int64 // activation bytes block 0 keeps for backward
 	// pq is what PEFT adapters and quantized weights change (peft.go,
 	// quant.go); nil for a plain job.
 	pq *peftState
@@ -75,7 +81,7 @@ func (e *ctx) tokens() int64 { return int64(e.o.Batch) * int64(e.seq()) }
 
 func newCtx(fam family, md *models.Model, o Options) *ctx {
 	e := &ctx{m: &machine{cat: CatActivations, alloc: allocator{limit: o.AllocatorLimit}}, md: md, full: md, fam: fam, o: o,
-		dt: dtypesFor(o.Precision), seqLen: fam.seq(md, o)}
+		dt: dtypesOf(o), seqLen: fam.seq(md, o)}
 	e.params = md.Params()
 	// A safetensors header's count replaces the shape-derived one: scale
 	// every tensor so that weights, grads and states add up to it.
@@ -159,6 +165,9 @@ func (e *ctx) castWeights(block int, ps []models.Param) {
 		e.castPEFT(block, ps)
 		return
 	}
+	if e.dt.work != 4 { // FSDP gathered them in half already: nothing to cast
+		return
+	}
 	for _, p := range ps {
 		if p.Matmul {
 			c := e.m.new(p.Elems, 2, CatAutocast)
@@ -175,7 +184,7 @@ func (e *ctx) gather(ps []models.Param) []*tensor {
 	}
 	var out []*tensor
 	for _, p := range ps {
-		out = append(out, e.m.new(p.Elems, e.dt.param, CatWeights))
+		out = append(out, e.m.new(p.Elems, e.dt.work, CatWeights))
 	}
 	return out
 }
@@ -192,6 +201,18 @@ func (e *ctx) gatherRoot() []*tensor {
 		return nil
 	}
 	return e.gather(append(append([]models.Param(nil), e.stemParams...), e.headParams...))
+}
+
+// prefetchBackward: FSDP (FSDP1's BACKWARD_PRE, FSDP2's default) all-gathers
+// the block the backward reaches next while the current one runs: from
+// the root's pre-backward (the loss's gradients) the last block is
+// unsharded, and each block's backward runs with the one before it
+// gathered too. DeepSpeed's ZeRO-3: nil, gathered on use.
+func (e *ctx) prefetchBackward(block int) []*tensor {
+	if !e.o.FSDP || block < 0 || block >= len(e.blockParams) {
+		return nil
+	}
+	return e.gather(e.blockParams[block])
 }
 
 // kvKeep stores a layer's keys or values in the KV cache. transformers'
@@ -253,7 +274,14 @@ func (e *ctx) backwardBlocks(step, micro int) {
 		if i == e.fam.decoderStart(e.md)-1 {
 			e.releaseBridge() // an encoder's final norm, between the stacks
 		}
-		g := e.gather(e.blockParams[i])
+		g := e.prefetched
+		if g == nil {
+			g = e.gather(e.blockParams[i])
+		}
+		e.prefetched = nil
+		if i > 0 {
+			e.prefetched = e.prefetchBackward(i - 1)
+		}
 		if e.o.Checkpointing {
 			e.castWeights(i, e.blockParams[i])
 			e.rec = nil
@@ -370,13 +398,70 @@ func (e *ctx) paramGrads(ps []models.Param, micro int) {
 	for _, p := range ps {
 		sh := e.shard(p.Elems, 2)
 		if micro > 1 || sh != p.Elems {
-			full = append(full, e.m.new(p.Elems, e.dt.grad, CatGrads))
+			full = append(full, e.m.new(p.Elems, e.dt.unshardedGrad, CatGrads))
 		}
 		if micro == 1 && !e.o.DDPBucketView { // bucket views: the grads are the buckets
 			e.grads = append(e.grads, e.m.new(sh, e.dt.grad, CatGrads))
 		}
 	}
+	if e.o.FSDP && e.o.dataParallel() > 1 && len(full) > 0 {
+		e.fsdpReduce(ps, full)
+		return
+	}
 	e.m.drop(full...)
+}
+
+// fsdpReduce: FSDP copies a unit's unsharded gradients into one flat
+// reduce-scatter input in the reduce dtype and frees them; FSDP2 keeps
+// that input until the next unit's reduce-scatter (which waits on it:
+// FSDPParamGroup.post_backward's reduce_scatter_state). The root unit's
+// gradients (the embeddings', the head's) stay unsharded until the root's
+// post-backward at the end of the backward: a 128K-token head's gradient
+// is 2 GiB of bf16 held through the whole backward.
+func (e *ctx) fsdpReduce(ps []models.Param, full []*tensor) {
+	if ps[0].Block < 0 {
+		e.rootGrads = append(e.rootGrads, full...)
+		return
+	}
+	e.m.drop(e.reduceIn...)
+	e.reduceIn = []*tensor{e.m.new(sumElems(ps), e.reduceDT(), CatGrads)}
+	e.m.drop(full...)
+}
+
+// fsdpBackwardDone: the root's reduce-scatter at the end of the backward;
+// FSDP then waits for every reduce-scatter and their inputs go.
+func (e *ctx) fsdpBackwardDone() {
+	if len(e.rootGrads) == 0 && len(e.reduceIn) == 0 {
+		return
+	}
+	var n int64
+	for _, g := range e.rootGrads {
+		n += g.elems
+	}
+	in := e.m.new(n, e.reduceDT(), CatGrads)
+	e.m.drop(e.rootGrads...)
+	e.m.drop(e.reduceIn...)
+	e.m.drop(in)
+	e.rootGrads, e.reduceIn = nil, nil
+}
+
+// reduceDT: the gradients' dtype in the reduce-scatter. With FSDP's mixed
+// precision, fp32: MixedPrecisionPolicy(param_dtype=bf16,
+// reduce_dtype=float32) is torchtitan's recipe and PyTorch's FSDP2
+// example's; otherwise the gradients' own.
+func (e *ctx) reduceDT() int64 {
+	if e.o.FSDPParamDType != "" {
+		return 4
+	}
+	return e.dt.unshardedGrad
+}
+
+func sumElems(ps []models.Param) int64 {
+	var n int64
+	for _, p := range ps {
+		n += p.Elems
+	}
+	return n
 }
 
 func (e *ctx) workspace() {

@@ -3,6 +3,8 @@ package estimate
 import (
 	"strings"
 	"testing"
+
+	"github.com/torchmem/torchmem/internal/estimate/models"
 )
 
 // TestFSDPKeepsTheRoot: under FSDP the root unit (the tied embedding and
@@ -24,16 +26,7 @@ func TestFSDPKeepsTheRoot(t *testing.T) {
 		}
 		return itemBytes(r, "weights")
 	}
-	var root, all, last int64
-	for _, p := range md.Params() {
-		all += p.Elems
-		switch p.Block {
-		case -1:
-			root += p.Elems
-		case md.Layers - 1:
-			last += p.Elems
-		}
-	}
+	root, all, last := unitSizes(md)
 	fsdp, zero3 := weights(true), weights(false)
 	if want := 4 * (all/8 + root + last); fsdp < want || fsdp > want+want/100 {
 		t.Errorf("FSDP weights at the peak %d B, want the shards, the unsharded root and the last block, about %d B", fsdp, want)
@@ -58,16 +51,7 @@ func TestFSDPMixedPrecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var root, all, last int64
-	for _, p := range md.Params() {
-		all += p.Elems
-		switch p.Block {
-		case -1:
-			root += p.Elems
-		case md.Layers - 1:
-			last += p.Elems
-		}
-	}
+	root, all, last := unitSizes(md)
 	if w, want := itemBytes(r, "weights"), 4*all/8+2*(root+last); w < want || w > want+want/100 {
 		t.Errorf("weights at the peak %d B, want fp32 shards and the bf16 root and last block, about %d B", w, want)
 	}
@@ -97,13 +81,7 @@ func TestFSDPMixedPrecision(t *testing.T) {
 func TestFSDPRootGradients(t *testing.T) {
 	md := moePreset(t, "meta-llama/Llama-3.2-1B")
 	md.Layers = 2
-	var root, all int64
-	for _, p := range md.Params() {
-		all += p.Elems
-		if p.Block < 0 {
-			root += p.Elems
-		}
-	}
+	root, all, _ := unitSizes(md)
 	r, err := Estimate(md, Options{Batch: 1, Seq: 256, Precision: "amp-bf16", ZeroStage: 3, FSDP: true, WorldSize: 8, Optimizer: "adamw"})
 	if err != nil {
 		t.Fatal(err)
@@ -114,4 +92,19 @@ func TestFSDPRootGradients(t *testing.T) {
 	if g, want := itemBytes(r, "gradients"), 4*(root+all/8); g < want {
 		t.Errorf("gradients at the peak %d B, want at least the root's unsharded %d B and the shards", g, want)
 	}
+}
+
+// unitSizes: the parameters of FSDP's root unit (outside the blocks), of
+// the whole model and of its last block.
+func unitSizes(md *models.Model) (root, all, last int64) {
+	for _, p := range md.Params() {
+		all += p.Elems
+		switch p.Block {
+		case -1:
+			root += p.Elems
+		case md.Layers - 1:
+			last += p.Elems
+		}
+	}
+	return root, all, last
 }

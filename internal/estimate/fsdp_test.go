@@ -108,3 +108,23 @@ func unitSizes(md *models.Model) (root, all, last int64) {
 	}
 	return root, all, last
 }
+
+// TestPlanOffersFSDPMixedPrecision: an FSDP job over fp32 weights that
+// does not fit (Llama-3.1-70B under autocast on 64 GPUs: 200 GiB, as its
+// FSDP2 trace says) is offered FSDP's own mixed precision, which keeps
+// the fp32 master weights, and it fits.
+func TestPlanOffersFSDPMixedPrecision(t *testing.T) {
+	md := moePreset(t, "meta-llama/Llama-3.1-70B")
+	base := Options{Batch: 1, Seq: 1024, Precision: "amp-bf16", ZeroStage: 3, FSDP: true, WorldSize: 64, Optimizer: "adamw"}
+	ps, err := Search(md, base, int64(80e9), PlanRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range ps.Combinations {
+		found = found || strings.Contains(c.Flags, "--fsdp-param-dtype bf16") && c.Settings.Precision == "amp-bf16"
+	}
+	if !found {
+		t.Errorf("no combination with --fsdp-param-dtype bf16 over the fp32 weights among %d", len(ps.Combinations))
+	}
+}

@@ -121,6 +121,17 @@ var planAxes = []axis{
 		}
 		return cs
 	},
+	// FSDP's own mixed precision over fp32 weights (after the precision
+	// axis and the layout: FSDP and fp32 weights are known by then).
+	func(_ *models.Model, o Options, _ PlanRequest) []choice {
+		if !o.FSDP || o.FSDPParamDType != "" || o.Inference || o.PEFT.Method != "" {
+			return []choice{asGiven}
+		}
+		return []choice{asGiven, {"--fsdp-param-dtype bf16", func(o *Options) bool {
+			o.FSDPParamDType = "bf16"
+			return dtypesFor(o.Precision).param == 4
+		}}}
+	},
 	// Optimizer: 8-bit states.
 	func(_ *models.Model, o Options, _ PlanRequest) []choice {
 		if o.Inference || (o.Optimizer != "adamw" && o.Optimizer != "adam" && o.Optimizer != "") {
@@ -234,6 +245,7 @@ func stepCost(md *models.Model, o Options) float64 {
 	switch {
 	case o.PEFT.Method == "qlora":
 		f *= qloraSlowdown
+	case o.FSDPParamDType != "": // FSDP's mixed precision computes in half
 	case o.Precision == "fp32":
 		f *= fp32Slowdown
 	case strings.HasPrefix(o.Precision, "amp-"):

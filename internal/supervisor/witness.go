@@ -23,19 +23,36 @@ const WitnessArg = "__torchmem-sigwitness"
 
 // witnessWait is how long torchmem waits for the witness's byte: the
 // terminal signals the group's processes in one kernel call, so it comes
-// within a few ms.
-const witnessWait = 200 * time.Millisecond
+// within a few ms on an idle machine; on one whose cores a job's
+// DataLoader workers keep busy the witness may wait that long to be
+// scheduled, and a byte missed forwards a second SIGINT to a job that
+// already has one. A `kill -INT` of torchmem alone waits this long.
+const witnessWait = time.Second
+
+// witnessReadyWait bounds the wait for the witness to be listening (its
+// first byte): a SIGINT before that would kill it, and every Ctrl-C would
+// then look like a signal to torchmem alone.
+const witnessReadyWait = 5 * time.Second
+
+// The witness's bytes: it is listening; it got a SIGINT.
+const (
+	witnessReady  byte = 0
+	witnessSIGINT byte = 1
+)
 
 // Witness is the witness's side; it returns when the supervisor is gone.
 func Witness() int {
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP) // Ctrl-\ and Ctrl-Z are not for us
 	out := os.NewFile(3, "torchmem-witness")
+	if _, err := out.Write([]byte{witnessReady}); err != nil {
+		return 0
+	}
 	for sig := range sigs {
 		if sig != syscall.SIGINT {
 			continue
 		}
-		if _, err := out.Write([]byte{1}); err != nil {
+		if _, err := out.Write([]byte{witnessSIGINT}); err != nil {
 			return 0 // the supervisor closed its end
 		}
 	}
@@ -68,20 +85,35 @@ func (s *sup) startWitness() *witness {
 		return nil
 	}
 	wt := &witness{cmd: cmd, done: done, got: make(chan struct{}, 16)}
+	ready := make(chan struct{})
 	go func() {
 		defer r.Close()
 		b := make([]byte, 16)
+		unready := ready
 		for {
 			n, err := r.Read(b)
-			for i := 0; i < n; i++ {
-				wt.got <- struct{}{}
+			for _, c := range b[:n] {
+				if c == witnessReady {
+					if unready != nil {
+						close(unready)
+						unready = nil
+					}
+				} else {
+					wt.got <- struct{}{}
+				}
 			}
 			if err != nil {
 				return
 			}
 		}
 	}()
-	return wt
+	select {
+	case <-ready:
+		return wt
+	case <-time.After(witnessReadyWait):
+		wt.stop() // not listening: the old assumption, every SIGINT from the terminal
+		return nil
+	}
 }
 
 // sawSIGINT: the witness got the SIGINT torchmem just got, so it was sent

@@ -40,7 +40,7 @@ func TestFSDPKeepsTheRoot(t *testing.T) {
 // TestFSDPMixedPrecision: FSDP's own mixed precision (param_dtype bf16)
 // keeps fp32 shards and states and gathers the root and the blocks in
 // bf16, which the model computes in: no autocast weight copies. The
-// traced FSDP2 plain Llama (bench/trace/fsdp2_llama_plain.py ... mp) has
+// traced FSDP2 plain Llama (bench/trace/fsdp_llama_plain.py 2 ... mp) has
 // exactly these weights at its peak.
 func TestFSDPMixedPrecision(t *testing.T) {
 	md := moePreset(t, "meta-llama/Llama-3.2-1B")

@@ -181,7 +181,7 @@ func alternatives(fam family, o Options, gpus int) []alt {
 			return ok
 		}},
 		{"fsdp-mixed-precision", "--fsdp-param-dtype bf16 (FSDP's MixedPrecision / MixedPrecisionPolicy: gather and compute in bf16, fp32 shards)", func(o *Options) bool {
-			ok := o.FSDP && o.FSDPParamDType == "" && dtypesFor(o.Precision).param == 4 && !o.Inference
+			ok := o.fsdpMixedPrecisionFits()
 			o.FSDPParamDType = "bf16"
 			return ok
 		}},

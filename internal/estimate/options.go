@@ -112,6 +112,9 @@ func (o *Options) check() error {
 	if _, _, err := parseVersion(o.Transformers); err != nil {
 		return err
 	}
+	if err := checkFSDPParamDType(*o); err != nil {
+		return err
+	}
 	switch {
 	case o.Batch < 1 || o.Batch > 1<<20:
 		return fmt.Errorf("--batch %d out of range (1..%d)", o.Batch, 1<<20)
@@ -131,8 +134,6 @@ func (o *Options) check() error {
 		return fmt.Errorf("--zero %d: want 1, 2 or 3", o.ZeroStage)
 	case o.FSDP && o.ZeroStage != 3:
 		return fmt.Errorf("FSDP full sharding is ZeRO stage 3")
-	case o.FSDPParamDType != "" && checkFSDPParamDType(*o) != nil:
-		return checkFSDPParamDType(*o)
 	case o.DDP && o.ZeroStage > 0:
 		return fmt.Errorf("--ddp replicates the model; --zero and --fsdp shard it: give one of them")
 	case o.DDP && o.Inference:
@@ -209,6 +210,8 @@ func dtypesOf(o Options) dtypes {
 // checkFSDPParamDType: FSDP's mixed precision gathers fp32 shards in half.
 func checkFSDPParamDType(o Options) error {
 	switch {
+	case o.FSDPParamDType == "":
+		return nil
 	case o.FSDPParamDType != "bf16" && o.FSDPParamDType != "fp16":
 		return fmt.Errorf("--fsdp-param-dtype %q: want bf16 or fp16", o.FSDPParamDType)
 	case !o.FSDP:
@@ -217,4 +220,11 @@ func checkFSDPParamDType(o Options) error {
 		return fmt.Errorf("--fsdp-param-dtype: the weights are already %s (--precision); FSDP's mixed precision keeps fp32 shards: give --precision fp32 or amp-bf16/amp-fp16", o.Precision)
 	}
 	return nil
+}
+
+// fsdpMixedPrecisionFits: FSDP's own mixed precision is a change this job
+// can take (FSDP training over fp32 weights, not asked for yet): the
+// lever's and the plan axis's test.
+func (o Options) fsdpMixedPrecisionFits() bool {
+	return o.FSDP && o.FSDPParamDType == "" && dtypesFor(o.Precision).param == 4 && !o.Inference
 }

@@ -122,15 +122,12 @@ var planAxes = []axis{
 		return cs
 	},
 	// FSDP's own mixed precision over fp32 weights (after the precision
-	// axis and the layout: FSDP and fp32 weights are known by then).
+	// axis and the layout: FSDP and the weights' dtype are known by then).
 	func(_ *models.Model, o Options, _ PlanRequest) []choice {
-		if !o.FSDP || o.FSDPParamDType != "" || o.Inference || o.PEFT.Method != "" {
+		if !o.fsdpMixedPrecisionFits() {
 			return []choice{asGiven}
 		}
-		return []choice{asGiven, {"--fsdp-param-dtype bf16", func(o *Options) bool {
-			o.FSDPParamDType = "bf16"
-			return dtypesFor(o.Precision).param == 4
-		}}}
+		return []choice{asGiven, {"--fsdp-param-dtype bf16", func(o *Options) bool { o.FSDPParamDType = "bf16"; return true }}}
 	},
 	// Optimizer: 8-bit states.
 	func(_ *models.Model, o Options, _ PlanRequest) []choice {

@@ -107,11 +107,13 @@ func (s *sup) startWitness() *witness {
 			}
 		}
 	}()
-	select {
+	select { // not listening: the old assumption, every SIGINT from the terminal
 	case <-ready:
 		return wt
+	case <-done: // it exited first
+		return nil
 	case <-time.After(witnessReadyWait):
-		wt.stop() // not listening: the old assumption, every SIGINT from the terminal
+		wt.stop()
 		return nil
 	}
 }

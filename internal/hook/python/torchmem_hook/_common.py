@@ -97,3 +97,9 @@ def count_grad_passes(ag, steps):
         return orig(*a, **k)
 
     ag.grad = grad
+
+
+def local_shard(t):
+    """A DTensor's local shard (rank 0's: what is on the device), any other
+    tensor itself."""
+    return t._local_tensor if type(t).__name__ == "DTensor" else t

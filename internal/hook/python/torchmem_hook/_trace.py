@@ -421,15 +421,15 @@ def _inner_tensors(t):
         return None
 
 
-def _outputs(out):
-    """An op's output tensors, a wrapper subclass's as the tensors it
-    wraps (__tensor_flatten__): it holds no memory of its own, its storage
-    is the size of the tensor without data (the AsyncCollectiveTensor that
-    torch 2.8+'s _wrap_tensor_autograd returns around its input was
-    counted as a copy of it)."""
+def _outputs(out, kinds):
+    """An op's output tensors, a wrapper subclass's (kinds: _SubclassKinds)
+    as the tensors it wraps (__tensor_flatten__): it holds no memory of its
+    own, its storage is the size of the tensor without data (the
+    AsyncCollectiveTensor that torch 2.8+'s _wrap_tensor_autograd returns
+    around its input was counted as a copy of it)."""
     ts = []
     for t in _flat(out, []):
-        inner = _inner_tensors(t)
+        inner = _inner_tensors(t) if kinds.of((type(t),)) == "wrapper" else None
         ts.extend(inner if inner is not None else (t,))
     return ts
 
@@ -837,7 +837,7 @@ def _install_modes(torch, T):
             if T.device == "meta" and getattr(func, "namespace", "") == "_c10d_functional":
                 r = _trace_dist.functional_alias(func, args, kwargs or {})
                 if r is not NotImplemented:  # the tensor it was given, as on the GPU
-                    for t in _outputs(r):  # a new view holds that storage too
+                    for t in _outputs(r, kinds):  # a new view holds that storage too
                         if isinstance(t, Tensor):
                             T.on_output(t, str(func))
                     return r
@@ -908,7 +908,7 @@ def _install_modes(torch, T):
                 if dev_in:
                     op = str(func)
                     scalars = op in _trace_sdpa.HOST_SCALAR_OPS  # philox seed, offset
-                    for t in _outputs(out):
+                    for t in _outputs(out, kinds):
                         if isinstance(t, Tensor) and (T.device == "cpu" or t.is_meta):
                             floating = t.is_floating_point()
                             if floats_only and not floating:

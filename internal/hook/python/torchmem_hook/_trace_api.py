@@ -448,10 +448,7 @@ def answers(torch, T):
     def device(func, args, kwargs):
         # a device tensor (a DTensor of device shards too) answers the
         # marker (T.device_marker)
-        t = args[0]
-        if type(t).__name__ == "DTensor":
-            t = t._local_tensor
-        return T.device_marker if T.is_device_storage(t) else PASS
+        return T.device_marker if T.is_device_storage(_common.local_shard(args[0])) else PASS
 
     def index_device(func, args, kwargs):
         # torch.device(local_rank): torch 2.x takes a bare index for the
@@ -520,9 +517,7 @@ def answers(torch, T):
         # (FSDP1 over a tensor-parallel model: 2D parallelism)
         if not T.not_meta:
             return PASS
-        t = args[0]
-        if type(t).__name__ == "DTensor":
-            t = t._local_tensor
+        t = _common.local_shard(args[0])
         return False if T.is_device_storage(t) or T.is_host(t) else PASS
 
     out[Tensor.is_meta.__get__] = is_meta

@@ -454,8 +454,7 @@ def _fsdp2_made(T, FSDPParam, FSDPParamGroup):
     meta mode the device's tensors are on meta; one that is a device tensor
     (not one the program made on meta itself) is taken as made."""
     def made(t):
-        local = getattr(t, "_local_tensor", t)
-        return T.device == "meta" and T.is_device_storage(local)
+        return T.device == "meta" and T.is_device_storage(_common.local_shard(t))
 
     group_init = FSDPParamGroup.__init__
 

@@ -18,6 +18,8 @@ shows, is added around the backward op (workspace()).
 Only torch >= 2.0 has these ops; on 1.13 install() returns None.
 """
 
+from torchmem_hook import _common
+
 ENV_GPU_CC = "TORCHMEM_TRACE_GPU_CC"
 DEFAULT_CC = 90
 
@@ -218,7 +220,7 @@ class _SDPA(object):
         # DTensor's own sharding rules, as on the GPU (the math backend a
         # meta tensor would take mixes the causal mask, a plain tensor,
         # with DTensors, which DTensor refuses)
-        local = t._local_tensor if type(t).__name__ == "DTensor" else t
+        local = _common.local_shard(t)
         return local.is_meta and self.T.is_device_storage(local)
 
     def flash(self, p, scale):

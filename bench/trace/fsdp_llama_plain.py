@@ -9,9 +9,11 @@ sharded per layer and at the root, made on the GPU, AdamW.
   amp: fp32 weights, bf16 autocast
   mp:  FSDP's own mixed precision, param_dtype bf16, reduce_dtype fp32
        (MixedPrecisionPolicy / MixedPrecision), no autocast
+  offload: mp with CPU offload (CPUOffloadPolicy, made with
+       to_empty(device="cpu") as FSDP2 asks / CPUOffload(offload_params=True))
 
 usage (under torchrun):
-  fsdp_llama_plain.py 1|2 LLAMA_DIR LAYERS HIDDEN HEADS INTER VOCAB BATCH SEQ [amp|mp]"""
+  fsdp_llama_plain.py 1|2 LLAMA_DIR LAYERS HIDDEN HEADS INTER VOCAB BATCH SEQ [amp|mp|offload]"""
 import functools
 import sys
 
@@ -32,21 +34,27 @@ if version == "2":
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     kw = {}
-    if mode == "mp":
+    if mode in ("mp", "offload"):
         kw["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    if mode == "offload":
+        from torch.distributed.fsdp import CPUOffloadPolicy
+
+        kw["offload_policy"] = CPUOffloadPolicy()
     for layer in model.layers:
         fully_shard(layer, **kw)
     fully_shard(model, **kw)
-    model.to_empty(device="cuda")
+    model.to_empty(device="cpu" if mode == "offload" else "cuda")
     for m in model.modules():
         if isinstance(m, (nn.Linear, nn.Embedding)):
             m.reset_parameters()
 else:
-    from torch.distributed.fsdp import FullyShardedDataParallel, MixedPrecision
+    from torch.distributed.fsdp import CPUOffload, FullyShardedDataParallel, MixedPrecision
     from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
 
     kw = {}
-    if mode == "mp":
+    if mode == "offload":
+        kw["cpu_offload"] = CPUOffload(offload_params=True)
+    if mode in ("mp", "offload"):
         kw["mixed_precision"] = MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.float32,
                                                buffer_dtype=torch.bfloat16)
     model = FullyShardedDataParallel(

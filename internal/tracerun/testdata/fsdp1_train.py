@@ -15,7 +15,8 @@ usage (under torchrun): fsdp1_train.py MODE, where MODE is
   ckpt: use_orig_params and activation checkpointing of each block
   hybrid: HYBRID_SHARD (one node of 4) with a size-based wrap policy
   no_shard: NO_SHARD (DDP's layout)
-  offload: CPUOffload(offload_params=True), which ends the trace
+  offload: CPUOffload(offload_params=True): the shards, their gradients
+    and AdamW's states on the host (traced on meta only)
 """
 import functools
 import sys

@@ -3,14 +3,17 @@ the root sharded over the world, AdamW on the shards. The script checks
 what sharding gives rank 0 (a quarter of each weight in a world of 4) on
 meta as on real tensors.
 
-usage (under torchrun): fsdp2_train.py [default|bf16|keep]
+usage (under torchrun): fsdp2_train.py [default|bf16|keep|deferred|host|offload|offload_deferred]
   bf16: MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32)
   keep: reshard_after_forward=False (the unsharded blocks kept for backward)
   deferred: the model built on meta, sharded, then to_empty(device="cuda")
     and reset_parameters() (deferred initialisation, as torchtitan does)
   host: the model left on the host; fully_shard moves it to the GPU (the
     Hugging Face Trainer hands accelerate's FSDP2 a model so)
-  offload: CPUOffloadPolicy(), which ends the trace
+  offload: CPUOffloadPolicy(): the shards, their gradients and AdamW's
+    states on the host, each shard copied to the GPU for its all-gather
+  offload_deferred: offload with deferred initialisation, made with
+    to_empty(device="cpu") as FSDP asks for CPU offload (torchtitan)
 """
 import sys
 
@@ -34,7 +37,8 @@ def build():
     return m
 
 
-if mode == "deferred":
+deferred = mode in ("deferred", "offload_deferred")
+if deferred:
     with torch.device("meta"):
         model = build()
 elif mode == "host":
@@ -44,7 +48,7 @@ else:
 kw = {}
 if mode == "bf16":
     kw["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-if mode == "offload":
+if mode.startswith("offload"):
     try:
         from torch.distributed.fsdp import CPUOffloadPolicy
     except ImportError:  # torch 2.4, 2.5
@@ -55,8 +59,8 @@ if mode == "keep":
 for block in model[:3]:
     fully_shard(block, **kw)
 fully_shard(model, **kw)
-if mode == "deferred":
-    model.to_empty(device="cuda")
+if deferred:
+    model.to_empty(device="cpu" if mode == "offload_deferred" else "cuda")
     for m in model.modules():
         if isinstance(m, nn.Linear):
             m.reset_parameters()

@@ -133,6 +133,19 @@ class _Tracer(object):
         self.hosting = 0  # > 0 while weights are made host placeholders
         self.quiet = 0  # > 0 while a copy is made that is recorded as a whole afterwards
         self.not_meta = 0  # > 0 while FSDP asks whether a device tensor is on meta (not made yet)
+        # meta mode, FSDP's CPU offload: > 0 while FSDP moves shards or their
+        # gradients to the host, each copy a host placeholder whatever its
+        # size (a 70B model's shards would otherwise be zeros in this
+        # process's RAM)
+        self.offload = 0
+        # FSDP1's offloaded flat parameters and gradients (storage keys):
+        # they answer .device as the host, which FSDP1 checks (FSDP2's are
+        # DTensors, whose device torch reads where the tracer cannot answer)
+        self.on_host = set()
+        self.says_host = 0  # > 0 while FSDP1 offloads: what it offloads is put in on_host
+        # the device FSDP1's offloaded tensors answer: the CPU, told apart by
+        # identity (a factory given it makes a host placeholder)
+        self.host_marker = torch.device("cpu")
         self.own_meta = 0  # > 0 while the program makes tensors on meta itself (meta mode, OWN)
         self.wrappers = set()  # the distributed wrappers said (D wrapper)
         self.fake_ptrs = {}  # meta mode: storage key -> the data address it answers
@@ -274,6 +287,7 @@ class _Tracer(object):
         e[2] -= 1
         if e[2] <= 0:
             del self.live[h[1]]
+            self.on_host.discard(h[1])
             self.release(e)  # (nothing for a host placeholder)
 
     def adopt(self, t):
@@ -302,6 +316,25 @@ class _Tracer(object):
 
     def is_host(self, t):
         return self.where(t) is HOST
+
+    def offloaded(self, t, says_host=False):
+        """meta mode: host placeholder t is what FSDP's CPU offload keeps on
+        the host; while FSDP1 offloads (or made where an offloaded tensor
+        is), it answers .device as the host (host_marker)."""
+        if self.says_host or says_host:
+            self.on_host.add(_skey(t))
+
+    def on_offload_host(self, kwargs):
+        """meta mode: a factory's device= is where FSDP1's offloaded tensors
+        are (the marker they answer, or the CPU while FSDP1 offloads)."""
+        d = kwargs.get("device")
+        return d is not None and (d is self.host_marker or self.says_host > 0 and _trace_api.is_cpu(d))
+
+    def is_offloaded(self, t):
+        try:
+            return bool(self.on_host) and _skey(t) in self.on_host
+        except Exception:
+            return False
 
     def is_own(self, t):
         return self.where(t) is OWN
@@ -604,6 +637,21 @@ def _meta_fallback(name):
     return fb
 
 
+def _made_on_host(torch, T, func, args, kwargs, says_host):
+    """meta mode: a tensor made on the host as a host placeholder. With
+    says_host, one made for FSDP1's CPU offload (its gradient's host
+    buffer, zeros_like(shard, device="cpu"); an empty tensor made on an
+    offloaded parameter's device), which answers .device as the host too."""
+    T.hosting += 1
+    try:
+        out = func(*args, **dict(kwargs, device=torch.device("meta")))
+    finally:
+        T.hosting -= 1
+    if says_host and isinstance(out, torch.Tensor):
+        T.offloaded(out, True)
+    return out
+
+
 def _is_meta_index(d):
     return _is_device_object(d, "meta") and d.index is not None
 
@@ -773,11 +821,15 @@ def _install_modes(torch, T):
                 func = Tensor.to
             elif func is Tensor.to and len(args) > 1 and (_is_cuda(args[1]) or type(args[1]) is int or
                                                           dev == "cpu" and args[1] is T.device_marker or
-                                                          dev == "meta" and _is_meta_index(args[1])):
+                                                          dev == "meta" and _is_meta_index(args[1]) or
+                                                          dev == "meta" and args[1] is T.device_marker and
+                                                          T.is_host(args[0])):
                 # meta:N is the device as code that read it off a weight
                 # names it (DDP: torch.device(device_type, device_ids[0]))
                 # cpu mode: .to(x.device) of a device tensor x is a move to
-                # the device, as device=x.device is below
+                # the device, as device=x.device is below; meta mode: a host
+                # placeholder .to(x.device) (FSDP's offloaded shards copied in
+                # for their all-gather) is one too
                 args, move = (args[0], target) + tuple(args[2:]), True
             if "device" in kwargs and (_is_cuda(kwargs["device"]) or _is_index(kwargs["device"])):
                 # (device=local_rank: an index is a CUDA device)
@@ -793,6 +845,14 @@ def _install_modes(torch, T):
                 # torch.as_tensor(mean, device=img.device)).
                 move = True
             if not move:
+                if dev == "meta" and T.on_host and T.on_offload_host(kwargs):
+                    return _made_on_host(torch, T, func, args, kwargs, True)
+                if dev == "meta" and _trace_api.is_cpu(kwargs.get("device")) and args and \
+                        T.is_own(_common.local_shard(args[0])):
+                    # to_empty(device="cpu") of a model built on meta (FSDP2
+                    # with CPU offload asks for it): host placeholders, not
+                    # the model's size in this process's RAM
+                    return _made_on_host(torch, T, func, args, kwargs, False)
                 if dev == "meta" and _is_own_meta(kwargs.get("device"), T.device_marker):
                     # device="meta" (or torch.device("meta")) in the
                     # program: its own meta tensor

@@ -397,7 +397,7 @@ def answers(torch, T):
     def on_device(t):
         return t.is_meta if meta else T.is_device_storage(t)
 
-    def host_copy(t):
+    def host_copy(t, d=None):
         if not meta:
             # cpu mode: a GPU's .cpu() is a copy, and the device tensor
             # can go; the CPU tensor standing for it would be returned as
@@ -405,11 +405,20 @@ def answers(torch, T):
             return torch.from_numpy(t.detach().numpy().copy())
         if T.is_host(t):
             return t  # already a host placeholder
+        if T.offload or d is T.host_marker:
+            # FSDP's CPU offload (what it moves to the host, or to where an
+            # offloaded tensor is): no values are read back
+            c = placeholder(t)
+            T.offloaded(c, d is T.host_marker)
+            return c
         T.warn("placeholder", "cpu", "a tensor copied from the device has no data: zeros were used")
         if t.numel() * t.element_size() <= HOST_ZEROS_MAX:
             z = torch.zeros(t.shape, dtype=t.dtype)
             _trace_values.mark_placeholder(z)  # not the device's values, if it goes back
             return z
+        return placeholder(t)
+
+    def placeholder(t):
         T.hosting += 1  # the tracer records it as a host placeholder
         try:
             return torch.empty_like(t)
@@ -427,7 +436,7 @@ def answers(torch, T):
         d = kwargs.get("device", args[1] if len(args) > 1 else None)
         if not is_cpu(d) or not on_device(t) or t.requires_grad and not meta:
             return PASS
-        c = host_copy(t)
+        c = host_copy(t, d)
         rest = dict((k, v) for k, v in kwargs.items() if k in ("dtype", "copy", "memory_format"))
         if len(args) > 2 and isinstance(args[2], torch.dtype):
             rest["dtype"] = args[2]
@@ -447,8 +456,12 @@ def answers(torch, T):
 
     def device(func, args, kwargs):
         # a device tensor (a DTensor of device shards too) answers the
-        # marker (T.device_marker)
-        return T.device_marker if T.is_device_storage(_common.local_shard(args[0])) else PASS
+        # marker (T.device_marker); FSDP1's offloaded tensors the host's
+        # (T.host_marker)
+        t = args[0]
+        if T.is_device_storage(_common.local_shard(t)):
+            return T.device_marker
+        return T.host_marker if T.is_offloaded(t) else PASS
 
     def index_device(func, args, kwargs):
         # torch.device(local_rank): torch 2.x takes a bare index for the

@@ -28,14 +28,17 @@ asked for:
   - FSDP2 (fully_shard) and FSDP1 (FullyShardedDataParallel): FSDP's own
     code on the trace's tensors, its unsharded parameters' storage resizes
     recorded (_trace.py's _install_resize); a device tensor on meta is
-    taken as made (_fsdp2_made, _fsdp1).
+    taken as made (_fsdp2_made, _fsdp1); CPU offload keeps the shards,
+    their gradients and the optimizer's states as host placeholders
+    (_offloading).
 
 What is not traced: the launcher's other workers (they would be copies),
 NCCL's own buffers (outside PyTorch's allocator: on the GPU but not in
-the trace), DeepSpeed, FSDP1's CPU offload (said where the model is
-wrapped).
+the trace), DeepSpeed, FSDP1's CPU offload in cpu mode (said where the
+model is wrapped).
 """
 
+import contextlib
 import os
 import sys
 
@@ -274,19 +277,18 @@ def _sync_batchnorm(torch, T):
     SBN.forward = _forward
 
 
-# FSDP's CPU offload keeps the shards, their gradients and the optimizer's
-# states on the host and copies each shard in for its module: the trace's
-# host and device tensors would have to be told apart through all of FSDP's
-# device checks, which compare them with torch.device("cpu").
-FSDP_OFFLOAD = ("FSDP's CPU offload (FSDP1's CPUOffload(offload_params=True), FSDP2's CPUOffloadPolicy) is not "
-                "traced: trace the script without it for an upper bound of the GPU's memory (the shards, their "
-                "gradients and the optimizer's states then on the GPU)")
+# FSDP1's CPU offload in cpu mode: FSDP1 compares its flat parameters'
+# devices with torch.device("cpu"), which cpu mode's device tensors equal
+# (their device is a CPU device told apart by identity only), so it would
+# keep them where they are and the trace would be of a job without offload.
+FSDP1_OFFLOAD_CPU = ("FSDP1's CPU offload (CPUOffload(offload_params=True)) is traced on meta tensors only: "
+                     "trace without --trace-device cpu")
 
 # Where FSDP's entry points are, by torch version: FSDP1's modules (its
 # class, its initialisation, its device handle), FSDP2's package
 # (fully_shard, its parameters and their groups).
 _FSDP1 = ("torch.distributed.fsdp.fully_sharded_data_parallel", "torch.distributed.fsdp._init_utils",
-          "torch.distributed.fsdp._common_utils")
+          "torch.distributed.fsdp._common_utils", "torch.distributed.fsdp._flat_param")
 _FSDP2 = ("torch.distributed.fsdp._fully_shard", "torch.distributed._composable.fsdp")
 
 
@@ -315,7 +317,7 @@ def _fsdp(T):
         return
 
 
-def _fsdp1(T, fsdp, init, common):
+def _fsdp1(T, fsdp, init, common, flat):
     """FullyShardedDataParallel (FSDP1) on the trace's device tensors: its
     own code flattens each wrapped module's parameters into one flat
     parameter, shards it, and frees and refills the unsharded one by
@@ -341,12 +343,25 @@ def _fsdp1(T, fsdp, init, common):
         strategy = k.get("sharding_strategy", a[2] if len(a) > 2 else None)
         # (NO_SHARD is DDP's layout: rank 0 holds every parameter)
         T.wrapped("FullyShardedDataParallel" + (" NO_SHARD" if getattr(strategy, "name", "") == "NO_SHARD" else ""))
-        offload = k.get("cpu_offload", a[3] if len(a) > 3 else None)
-        if getattr(offload, "offload_params", False):
-            T.end("error", "FullyShardedDataParallel", FSDP_OFFLOAD)
-        fsdp_init(self, *a, **k)
+        offload = getattr(k.get("cpu_offload", a[3] if len(a) > 3 else None), "offload_params", False)
+        if offload and T.device == "cpu":
+            T.end("error", "FullyShardedDataParallel", FSDP1_OFFLOAD_CPU)
+        # CPU offload: each flat parameter is made on the device, sharded,
+        # then moved to the host
+        with _offloading(T, False, offload, says_host=offload):
+            fsdp_init(self, *a, **k)
 
     FSDP.__init__ = __init__
+    handle = getattr(flat, "FlatParamHandle", None)
+    attrs = getattr(handle, "init_flat_param_attributes", None)
+    if attrs is not None:
+        def init_flat_param_attributes(self, *a, **k):
+            # (CPU offload: the shard pinned, its gradient made on the host)
+            offload = getattr(self, "_offload_params", False)
+            with _offloading(T, False, offload, says_host=offload):
+                return attrs(self, *a, **k)
+
+        handle.init_flat_param_attributes = init_flat_param_attributes
 
 
 def _fsdp1_devices(T, init, handle):
@@ -439,7 +454,9 @@ def _host_to_device(T, tensors, device):
     on meta, which FSDP would keep there as a model not made yet."""
     def on_host(t):
         if T.device == "meta":
-            return T.is_host(t)
+            # (not nested FSDP1 modules' flat parameters CPU offload keeps
+            # there: FSDP moves only what it does not manage yet)
+            return T.is_host(t) and not T.is_offloaded(t)
         return not T.is_device_storage(t) and not t.is_meta
 
     with _torch.no_grad():
@@ -448,33 +465,63 @@ def _host_to_device(T, tensors, device):
                 t.data = t.to(device)
 
 
+def _is_named(x, name):
+    return type(x).__name__ == name
+
+
+@contextlib.contextmanager
+def _offloading(T, not_meta, offload, says_host=False):
+    """While FSDP asks whether a tensor is still on meta (not_meta: a device
+    tensor or host placeholder is made), and, with offload, while it moves
+    shards or their gradients to the host (T.offload; says_host: FSDP1's,
+    which answer .device as the host)."""
+    T.not_meta += int(not_meta)
+    T.offload += int(offload)
+    T.says_host += int(says_host)
+    try:
+        yield
+    finally:
+        T.not_meta -= int(not_meta)
+        T.offload -= int(offload)
+        T.says_host -= int(says_host)
+
+
 def _fsdp2_made(T, FSDPParam, FSDPParamGroup):
     """FSDP2 takes a parameter on meta for one not made yet (deferred
     initialisation): it would neither keep its shard's data nor train. In
     meta mode the device's tensors are on meta; one that is a device tensor
     (not one the program made on meta itself) is taken as made."""
     def made(t):
-        return T.device == "meta" and T.is_device_storage(_common.local_shard(t))
+        # (a host placeholder: a shard CPU offload keeps on the host)
+        x = _common.local_shard(t)
+        return T.device == "meta" and (T.is_device_storage(x) or T.is_host(x))
 
     group_init = FSDPParamGroup.__init__
 
     def __init__(self, *a, **k):
         T.wrapped("fully_shard")
-        if any(type(x).__name__ == "CPUOffloadPolicy" for x in list(a) + list(k.values())):
-            T.end("error", "fully_shard", FSDP_OFFLOAD)
-        group_init(self, *a, **k)
+        offload = any(_is_named(x, "CPUOffloadPolicy") for x in list(a) + list(k.values()))
+        # CPU offload: each shard is made on the device, then moved to the
+        # host unless FSDP sees it is still on meta (not made yet)
+        with _offloading(T, offload, offload):
+            group_init(self, *a, **k)
 
     FSDPParamGroup.__init__ = __init__
     reset = FSDPParam.reset_sharded_param
 
     def reset_sharded_param(self):
-        T.not_meta += 1
-        try:
+        with _offloading(T, True, getattr(self, "offload_to_cpu", False)):
             return reset(self)
-        finally:
-            T.not_meta -= 1
 
     FSDPParam.reset_sharded_param = reset_sharded_param
+    post_backward = getattr(FSDPParamGroup, "post_backward", None)
+    if post_backward is not None:
+        def _post_backward(self, *a, **k):
+            # CPU offload: the reduce-scattered gradients go to the host
+            with _offloading(T, False, _is_named(getattr(self, "offload_policy", None), "CPUOffloadPolicy")):
+                return post_backward(self, *a, **k)
+
+        FSDPParamGroup.post_backward = _post_backward
     validate = getattr(FSDPParamGroup, "_validate_no_meta_params", None)
     if validate is not None:
         def _validate_no_meta_params(self):
@@ -483,6 +530,17 @@ def _fsdp2_made(T, FSDPParam, FSDPParamGroup):
             return validate(self)
 
         FSDPParamGroup._validate_no_meta_params = _validate_no_meta_params
+    validate_offload = getattr(FSDPParamGroup, "_validate_cpu_offload_params", None)
+    if validate_offload is not None:
+        def _validate_cpu_offload_params(self):
+            # meta mode: the offloaded shards are host placeholders, on meta
+            # to torch (a DTensor's device is its shard's, read where the
+            # tracer does not answer it): on the host to the trace
+            if all(made(p.sharded_param) for p in self.fsdp_params):
+                return None
+            return validate_offload(self)
+
+        FSDPParamGroup._validate_cpu_offload_params = _validate_cpu_offload_params
 
 
 def _dtensor_rng():

@@ -161,7 +161,9 @@ func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []str
 	tt := traceCatalog.T(lang)
 	fmt.Fprintln(w, tt("trace.header", strings.Join(argv, " ")))
 	params := tt("trace.params", fmt.Sprintf("%.1fM", float64(r.Params)/1e6))
-	if r.Distributed.Sharded() {
+	if r.Distributed.Sharded() && r.Distributed.HostParams > 0 {
+		params = tt("trace.params.offloaded", fmt.Sprintf("%.1fM", float64(r.Params)/1e6))
+	} else if r.Distributed.Sharded() {
 		params = tt("trace.params.sharded", fmt.Sprintf("%.1fM", float64(r.Params)/1e6))
 	} else if r.TrainableParams > 0 && r.TrainableParams < r.Params {
 		// a frozen base (LoRA, a frozen backbone): what trains is the question
@@ -326,6 +328,7 @@ var traceEN = map[string]string{
 	"trace.params":           "%[1]s parameters",
 	"trace.params.trainable": "%[1]s parameters (%[2]s trainable)",
 	"trace.params.sharded":   "%[1]s parameters in rank 0's shards",
+	"trace.params.offloaded": "%[1]s parameters in rank 0's shards, kept on the host (CPU offload)",
 	"trace.cat.temporaries":  "temporaries",
 	"trace.dist":             "traced as rank 0 of %[1]s%[2]s: the figures are one GPU's; every rank of a data-parallel job holds as much. NCCL's own buffers (outside PyTorch's allocator) are not in them",
 	"trace.dist.launcher":    "run as %[1]s's first worker",
@@ -353,6 +356,7 @@ var traceZH = map[string]string{
 	"trace.params":           "%[1]s 参数",
 	"trace.params.trainable": "%[1]s 参数（其中可训练 %[2]s）",
 	"trace.params.sharded":   "rank 0 的分片中有 %[1]s 参数",
+	"trace.params.offloaded": "rank 0 的分片中有 %[1]s 参数，放在主机内存（CPU offload）",
 	"trace.cat.temporaries":  "临时张量",
 	"trace.dist":             "按 %[1]s 个 rank 中的 rank 0 追踪%[2]s：数字是单块 GPU 的；数据并行作业的每个 rank 占用相同。NCCL 自身的缓冲区（不在 PyTorch 分配器中）不包括在内",
 	"trace.dist.launcher":    "作为 %[1]s 的第一个工作进程运行",

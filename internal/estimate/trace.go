@@ -84,6 +84,9 @@ type TraceDist struct {
 	Wrappers []string `json:"wrappers,omitempty"`
 	// RankAsked: the rank the program asked for, when not 0 (traced as 0).
 	RankAsked string `json:"rank_asked,omitempty"`
+	// HostParams: with FSDP's CPU offload, the parameters of rank 0's
+	// shards, which stay on the host (none of them is a GPU allocation).
+	HostParams int64 `json:"host_params,omitempty"`
 }
 
 // Sharded: the parameters were sharded over the world (FSDP2's
@@ -273,6 +276,12 @@ func (t *Trace) parseDist(key, v string) error {
 		if len(d.Wrappers) < maxTraceWrappers {
 			d.Wrappers = append(d.Wrappers, v)
 		}
+	case "host_params": // the total so far: each offloaded unit adds its shards
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > 1<<50 {
+			return fmt.Errorf("host parameters %q", v)
+		}
+		d.HostParams = n
 	}
 	return nil
 }

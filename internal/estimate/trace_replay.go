@@ -292,7 +292,7 @@ func ReplayTracesOneProcess(ts []*Trace, o TraceReplay) []*Result {
 
 // result is the estimate a replay of t on m gives.
 func (t *Trace) result(cats []Category, m *machine) *Result {
-	r := &Result{Model: "traced script", Family: "trace", Params: t.paramCount(cats), TrainableParams: t.trainableCount(),
+	r := &Result{Model: "traced script", Family: "trace", Params: t.paramCount(cats) + t.hostParams(), TrainableParams: t.trainableCount(),
 		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase}
@@ -355,6 +355,14 @@ func (t *Trace) paramCount(cats []Category) int64 {
 		}
 	}
 	return n
+}
+
+// hostParams: the parameters FSDP's CPU offload keeps on the host.
+func (t *Trace) hostParams() int64 {
+	if t.Dist == nil {
+		return 0
+	}
+	return t.Dist.HostParams
 }
 
 // trainableCount is the elements of the gradients the first step with any

@@ -75,6 +75,7 @@ func TestParseTraceErrors(t *testing.T) {
 		{head + "Z\n", "line 2: unknown event \"Z\""},
 		{head + "D\tworld\t0\n", "line 2: world size \"0\""},
 		{head + "D\tworld\n", "line 2: event D: 2 fields, want 3"},
+		{head + "D\thost_params\t-1\n", "line 2: host parameters \"-1\""},
 	} {
 		_, err := ParseTrace(strings.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -96,6 +97,9 @@ func TestParseTraceDist(t *testing.T) {
 		{"D\tlauncher\ttorchrun 8\nD\tworld\t16\nD\tbackend\tnccl\nD\twrapper\tDistributedDataParallel\n",
 			TraceDist{World: 16, Backend: "nccl", Launcher: "torchrun 8", Wrappers: []string{"DistributedDataParallel"}}},
 		{"D\tworld\t2\nD\tbackend\tgloo\nD\trank\t3\nD\tfuture\tx\n", TraceDist{World: 2, Backend: "gloo", RankAsked: "3"}},
+		// CPU offload: the running total of the shards kept on the host
+		{"D\tworld\t4\nD\twrapper\tfully_shard\nD\thost_params\t100\nD\thost_params\t250\n",
+			TraceDist{World: 4, Wrappers: []string{"fully_shard"}, HostParams: 250}},
 	} {
 		tr, err := ParseTrace(strings.NewReader(head + c.in))
 		if err != nil {
@@ -104,8 +108,9 @@ func TestParseTraceDist(t *testing.T) {
 		if tr.Dist == nil || fmt.Sprint(*tr.Dist) != fmt.Sprint(c.want) {
 			t.Errorf("%q: %+v, want %+v", c.in, tr.Dist, c.want)
 		}
-		if r := ReplayTrace(tr, TraceReplay{}); r.Distributed != tr.Dist {
-			t.Errorf("%q: the result does not carry the distributed setup", c.in)
+		if r := ReplayTrace(tr, TraceReplay{}); r.Distributed != tr.Dist || r.Params != c.want.HostParams {
+			t.Errorf("%q: the result does not carry the distributed setup (or %d parameters, want the host's %d)",
+				c.in, r.Params, c.want.HostParams)
 		}
 	}
 	tr, _ := ParseTrace(strings.NewReader(smallTrace))

@@ -296,12 +296,15 @@ func TestDistributedFSDP2(t *testing.T) {
 			if d := meta.Dist; d == nil || d.World != 4 || strings.Join(d.Wrappers, ",") != "fully_shard" {
 				t.Errorf("distributed %+v, want rank 0 of 4 under fully_shard", d)
 			}
-			want := int64(2 * 4 * fsdp2ShardElems)
+			want, host := int64(2*4*fsdp2ShardElems), int64(0)
 			if strings.HasPrefix(mode, "offload") {
-				want = 0
+				want, host = 0, fsdp2ShardElems
 			}
 			if states := firstStepStates(meta); states != want {
 				t.Errorf("AdamW's states on the device %d bytes, want %d (rank 0's share of two fp32 copies, none offloaded)", states, want)
+			}
+			if meta.Dist.HostParams != host {
+				t.Errorf("%d parameters said to be on the host, want %d", meta.Dist.HostParams, host)
 			}
 			peaks[mode] = estimate.ReplayTrace(meta, estimate.TraceReplay{}).LiveBytesPeak
 		})
@@ -359,6 +362,9 @@ func TestDistributedFSDP1(t *testing.T) {
 	off := run("meta", "offload")
 	if states := firstStepStates(off); states != 0 {
 		t.Errorf("CPU offload: AdamW's states on the device %d bytes, want none", states)
+	}
+	if d := off.Dist; d == nil || d.HostParams != fsdp1ShardElems {
+		t.Errorf("CPU offload: %+v, want rank 0's %d parameters said to be on the host", d, fsdp1ShardElems)
 	}
 	peaks["offload"] = estimate.ReplayTrace(off, estimate.TraceReplay{}).LiveBytesPeak
 	offloadedPeaks(t, peaks, fsdp1ShardElems, "offload")

@@ -143,6 +143,7 @@ class _Tracer(object):
         # DTensors, whose device torch reads where the tracer cannot answer)
         self.on_host = set()
         self.says_host = 0  # > 0 while FSDP1 offloads: what it offloads is put in on_host
+        self.host_params = 0  # the parameters of rank 0's shards CPU offload keeps on the host
         # the device FSDP1's offloaded tensors answer: the CPU, told apart by
         # identity (a factory given it makes a host placeholder)
         self.host_marker = torch.device("cpu")
@@ -420,6 +421,11 @@ class _Tracer(object):
         self.emit(["D", "backend", _clean(backend)])
         if rank:
             self.emit(["D", "rank", _clean(str(rank))])  # traced as rank 0 all the same
+
+    def offloaded_params(self, n):
+        """FSDP's CPU offload keeps n more of rank 0's parameters on the host."""
+        self.host_params += int(n)
+        self.emit(["D", "host_params", str(self.host_params)])
 
     def wrapped(self, name):
         # each wrapper once (fully_shard is called per block)

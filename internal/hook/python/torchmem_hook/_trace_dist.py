@@ -350,6 +350,9 @@ def _fsdp1(T, fsdp, init, common, flat):
         # then moved to the host
         with _offloading(T, False, offload, says_host=offload):
             fsdp_init(self, *a, **k)
+        handle = getattr(self, "_handle", None)  # (None: no parameters of its own)
+        if offload and handle is not None:
+            T.offloaded_params(handle.flat_param.numel())
 
     FSDP.__init__ = __init__
     handle = getattr(flat, "FlatParamHandle", None)
@@ -505,6 +508,8 @@ def _fsdp2_made(T, FSDPParam, FSDPParamGroup):
         # host unless FSDP sees it is still on meta (not made yet)
         with _offloading(T, offload, offload):
             group_init(self, *a, **k)
+        if offload:
+            T.offloaded_params(sum(p.sharded_size.numel() for p in self.fsdp_params))
 
     FSDPParamGroup.__init__ = __init__
     reset = FSDPParam.reset_sharded_param

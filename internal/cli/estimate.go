@@ -74,6 +74,7 @@ not known).`,
 	fl.IntVar(&f.opts.WorldSize, "world-size", 1, "GPUs the ZeRO/FSDP shards are spread over; with --trace, the size of a process group that neither the program nor its launcher gives (torchrun --nproc-per-node gpu)")
 	fl.BoolVar(&f.fsdp, "fsdp", false, "FSDP full sharding (same memory as ZeRO-3)")
 	fl.StringVar(&f.opts.FSDPParamDType, "fsdp-param-dtype", "", "with --fsdp: FSDP's own mixed precision, bf16 or fp16 (MixedPrecision(param_dtype=...) / MixedPrecisionPolicy): fp32 shards, gradients and states, each unit gathered and computed in this dtype")
+	fl.BoolVar(&f.opts.FSDPOffload, "fsdp-offload", false, "with --fsdp: FSDP's CPU offload (CPUOffloadPolicy / CPUOffload(offload_params=True)): shards, gradients and optimizer states in pinned host RAM, each unit copied in for its all-gather")
 	fl.BoolVar(&f.opts.DDP, "ddp", false, "DistributedDataParallel: full replicas, plus the reducer's all-reduce buckets (one more copy of the gradients)")
 	fl.BoolVar(&f.opts.DDPBucketView, "ddp-bucket-view", false, "with --ddp: gradient_as_bucket_view=True (the gradients are views into the buckets)")
 	fl.BoolVar(&f.opts.Inference, "inference", false, "inference (no_grad forward) instead of training")

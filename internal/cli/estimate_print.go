@@ -34,6 +34,9 @@ func printEstimate(env *Env, r *estimate.Result, f *estimate.Fit) error {
 	if r.ActivationBytesPerBlock > 0 {
 		rows = append(rows, [2]string{t("estimate.row.perBlock"), units.Bytes(r.ActivationBytesPerBlock) + "\t" + t("estimate.note.perBlock")})
 	}
+	if r.HostOffloadBytes > 0 {
+		rows = append(rows, [2]string{t("estimate.row.hostOffload"), units.Bytes(r.HostOffloadBytes) + "\t" + t("estimate.note.hostOffload")})
+	}
 	rows = append(rows, peftRows(t, r)...)
 	rows = append(rows, moeRows(t, r)...)
 	if err := printPeaks(w, t, rows, r.PeakPhase, r.Breakdown, func(name string) string { return categoryLabel(t, name) }); err != nil {
@@ -87,6 +90,9 @@ func estimateSetup(t tr, o estimate.Options, family string) string {
 		switch {
 		case o.FSDP: // asked as --fsdp: said as FSDP, not as the ZeRO stage it shares
 			parts = append(parts, t("estimate.setup.fsdp", itoa(o.WorldSize)))
+			if o.FSDPOffload {
+				parts = append(parts, t("estimate.setup.fsdpOffload"))
+			}
 		case o.ZeroStage > 0:
 			parts = append(parts, t("estimate.setup.zero", itoa(o.ZeroStage), itoa(o.WorldSize)))
 		}

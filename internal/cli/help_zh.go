@@ -63,6 +63,7 @@ var helpZH = map[string]string{
 	"flag.estimate.ddp-bucket-view":     "配合 --ddp：gradient_as_bucket_view=True（梯度是桶的视图）",
 	"flag.estimate.fsdp":                "FSDP 完全分片（显存与 ZeRO-3 相同）",
 	"flag.estimate.fsdp-param-dtype":    "与 --fsdp 同用：FSDP 自带的混合精度，bf16 或 fp16（MixedPrecision(param_dtype=...) / MixedPrecisionPolicy）：分片、梯度和优化器状态为 fp32，每个单元以该精度 all-gather 并计算",
+	"flag.estimate.fsdp-offload":        "与 --fsdp 同用：FSDP 的 CPU offload（CPUOffloadPolicy / CPUOffload(offload_params=True)）：分片、梯度和优化器状态放在锁页主机内存，每个单元 all-gather 前拷入 GPU",
 	"flag.estimate.gen-len":             "提示词之后生成的 token 数（隐含 --kv-cache）",
 	"flag.estimate.gpu":                 "GPU 名称（见 --list-gpus）或 auto（本机第一块 GPU）",
 	"flag.estimate.gpu-memory":          "用显存大小代替 GPU 名称，例如 24GiB",

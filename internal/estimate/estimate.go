@@ -65,6 +65,10 @@ type Result struct {
 	// CachedFreeBytes is the reserved memory no tensor uses at the end of
 	// the job: what torch.cuda.empty_cache() would give back.
 	CachedFreeBytes int64 `json:"cached_free_bytes_at_end"`
+	// HostOffloadBytes: with --fsdp-offload, the pinned host RAM one GPU's
+	// rank holds: its fp32 shards, their gradients and the optimizer's
+	// states (every GPU of a node holds as much).
+	HostOffloadBytes int64 `json:"host_offload_bytes,omitempty"`
 	// loaded is torch.cuda.memory_allocated() after the model load, what
 	// a calibration row records as model_state_bytes.
 	loaded int64
@@ -131,7 +135,7 @@ func (e *ctx) result() *Result {
 		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase,
-		ActivationBytesPerBlock: e.perBlock, loaded: e.loaded}
+		ActivationBytesPerBlock: e.perBlock, loaded: e.loaded, HostOffloadBytes: e.hostOffloadBytes()}
 	if e.o.Checkpointing {
 		r.ActivationBytesPerBlock = 0
 	}

@@ -185,6 +185,11 @@ func alternatives(fam family, o Options, gpus int) []alt {
 			o.FSDPParamDType = "bf16"
 			return ok
 		}},
+		{"fsdp-offload", "--fsdp-offload (FSDP's CPU offload: shards, gradients and optimizer states in pinned host RAM, the step on the CPU; slower)", func(o *Options) bool {
+			ok := o.fsdpOffloadFits()
+			o.FSDPOffload = true
+			return ok
+		}},
 		{"half-batch-accum", fmt.Sprintf("--batch %d --accum %d (same effective batch)", max(1, o.Batch/2), o.Accum*2), func(o *Options) bool {
 			ok := o.Batch >= 2 && !o.Inference
 			o.Batch, o.Accum = o.Batch/2, o.Accum*2

@@ -128,3 +128,77 @@ func TestPlanOffersFSDPMixedPrecision(t *testing.T) {
 		t.Errorf("no combination with --fsdp-param-dtype bf16 over the fp32 weights among %d", len(ps.Combinations))
 	}
 }
+
+// TestFSDPOffload: with FSDP's CPU offload the GPU holds no shards, no
+// sharded gradients and no optimizer states (the step runs on the host),
+// only each unit gathered from shards copied in; the host holds this
+// rank's fp32 shards, gradients and AdamW's two states, pinned. A world of
+// one offloads too (the whole model copied in unit by unit). Offload is
+// FSDP's, for training.
+func TestFSDPOffload(t *testing.T) {
+	md := moePreset(t, "meta-llama/Llama-3.2-1B")
+	md.Layers = 2
+	_, all, _ := unitSizes(md)
+	for _, world := range []int{8, 1} {
+		o := Options{Batch: 1, Seq: 256, Precision: "fp32", ZeroStage: 3, FSDP: true, FSDPParamDType: "bf16",
+			WorldSize: world, Optimizer: "adamw"}
+		on, off := o, o
+		on.FSDPOffload = true
+		r0, err := Estimate(md, off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r1, err := Estimate(md, on)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := itemBytes(r1, "optimizer_states"); s != 0 {
+			t.Errorf("world %d: optimizer states on the GPU %d B, want none", world, s)
+		}
+		// fp32 shards and two fp32 states leave the GPU at least
+		if saved, want := r0.PeakAllocatedBytes-r1.PeakAllocatedBytes, 12*all/int64(world)*95/100; saved < want {
+			t.Errorf("world %d: offload saves %d B at the peak, want at least %d", world, saved, want)
+		}
+		// (shards padded to the world: within world elements each)
+		if h, want := r1.HostOffloadBytes, 16*all/int64(world); h < want || h > want+16*int64(world)*int64(len(md.Params())) {
+			t.Errorf("world %d: host RAM %d B, want this rank's fp32 shards, gradients and two states, about %d", world, h, want)
+		}
+		if r0.HostOffloadBytes != 0 {
+			t.Errorf("world %d: host RAM %d B without offload", world, r0.HostOffloadBytes)
+		}
+	}
+	for _, bad := range []Options{
+		{Precision: "fp32", FSDPOffload: true},
+		{Precision: "fp32", ZeroStage: 3, FSDP: true, FSDPOffload: true, Inference: true},
+	} {
+		bad.Batch, bad.Seq, bad.WorldSize, bad.Optimizer = 1, 256, 8, "adamw"
+		if _, err := Estimate(md, bad); err == nil || !strings.Contains(err.Error(), "--fsdp-offload") {
+			t.Errorf("%+v: error %v, want one naming --fsdp-offload", bad, err)
+		}
+	}
+}
+
+// TestFSDPOffloadLever: Llama-3.1-70B under FSDP on one node of 8 does not
+// fit an 80 GB GPU (its fp32 shards and AdamW states alone are 105 GB a
+// rank); CPU offload is offered and fits.
+func TestFSDPOffloadLever(t *testing.T) {
+	md := moePreset(t, "meta-llama/Llama-3.1-70B")
+	g, _ := LookupGPU("H100-80GB")
+	_, f, err := Plan(md, Options{Batch: 1, Seq: 1024, Precision: "fp32", ZeroStage: 3, FSDP: true, FSDPParamDType: "bf16",
+		WorldSize: 8, Optimizer: "adamw", Checkpointing: true}, g, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Fits {
+		t.Fatal("70B on 8 GPUs fits without offload: the case is not the one meant")
+	}
+	for _, l := range f.Levers {
+		if l.Lever == "fsdp-offload" {
+			if !l.Fits {
+				t.Errorf("offload lever %+v: want it to fit", l)
+			}
+			return
+		}
+	}
+	t.Errorf("no fsdp-offload lever among %+v", f.Levers)
+}

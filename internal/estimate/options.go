@@ -28,6 +28,11 @@ type Options struct {
 	// ("bf16" or "fp16"), which the model then computes in, its unsharded
 	// gradients too. "": the parameters' own dtype.
 	FSDPParamDType string `json:"fsdp_param_dtype,omitempty"`
+	// FSDPOffload: FSDP's CPU offload (FSDP2's CPUOffloadPolicy, FSDP1's
+	// CPUOffload(offload_params=True)): the shards, their gradients and
+	// the optimizer's states in (pinned) host RAM, the step on the CPU;
+	// the GPU holds each unit while it is gathered.
+	FSDPOffload bool `json:"fsdp_offload,omitempty"`
 	// DDP: DistributedDataParallel, every rank a full replica. Its reducer
 	// allocates flat all-reduce buckets the size of all gradients once, at
 	// construction; DDPBucketView (gradient_as_bucket_view=True) makes the
@@ -113,6 +118,9 @@ func (o *Options) check() error {
 		return err
 	}
 	if err := checkFSDPParamDType(*o); err != nil {
+		return err
+	}
+	if err := checkFSDPOffload(*o); err != nil {
 		return err
 	}
 	switch {
@@ -220,6 +228,27 @@ func checkFSDPParamDType(o Options) error {
 		return fmt.Errorf("--fsdp-param-dtype: the weights are already %s (--precision); FSDP's mixed precision keeps fp32 shards: give --precision fp32 or amp-bf16/amp-fp16", o.Precision)
 	}
 	return nil
+}
+
+// checkFSDPOffload: CPU offload is FSDP's, for training.
+func checkFSDPOffload(o Options) error {
+	switch {
+	case !o.FSDPOffload:
+		return nil
+	case !o.FSDP:
+		return fmt.Errorf("--fsdp-offload is FSDP's CPU offload: it needs --fsdp")
+	case o.Inference:
+		return fmt.Errorf("--fsdp-offload: CPU offload is modelled for training, not --inference")
+	case o.PEFT.Method != "":
+		return fmt.Errorf("--fsdp-offload with --peft is not modelled: trace the script (estimate --trace)")
+	}
+	return nil
+}
+
+// fsdpOffloadFits: CPU offload is a change this job can take (FSDP
+// training, not offloading yet): the lever's test.
+func (o Options) fsdpOffloadFits() bool {
+	return o.FSDP && !o.FSDPOffload && !o.Inference && o.PEFT.Method == ""
 }
 
 // fsdpMixedPrecisionFits: FSDP's own mixed precision is a change this job

@@ -64,6 +64,11 @@ const (
 	// tpComm: each doubling of the tensor-parallel degree adds an
 	// all-reduce (or reduce-scatter + all-gather) per block half.
 	tpComm = 0.1
+	// offloadSlowdown: FSDP's CPU offload copies every shard in over PCIe
+	// for each gather and every gradient out, and runs the optimizer's
+	// step on the CPU (torch's AdamW there is bound by host memory
+	// bandwidth); reports put it at 2-5x: the plan takes it last.
+	offloadSlowdown = 3.0
 )
 
 // Combination is one set of settings that fits, with its cost.
@@ -128,6 +133,13 @@ var planAxes = []axis{
 			return []choice{asGiven}
 		}
 		return []choice{asGiven, {"--fsdp-param-dtype bf16", func(o *Options) bool { o.FSDPParamDType = "bf16"; return true }}}
+	},
+	// FSDP's CPU offload (after the layout: FSDP is known by then).
+	func(_ *models.Model, o Options, _ PlanRequest) []choice {
+		if !o.fsdpOffloadFits() {
+			return []choice{asGiven}
+		}
+		return []choice{asGiven, {"--fsdp-offload", func(o *Options) bool { o.FSDPOffload = true; return true }}}
 	},
 	// Optimizer: 8-bit states.
 	func(_ *models.Model, o Options, _ PlanRequest) []choice {
@@ -261,6 +273,9 @@ func stepCost(md *models.Model, o Options) float64 {
 	}
 	if tp > 1 {
 		comm *= 1 + tpComm*math.Log2(float64(tp))
+	}
+	if o.FSDPOffload {
+		comm *= offloadSlowdown
 	}
 	return f * perMicro * float64(o.Accum) * comm
 }

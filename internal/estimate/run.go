@@ -91,6 +91,9 @@ func (e *ctx) optimizerStep(step int) {
 	}
 	m := e.m
 	m.phase = fmt.Sprintf("optimizer step %d", step)
+	if e.o.FSDPOffload {
+		return // on the host: the states, the update's temporaries
+	}
 	if e.states == nil {
 		m.phase += " (states created)"
 	}
@@ -129,6 +132,21 @@ func (e *ctx) optimizerStep(step int) {
 		}
 	}
 	m.drop(temps...)
+}
+
+// hostOffloadBytes: what FSDP's CPU offload keeps in this rank's host RAM,
+// pinned (CPUOffloadPolicy's default, FSDP1's too): the shards, their
+// gradients (the parameters' dtype) and the optimizer's states.
+func (e *ctx) hostOffloadBytes() int64 {
+	if !e.o.FSDPOffload {
+		return 0
+	}
+	n, stateDT := e.stateLayout()
+	var b int64
+	for _, p := range e.params {
+		b += e.shard(p.Elems, 3) * (e.dt.param + e.dt.grad + int64(n)*stateDT)
+	}
+	return b
 }
 
 // deepSpeed: ZeRO as DeepSpeed runs it (not FSDP).

@@ -137,6 +137,9 @@ func (e *ctx) loadWeights() {
 		e.loadPEFT()
 		return
 	}
+	if e.o.FSDPOffload {
+		return // the shards are made on the host (or moved there as FSDP wraps)
+	}
 	if e.dt.param != 4 && !e.o.NoLoadFP32 {
 		var f32 []*tensor
 		for _, p := range e.params {
@@ -177,15 +180,24 @@ func (e *ctx) castWeights(block int, ps []models.Param) {
 	}
 }
 
-// gather is FSDP / ZeRO-3 all-gathering a block's full parameters.
+// gather is FSDP / ZeRO-3 all-gathering a block's full parameters. With
+// CPU offload (a world of one too) each shard is first copied in from the
+// host (FSDP's all_gather_inputs: .to(device)), the copies freed once
+// gathered.
 func (e *ctx) gather(ps []models.Param) []*tensor {
-	if e.o.ZeroStage < 3 || e.o.dataParallel() < 2 {
+	if e.o.ZeroStage < 3 || e.o.dataParallel() < 2 && !e.o.FSDPOffload {
 		return nil
 	}
-	var out []*tensor
+	var in, out []*tensor
+	if e.o.FSDPOffload {
+		for _, p := range ps {
+			in = append(in, e.m.new(e.shard(p.Elems, 3), e.dt.param, CatTemporaries))
+		}
+	}
 	for _, p := range ps {
 		out = append(out, e.m.new(p.Elems, e.dt.work, CatWeights))
 	}
+	e.m.drop(in...)
 	return out
 }
 
@@ -397,14 +409,18 @@ func (e *ctx) paramGrads(ps []models.Param, micro int) {
 	var full []*tensor
 	for _, p := range ps {
 		sh := e.shard(p.Elems, 2)
-		if micro > 1 || sh != p.Elems {
+		if micro > 1 || sh != p.Elems || e.o.FSDPOffload {
 			full = append(full, e.m.new(p.Elems, e.dt.unshardedGrad, CatGrads))
 		}
-		if micro == 1 && !e.o.DDPBucketView { // bucket views: the grads are the buckets
+		if e.o.FSDPOffload {
+			// CPU offload: the reduce-scatter's output is copied to the
+			// host's gradient and goes
+			e.m.drop(e.m.new(sh, e.dt.grad, CatGrads))
+		} else if micro == 1 && !e.o.DDPBucketView { // bucket views: the grads are the buckets
 			e.grads = append(e.grads, e.m.new(sh, e.dt.grad, CatGrads))
 		}
 	}
-	if e.o.FSDP && e.o.dataParallel() > 1 && len(full) > 0 {
+	if e.o.FSDP && (e.o.dataParallel() > 1 || e.o.FSDPOffload) && len(full) > 0 {
 		e.fsdpReduce(ps, full)
 		return
 	}

@@ -202,3 +202,26 @@ func TestFSDPOffloadLever(t *testing.T) {
 	}
 	t.Errorf("no fsdp-offload lever among %+v", f.Levers)
 }
+
+// TestFSDPRootReduceAfterLastBlock: at the end of the backward the root's
+// post-backward first lets the last block's reduce-scatter input go, then
+// copies the root's gradients into one of its own (FSDP2's post_backward,
+// foreach_reduce): at that peak the GPU holds the gradient shards, the
+// root's bf16 gradients and its fp32 reduce-scatter input, not the last
+// block's input as well (3.6 GiB over a traced 34.45 GiB peak for an
+// 8 x 8,192 Llama at world 8, before).
+func TestFSDPRootReduceAfterLastBlock(t *testing.T) {
+	md := moePreset(t, "meta-llama/Llama-3.1-70B")
+	md.Layers = 2
+	root, all, last := unitSizes(md)
+	r, err := Estimate(md, Options{Batch: 1, Seq: 128, Precision: "fp32", ZeroStage: 3, FSDP: true, FSDPParamDType: "bf16",
+		WorldSize: 8, Optimizer: "adamw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 4*all/8 + 2*root + 4*root // shards, root gradients, root's input
+	if g := itemBytes(r, "gradients"); g < want || g > want+4*last/2 {
+		t.Errorf("gradients at the peak (%s) %d B, want the shards, the root's and its reduce-scatter input, about %d B (the last block's input, %d B, gone)",
+			r.PeakPhase, g, want, 4*last)
+	}
+}

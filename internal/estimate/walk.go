@@ -444,8 +444,11 @@ func (e *ctx) fsdpReduce(ps []models.Param, full []*tensor) {
 	e.m.drop(full...)
 }
 
-// fsdpBackwardDone: the root's reduce-scatter at the end of the backward;
-// FSDP then waits for every reduce-scatter and their inputs go.
+// fsdpBackwardDone: the root's reduce-scatter at the end of the backward.
+// As for a block, the root's post-backward first waits for the last
+// block's reduce-scatter and lets its input go, then copies the root's
+// gradients into an input of its own and frees them (FSDP2's
+// post_backward and foreach_reduce); FSDP then waits for it too.
 func (e *ctx) fsdpBackwardDone() {
 	if len(e.rootGrads) == 0 && len(e.reduceIn) == 0 {
 		return
@@ -454,9 +457,9 @@ func (e *ctx) fsdpBackwardDone() {
 	for _, g := range e.rootGrads {
 		n += g.elems
 	}
+	e.m.drop(e.reduceIn...)
 	in := e.m.new(n, e.reduceDT(), CatGrads)
 	e.m.drop(e.rootGrads...)
-	e.m.drop(e.reduceIn...)
 	e.m.drop(in)
 	e.rootGrads, e.reduceIn = nil, nil
 }

@@ -527,25 +527,24 @@ def _fsdp2_made(T, FSDPParam, FSDPParamGroup):
                 return post_backward(self, *a, **k)
 
         FSDPParamGroup.post_backward = _post_backward
-    validate = getattr(FSDPParamGroup, "_validate_no_meta_params", None)
-    if validate is not None:
-        def _validate_no_meta_params(self):
-            if all(made(p.sharded_param) for p in self.fsdp_params):
-                return None
-            return validate(self)
+    # FSDP's checks that every shard is made (not on meta) and, with CPU
+    # offload, on the host: in meta mode a shard is a device tensor or a
+    # host placeholder, both on meta to torch (a DTensor's device is its
+    # shard's, read where the tracer does not answer it)
+    for name in ("_validate_no_meta_params", "_validate_cpu_offload_params"):
+        check = getattr(FSDPParamGroup, name, None)
+        if check is not None:
+            setattr(FSDPParamGroup, name, _unless_made(check, made))
 
-        FSDPParamGroup._validate_no_meta_params = _validate_no_meta_params
-    validate_offload = getattr(FSDPParamGroup, "_validate_cpu_offload_params", None)
-    if validate_offload is not None:
-        def _validate_cpu_offload_params(self):
-            # meta mode: the offloaded shards are host placeholders, on meta
-            # to torch (a DTensor's device is its shard's, read where the
-            # tracer does not answer it): on the host to the trace
-            if all(made(p.sharded_param) for p in self.fsdp_params):
-                return None
-            return validate_offload(self)
 
-        FSDPParamGroup._validate_cpu_offload_params = _validate_cpu_offload_params
+def _unless_made(check, made):
+    """FSDPParamGroup's check, passed when every shard is made."""
+    def validate(self):
+        if all(made(p.sharded_param) for p in self.fsdp_params):
+            return None
+        return check(self)
+
+    return validate
 
 
 def _dtensor_rng():

@@ -286,10 +286,11 @@ func TestDistributedFSDP2(t *testing.T) {
 	py := distPython(t, 2, 4)
 	script := filepath.Join("testdata", "fsdp2_train.py")
 	peaks := map[string]int64{}
-	for _, mode := range []string{"default", "bf16", "keep", "deferred", "host", "offload", "offload_deferred"} {
+	for _, mode := range []string{"default", "bf16", "keep", "deferred", "host", "offload", "offload_deferred", "bf16 offload"} {
 		t.Run(mode, func(t *testing.T) {
 			run := func(device string) *estimate.Trace {
-				return trace(t, py, device, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "4", script, mode)
+				args := append([]string{"-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "4", script}, strings.Fields(mode)...)
+				return trace(t, py, device, args...)
 			}
 			meta := run("meta")
 			samePeaks(t, meta, run("cpu"))
@@ -297,7 +298,7 @@ func TestDistributedFSDP2(t *testing.T) {
 				t.Errorf("distributed %+v, want rank 0 of 4 under fully_shard", d)
 			}
 			want, host := int64(2*4*fsdp2ShardElems), int64(0)
-			if strings.HasPrefix(mode, "offload") {
+			if strings.Contains(mode, "offload") {
 				want, host = 0, fsdp2ShardElems
 			}
 			if states := firstStepStates(meta); states != want {
@@ -360,6 +361,12 @@ func TestDistributedFSDP1(t *testing.T) {
 		})
 	}
 	off := run("meta", "offload")
+	// (with FSDP's mixed precision too: the common way to offload)
+	if mp := trace(t, py, "meta", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "4", script, "bf16", "offload"); firstStepStates(mp) != 0 ||
+		mp.Dist.HostParams != fsdp1ShardElems {
+		t.Errorf("bf16 with CPU offload: states on the device %d B, host parameters %d, want none and %d",
+			firstStepStates(mp), mp.Dist.HostParams, fsdp1ShardElems)
+	}
 	if states := firstStepStates(off); states != 0 {
 		t.Errorf("CPU offload: AdamW's states on the device %d bytes, want none", states)
 	}

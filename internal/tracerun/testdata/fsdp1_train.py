@@ -16,7 +16,8 @@ usage (under torchrun): fsdp1_train.py MODE, where MODE is
   hybrid: HYBRID_SHARD (one node of 4) with a size-based wrap policy
   no_shard: NO_SHARD (DDP's layout)
   offload: CPUOffload(offload_params=True): the shards, their gradients
-    and AdamW's states on the host (traced on meta only)
+    and AdamW's states on the host (traced on meta only); a second
+    argument "offload" adds it to any other mode
 """
 import functools
 import sys
@@ -64,7 +65,7 @@ if mode == "hybrid":
     kw["auto_wrap_policy"] = functools.partial(size_based_auto_wrap_policy, min_num_params=100000)
 if mode == "no_shard":
     kw["sharding_strategy"] = ShardingStrategy.NO_SHARD
-if mode == "offload":
+if mode == "offload" or sys.argv[2:] == ["offload"]:
     kw["cpu_offload"] = CPUOffload(offload_params=True)
 model = FSDP(model, **kw)
 if mode == "ckpt":

@@ -3,7 +3,7 @@ the root sharded over the world, AdamW on the shards. The script checks
 what sharding gives rank 0 (a quarter of each weight in a world of 4) on
 meta as on real tensors.
 
-usage (under torchrun): fsdp2_train.py [default|bf16|keep|deferred|host|offload|offload_deferred]
+usage (under torchrun): fsdp2_train.py [default|bf16|keep|deferred|host|offload|offload_deferred] [offload]
   bf16: MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32)
   keep: reshard_after_forward=False (the unsharded blocks kept for backward)
   deferred: the model built on meta, sharded, then to_empty(device="cuda")
@@ -14,6 +14,7 @@ usage (under torchrun): fsdp2_train.py [default|bf16|keep|deferred|host|offload|
     states on the host, each shard copied to the GPU for its all-gather
   offload_deferred: offload with deferred initialisation, made with
     to_empty(device="cpu") as FSDP asks for CPU offload (torchtitan)
+  a second argument "offload" adds CPU offload to any of them
 """
 import sys
 
@@ -48,7 +49,7 @@ else:
 kw = {}
 if mode == "bf16":
     kw["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-if mode.startswith("offload"):
+if mode.startswith("offload") or sys.argv[2:] == ["offload"]:
     try:
         from torch.distributed.fsdp import CPUOffloadPolicy
     except ImportError:  # torch 2.4, 2.5

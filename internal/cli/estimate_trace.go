@@ -160,14 +160,16 @@ func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []str
 	t := estimateCatalog.T(lang)
 	tt := traceCatalog.T(lang)
 	fmt.Fprintln(w, tt("trace.header", strings.Join(argv, " ")))
-	params := tt("trace.params", fmt.Sprintf("%.1fM", float64(r.Params)/1e6))
-	if r.Distributed.Sharded() && r.Distributed.HostParams > 0 {
-		params = tt("trace.params.offloaded", fmt.Sprintf("%.1fM", float64(r.Params)/1e6))
-	} else if r.Distributed.Sharded() {
-		params = tt("trace.params.sharded", fmt.Sprintf("%.1fM", float64(r.Params)/1e6))
-	} else if r.TrainableParams > 0 && r.TrainableParams < r.Params {
+	n := fmt.Sprintf("%.1fM", float64(r.Params)/1e6)
+	params := tt("trace.params", n)
+	switch {
+	case r.Distributed.Sharded() && r.Distributed.HostParams > 0:
+		params = tt("trace.params.offloaded", n)
+	case r.Distributed.Sharded():
+		params = tt("trace.params.sharded", n)
+	case r.TrainableParams > 0 && r.TrainableParams < r.Params:
 		// a frozen base (LoRA, a frozen backbone): what trains is the question
-		params = tt("trace.params.trainable", fmt.Sprintf("%.1fM", float64(r.Params)/1e6), groupDigits(r.TrainableParams))
+		params = tt("trace.params.trainable", n, groupDigits(r.TrainableParams))
 	}
 	fmt.Fprintln(w, "  "+tt("trace.setup", r.Device, r.Torch, strconv.Itoa(r.Steps), strconv.Itoa(r.Events), params))
 	if d := r.Distributed; d != nil && (d.World > 1 || d.Backend != "" || len(d.Wrappers) > 0) {

@@ -851,7 +851,7 @@ def _install_modes(torch, T):
                 # torch.as_tensor(mean, device=img.device)).
                 move = True
             if not move:
-                if dev == "meta" and T.on_host and T.on_offload_host(kwargs):
+                if dev == "meta" and T.on_offload_host(kwargs):
                     return _made_on_host(torch, T, func, args, kwargs, True)
                 if dev == "meta" and _trace_api.is_cpu(kwargs.get("device")) and args and \
                         T.is_own(_common.local_shard(args[0])):

@@ -355,8 +355,8 @@ def _fsdp1(T, fsdp, init, common, flat):
             T.offloaded_params(handle.flat_param.numel())
 
     FSDP.__init__ = __init__
-    handle = getattr(flat, "FlatParamHandle", None)
-    attrs = getattr(handle, "init_flat_param_attributes", None)
+    flat_handle = getattr(flat, "FlatParamHandle", None)
+    attrs = getattr(flat_handle, "init_flat_param_attributes", None)
     if attrs is not None:
         def init_flat_param_attributes(self, *a, **k):
             # (CPU offload: the shard pinned, its gradient made on the host)
@@ -364,7 +364,7 @@ def _fsdp1(T, fsdp, init, common, flat):
             with _offloading(T, False, offload, says_host=offload):
                 return attrs(self, *a, **k)
 
-        handle.init_flat_param_attributes = init_flat_param_attributes
+        flat_handle.init_flat_param_attributes = init_flat_param_attributes
 
 
 def _fsdp1_devices(T, init, handle):

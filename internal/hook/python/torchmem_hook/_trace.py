@@ -980,7 +980,7 @@ def _install_modes(torch, T):
                             if floats_only and not floating:
                                 continue
                             cat = "other" if T.forced is not None and not floating else None
-                            T.on_output(t, op, cat=cat, host=host or (scalars and t.dim() == 0), own=own)
+                            T.on_output(t, op, cat=cat, host=host or (scalars and _trace_sdpa.host_scalar(torch, t)), own=own)
             except Exception:
                 _debug()
             del ws  # the backward kernel's scratch is freed as it returns

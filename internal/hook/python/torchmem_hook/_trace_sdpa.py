@@ -26,11 +26,22 @@ DEFAULT_CC = 90
 # The philox seed and offset the fused ops return are 0-dim int64 tensors
 # that torch 2.6's CUDA kernels make on the host (flash_api.cpp mha_fwd:
 # at::scalar_tensor(..., at::dtype(at::kLong)), no device); the meta kernels
-# return them on meta. Record marks such outputs of these ops host.
+# return them on meta. Record marks such outputs of these ops host. From
+# torch 2.7 flash returns a uint64 rng state of 2 and an unused uint64
+# scalar instead, both made on the GPU ("[Note] BC breaking change to flash
+# seed/offset"; the meta kernel returns the same dtypes): host_scalar tells
+# them apart by dtype.
 HOST_SCALAR_OPS = frozenset([
     "aten._scaled_dot_product_flash_attention.default",
     "aten._scaled_dot_product_efficient_attention.default",
 ])
+
+
+def host_scalar(torch, t):
+    """Whether an output of a HOST_SCALAR_OPS op is one the CUDA kernel
+    makes on the host: the int64 0-dim seed and offset (not 2.7's uint64)."""
+    return t.dim() == 0 and t.dtype == torch.int64
+
 
 FLASH_BWD = "aten._scaled_dot_product_flash_attention_backward.default"
 EFFICIENT_BWD = "aten._scaled_dot_product_efficient_attention_backward.default"

@@ -136,7 +136,8 @@ func TestHFTraceAgreesWithBuiltin(t *testing.T) {
 // block's forward recomputed inside loss.backward() still has CUDA's fused
 // dropout (native_dropout: a one-byte mask), as in the forward, not the
 // host's (a float noise tensor), and under autocast its GEMMs in bf16 as
-// in the forward, reentrant or not.
+// in the forward, reentrant or not; what follows a recompute (the optimizer's
+// states, the next batch) is no module's.
 func TestHFPatternsOnMeta(t *testing.T) {
 	py := torchPython(t)
 	for _, mode := range []string{"reentrant", "nonreentrant", "reentrant amp", "nonreentrant amp"} {
@@ -183,6 +184,16 @@ func TestHFPatternsOnMeta(t *testing.T) {
 			// forward and again in the backward's recompute.
 			if fwd != 8 || bwd != 8 {
 				t.Errorf("native_dropout allocations: %d in forward, %d in backward; want 8 and 8", fwd, bwd)
+			}
+			// Non-reentrant checkpointing stops a recompute once what the
+			// backward needs is made (early_stop), inside blocks.N.down: the
+			// modules it entered are left again, so the optimizer's states
+			// and the next step's batch are no module's.
+			for _, a := range tr.Allocs {
+				if (a.Phase == "optimizer" || a.Kind == "data") && a.Module != "" {
+					t.Errorf("%s %s in the %s, step %d, named after module %q: a recompute's module stack outlived it",
+						a.Op, a.Kind, a.Phase, a.Step, a.Module)
+				}
 			}
 		})
 	}

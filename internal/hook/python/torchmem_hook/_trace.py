@@ -1398,6 +1398,34 @@ def _install_cuda(torch, T):
         setattr(cuda, k, v)
 
 
+def _recompute_keeps_modules(T):
+    """Non-reentrant checkpointing (torch >= 2.1) stops a block's
+    recomputation as soon as the tensors the backward needs are made
+    (_StopRecomputationError, early_stop): the modules entered are never
+    left, and their names would stay on T.modules, naming the backward's
+    and the optimizer's allocations after the last module recomputed.
+    Each recomputation restores the stack it found."""
+    try:
+        import torch.utils.checkpoint as cp
+
+        frame = cp._CheckpointFrame
+    except (ImportError, AttributeError):
+        return  # torch < 2.1: the whole block is recomputed, hooks balanced
+    init = frame.__init__
+
+    def __init__(self, recompute_fn, *a, **k):
+        def recompute(*args, **kwargs):
+            depth = len(T.modules)
+            try:
+                return recompute_fn(*args, **kwargs)
+            finally:
+                del T.modules[depth:]
+
+        init(self, recompute, *a, **k)
+
+    frame.__init__ = __init__
+
+
 def _install_phases(torch, T):
     import torch.nn.modules.module as mm
     import torch.autograd as ag
@@ -1427,6 +1455,7 @@ def _install_phases(torch, T):
 
     mm.register_module_forward_pre_hook(pre)
     mm.register_module_forward_hook(post)
+    _recompute_keeps_modules(T)
 
     orig_backward = ag.backward
     depth = [0]
@@ -1445,6 +1474,7 @@ def _install_phases(torch, T):
             return orig_backward(*a, **k)
         finally:
             depth[0] -= 1
+            T.modules = []  # what a recompute left (see _recompute_keeps_modules)
             T.set_phase("after_backward")
             for m in list(T.seen):
                 T.classify_module(m, False)

@@ -198,3 +198,42 @@ func TestOwnMetaTensorsHoldNothing(t *testing.T) {
 		t.Errorf("no 65,536-element buffer on the GPU: with torch.device(w.device) of a device tensor w is the GPU")
 	}
 }
+
+// TestGroupedMMExperts: testdata/grouped_experts.py, experts as 3-D
+// weights run by torch._grouped_mm (transformers 5.x's default on CUDA),
+// torch >= 2.9. In fp32 the meta trace and the real CPU tensors make the
+// same allocations and peaks: the meta kernel refuses fp32 (bf16 and fp16
+// only, up to torch 2.14 at least) where the CUDA kernel runs it by its
+// per-group fallback, so the tracer makes the output itself. Under bf16
+// autocast the fp32 grouped GEMMs run too (they are not autocast ops) and
+// the trace reaches its steps; before, it ended at the first expert.
+func TestGroupedMMExperts(t *testing.T) {
+	py := torch2Python(t)
+	if !torchAtLeast(py, 2, 9) {
+		t.Skip("torch._grouped_mm takes fp32 on CUDA from torch 2.9")
+	}
+	checkMetaAgreesWithReal(t, py, "grouped_experts.py 2")
+	tr := trace(t, py, "meta", filepath.Join("testdata", "grouped_experts.py"), "2", "amp")
+	if tr.End == nil || tr.End.Kind != "steps" {
+		t.Fatalf("end %+v: want 2 steps traced", tr.End)
+	}
+	const tokens, k, h, d = 256, 2, 128, 64
+	want := map[string]int{
+		fmt.Sprintf("float32 %d,%d %d", tokens*k, 2*h, tokens*k*2*h*4): 0, // gate_up
+		fmt.Sprintf("float32 %d,%d %d", tokens*k, d, tokens*k*d*4):     0, // down
+	}
+	for _, a := range tr.Allocs {
+		if a.Op == "aten._grouped_mm.default" && a.Phase == "forward" {
+			key := fmt.Sprintf("%s %s %d", a.DType, a.Shape, a.Bytes)
+			if _, ok := want[key]; !ok {
+				t.Errorf("grouped GEMM output %s: want one of %v", key, want)
+			}
+			want[key]++
+		}
+	}
+	for key, n := range want {
+		if n != 4 { // 2 steps x 2 blocks
+			t.Errorf("%d forward grouped GEMM outputs %s, want 4", n, key)
+		}
+	}
+}

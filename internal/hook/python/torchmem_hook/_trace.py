@@ -928,13 +928,17 @@ def _install_modes(torch, T):
                     if sdpa is not None:  # meta mode on torch >= 2.0
                         out = _trace_torch2.outputs(torch, str(func), args, out)
                 except (NotImplementedError, RuntimeError) as err:
-                    if not isinstance(err, NotImplementedError) and str(func) not in _trace_masks.REFUSED_ON_META:
+                    if not isinstance(err, NotImplementedError) and str(func) not in _trace_masks.REFUSED_ON_META \
+                            and str(func) not in _trace_api.REFUSED_ON_META:
                         raise
                     fb = _meta_fallback(str(func)) if T.device == "meta" else None
                     fb = fb or _trace_api.AMP_FALLBACKS.get(str(func))
                     if fb is None:
                         raise
-                    out = fb(torch, *args, **(kwargs or {}))
+                    try:
+                        out = fb(torch, *args, **(kwargs or {}))
+                    except LookupError:  # the GPU refuses these inputs too
+                        raise err
                     shaped = _trace_masks.data_shaped(torch, str(func), args)
                     if shaped is not None:
                         T.warn(_trace_masks.KIND, shaped[0], shaped[1])

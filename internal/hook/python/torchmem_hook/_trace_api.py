@@ -754,6 +754,45 @@ def _multinomial(torch, probs, num_samples, *a, **k):
     return torch.empty(shape, dtype=torch.long, device=probs.device)
 
 
+def _grouped_mm(torch, mat_a, mat_b, offs=None, bias=None, out_dtype=None):
+    """aten._grouped_mm (a mixture of experts' grouped GEMM: transformers
+    5.x's experts, torchtitan) in float32, which torch >= 2.9's CUDA kernel
+    runs by its fallback (one mm per group into the output) while the meta
+    kernel of torch up to 2.14 accepts only bf16 and fp16: transformers
+    calls it with the fp32 weights of autocast training. The output is
+    create_grouped_gemm_output_tensor's (GroupedMMUtils.h): its last dimension's
+    stride padded to 16 bytes, as on a CUDA build."""
+    if _torch_version(torch) < (2, 9) or mat_a.dtype != torch.float32:
+        raise LookupError()  # refused on the GPU too: the meta kernel's error stands
+    a2, b2 = mat_a.dim() == 2, mat_b.dim() == 2
+    if a2:
+        size = [offs.size(0), mat_a.size(0), mat_b.size(1)] if b2 else [mat_a.size(0), mat_b.size(-1)]
+    else:
+        size = [mat_a.size(1), mat_b.size(1)] if b2 else [mat_a.size(0), mat_a.size(1), mat_b.size(-1)]
+    dtype = out_dtype or mat_a.dtype
+    align = 16 // _itemsize(torch, dtype)
+    padded = (size[-1] + align - 1) // align * align
+    stride = [size[1] * padded, padded, 1] if a2 == b2 else [padded, 1]
+    return torch.empty_strided(size, stride, dtype=dtype, device=mat_a.device)
+
+
+def _itemsize(torch, dtype):
+    return torch.empty((), dtype=dtype, device="meta").element_size()
+
+
+def _torch_version(torch):
+    try:
+        return tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    except ValueError:
+        return (0, 0)
+
+
+# Ops whose meta kernel refuses inputs the GPU's kernel takes: their
+# RuntimeError sends them to META_FALLBACKS, which raise LookupError for
+# inputs the GPU refuses too (the meta kernel's error then stands).
+REFUSED_ON_META = frozenset(["aten._grouped_mm.default"])
+
+
 def _bn_stats(torch, x, *a, **k):
     # SyncBatchNorm's CUDA kernels (no meta or CPU one): per-channel mean
     # and invstd, in float for a half input as CUDA accumulates
@@ -792,6 +831,7 @@ META_FALLBACKS = {
     "aten.batch_norm_backward_reduce.default": _bn_backward_reduce,
     "aten.batch_norm_backward_elemt.default": _bn_backward_elemt,
     "aten.multinomial.default": _multinomial,
+    "aten._grouped_mm.default": _grouped_mm,
     "aten._adaptive_avg_pool2d_backward.default": _like_self,
     "aten._adaptive_avg_pool3d_backward.default": _like_self,
     "aten.reflection_pad2d_backward.default": _like_self,

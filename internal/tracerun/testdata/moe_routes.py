@@ -6,7 +6,10 @@
 # copies the counts to the host (.cpu().numpy().cumsum(0)) and slices the
 # sorted tokens by them (DeepSeek-MoE's moe_infer), "dropless" sorts the
 # tokens by expert, splits them by bincount(minlength=E).tolist() and
-# labels the rows with repeat_interleave(counts).
+# labels the rows with repeat_interleave(counts), "granite" counts them
+# as a scatter of ones into zeros, summed (GraniteMoE's TopKGating:
+# zeros.scatter(1, idx, 1).long().sum(0).tolist()) and splits the sorted
+# tokens by the counts.
 #
 # The router is a softmax plus a bias that makes top-k pick experts
 # (t*K + j) % E for token t: on real tensors every expert gets exactly
@@ -56,7 +59,17 @@ class MoE(torch.nn.Module):
             return self.deepseek(x, weight, idx)
         if STYLE == "deepseek":
             return self.deepseek_infer(x, weight, idx)
+        if STYLE == "granite":
+            return self.granite(x, weight, idx)
         return self.dropless(x, weight, idx)
+
+    def granite(self, x, weight, idx):
+        sizes = torch.zeros(T, E, dtype=weight.dtype, device=x.device).scatter(1, idx, 1).long().sum(0).tolist()
+        _, order = idx.flatten().sort(0)
+        xs = x[order.div(K, rounding_mode="trunc")]
+        outs = torch.cat([e(chunk) for e, chunk in zip(self.experts, xs.split(sizes))])
+        outs = outs * weight.flatten()[order].unsqueeze(-1)
+        return torch.zeros_like(x).index_add(0, order.div(K, rounding_mode="trunc"), outs)
 
     def minimind(self, x, weight, idx):
         y = torch.zeros_like(x)

@@ -948,7 +948,9 @@ def _install_modes(torch, T):
                 raise
             if T.device == "meta":
                 try:
-                    _trace_masks.after_op(func, args, out)  # routing marks: a mistake there is not the op's
+                    counted = _trace_masks.after_op(func, args, out)  # routing marks: a mistake there is not the op's
+                    if counted is not None:
+                        T.warn(_trace_masks.KIND, counted[0], counted[1])
                     _trace_values.after_op(func, _trace_masks.op_name(func)[0], args, kwargs or {}, out)
                 except Exception:
                     _debug()

@@ -18,7 +18,7 @@ optimizer states.
 Routers that compare indices instead of one-hot masks (DeepSeek-MoE's
 `y[flat_topk_idx == i] = expert(x[flat_topk_idx == i])`, MiniMind's
 `mask = topk_idx == i; if mask.any(): ...`), or count them (`bincount`,
-`histc`, `scatter_` of ones then `sum`, then `.cpu().numpy()` or
+`histc`, `scatter`/`scatter_` of ones then `sum`, then `.cpu().numpy()` or
 `.tolist()` to split the sorted tokens) get the same balanced share: the
 indices top-k (max, argmax) returns over n choices are marked as routing
 indices, each value as often; `idx == i` is a mask with 1/n of its elements
@@ -225,7 +225,9 @@ def _reduced(x, dims):
 
 def after_op(func, args, out):
     """Carry marks from an op's first input to its outputs, and make new
-    ones: routing indices (top-k), masks of them (==), counts of them."""
+    ones: routing indices (top-k), masks of them (==), counts of them.
+    Returns (op, words) for the trace's W line when it made counts a
+    balanced router was assumed for, else None."""
     if not args or not getattr(out, "is_meta", True):
         return
     name, overload = op_name(func)
@@ -248,12 +250,16 @@ def after_op(func, args, out):
             _tag(out, 1.0 / n if name == "eq" else 1.0 - 1.0 / n)
         elif name == "histc" and _dim(args, 1, 100) == n:
             _trace_values.keep(out, balanced(src.numel(), n))
-        return
-    if name == "scatter_" and overload == "value" and len(args) > 3 and args[3] == 1 and classes(args[2]) is not None:
-        # counts of routing indices: zeros, then scatter_ of ones at them
+            return "histc", "%d routing indices over %d choices taken as balanced: a balanced router's counts" % (
+                src.numel(), n)
+        return None
+    if name in ("scatter_", "scatter") and overload == "value" and len(args) > 3 and args[3] == 1 \
+            and classes(args[2]) is not None:
+        # counts of routing indices: zeros, then a scatter of ones at them
+        # (in place, or GraniteMoE's out-of-place zeros.scatter(1, idx, 1))
         dim, index = args[1], args[2]
         if classes(index) == src.shape[dim]:
-            _tag(src, min(1.0, float(index.shape[dim]) / src.shape[dim]))
+            _tag(src if name == "scatter_" else out, min(1.0, float(index.shape[dim]) / src.shape[dim]))
         return
     if not _known(src):
         return
@@ -271,6 +277,10 @@ def after_op(func, args, out):
         count = d * _reduced(src, None if overload == "default" else _dim(args, 1, None))
         v = int(math.ceil(count)) if not out.is_floating_point() else count
         _trace_values.keep(out, [v] * out.numel())
+        if d < 1:
+            return "sum", "%s counts of a mask of %d elements taken as %s each: a balanced router's share" % (
+                out.numel(), src.numel(), v)
+    return None
 
 
 # The ops that return routing indices (positions over a dimension of n

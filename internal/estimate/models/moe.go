@@ -16,6 +16,9 @@ import "fmt"
 //	           (one MLP of n_shared_experts * moe_intermediate_size), the
 //	           first first_k_dense_replace layers dense
 //	deepseek_v2 the same MoE with multi-head latent attention
+//	qwen3_moe  Qwen3MoeSparseMoeBlock (Qwen3-30B-A3B, -235B-A22B): 128
+//	           experts, top 8, no shared expert; Qwen3's attention (q/k
+//	           RMSNorm per head, no q/k/v bias)
 
 // MoESpec is the mixture-of-experts layout of a model.
 type MoESpec struct {
@@ -45,7 +48,8 @@ type MLASpec struct {
 
 func init() {
 	register(MoE, spec{params: moeParams, validate: validateMoE}, map[string]func(cfg) *Model{
-		"mixtral": mixtralConfig, "qwen2_moe": qwen2MoEConfig, "deepseek": deepseekConfig, "deepseek_v2": deepseekConfig})
+		"mixtral": mixtralConfig, "qwen2_moe": qwen2MoEConfig, "qwen3_moe": qwen3MoEConfig,
+		"deepseek": deepseekConfig, "deepseek_v2": deepseekConfig})
 }
 
 // Sparse reports whether layer i has routed experts.
@@ -89,6 +93,10 @@ func moeParams(m *Model) []Param {
 			l.linear("self_attn.q_proj", i, h, q, m.QKVBias)
 			l.linear("self_attn.k_proj", i, h, kv, m.QKVBias)
 			l.linear("self_attn.v_proj", i, h, kv, m.QKVBias)
+			if m.QKNorm {
+				l.norm("self_attn.q_norm", i, m.HeadDim, false)
+				l.norm("self_attn.k_norm", i, m.HeadDim, false)
+			}
 			l.linear("self_attn.o_proj", i, q, h, false)
 		}
 		l.norm("post_attention_layernorm", i, h, false)
@@ -171,12 +179,34 @@ func mixtralConfig(c cfg) *Model {
 	return m
 }
 
-// qwen2MoEConfig: Qwen2MoeConfig. A layer is sparse when (i+1) is a
-// multiple of decoder_sparse_step and i is not in mlp_only_layers.
+// qwen2MoEConfig: Qwen2MoeConfig.
 func qwen2MoEConfig(c cfg) *Model {
 	s := &MoESpec{Experts: c.int(60, "num_experts"), TopK: c.int(4, "num_experts_per_tok"),
 		ExpertIntermediate: c.int(1408, "moe_intermediate_size"),
 		SharedIntermediate: c.int(5632, "shared_expert_intermediate_size"), SharedGate: true}
+	qwenDenseLayers(c, s)
+	m := moeLlama(c, s)
+	m.QKVBias = c.boolean(true, "qkv_bias") // Qwen2MoeAttention: bias on q, k, v
+	return m
+}
+
+// qwen3MoEConfig: Qwen3MoeConfig, whose defaults are Qwen3-30B-A3B's
+// (128 experts of 768, top 8); the sparse layers chosen as Qwen2-MoE's.
+func qwen3MoEConfig(c cfg) *Model {
+	// transformers 5 writes num_local_experts (its attribute_map's name);
+	// the published configs say num_experts
+	s := &MoESpec{Experts: c.int(128, "num_experts", "num_local_experts"), TopK: c.int(8, "num_experts_per_tok"),
+		ExpertIntermediate: c.int(768, "moe_intermediate_size")}
+	qwenDenseLayers(c, s)
+	m := moeLlama(c, s)
+	m.QKVBias, m.QKNorm = c.boolean(false, "attention_bias"), true
+	return m
+}
+
+// qwenDenseLayers: Qwen2/3-MoE's dense layers. A layer is sparse when
+// (i+1) is a multiple of decoder_sparse_step and i is not in
+// mlp_only_layers.
+func qwenDenseLayers(c cfg, s *MoESpec) {
 	step := max(1, c.int(1, "decoder_sparse_step"))
 	only := map[int]bool{}
 	if a, ok := c["mlp_only_layers"].([]any); ok {
@@ -192,9 +222,6 @@ func qwen2MoEConfig(c cfg) *Model {
 			s.DenseLayers = append(s.DenseLayers, i)
 		}
 	}
-	m := moeLlama(c, s)
-	m.QKVBias = c.boolean(true, "qkv_bias") // Qwen2MoeAttention: bias on q, k, v
-	return m
 }
 
 // deepseekConfig: DeepseekConfig / DeepseekV2Config (remote code). A layer

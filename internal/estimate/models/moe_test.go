@@ -2,6 +2,7 @@ package models
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -17,6 +18,9 @@ import (
 //     name, to the billion).
 //   - deepseek-moe-16b-base: 16.4B total, 2.8B activated (DeepSeekMoE paper,
 //     arXiv:2401.06066, table 1; a GGUF card gives 16.38B).
+//   - Qwen3-30B-A3B: 30.5B total, 3.3B activated (huggingface.co/Qwen/Qwen3-30B-A3B
+//     model card); config.json as published (transformers 4.51.0): 48 layers,
+//     2048 wide, head_dim 128, 128 experts of 768, top 8, untied.
 //   - DeepSeek-V2-Lite: 15.7B total, 2.4B activated (DeepSeek-V2 paper,
 //     arXiv:2405.04434, appendix B). The paper counts the vocabulary
 //     matrices once (input embedding and output layer share a count), so
@@ -39,6 +43,7 @@ func TestMoEParamCounts(t *testing.T) {
 		{"mistralai/Mixtral-8x7B-v0.1", 46.7, 12.9, 1, false},
 		{"Qwen/Qwen1.5-MoE-A2.7B", 14.3, 2.7, 1, false},
 		{"Qwen/Qwen2-57B-A14B", 57, 14, 0, false},
+		{"Qwen/Qwen3-30B-A3B", 30.5, 3.3, 1, false},
 		{"deepseek-ai/deepseek-moe-16b-base", 16.4, 2.8, 1, false},
 		{"deepseek-ai/DeepSeek-V2-Lite", 15.7, 2.4, 1, true},
 	} {
@@ -88,6 +93,27 @@ func TestMoELayout(t *testing.T) {
 		if q.MoE.Sparse(i) != want {
 			t.Errorf("qwen2_moe layer %d sparse %v, want %v", i, q.MoE.Sparse(i), want)
 		}
+	}
+	// Qwen3-MoE as transformers 5 writes it (num_local_experts): no shared
+	// expert, q/k RMSNorm per head, and the same dense-layer rule.
+	q3, err := FromConfigMap(map[string]any{"model_type": "qwen3_moe", "num_hidden_layers": 2.0, "hidden_size": 64.0,
+		"num_attention_heads": 4.0, "num_key_value_heads": 2.0, "num_local_experts": 16.0, "num_experts_per_tok": 4.0,
+		"moe_intermediate_size": 32.0, "vocab_size": 100.0, "mlp_only_layers": []any{1.0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := q3.MoE; s.Experts != 16 || s.TopK != 4 || s.SharedIntermediate != 0 || s.SharedGate || !s.Sparse(0) || s.Sparse(1) || !q3.QKNorm || q3.QKVBias {
+		t.Errorf("qwen3_moe: %+v, qk_norm %v, qkv bias %v: want 16 experts, top 4, no shared expert, layer 1 dense, q/k norms",
+			*s, q3.QKNorm, q3.QKVBias)
+	}
+	norms := 0
+	for _, p := range q3.Params() {
+		if strings.HasSuffix(p.Name, "q_norm.weight") || strings.HasSuffix(p.Name, "k_norm.weight") {
+			norms++
+		}
+	}
+	if norms != 4 {
+		t.Errorf("%d q/k norm weights, want 4 (2 layers)", norms)
 	}
 	if _, err := FromConfigMap(map[string]any{"model_type": "mixtral", "num_experts_per_tok": 9.0}); err == nil {
 		t.Error("top-9 of 8 experts accepted")

@@ -239,3 +239,34 @@ func versionAtLeast(v string, major, minor int) bool {
 	}
 	return a > major || a == major && b >= minor
 }
+
+// TestHFVisionLanguage: transformers' own Qwen2.5-VL (testdata/hf_vl.py,
+// a small config, one image per sample) trains on meta to its steps. Its
+// vision tower reads its own sizes back from the device: the merge size
+// from torch.tensor([m], device=grid.device).tolist() (made below the
+// dispatcher, so its values and its allocation were unknown to the
+// tracer), the windows' boundaries through torch.unique_consecutive (no
+// meta kernel), and the image-token count through _is_all_true().item()
+// (torch._check_tensor_all). In fp32 with eager attention the meta and
+// real-CPU-tensor runs agree within 4 KiB: meta has, rightly, the
+// attention mask's bool copy made on the device (1 KiB), which cpu mode
+// cannot tell from a host copy.
+func TestHFVisionLanguage(t *testing.T) {
+	py := hfPython(t)
+	if exec.Command(py, "-c", "from transformers import Qwen2_5_VLConfig").Run() != nil {
+		t.Skip("this transformers has no Qwen2.5-VL")
+	}
+	args := []string{filepath.Join("testdata", "hf_vl.py"), "2", "512"}
+	meta := trace(t, py, "meta", append(args, "fp32", "eager")...)
+	real := trace(t, py, "cpu", append(args, "fp32", "eager")...)
+	rm, rr := estimate.ReplayTrace(meta, estimate.TraceReplay{}), estimate.ReplayTrace(real, estimate.TraceReplay{})
+	if d := rm.LiveBytesPeak - rr.LiveBytesPeak; d < 0 || d > 4096 || rm.Steps != 2 {
+		t.Errorf("fp32: meta live peak %d B, real %d B, %d steps: want 2 steps and meta within 4 KiB above",
+			rm.LiveBytesPeak, rr.LiveBytesPeak, rm.Steps)
+	}
+	amp := trace(t, py, "meta", append(args, "amp", "sdpa")...)
+	if amp.End == nil || amp.End.Kind != "steps" {
+		t.Errorf("amp sdpa: the trace ended with %+v, want its 2 steps", amp.End)
+	}
+	t.Logf("fp32 eager: meta %d B, real %d B live; amp sdpa: %d events", rm.LiveBytesPeak, rr.LiveBytesPeak, len(amp.Allocs))
+}

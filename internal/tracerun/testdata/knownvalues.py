@@ -7,6 +7,10 @@
 # from the host copies (no placeholder False, no all-true mask), so both
 # traces allocate the same. In-place writes on the device (add_, copy_)
 # keep the values known: a buffer sized from them has B * (T - 8) rows.
+# torch.tensor(Python numbers, device=...) is made below the dispatcher:
+# its allocation and its values come from the tracer's function mode
+# (transformers' vision towers read torch.tensor([m], device=x.device)
+# back with .tolist()); a 64 KiB table of them is allocated per step.
 import torch
 import torch.nn.functional as F
 
@@ -35,6 +39,10 @@ for step in range(3):
     rows.copy_(per_row)
     buf = torch.empty(int(rows.sum()), H, device="cuda")
     assert buf.shape[0] == B * (T - 8), buf.shape
+    merge = torch.tensor([2], device=ids.device).expand(B).tolist()
+    assert merge == [2] * B, merge
+    table = torch.tensor([float(i) for i in range(16384)], device="cuda")
+    assert int(table[-1]) == 16383, table[-1]
     loss.backward()
     opt.step()
     opt.zero_grad(set_to_none=True)

@@ -635,6 +635,18 @@ class _SubclassKinds(object):
         return "fake" if t.__name__ == "FakeTensor" else "wrapper"
 
 
+def _made_from_data(torch, T, func, args, kwargs, out):
+    """torch.tensor/as_tensor/asarray of Python numbers on the device:
+    torch makes it below the dispatcher (internal_new_from_data; no op a
+    dispatch mode sees, where a tensor's or an array's data goes through
+    _to_copy), so it is recorded here, and on meta given its values."""
+    if not isinstance(out, torch.Tensor) or _skey(out) in T.live:
+        return
+    T.on_output(out, "aten.lift_fresh.default")  # as cpu mode records it
+    if T.device == "meta":
+        _trace_values.from_data(func, args, kwargs, out)
+
+
 def _meta_fallback(name):
     fb = _META_FALLBACKS.get(name) or _trace_api.META_FALLBACKS.get(name)
     if fb is None and name.startswith("aten._foreach_"):
@@ -775,6 +787,8 @@ def _install_modes(torch, T):
              Tensor.__float__: 0.0, Tensor.__int__: 0, Tensor.__index__: 0,
              Tensor.__contains__: False}
     passthrough = set([Tensor.pin_memory])
+    # factories of data the program gives (their values are known)
+    from_data = set(f for f in (torch.tensor, torch.as_tensor, getattr(torch, "asarray", None)) if f is not None)
     dropout = torch.nn.functional.dropout
     linear = torch.nn.functional.linear
 
@@ -850,6 +864,10 @@ def _install_modes(torch, T):
                 # torch.tensor(1.0, device="cpu"); torchvision's Normalize:
                 # torch.as_tensor(mean, device=img.device)).
                 move = True
+            elif dev == "meta" and func in from_data and "device" in kwargs and kwargs["device"] is T.device_marker:
+                # torch.tensor(data, device=x.device) of a device tensor x:
+                # made on the device, with data's values (as device="cuda")
+                move = True
             if not move:
                 if dev == "meta" and T.on_offload_host(kwargs):
                     return _made_on_host(torch, T, func, args, kwargs, True)
@@ -877,9 +895,12 @@ def _install_modes(torch, T):
                 kwargs["copy"] = True
             T.redirect += 1
             try:
-                return func(*args, **kwargs)
+                out = func(*args, **kwargs)
+                if func in from_data:
+                    _made_from_data(torch, T, func, args, kwargs, out)
             finally:
                 T.redirect -= 1
+            return out
 
     kinds = _SubclassKinds(torch)
     copy_ = torch.ops.aten.copy_.default

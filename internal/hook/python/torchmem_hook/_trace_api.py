@@ -849,6 +849,7 @@ META_FALLBACKS = {
     "aten.masked_select.default": _masked_select,
     "aten.nonzero.default": _trace_masks.nonzero,
     "aten._unique2.default": _trace_masks.unique,
+    "aten.unique_consecutive.default": _trace_masks.unique_consecutive,
     "aten.bincount.default": _trace_masks.bincount,
     "aten.histc.default": _trace_masks.histc,
     "torchvision.nms.default": _trace_masks.nms,

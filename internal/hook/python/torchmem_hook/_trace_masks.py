@@ -325,6 +325,8 @@ def data_shaped(torch, name, args):
             return "bincount", "%d routing indices over %d choices taken as balanced: a balanced router's counts" % (
                 args[0].numel(), n)
         return None
+    if name == "aten.unique_consecutive.default":
+        return "unique_consecutive", "all %d elements taken as distinct: the most it can be" % args[0].numel()
     if name == "aten._unique2.default":
         d = _trace_values.domain(args[0])
         if d is not None:
@@ -400,6 +402,24 @@ def unique(torch, x, sorted=True, return_inverse=False, return_counts=False, *a,
     out = torch.empty((n,), dtype=x.dtype, device=x.device)
     if s is None and d is not None:
         _trace_values.keep(out, d[:n].to(x.dtype))
+    return out, inv, counts
+
+
+def unique_consecutive(torch, x, return_inverse=False, return_counts=False, dim=None, *a, **k):
+    """aten.unique_consecutive on meta (no meta kernel; Qwen2.5-VL's vision
+    windows: torch.unique_consecutive(cu_window_seqlens)): of known values,
+    theirs (values then known: _trace_values.OPS); else every element
+    distinct. The CUDA kernel makes its output and counts input-sized and
+    resizes them down, so their storages stay input-sized, as here."""
+    if dim is not None:
+        raise NotImplementedError("unique_consecutive over a dimension on meta")
+    s = shadow(x)
+    n = x.numel() if s is None else int(torch.unique_consecutive(s).numel())
+    inv = torch.empty(tuple(x.shape) if return_inverse else (0,), dtype=torch.long, device=x.device)
+    out = torch.empty((x.numel(),), dtype=x.dtype, device=x.device).resize_(n)
+    counts = torch.empty((x.numel() if return_counts else 0,), dtype=torch.long, device=x.device)
+    if return_counts:
+        counts.resize_(n)
     return out, inv, counts
 
 

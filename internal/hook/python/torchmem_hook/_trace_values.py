@@ -220,7 +220,8 @@ OPS = SELECTIONS | frozenset([
     "add", "sub", "rsub", "mul", "div", "floor_divide", "remainder", "fmod", "neg", "abs", "clamp", "clamp_min",
     "clamp_max", "minimum", "maximum", "sign",
     # reductions, orders, counts
-    "all", "any", "sum", "prod", "min", "max", "amin", "amax", "argmax", "argmin", "cumsum", "cumprod",
+    "all", "any", "_is_all_true", "_is_any_true", "sum", "prod", "min", "max", "amin", "amax", "argmax", "argmin",
+    "cumsum", "cumprod",
     "count_nonzero", "sort", "argsort", "unique_consecutive", "_unique2", "bincount", "searchsorted",
     "bucketize", "scatter", "scatter_add",
 ])
@@ -301,6 +302,20 @@ def after_op(func, name, args, kwargs, out):
         return  # a shape the host op refuses: the values stay unknown
     for o, r in zip(outs, _outputs_cpu(res, len(outs))):
         keep(o, r, _written(o, args, kwargs))
+
+
+def from_data(func, args, kwargs, out):
+    """torch.tensor(data, device=GPU) (as_tensor, asarray): the meta
+    tensor made of Python numbers or an array has their values
+    (transformers' vision position ids read back
+    torch.tensor([merge_size], device=grid.device).tolist()). A tensor's
+    values enter through _to_copy (SOURCES) instead."""
+    if not _is_meta(out) or out.numel() > MAX or (args and isinstance(args[0], _torch.Tensor)):
+        return
+    try:
+        keep(out, func(*args, **dict(_cpu_kwargs(kwargs), dtype=out.dtype)))
+    except Exception:
+        pass  # data the host cannot make (meta tensors in a list): unknown
 
 
 def _written(o, args, kwargs):

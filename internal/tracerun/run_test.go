@@ -392,3 +392,33 @@ func TestLeftoverProcessesStopped(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerationStops: testdata/generate.py, a greedy generation loop with
+// transformers' stopping criteria, ends by itself on meta after exactly
+// max_new_tokens tokens (its own assert), with the allocations and peaks
+// of the real-tensor run. The end-of-sequence test reads tokens without
+// data; before, its placeholder False kept the loop running until the
+// trace's timeout killed it.
+func TestGenerationStops(t *testing.T) {
+	py := torchPython(t)
+	args := []string{filepath.Join("testdata", "generate.py"), "4", "8", "16"}
+	run := func(device string) *estimate.Trace {
+		var out strings.Builder
+		// (a minute: it takes seconds, and a loop that does not stop is the failure)
+		tr, err := Run(context.Background(), Options{Argv: append([]string{py}, args...), Device: device, Output: &out,
+			Timeout: time.Minute})
+		if err != nil || tr.End == nil || tr.End.Kind != "exit" {
+			t.Fatalf("%s: %v, the trace ended with %+v, want the program's own end\n%s", device, err, tr.End, out.String())
+		}
+		return tr
+	}
+	meta, real := run("meta"), run("cpu")
+	// (the same allocations; `unfinished`, made with device=ids.device,
+	// counts as input data in cpu mode and a temporary on meta)
+	rm, rr := estimate.ReplayTrace(meta, estimate.TraceReplay{}), estimate.ReplayTrace(real, estimate.TraceReplay{})
+	if len(deviceSeen(meta)) != len(deviceSeen(real)) || rm.LiveBytesPeak != rr.LiveBytesPeak ||
+		rm.PeakAllocatedBytes != rr.PeakAllocatedBytes {
+		t.Errorf("meta: %d allocations, live peak %d B, allocated %d B; real: %d, %d B, %d B",
+			len(deviceSeen(meta)), rm.LiveBytesPeak, rm.PeakAllocatedBytes, len(deviceSeen(real)), rr.LiveBytesPeak, rr.PeakAllocatedBytes)
+	}
+}

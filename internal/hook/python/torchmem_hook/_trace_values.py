@@ -297,6 +297,8 @@ def after_op(func, name, args, kwargs, out):
     except _Missing:
         if (_shadows or _domains) and base in DOMAIN_OPS:
             _domain_op(base, args, outs)
+        elif base in ABSORBING and _shadows:
+            _absorbed(base, args, outs)
         return
     except Exception:
         return  # a shape the host op refuses: the values stay unknown
@@ -316,6 +318,33 @@ def from_data(func, args, kwargs, out):
         keep(out, func(*args, **dict(_cpu_kwargs(kwargs), dtype=out.dtype)))
     except Exception:
         pass  # data the host cannot make (meta tensors in a list): unknown
+
+
+# Boolean ops whose result one known operand decides: x | True is True,
+# x & False is False, whatever x holds. Generation's stopping criteria
+# (transformers: is_done = is_done | criterion(...), unfinished &= ~is_done)
+# combine a known max-length test with an end-of-sequence test of tokens
+# the trace does not know: the known one ends the loop at max_new_tokens,
+# where a placeholder False would run it forever.
+ABSORBING = {"bitwise_or": True, "logical_or": True, "bitwise_and": False, "logical_and": False}
+
+
+def _absorbed(base, args, outs):
+    """Known values for an op of ABSORBING whose other operand is not
+    known: all True for an or with an all-True operand (bool results), all
+    zero for an and with an all-zero operand (the long `unfinished &
+    ~is_done` too)."""
+    o = outs[0]
+    value = ABSORBING[base]
+    if o.numel() > MAX or (value and o.dtype != _torch.bool):
+        return
+    for a in args[:2]:
+        s = shadow(a) if _is_meta(a) else (a if isinstance(a, _torch.Tensor) else None)
+        if isinstance(a, (bool, int)):
+            s = _torch.tensor(a)
+        if s is not None and s.numel() > 0 and bool((s.to(_torch.bool) == value).all()):
+            keep(o, _torch.full(tuple(o.shape), value, dtype=o.dtype), _written(o, args, {}))
+            return
 
 
 def _written(o, args, kwargs):

@@ -27,6 +27,22 @@ def debug():
         sys.stderr.write("torchmem hook: " + traceback.format_exc())
 
 
+def torch_version(torch):
+    """(major, minor) of torch.__version__: "2.7.0a0+git" and "2.14.1+debian"
+    read as (2, 7) and (2, 14); what does not parse as (0, 0)."""
+    parts = []
+    for p in str(getattr(torch, "__version__", "")).split("+")[0].split(".")[:2]:
+        digits = ""
+        for c in p:
+            if not c.isdigit():
+                break
+            digits += c
+        parts.append(int(digits or 0))
+    while len(parts) < 2:
+        parts.append(0)
+    return tuple(parts)
+
+
 def one_line(s):
     """s as one field of a tab-separated line: tabs and line breaks become
     spaces (the tracer's trace and --real's end line)."""

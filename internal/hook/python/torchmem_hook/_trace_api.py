@@ -762,7 +762,7 @@ def _grouped_mm(torch, mat_a, mat_b, offs=None, bias=None, out_dtype=None):
     calls it with the fp32 weights of autocast training. The output is
     create_grouped_gemm_output_tensor's (GroupedMMUtils.h): its last dimension's
     stride padded to 16 bytes, as on a CUDA build."""
-    if _torch_version(torch) < (2, 9) or mat_a.dtype != torch.float32:
+    if _common.torch_version(torch) < (2, 9) or mat_a.dtype != torch.float32:
         raise LookupError()  # refused on the GPU too: the meta kernel's error stands
     a2, b2 = mat_a.dim() == 2, mat_b.dim() == 2
     if a2:
@@ -778,13 +778,6 @@ def _grouped_mm(torch, mat_a, mat_b, offs=None, bias=None, out_dtype=None):
 
 def _itemsize(torch, dtype):
     return torch.empty((), dtype=dtype, device="meta").element_size()
-
-
-def _torch_version(torch):
-    try:
-        return tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
-    except ValueError:
-        return (0, 0)
 
 
 # Ops whose meta kernel refuses inputs the GPU's kernel takes: their

@@ -63,11 +63,8 @@ MIN_TORCH = (2, 1)
 
 def supported(torch):
     """Whether this torch can trace a process group ("" or what it lacks)."""
-    try:
-        v = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
-    except ValueError:
-        v = MIN_TORCH
-    if v < MIN_TORCH:
+    v = _common.torch_version(torch)
+    if (0, 0) < v < MIN_TORCH:  # (a version that does not parse is let through)
         return "torch %s has no fake process group (torch 2.1 or later has)" % torch.__version__
     dist = getattr(torch, "distributed", None)
     if dist is None or not dist.is_available():

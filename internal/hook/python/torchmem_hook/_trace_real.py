@@ -69,20 +69,6 @@ def max_entries(cap):
     return max(MIN_ENTRIES, min(MAX_ENTRIES, cap // ENTRY_BYTES))
 
 
-def torch_version(torch):
-    parts = []
-    for p in str(torch.__version__).split("+")[0].split(".")[:2]:
-        digits = ""
-        for c in p:
-            if not c.isdigit():
-                break
-            digits += c
-        parts.append(int(digits or 0))
-    while len(parts) < 2:
-        parts.append(0)
-    return tuple(parts)
-
-
 def unsupported_reason(torch):
     """Why this process cannot run --real, or None. No GPU first: that is
     the answer on a host without one, whatever its torch."""
@@ -92,7 +78,7 @@ def unsupported_reason(torch):
         return "--real needs a CUDA GPU: torch.cuda.is_available() failed: %s" % _first_line(err)
     if not ok:
         return "--real needs a CUDA GPU: torch.cuda.is_available() is False on this host"
-    if torch_version(torch) < (2, 0):
+    if _common.torch_version(torch) < (2, 0):
         return ("--real needs torch >= 2.0 (the allocator's trace and the global "
                 "optimizer step hooks): this is torch %s" % torch.__version__)
     return None

@@ -68,17 +68,10 @@ def _cc():
     return cc if cc > 0 else DEFAULT_CC
 
 
-def _version(torch):
-    try:
-        return tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
-    except ValueError:
-        return (0, 0)
-
-
 def _max_cc(torch):
     # torch 2.7 widened both kernels' range from [sm80|sm50, sm90] to sm120
     # (Blackwell); the range is that of the torch being traced.
-    return 121 if _version(torch) >= (2, 7) else 90
+    return 121 if _common.torch_version(torch) >= (2, 7) else 90
 
 
 class Params(object):
@@ -162,7 +155,7 @@ def can_efficient(torch, p, cc):
         return False
     # GQA: torch 2.5/2.6 give the efficient kernel no grouped-query support
     # (check_batch_size_and_num_heads_dense<false>); later versions do.
-    if not heads_ok(p, _version(torch) >= (2, 7)):
+    if not heads_ok(p, _common.torch_version(torch) >= (2, 7)):
         return False
     # check_last_dim_stride_equals_1_dense<ignore_singleton_dim=false>
     return all(t.stride(-1) == 1 for t in (q, k, v))

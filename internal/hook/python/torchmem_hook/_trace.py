@@ -864,7 +864,7 @@ def _install_modes(torch, T):
                 # torch.tensor(1.0, device="cpu"); torchvision's Normalize:
                 # torch.as_tensor(mean, device=img.device)).
                 move = True
-            elif dev == "meta" and func in from_data and "device" in kwargs and kwargs["device"] is T.device_marker:
+            elif dev == "meta" and func in from_data and kwargs.get("device") is T.device_marker:
                 # torch.tensor(data, device=x.device) of a device tensor x:
                 # made on the device, with data's values (as device="cuda")
                 move = True
@@ -949,18 +949,18 @@ def _install_modes(torch, T):
                     if sdpa is not None:  # meta mode on torch >= 2.0
                         out = _trace_torch2.outputs(torch, str(func), args, out)
                 except (NotImplementedError, RuntimeError) as err:
-                    if not isinstance(err, NotImplementedError) and str(func) not in _trace_masks.REFUSED_ON_META \
-                            and str(func) not in _trace_api.REFUSED_ON_META:
+                    name = str(func)
+                    if not isinstance(err, NotImplementedError) and name not in _trace_api.REFUSED_ON_META:
                         raise
-                    fb = _meta_fallback(str(func)) if T.device == "meta" else None
-                    fb = fb or _trace_api.AMP_FALLBACKS.get(str(func))
+                    fb = _meta_fallback(name) if T.device == "meta" else None
+                    fb = fb or _trace_api.AMP_FALLBACKS.get(name)
                     if fb is None:
                         raise
                     try:
                         out = fb(torch, *args, **(kwargs or {}))
                     except LookupError:  # the GPU refuses these inputs too
                         raise err
-                    shaped = _trace_masks.data_shaped(torch, str(func), args)
+                    shaped = _trace_masks.data_shaped(torch, name, args)
                     if shaped is not None:
                         T.warn(_trace_masks.KIND, shaped[0], shaped[1])
             except Exception as err:

@@ -770,20 +770,17 @@ def _grouped_mm(torch, mat_a, mat_b, offs=None, bias=None, out_dtype=None):
     else:
         size = [mat_a.size(1), mat_b.size(1)] if b2 else [mat_a.size(0), mat_a.size(1), mat_b.size(-1)]
     dtype = out_dtype or mat_a.dtype
-    align = 16 // _itemsize(torch, dtype)
+    align = 16 // dtype.itemsize
     padded = (size[-1] + align - 1) // align * align
     stride = [size[1] * padded, padded, 1] if a2 == b2 else [padded, 1]
     return torch.empty_strided(size, stride, dtype=dtype, device=mat_a.device)
 
 
-def _itemsize(torch, dtype):
-    return torch.empty((), dtype=dtype, device="meta").element_size()
-
-
-# Ops whose meta kernel refuses inputs the GPU's kernel takes: their
+# Ops whose meta kernel refuses inputs the GPU's kernel takes (or that
+# refuse on meta what only the data decides: _trace_masks'): their
 # RuntimeError sends them to META_FALLBACKS, which raise LookupError for
 # inputs the GPU refuses too (the meta kernel's error then stands).
-REFUSED_ON_META = frozenset(["aten._grouped_mm.default"])
+REFUSED_ON_META = _trace_masks.REFUSED_ON_META | frozenset(["aten._grouped_mm.default"])
 
 
 def _bn_stats(torch, x, *a, **k):

@@ -339,9 +339,10 @@ def _absorbed(base, args, outs):
     if o.numel() > MAX or (value and o.dtype != _torch.bool):
         return
     for a in args[:2]:
-        s = shadow(a) if _is_meta(a) else (a if isinstance(a, _torch.Tensor) else None)
         if isinstance(a, (bool, int)):
             s = _torch.tensor(a)
+        else:
+            s = shadow(a) if _is_meta(a) else (a if _host_values(a) else None)
         if s is not None and s.numel() > 0 and bool((s.to(_torch.bool) == value).all()):
             keep(o, _torch.full(tuple(o.shape), value, dtype=o.dtype), _written(o, args, {}))
             return

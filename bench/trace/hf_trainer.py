@@ -5,12 +5,14 @@ built-in estimate). Random token ids, labels = input_ids (the model's own
 loss), an all-ones attention mask, TrainingArguments(bf16=True,
 optim="adamw_torch"), five steps.
 
-  python3 hf_trainer.py SOURCE BATCH SEQ CKPT [bf16]
+  python3 hf_trainer.py SOURCE BATCH SEQ CKPT [bf16|-] [DS_CONFIG]
 
 SOURCE is a model directory for from_pretrained (its weights are read on a
 GPU host, never under the tracer) or cfg:DIR for from_config of DIR's
 config.json; CKPT 1 turns on gradient checkpointing; bf16 loads the
-weights as bfloat16 (dtype=torch.bfloat16).
+weights as bfloat16 (dtype=torch.bfloat16). DS_CONFIG: a DeepSpeed
+config file (TrainingArguments(deepspeed=...)), run under torchrun or the
+deepspeed launcher.
 """
 import sys
 
@@ -19,6 +21,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, Trainer, TrainingArgu
 
 src, batch, seq, ckpt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
 half = len(sys.argv) > 5 and sys.argv[5] == "bf16"
+ds = sys.argv[6] if len(sys.argv) > 6 else None
 
 
 class RandomTokens(torch.utils.data.Dataset):
@@ -41,5 +44,5 @@ else:
 model.config.use_cache = False
 args = TrainingArguments(output_dir="hf_trainer_out", per_device_train_batch_size=batch, bf16=True,
                          gradient_checkpointing=ckpt, optim="adamw_torch", max_steps=5, logging_steps=1,
-                         save_strategy="no", report_to=[], dataloader_num_workers=0)
+                         save_strategy="no", report_to=[], dataloader_num_workers=0, deepspeed=ds)
 Trainer(model=model, args=args, train_dataset=RandomTokens(model.config.vocab_size)).train()

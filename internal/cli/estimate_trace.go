@@ -276,6 +276,10 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 			checks = append(checks, n)
 			continue
 		}
+		if n.Kind == "zeroinit" {
+			fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.zeroinit"), textwrap.Width))
+			continue
+		}
 		if n.Kind != "compile" {
 			reads = append(reads, n)
 			continue
@@ -350,6 +354,7 @@ var traceEN = map[string]string{
 	"trace.placeholder":      "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
 	"trace.check":            "%[1]s checks of the program's own numbers compared tensors without data (first: %[2]s at %[3]s): taken to pass, as on a healthy GPU run",
 	"trace.compile":          "%[1]s at %[2]s ran the model eagerly under the tracer: the figures are the eager program's; a compiled one (fused kernels, CUDA graphs) differs",
+	"trace.zeroinit":         "DeepSpeed ZeRO-3 moved the whole model to the GPU before partitioning it, because the model was not built under deepspeed.zero.Init: every GPU holds all its weights at setup. Build it under zero.Init (with the Trainer: make TrainingArguments(deepspeed=...) before from_pretrained)",
 }
 
 var traceZH = map[string]string{
@@ -378,6 +383,7 @@ var traceZH = map[string]string{
 	"trace.placeholder":      "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
 	"trace.check":            "程序对自身数值的 %[1]s 次检查比较了无数据的张量（首个：%[3]s 处的 %[2]s）：按检查通过处理，如同正常的 GPU 运行",
 	"trace.compile":          "%[2]s 处的 %[1]s 在追踪时以 eager 方式运行模型：数字是 eager 程序的；编译后的程序（融合内核、CUDA graphs）会不同",
+	"trace.zeroinit":         "DeepSpeed ZeRO-3 在切分模型之前把整个模型搬到了 GPU 上，因为模型不是在 deepspeed.zero.Init 下构建的：初始化时每块 GPU 都持有全部权重。请在 zero.Init 下构建模型（用 Trainer 时：先创建 TrainingArguments(deepspeed=...) 再调用 from_pretrained）",
 }
 
 var traceCatalog = i18n.NewCatalog("estimate-trace", map[language.Tag]map[string]string{

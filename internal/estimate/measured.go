@@ -47,6 +47,7 @@ func (m Measured) Options() (Options, error) {
 		{&o.GenLen, []string{"gen_len", "max_new_tokens", "new_tokens"}},
 		{&o.ImageSize, []string{"image_size"}},
 		{&o.ZeroStage, []string{"zero", "zero_stage"}},
+		{&o.ZeroBucket, []string{"zero_bucket", "reduce_bucket_size"}},
 		{&o.WorldSize, []string{"world_size"}},
 		{&o.TP, []string{"tp", "tensor_parallel"}},
 	}

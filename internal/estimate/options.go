@@ -19,6 +19,9 @@ type Options struct {
 	Checkpointing bool   `json:"checkpointing"`
 	Attention     string `json:"attention"` // sdpa, flash, eager
 	ZeroStage     int    `json:"zero_stage,omitempty"`
+	// ZeroBucket: DeepSpeed's reduce_bucket_size, in elements (stages 2
+	// and 3); 0 is DeepSpeed's default, DefaultZeroBucket.
+	ZeroBucket int `json:"zero_bucket,omitempty"`
 	// FSDP: PyTorch FSDP full sharding (ZeroStage 3) rather than DeepSpeed:
 	// no fp32 master copy, no gradient bucket.
 	FSDP bool `json:"fsdp,omitempty"`
@@ -142,6 +145,10 @@ func (o *Options) check() error {
 		return fmt.Errorf("--zero %d: want 1, 2 or 3", o.ZeroStage)
 	case o.FSDP && o.ZeroStage != 3:
 		return fmt.Errorf("FSDP full sharding is ZeRO stage 3")
+	case o.ZeroBucket < 0 || o.ZeroBucket > maxZeroBucket:
+		return fmt.Errorf("--zero-bucket %d out of range (1..%d elements)", o.ZeroBucket, maxZeroBucket)
+	case o.ZeroBucket > 0 && (o.ZeroStage < 2 || o.FSDP):
+		return fmt.Errorf("--zero-bucket is DeepSpeed's reduce_bucket_size: it needs --zero 2 or 3")
 	case o.DDP && o.ZeroStage > 0:
 		return fmt.Errorf("--ddp replicates the model; --zero and --fsdp shard it: give one of them")
 	case o.DDP && o.Inference:
@@ -256,4 +263,23 @@ func (o Options) fsdpOffloadFits() bool {
 // lever's and the plan axis's test.
 func (o Options) fsdpMixedPrecisionFits() bool {
 	return o.FSDP && o.FSDPParamDType == "" && dtypesFor(o.Precision).param == 4 && !o.Inference
+}
+
+// DefaultZeroBucket is DeepSpeed's default reduce_bucket_size (elements).
+// DeepSpeed makes its contiguous gradient bucket this large whatever the
+// model's size (torch.empty(reduce_bucket_size) in stage_1_and_2.py and
+// stage3.py; a traced 8M-parameter model holds 954 MiB of it in bf16:
+// bench/results/trace-real-scripts.md). The Trainer's "auto" sets
+// hidden_size².
+const DefaultZeroBucket = 500_000_000
+
+// maxZeroBucket bounds --zero-bucket (2^40 elements: beyond any GPU).
+const maxZeroBucket = 1 << 40
+
+// zeroBucket: the reduce bucket's elements.
+func (o Options) zeroBucket() int64 {
+	if o.ZeroBucket > 0 {
+		return int64(o.ZeroBucket)
+	}
+	return DefaultZeroBucket
 }

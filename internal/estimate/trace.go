@@ -91,13 +91,14 @@ type TraceDist struct {
 
 // Sharded: the parameters were sharded over the world (FSDP2's
 // fully_shard, FSDP1's FullyShardedDataParallel but for its NO_SHARD,
-// which the hook names so), so the trace's parameters are rank 0's share.
+// which the hook names so, DeepSpeed's ZeRO-3), so the trace's parameters
+// are rank 0's share.
 func (d *TraceDist) Sharded() bool {
 	if d == nil || d.World < 2 {
 		return false
 	}
 	for _, w := range d.Wrappers {
-		if w == "fully_shard" || w == "FullyShardedDataParallel" {
+		if w == "fully_shard" || w == "FullyShardedDataParallel" || w == "DeepSpeed ZeRO-3" {
 			return true
 		}
 	}

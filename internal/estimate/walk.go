@@ -488,9 +488,9 @@ func (e *ctx) workspace() {
 		return
 	}
 	if e.deepSpeed() && e.o.ZeroStage >= 2 && e.o.dataParallel() > 1 {
-		// DeepSpeed's contiguous gradient bucket: reduce_bucket_size,
-		// 5e8 elements by default, in the gradients' dtype.
-		e.gradBucket = e.m.new(min(500_000_000, e.trainableCount()), e.dt.grad, CatGrads)
+		// DeepSpeed's contiguous gradient bucket: reduce_bucket_size
+		// elements in the gradients' dtype, however small the model.
+		e.gradBucket = e.m.new(e.o.zeroBucket(), e.dt.grad, CatGrads)
 	}
 	// The autograd thread gets its own cuBLAS handle, hence a second workspace.
 	e.ws = e.m.new(e.cublasWorkspaceBytes(), 1, CatWorkspace)

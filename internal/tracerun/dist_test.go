@@ -192,7 +192,7 @@ func TestDistributedLaunchArgs(t *testing.T) {
 
 // TestDistributedAccelerate: `accelerate launch --multi_gpu --num_processes
 // 4` is traced as the rank 0 worker accelerate's own launcher makes
-// (through torchrun's), and DeepSpeed under it is refused saying why.
+// (through torchrun's); DeepSpeed under it: TestDeepSpeedAccelerate.
 // Skipped where the torch-2 python has no accelerate (CI: Debian has none).
 func TestDistributedAccelerate(t *testing.T) {
 	py := distPython(t, 2, 1)
@@ -217,10 +217,6 @@ func TestDistributedAccelerate(t *testing.T) {
 	}
 	if d := tr.Dist; tr.End == nil || tr.End.Kind != "steps" || d == nil || d.World != 4 || d.Launcher != "accelerate 4" {
 		t.Errorf("end %+v, distributed %+v: want 2 steps as rank 0 of 4 under accelerate\n%s", tr.End, d, out.String())
-	}
-	_, err = Run(context.Background(), Options{Argv: []string{bin, "launch", "--use_deepspeed", "--num_processes", "2", script}, Output: &out})
-	if err == nil || !strings.Contains(err.Error(), "DeepSpeed") || !strings.Contains(err.Error(), "--zero") {
-		t.Errorf("DeepSpeed under accelerate: err %v, want it refused with what to do", err)
 	}
 	// FSDP2 under accelerate: launched through torchrun's launcher, the
 	// optimizer switched to rank 0's shards (by data_ptr, which meta

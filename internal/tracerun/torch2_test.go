@@ -154,7 +154,9 @@ func TestTorch2SDPA(t *testing.T) {
 
 // TestTorch2CompileRunsEager: torch.compile(model) under the tracer returns
 // the model as it is (testdata/gpt2.py compile, as nanoGPT calls it): the
-// trace is the eager one, and one warning says so, naming the line.
+// trace is the eager one, and one warning says so, naming the line. A
+// function compiled at import (as DeepSpeed compiles its helpers) is said
+// only once it is called (compiled-fn), not when it is not.
 func TestTorch2CompileRunsEager(t *testing.T) {
 	py := torch2Python(t)
 	args := []string{filepath.Join("testdata", "gpt2.py"), "1", "64", "4", "200", "2", "32", "foreach", "fp32", "sdpa"}
@@ -169,6 +171,10 @@ func TestTorch2CompileRunsEager(t *testing.T) {
 	if len(w) != 1 || w[0].Kind != "compile" || w[0].Op != "torch.compile" || len(w[0].Where) == 0 ||
 		!strings.Contains(w[0].Where[0], "gpt2.py:") {
 		t.Errorf("warnings %+v: want one compile warning at gpt2.py's torch.compile line", w)
+	}
+	w = trace(t, py, "meta", append(args, "compiled-fn")...).Warnings
+	if len(w) != 1 || w[0].Kind != "compile" || len(w[0].Where) == 0 || !strings.Contains(w[0].Where[0], "gpt2.py:") {
+		t.Errorf("warnings %+v: want one compile warning where gpt2.py calls its compiled function", w)
 	}
 }
 

@@ -13,7 +13,8 @@
 # sdpa (torch >= 2.0): attention as modeling_gpt2.py's sdpa_attention_forward
 # runs it without a padding mask: F.scaled_dot_product_attention(q, k, v,
 # dropout_p=0.1 in training, is_causal=True), no mask tensor.
-# compile: model = torch.compile(model), as nanoGPT's train.py does.
+# compile: model = torch.compile(model), as nanoGPT's train.py does;
+# compiled-fn: the loss through a function compiled at import.
 import math
 import sys
 
@@ -122,12 +123,24 @@ torch.manual_seed(0)
 model = GPT2LMHeadModel(layers, d, h, vocab, seq).cuda()
 if len(sys.argv) > 10 and sys.argv[10] == "compile":
     model = torch.compile(model)
+call_compiled = len(sys.argv) > 10 and sys.argv[10] == "compiled-fn"
+
+
+def _scale(x):
+    return x * 1.0
+
+
+# a function compiled as libraries compile their helpers when imported:
+# called only with compiled-fn
+scale = torch.compile(_scale) if hasattr(torch, "compile") else _scale
 model.train()
 opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=foreach)
 for step in range(3):
     ids = torch.randint(0, vocab, (batch, seq)).cuda()
     with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
         loss = model(ids, ids)
+    if call_compiled:
+        loss = scale(loss)
     loss.backward()
     opt.step()
     opt.zero_grad(set_to_none=True)

@@ -21,7 +21,7 @@ Modules, each importing only those below it (no cycle):
     _cuda        the CUDA-init hook, the OOM observer, commands
     _torchstats  what is read from torch; exception and exit hooks
     _steps       the optimizer step hook
-    _common      versions, start_argv, debug
+    _common      versions, start_argv, debug, the import hook
 """
 
 import sys
@@ -37,62 +37,7 @@ _armed = False
 start_argv = _common.start_argv
 
 
-class _TorchLoader(object):
-    """Wraps torch's real loader to run the hook right after torch loads."""
-
-    def __init__(self, loader):
-        self._loader = loader
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        try:
-            self._loader.exec_module(module)
-        finally:
-            # Put the real loader back so nothing downstream sees ours.
-            spec = getattr(module, "__spec__", None)
-            if spec is not None and spec.loader is self:
-                spec.loader = self._loader
-            if getattr(module, "__loader__", None) is self:
-                module.__loader__ = self._loader
-        _on_torch_imported(module)
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
-
-
-class _TorchFinder(object):
-    """Meta-path finder that only notices `import torch`; it finds nothing itself."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "torch":
-            return None
-        try:
-            for finder in sys.meta_path:
-                if finder is self:
-                    continue
-                find = getattr(finder, "find_spec", None)
-                if find is None:
-                    continue
-                spec = find(name, path, target)
-                if spec is not None:
-                    break
-            else:
-                return None
-            if spec.loader is None or not hasattr(spec.loader, "exec_module"):
-                return None
-            spec.loader = _TorchLoader(spec.loader)
-            return spec
-        except Exception:
-            return None  # let the normal import machinery do (and report) it
-
-    def invalidate_caches(self):
-        pass
-
-
 def _on_torch_imported(module):
-    _remove_finder()
     try:
         from torchmem_hook import _trace
 
@@ -106,15 +51,6 @@ def _on_torch_imported(module):
         _common.debug()
 
 
-def _remove_finder():
-    for f in list(sys.meta_path):
-        if isinstance(f, _TorchFinder):
-            try:
-                sys.meta_path.remove(f)
-            except ValueError:
-                pass
-
-
 def arm():
     """Start watching for `import torch` (or hook at once if it is loaded)."""
     global _armed
@@ -123,7 +59,6 @@ def arm():
     _armed = True
     start_argv[:] = list(getattr(sys, "orig_argv", None) or getattr(sys, "argv", []))
     torch = sys.modules.get("torch")
-    if torch is not None and hasattr(torch, "__version__"):
-        _on_torch_imported(torch)
-        return
-    sys.meta_path.insert(0, _TorchFinder())
+    if torch is not None and not hasattr(torch, "__version__"):
+        return  # torch is being imported (this is its import): nothing is hooked
+    _common.after_import({"torch": _on_torch_imported})

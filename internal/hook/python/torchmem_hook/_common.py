@@ -1,5 +1,6 @@
 """What every module of the hook shares, and nothing else: the versions,
-the command line as the interpreter started, and the debug report. It
+the command line as the interpreter started, the debug report, and the
+import hook (after_import). It
 imports no other module of the hook, so any of them can import it."""
 
 import os
@@ -119,3 +120,92 @@ def local_shard(t):
     """A DTensor's local shard (rank 0's: what is on the device), any other
     tensor itself."""
     return t._local_tensor if type(t).__name__ == "DTensor" else t
+
+
+class _AfterLoader(object):
+    """Wraps a module's real loader to call its hook once it has run."""
+
+    def __init__(self, loader, finder, name):
+        self._loader, self._finder, self._name = loader, finder, name
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        try:
+            self._loader.exec_module(module)
+        finally:
+            # put the real loader back so nothing downstream sees this one
+            spec = getattr(module, "__spec__", None)
+            if spec is not None and spec.loader is self:
+                spec.loader = self._loader
+            if getattr(module, "__loader__", None) is self:
+                module.__loader__ = self._loader
+        hook = self._finder.fired(self._name)
+        if hook is not None:
+            try:
+                hook(module)
+            except Exception:
+                debug()
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+class _AfterFinder(object):
+    """Meta-path finder that notices the imports of the modules it has
+    hooks for; it finds nothing itself, and leaves sys.meta_path once each
+    hook has run."""
+
+    def __init__(self, hooks):
+        self.hooks = hooks
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.hooks:
+            return None
+        try:
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(name, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                return None
+            spec.loader = _AfterLoader(spec.loader, self, name)
+            return spec
+        except Exception:
+            return None  # let the normal import machinery do (and report) it
+
+    def fired(self, name):
+        """The hook for name, once (None after): the module has loaded."""
+        hook = self.hooks.pop(name, None)
+        if not self.hooks:
+            try:
+                sys.meta_path.remove(self)
+            except ValueError:
+                pass
+        return hook
+
+    def invalidate_caches(self):
+        pass
+
+
+def after_import(hooks):
+    """Call hooks[name](module) once module name has been imported (now,
+    for one that already is), each once. A library patched where it is
+    defined (a class's method) is patched for every importer, whenever it
+    imports."""
+    hooks = dict(hooks)
+    for name in list(hooks):
+        mod = sys.modules.get(name)
+        if mod is not None:
+            try:
+                hooks.pop(name)(mod)
+            except Exception:
+                debug()
+    if hooks:
+        sys.meta_path.insert(0, _AfterFinder(hooks))

@@ -35,12 +35,13 @@ Nothing here may raise into the program.
 """
 
 import contextlib
+import functools
 import os
 import sys
 import weakref
 
 from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2, _trace_values
-from torchmem_hook import _common, _trace_compat, _trace_dist
+from torchmem_hook import _common, _trace_compat, _trace_deepspeed, _trace_dist
 
 _clean = _common.one_line
 _debug = _common.debug
@@ -143,12 +144,16 @@ class _Tracer(object):
         # DTensors, whose device torch reads where the tracer cannot answer)
         self.on_host = set()
         self.says_host = 0  # > 0 while FSDP1 offloads: what it offloads is put in on_host
+        # meta mode, DeepSpeed's CPU offload: > 0 while its engine runs, when
+        # what it makes with device="cpu" is a host placeholder
+        self.host_made = 0
         self.host_params = 0  # the parameters of rank 0's shards CPU offload keeps on the host
         # the device FSDP1's offloaded tensors answer: the CPU, told apart by
         # identity (a factory given it makes a host placeholder)
         self.host_marker = torch.device("cpu")
         self.own_meta = 0  # > 0 while the program makes tensors on meta itself (meta mode, OWN)
         self.wrappers = set()  # the distributed wrappers said (D wrapper)
+        self.final_ids = set()  # allocations classified final (classify)
         self.fake_ptrs = {}  # meta mode: storage key -> the data address it answers
         self.in_step = 0
         self.forced = None  # the category of what is made now (counted_as)
@@ -362,19 +367,26 @@ class _Tracer(object):
                     found = True
         return found
 
-    def classify(self, t, cat):
+    def classify(self, t, cat, final=False):
+        """Count t's storage as cat. final: a library that named the buffer
+        knows best (DeepSpeed's fp32 master weights are its inner
+        optimizer's parameters): later classifications do not change it."""
         if t is None:
             return
         inner = _inner_tensors(t)
         if inner is not None:  # a wrapper subclass: what it wraps is what it is
             for x in inner:
-                self.classify(x, cat)
+                self.classify(x, cat, final)
             return
         try:
             e = self.live.get(_skey(t))
         except Exception:
             return
         if e is not None and e[3] is DEVICE:
+            if e[0] in self.final_ids and not final:
+                return
+            if final and e[0] >= 0:
+                self.final_ids.add(e[0])
             self.hold(t, _skey(t))
             e[4] = cat
             if e[0] >= 0:
@@ -718,20 +730,27 @@ def _not_a_copy():
     os._exit(0)
 
 
-def start(torch):
-    """Install the tracer (torch has just been imported)."""
+def start(torch, refused=None):
+    """Install the tracer (torch has just been imported). refused: why a
+    launcher could not become its worker (_become_later)."""
     global _state
     if _state is not None:
         return
     device = os.environ.get(ENV_DEVICE) or "meta"
     launcher = _trace_api.launcher(sys.argv)
-    why = ""
-    if launcher in _trace_dist.LAUNCHERS and not os.path.exists(os.environ[ENV_OUT]):
+    why = refused or ""
+    if refused is None and launcher in _trace_dist.LAUNCHERS and not os.path.exists(os.environ[ENV_OUT]):
         # torchrun: this process becomes its rank 0 worker (when it can;
         # --real: when that is the whole job, a world of one)
         real = device == "real"
-        why = (not real and _trace_dist.supported(torch)) or \
-            _trace_dist.become_worker(torch, launcher, sys.argv[1:], real)
+        why = not real and _trace_dist.supported(torch)
+        if not why and launcher == "deepspeed":
+            # DeepSpeed's launcher reads its command line with its own
+            # runner, which cannot be imported while deepspeed (importing
+            # torch now) is half made: the launcher imports it next
+            _common.after_import({_trace_dist.DEEPSPEED_RUNNER: lambda m: _become_later(torch, launcher, real)})
+            return
+        why = why or _trace_dist.become_worker(torch, launcher, sys.argv[1:], real)
     try:
         w = _Writer(os.environ[ENV_OUT], int(os.environ.get(ENV_MAX_BYTES) or 0))
     except OSError:
@@ -765,12 +784,18 @@ def start(torch):
         T.emit(["D", "launcher", _clean(launched)])
     _install_cuda(torch, T)
     _trace_api.install(torch, T)
+    _trace_deepspeed.install(torch, T)
     _trace_compat.install(torch, T)
     _install_phases(torch, T)
     _install_data(torch, T)
     _install_compile(torch, T)
     _install_modes(torch, T)
     _install_exit(T)
+
+
+def _become_later(torch, launcher, real):
+    """The launcher becomes its worker now (or is traced saying why not)."""
+    start(torch, _trace_dist.become_worker(torch, launcher, sys.argv[1:], real) or "%s: not run" % launcher)
 
 
 def _install_modes(torch, T):
@@ -789,6 +814,8 @@ def _install_modes(torch, T):
     passthrough = set([Tensor.pin_memory])
     # factories of data the program gives (their values are known)
     from_data = set(f for f in (torch.tensor, torch.as_tensor, getattr(torch, "asarray", None)) if f is not None)
+    # what makes a buffer on the host by its size alone (DeepSpeed's offload)
+    host_factories = set((torch.empty, torch.zeros, torch.ones, torch.full, torch.empty_strided))
     dropout = torch.nn.functional.dropout
     linear = torch.nn.functional.linear
 
@@ -870,6 +897,13 @@ def _install_modes(torch, T):
                 move = True
             if not move:
                 if dev == "meta" and T.on_offload_host(kwargs):
+                    return _made_on_host(torch, T, func, args, kwargs, True)
+                if dev == "meta" and T.host_made and func in host_factories and \
+                        _trace_api.is_cpu(kwargs.get("device", "cpu")):
+                    # DeepSpeed's CPU offload: its host buffers (rank 0's
+                    # fp32 partitions, Adam's states, the gradients' copies)
+                    # as host placeholders, not in this process's RAM, that
+                    # answer .device as the host (DeepSpeedCPUAdam checks)
                     return _made_on_host(torch, T, func, args, kwargs, True)
                 if dev == "meta" and _trace_api.is_cpu(kwargs.get("device")) and args and \
                         T.is_own(_common.local_shard(args[0])):
@@ -1008,6 +1042,10 @@ def _install_modes(torch, T):
                                 continue
                             cat = "other" if T.forced is not None and not floating else None
                             T.on_output(t, op, cat=cat, host=host or (scalars and _trace_sdpa.host_scalar(torch, t)), own=own)
+                            if host:
+                                # (while an offload puts tensors on the host,
+                                # what is made of them answers the host too)
+                                T.offloaded(t)
             except Exception:
                 _debug()
             del ws  # the backward kernel's scratch is freed as it returns
@@ -1649,10 +1687,19 @@ def _install_compile(torch, T):
                    "the compiled program's memory is predicted as the eager program's")
 
     def compile(model=None, *a, **k):
-        note("torch.compile")
         if model is None:  # @torch.compile(mode=...) as a decorator factory
-            return lambda m: m
-        return model
+            return compile
+        if isinstance(model, torch.nn.Module) or not callable(model):
+            note("torch.compile")
+            return model
+        # a function (libraries compile small helpers as they are imported:
+        # DeepSpeed's MoE gating): said once one is called, not before
+        @functools.wraps(model)
+        def compiled(*a, **k):
+            note("torch.compile")
+            return model(*a, **k)
+
+        return compiled
 
     compile.__doc__ = orig.__doc__
     torch.compile = compile

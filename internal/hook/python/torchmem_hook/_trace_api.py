@@ -181,11 +181,30 @@ def _streams(torch, T):
              "set_sync_debug_mode": _const(None), "is_initialized": _const(True), "init": _const(None)}
     for k, v in patch.items():
         setattr(cuda, k, v)
+    _record_stream(torch)
     nvtx = getattr(cuda, "nvtx", None)
     if nvtx is not None:  # torch._C._nvtx exists only in CUDA builds
         for k in ("range_push", "range_pop", "mark", "range_start", "range_end"):
             setattr(nvtx, k, _const(None))
         nvtx.range = lambda *a, **k: stream()
+
+
+def _record_stream(torch):
+    """t.record_stream(torch.cuda.current_stream()), which DeepSpeed's ZeRO-3
+    calls on each gathered parameter: torch's argument parser refuses the
+    stream answered here (a _Stream) before any mode sees the call. Work on
+    this machine is in order: recording a stream changes nothing. A stream
+    of torch's own goes to torch (and to answers' record_stream)."""
+    orig = torch.Tensor.record_stream
+
+    def record_stream(self, stream):
+        if isinstance(stream, _Stream):
+            return None
+        return orig(self, stream)
+
+    record_stream.__doc__ = orig.__doc__
+    record_stream._torchmem_orig = orig
+    torch.Tensor.record_stream = record_stream
 
 
 def _rng(torch, T):
@@ -473,7 +492,8 @@ def answers(torch, T):
             return args[0]  # a device tensor's device, copied, is still the device
         return PASS
 
-    out = {Tensor.is_cuda.__get__: is_cuda, Tensor.record_stream: record_stream,
+    out = {Tensor.is_cuda.__get__: is_cuda,
+           getattr(Tensor.record_stream, "_torchmem_orig", Tensor.record_stream): record_stream,
            Tensor.cpu: cpu, Tensor.to: to, torch.device: index_device, Tensor.device.__get__: device}
     out.update(_shard_fills(torch))
     parse = getattr(getattr(torch._C, "_nn", None), "_parse_to", None)

@@ -34,8 +34,8 @@ asked for:
 
 What is not traced: the launcher's other workers (they would be copies),
 NCCL's own buffers (outside PyTorch's allocator: on the GPU but not in
-the trace), DeepSpeed, FSDP1's CPU offload in cpu mode (said where the
-model is wrapped).
+the trace), FSDP1's CPU offload in cpu mode (said where the model is
+wrapped). DeepSpeed's engine is traced (_trace_deepspeed.py).
 """
 
 import contextlib
@@ -47,8 +47,11 @@ from torchmem_hook import _common, _trace_values
 _debug = _common.debug
 
 # The launchers replaced by their first worker: torchrun's program name and
-# the modules python -m runs, and accelerate's program name.
-LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "accelerate")
+# the modules python -m runs, accelerate's and DeepSpeed's program names.
+LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "accelerate", "deepspeed")
+
+# The module of DeepSpeed's launcher (its parser and resource rules).
+DEEPSPEED_RUNNER = "deepspeed.launcher.runner"
 
 # The world size a launcher's "gpu"/"auto" number of workers stands for
 # when the user gave none (TORCHMEM_TRACE_WORLD_SIZE, --world-size).
@@ -142,10 +145,23 @@ def accelerate_worker(args):
         a = al.launch_command_parser().parse_args(args)
     except SystemExit:
         raise ValueError("accelerate launch: its arguments do not parse (%s)" % " ".join(args)[:200])
-    a, _, _ = al._validate_launch_command(a)
+    a, defaults, mp_from_config = al._validate_launch_command(a)
     if getattr(a, "use_deepspeed", False) and not a.cpu:
-        raise ValueError("accelerate launch with DeepSpeed: its engine is not traced; run the script without "
-                         "DeepSpeed and size the sharded job with torchmem estimate --zero S --world-size N")
+        # accelerate's own DeepSpeed environment (its config into
+        # ACCELERATE_DEEPSPEED_*, as its launch_command prepares it), and
+        # the launcher it would run: torchrun's on one machine, the
+        # deepspeed launcher's on several
+        fields = list(defaults.deepspeed_config.keys()) if defaults else []
+        a.deepspeed_fields_from_accelerate_config = ",".join(fields + (["mixed_precision"] if mp_from_config else []))
+        cmd, env = ul.prepare_deepspeed_cmd_env(a)
+        if cmd:
+            return deepspeed_worker(cmd[1:], env, "accelerate")
+        import torch.distributed.run as run
+
+        targs = ul._filter_args(a, run.get_args_parser(),
+                                ["--training_script", a.training_script, "--training_script_args",
+                                 a.training_script_args])
+        return _run_worker(targs, "accelerate", env)
     if (a.multi_gpu or getattr(a, "use_megatron_lm", False) or getattr(a, "use_fsdp", False)) and not a.cpu:
         # (accelerate launches FSDP, as these, with torchrun's launcher)
         import torch.distributed.run as run
@@ -158,6 +174,57 @@ def accelerate_worker(args):
     cmd, env = ul.prepare_simple_launcher_cmd_env(a)
     env[ENV_LAUNCHED] = "accelerate 1"
     return cmd, env
+
+
+def deepspeed_worker(args, env=None, launcher="deepspeed"):
+    """`deepspeed ARGS`: the rank 0 worker DeepSpeed's launcher makes,
+    with its own parser and its resource rules (the hostfile, --include,
+    --exclude, --num_nodes, --num_gpus; all of this host's GPUs stand for
+    --world-size), and its worker's command line (--local_rank=0 unless
+    --no_local_rank, --module, --no_python)."""
+    import importlib
+
+    runner = importlib.import_module(DEEPSPEED_RUNNER)
+
+    try:
+        a = runner.parse_args(list(args))
+    except SystemExit:
+        raise ValueError("deepspeed: its arguments do not parse (%s)" % " ".join(args)[:200])
+    hosts = _deepspeed_hosts(runner, a)
+    nnodes = len(hosts)
+    nproc = len(hosts[next(iter(hosts))]) if hosts else 0
+    world = sum(len(v) for v in hosts.values())
+    if world < 1:
+        raise ValueError("deepspeed: no GPU is left by --include/--exclude (%s)" % " ".join(args)[:200])
+    cmd = [] if a.no_python else [sys.executable, "-u"]
+    if a.module:
+        cmd.append("-m")
+    cmd.append(a.user_script)
+    if not a.no_local_rank:
+        cmd.append("--local_rank=0")
+    env = dict(os.environ if env is None else env)
+    env.update({
+        "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": str(world), "LOCAL_SIZE": str(nproc),
+        "LOCAL_WORLD_SIZE": str(nproc), "CROSS_RANK": "0", "CROSS_SIZE": str(nnodes),
+        "MASTER_ADDR": a.master_addr or "127.0.0.1", "MASTER_PORT": str(a.master_port or 29500),
+        ENV_LAUNCHED: "%s %d" % (launcher, world),
+    })
+    return cmd + list(a.user_args), env
+
+
+def _deepspeed_hosts(runner, a):
+    """host -> the GPUs DeepSpeed's launcher would use there."""
+    pool = runner.fetch_hostfile(a.hostfile)
+    if not pool:
+        pool = {"localhost": _default_world()}
+    if (a.num_nodes >= 0 or a.num_gpus >= 0) and (a.include or a.exclude):
+        raise ValueError("deepspeed: --num_nodes/--num_gpus with --include/--exclude (DeepSpeed refuses them too)")
+    hosts = runner.parse_inclusion_exclusion(pool, a.include, a.exclude)
+    if a.num_nodes > 0:
+        hosts = dict(list(hosts.items())[:a.num_nodes])
+    if a.num_gpus > 0:
+        hosts = dict((h, list(range(a.num_gpus))) for h in hosts)
+    return hosts
 
 
 def _nproc(v):
@@ -178,6 +245,8 @@ def become_worker(torch, launcher, args, real=False):
             if not args or args[0] != "launch":
                 return ""  # another accelerate command: no program to trace
             argv, env = accelerate_worker(args[1:])
+        elif launcher == "deepspeed":
+            argv, env = deepspeed_worker(args)
         else:
             argv, env = worker(torch, launcher, args)
     except ValueError as e:

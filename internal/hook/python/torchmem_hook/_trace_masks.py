@@ -125,7 +125,9 @@ def install(torch, T, answers, PASS):
         # over its slices then run as on a GPU
         def h(func, args, kwargs):
             t = args[0] if args else None
-            s = shadow(t) if isinstance(t, torch.Tensor) and t.is_meta else None
+            # (a host placeholder, zeros DeepSpeed's offload made, is on the
+            # host already: prev answers it as itself)
+            s = shadow(t) if isinstance(t, torch.Tensor) and t.is_meta and not T.is_host(t) else None
             if s is not None and func is Tensor.to:
                 d = kwargs.get("device", args[1] if len(args) > 1 else None)
                 if str(d) != "cpu":

@@ -51,6 +51,7 @@ func addTraceFlags(env *Env, cmd *cobra.Command, f *estimateFlags) {
 	cmd.Use += "\n  torchmem estimate --trace [--steps N] [--gpu NAME] [--json] [--snapshot FILE] -- python train.py ARGS..."
 	cmd.Example += "\n  torchmem estimate --trace --gpu A100-80GB -- python train.py --batch 16"
 	cmd.Example += "\n  torchmem estimate --trace --gpu H100-80GB -- torchrun --nproc-per-node 8 train.py   # one rank of the DDP job"
+	cmd.Example += "\n  torchmem estimate --trace --gpu H100-80GB -- deepspeed --num_gpus 8 train.py --deepspeed ds_z3_config.json   # one rank of the ZeRO-3 job"
 	cmd.Example += "\n  torchmem estimate --trace --real --json -- python train.py --batch 16   # on a GPU host: measured"
 	cmd.Args = func(c *cobra.Command, args []string) error {
 		if !tf.on {

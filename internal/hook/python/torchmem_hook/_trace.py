@@ -1042,9 +1042,9 @@ def _install_modes(torch, T):
                                 continue
                             cat = "other" if T.forced is not None and not floating else None
                             T.on_output(t, op, cat=cat, host=host or (scalars and _trace_sdpa.host_scalar(torch, t)), own=own)
-                            if host:
-                                # (while an offload puts tensors on the host,
-                                # what is made of them answers the host too)
+                            if host and T.host_made:
+                                # (while DeepSpeed offloads, what is made of
+                                # its host tensors answers the host too)
                                 T.offloaded(t)
             except Exception:
                 _debug()

@@ -42,18 +42,23 @@ if not os.path.exists("llama-7b/config.json"):
                 num_attention_heads=32, num_key_value_heads=32, max_position_embeddings=4096).save_pretrained("llama-7b")
 PYEOF
 peaks() { "$PY" -c 'import json,sys; d=json.load(sys.stdin); print("%.4f / %.4f GiB, %s" % (d["peak_allocated_bytes"]/2**30, d["peak_reserved_bytes"]/2**30, d["peak_phase"]))'; }
-row() { # label, ZeRO stage, config, model dir, batch, seq
-	local label=$1 stage=$2 cfg=$3 model=$4 batch=$5 seq=$6 a b
+row() { # label, ZeRO stage, config, model dir, batch, seq, the bucket the config makes (elements; - : offload)
+	local label=$1 stage=$2 cfg=$3 model=$4 batch=$5 seq=$6 bucket=$7 a b
 	a=$("$T" estimate --trace --steps 2 --gpu H100-80GB --json -- "$PY" -m torch.distributed.run --nproc-per-node 8 \
 		"$here/hf_trainer.py" "cfg:$model" "$batch" "$seq" 1 - "$cfg.json" 2>/dev/null | peaks)
-	b=$("$T" estimate --config "$model/config.json" --batch "$batch" --seq "$seq" --precision bf16 --attention sdpa \
-		--checkpointing --zero "$stage" --world-size 8 --gpu H100-80GB --json 2>/dev/null | peaks)
+	b="not modelled (offload)"
+	if [ "$bucket" != - ]; then
+		b=$("$T" estimate --config "$model/config.json" --batch "$batch" --seq "$seq" --precision bf16 --attention sdpa \
+			--checkpointing --zero "$stage" --zero-bucket "$bucket" --world-size 8 --gpu H100-80GB --json 2>/dev/null | peaks)
+	fi
 	echo "| $label | $a | $b |"
 }
 echo "| job (Trainer, bf16, checkpointing, rank 0 of 8) | trace | built-in --zero S --world-size 8 |"
 echo "|---|---:|---:|"
-row "Llama-style 156M, 4 x 1024, ds_z2_config" 2 ds_z2_config llama-small 4 1024
-row "same, ds_z3_config" 3 ds_z3_config llama-small 4 1024
-row "same, ds_z3_offload_config" 3 ds_z3_offload_config llama-small 4 1024
-row "Llama-2-7B shape, 1 x 2048, ds_z3_config" 3 ds_z3_config llama-7b 1 2048
-row "same, ds_z3_offload_config" 3 ds_z3_offload_config llama-7b 1 2048
+# ds_z2_config sets reduce_bucket_size 5e8; ds_z3_config's "auto" is hidden_size²
+row "Llama-style 156M, 4 x 1024, ds_z2_config" 2 ds_z2_config llama-small 4 1024 500000000
+row "same, ds_z3_config" 3 ds_z3_config llama-small 4 1024 1048576
+row "same, ds_z3_offload_config" 3 ds_z3_offload_config llama-small 4 1024 -
+row "Llama-2-7B shape, 1 x 2048, ds_z2_config" 2 ds_z2_config llama-7b 1 2048 500000000
+row "same, ds_z3_config" 3 ds_z3_config llama-7b 1 2048 16777216
+row "same, ds_z3_offload_config" 3 ds_z3_offload_config llama-7b 1 2048 -

@@ -154,8 +154,16 @@ func (a *allocator) cachedFree() int64 {
 	return n
 }
 
-// releaseCached gives every wholly free segment back to the driver.
+// releaseCached gives every wholly free segment back to the driver, as
+// the allocator does at the GPU's limit before it retries (counted).
 func (a *allocator) releaseCached() {
+	a.emptyCache()
+	a.releases++
+}
+
+// emptyCache gives every wholly free segment back to the driver, as
+// torch.cuda.empty_cache() does.
+func (a *allocator) emptyCache() {
 	for p := range a.free {
 		kept := a.free[p][:0]
 		for _, b := range a.free[p] {
@@ -174,7 +182,6 @@ func (a *allocator) releaseCached() {
 		}
 	}
 	a.segs = segs
-	a.releases++
 }
 
 // between is a process between two jobs: every tensor but keep is gone,

@@ -115,11 +115,14 @@ type traceEv struct {
 
 // Trace is a parsed trace.
 type Trace struct {
-	Header   map[string]string
-	Stacks   map[int][]string
-	Allocs   []TraceAlloc
-	events   []traceEv
-	phases   []tracePhase // phase changes, at an event index
+	Header map[string]string
+	Stacks map[int][]string
+	Allocs []TraceAlloc
+	events []traceEv
+	phases []tracePhase // phase changes, at an event index
+	// emptied: the program's torch.cuda.empty_cache() calls, at an event
+	// index (the replay gives the cached segments back there).
+	emptied  []int
 	Warnings []TraceNote
 	End      *TraceNote
 	// Dist: nil unless the program made a process group or a launcher ran it.
@@ -184,7 +187,7 @@ func splitTabs(s string, out []string) []string {
 }
 
 // traceFields: the fields each event has at least.
-var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3}
+var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1}
 
 func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool) error {
 	min, ok := traceFields[f[0]]
@@ -238,6 +241,11 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 		t.phases = append(t.phases, tracePhase{at: len(t.events), phase: f[1], step: step})
 	case "D":
 		return t.parseDist(f[1], f[2])
+	case "R":
+		// (calls with no event between are one: at most one per event)
+		if n := len(t.emptied); n == 0 || t.emptied[n-1] != len(t.events) {
+			t.emptied = append(t.emptied, len(t.events))
+		}
 	case "W", "E":
 		sid, _ := strconv.Atoi(f[3])
 		note := TraceNote{Kind: f[1], Op: f[2], Where: t.Stacks[sid], Message: f[4]}

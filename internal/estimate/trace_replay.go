@@ -171,9 +171,13 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 		m.alloc.limit = o.Limit
 		ws["forward"], ws["backward"] = pr.fwd != nil, pr.bwd != nil
 	}
+	e := 0
 	for i, ev := range t.events {
 		if stop >= 0 && i >= stop {
 			break
+		}
+		for ; e < len(t.emptied) && t.emptied[e] <= i; e++ {
+			m.alloc.emptyCache() // the program's torch.cuda.empty_cache()
 		}
 		for p < len(t.phases) && t.phases[p].at <= i {
 			ph := t.phases[p].phase

@@ -323,3 +323,37 @@ func TestReplayConvWorkspace(t *testing.T) {
 			without.PeakAllocatedBytes, without.PeakReservedBytes)
 	}
 }
+
+// TestReplayEmptyCache: the program's torch.cuda.empty_cache() (an R line)
+// gives the allocator's wholly free segments back where it was called, as
+// PyTorch does: a 30 MiB tensor freed, the cache emptied, then a 40 MiB
+// one reserves 40 MiB, not 70 (the 30 MiB segment cannot hold it). Not
+// counted as the allocator's own releases at the limit.
+func TestReplayEmptyCache(t *testing.T) {
+	trace := func(empty bool) string {
+		r := ""
+		if empty {
+			r = "R\n"
+		}
+		return "torchmem-trace\t1\tdevice=meta\ttorch=2.5.1\tsteps=1\n" +
+			"S\t1\ttrain.py:10:<module>\n" +
+			"A\t1\t31457280\tdata\tsetup\t1\t1\t\taten.empty.memory_format\tuint8\t31457280\n" +
+			"F\t1\n" + r + r + // (two calls with nothing between are one)
+			"A\t2\t41943040\tdata\tsetup\t1\t1\t\taten.empty.memory_format\tuint8\t41943040\n" +
+			"E\texit\t\t1\tthe program ended\n"
+	}
+	for _, c := range []struct {
+		empty bool
+		want  int64
+	}{{false, 70 << 20}, {true, 40 << 20}} {
+		tr, err := ParseTrace(strings.NewReader(trace(c.empty)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := ReplayTrace(tr, TraceReplay{ComputeCapability: 90})
+		if r.PeakReservedBytes != c.want || r.CacheReleases != 0 {
+			t.Errorf("empty_cache %v: peak reserved %d, want %d; releases at the limit %d, want 0",
+				c.empty, r.PeakReservedBytes, c.want, r.CacheReleases)
+		}
+	}
+}

@@ -37,7 +37,7 @@ type ctx struct {
 	posBias []*tensor
 	dx      *tensor
 	ws      *tensor
-	// gradBucket is DeepSpeed's reduce bucket, kept for the process's life.
+	// gradBucket is DeepSpeed's reduce bucket (reduceBucket).
 	gradBucket *tensor
 	// ddpBuckets are DistributedDataParallel's flat all-reduce buckets.
 	ddpBuckets []*tensor
@@ -484,16 +484,33 @@ func sumElems(ps []models.Param) int64 {
 }
 
 func (e *ctx) workspace() {
+	e.reduceBucket()
 	if e.ws != nil {
 		return
 	}
-	if e.deepSpeed() && e.o.ZeroStage >= 2 && e.o.dataParallel() > 1 {
-		// DeepSpeed's contiguous gradient bucket: reduce_bucket_size
-		// elements in the gradients' dtype, however small the model.
-		e.gradBucket = e.m.new(e.o.zeroBucket(), e.dt.grad, CatGrads)
-	}
 	// The autograd thread gets its own cuBLAS handle, hence a second workspace.
 	e.ws = e.m.new(e.cublasWorkspaceBytes(), 1, CatWorkspace)
+}
+
+// reduceBucket is DeepSpeed's contiguous gradient bucket: reduce_bucket_size
+// elements in the gradients' dtype, however small the model. Stage 3 makes
+// it once and keeps it; stage 2 makes it for each backward (DeepSpeed up to
+// 0.18.2 before the loss's gradients, 0.18.3 on at the first parameter's)
+// and gives it back at the backward's end (releaseReduceBucket), as traces
+// of DeepSpeed 0.19's own code have it.
+func (e *ctx) reduceBucket() {
+	if e.gradBucket == nil && e.deepSpeed() && e.o.ZeroStage >= 2 && e.o.dataParallel() > 1 {
+		e.gradBucket = e.m.new(e.o.zeroBucket(), e.dt.grad, CatGrads)
+	}
+}
+
+// releaseReduceBucket ends stage 2's bucket with the backward
+// (_release_ipg_buffers): the optimizer step runs without it.
+func (e *ctx) releaseReduceBucket() {
+	if e.gradBucket != nil && e.o.ZeroStage == 2 {
+		e.m.drop(e.gradBucket)
+		e.gradBucket = nil
+	}
 }
 
 // forwardWorkspace is the main thread's cuBLAS workspace, made at the first

@@ -26,6 +26,8 @@ trace.go parses it):
   A id bytes cat phase step sid module op dtype shape
   F id                            the storage was freed
   C id cat                        what the storage turned out to be
+  R                               torch.cuda.empty_cache(): the allocator
+                                  gives its wholly free segments back
   W kind op sid message           a value read from a tensor without data
   D key value                     distributed: world (size), backend (the
                                   one asked for), rank (asked for, when not
@@ -1448,7 +1450,8 @@ def _install_cuda(torch, T):
 
     patch = {
         "is_available": const(True), "device_count": const(_trace_dist.gpus()), "current_device": const(0),
-        "set_device": const(None), "synchronize": const(None), "empty_cache": const(None),
+        "set_device": const(None), "synchronize": const(None),
+        "empty_cache": lambda *a, **k: T.emit(["R"]),  # the replay releases the cache there
         "get_device_name": const(name), "get_device_properties": lambda *a, **k: Props(),
         "get_device_capability": const((major, minor)), "is_bf16_supported": const(major >= 8),
         "memory_allocated": lambda *a, **k: T.allocated,

@@ -281,11 +281,13 @@ def _accelerator(torch, T):
         # what torch's own code asks (fully_shard's default device mesh)
         torch._C._get_accelerator = lambda *a, **k: torch.device("cuda")
     mem = getattr(acc, "memory", None)
-    if mem is not None:  # torch >= 2.8
+    if mem is not None:  # torch >= 2.8: torch.accelerator.memory, and its names on torch.accelerator
         for k in dir(mem):
             v = getattr(torch.cuda, k, None)
             if not k.startswith("_") and callable(v) and callable(getattr(mem, k)):
                 setattr(mem, k, v)
+                if callable(getattr(acc, k, None)):
+                    setattr(acc, k, v)
 
 
 def _data_parallel(torch, T):

@@ -205,6 +205,7 @@ def _defragment(torch):
         dtype, device = tensors[0].dtype, tensors[0].device
         for t in tensors:
             t.data = torch.empty(0, dtype=dtype, device=device)
+        torch.cuda.empty_cache()  # as DeepSpeed's does, before the flat buffer
         buf = torch.empty(sum(sizes), dtype=dtype, device=device)
         offset = 0
         for t, n in zip(tensors, sizes):

@@ -2,7 +2,6 @@ package tracerun
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -105,7 +104,9 @@ func TestDeepSpeedZeRO(t *testing.T) {
 // partition counted as host parameters. The host buffers are placeholders:
 // DeepSpeedCPUAdam's check that its parameters are on the CPU passes. A
 // model built under deepspeed.zero.Init is partitioned as it is made: no
-// note that ZeRO-3 moved it to the GPU whole.
+// note that ZeRO-3 moved it to the GPU whole; and GatheredParameters with
+// modifier_rank=0 (transformers' weight loading under ZeRO-3) finds the
+// gathered weights on the device it broadcasts from.
 func TestDeepSpeedOffload(t *testing.T) {
 	py := dsPython(t)
 	script := filepath.Join("testdata", "ds_train.py")
@@ -142,16 +143,7 @@ func TestDeepSpeedOffload(t *testing.T) {
 // --include; an op DeepSpeed compiles other than the optimizers' stops the
 // trace naming it; arguments its parser refuses are a one-line error.
 func TestDeepSpeedLauncher(t *testing.T) {
-	py := dsPython(t)
-	abs, err := filepath.Abs(py)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "deepspeed")
-	cli := "#!" + abs + "\nfrom deepspeed.launcher.runner import main\nmain()\n"
-	if err := os.WriteFile(bin, []byte(cli), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := consoleScript(t, dsPython(t), "deepspeed", "from deepspeed.launcher.runner import main\nmain()\n")
 	script := filepath.Join("testdata", "ds_train.py")
 	for _, c := range []struct {
 		args  []string
@@ -189,20 +181,7 @@ func TestDeepSpeedLauncher(t *testing.T) {
 // environment, through torchrun's launcher): the script's AdamW wrapped by
 // ZeRO-2, its states rank 0's share.
 func TestDeepSpeedAccelerate(t *testing.T) {
-	py := dsPython(t)
-	if exec.Command(py, "-c", "import accelerate.commands.launch").Run() != nil {
-		t.Skip("no accelerate for " + py)
-	}
-	abs, err := filepath.Abs(py)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HF_HOME", t.TempDir()) // no accelerate config of this machine's
-	bin := filepath.Join(t.TempDir(), "accelerate")
-	cli := "#!" + abs + "\nimport sys\nfrom accelerate.commands.accelerate_cli import main\nsys.exit(main())\n"
-	if err := os.WriteFile(bin, []byte(cli), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := accelerateCLI(t, dsPython(t))
 	var out strings.Builder
 	tr, err := Run(context.Background(), Options{Argv: []string{bin, "launch", "--use_deepspeed", "--zero_stage", "2",
 		"--num_processes", "4", "--mixed_precision", "bf16", filepath.Join("testdata", "ds_accelerate.py")}, Output: &out})

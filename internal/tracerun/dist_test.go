@@ -195,20 +195,7 @@ func TestDistributedLaunchArgs(t *testing.T) {
 // (through torchrun's); DeepSpeed under it: TestDeepSpeedAccelerate.
 // Skipped where the torch-2 python has no accelerate (CI: Debian has none).
 func TestDistributedAccelerate(t *testing.T) {
-	py := distPython(t, 2, 1)
-	if exec.Command(py, "-c", "import accelerate.commands.launch").Run() != nil {
-		t.Skip("no accelerate for " + py)
-	}
-	abs, err := filepath.Abs(py)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HF_HOME", t.TempDir()) // no accelerate config of this machine's
-	bin := filepath.Join(t.TempDir(), "accelerate")
-	cli := "#!" + abs + "\nimport sys\nfrom accelerate.commands.accelerate_cli import main\nsys.exit(main())\n"
-	if err := os.WriteFile(bin, []byte(cli), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := accelerateCLI(t, distPython(t, 2, 1))
 	script := filepath.Join("testdata", "ddp_train.py")
 	var out strings.Builder
 	tr, err := Run(context.Background(), Options{Argv: []string{bin, "launch", "--multi_gpu", "--num_processes", "4", script}, Output: &out})
@@ -407,6 +394,33 @@ func TestDistributedWithoutLauncher(t *testing.T) {
 	if states, want := firstStepStates(fs), int64(2*4*(2*(512*512+512))); states != want {
 		t.Errorf("FSDP in a world of 1: AdamW's states %d bytes, want all parameters' (%d)", states, want)
 	}
+}
+
+// accelerateCLI: the `accelerate` console script for py, as pip installs
+// it (skips where py has no accelerate), with no accelerate config of this
+// machine's.
+func accelerateCLI(t *testing.T, py string) string {
+	t.Helper()
+	if exec.Command(py, "-c", "import accelerate.commands.launch").Run() != nil {
+		t.Skip("no accelerate for " + py)
+	}
+	t.Setenv("HF_HOME", t.TempDir())
+	return consoleScript(t, py, "accelerate", "import sys\nfrom accelerate.commands.accelerate_cli import main\nsys.exit(main())\n")
+}
+
+// consoleScript: an executable name in a temporary directory that runs
+// code with py, as pip's console scripts (torchrun, accelerate, deepspeed) do.
+func consoleScript(t *testing.T, py, name, code string) string {
+	t.Helper()
+	abs, err := filepath.Abs(py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(bin, []byte("#!"+abs+"\n"+code), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 // distPython is torch2Python when its torch is major.minor or later (2.1:

@@ -12,14 +12,7 @@ import (
 // what it is, and an op other than the optimizers' is refused by name.
 // Needs only python3 (no torch, no DeepSpeed): fast enough for -short.
 func TestDeepSpeedNames(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python3")
-	}
-	dir := t.TempDir()
-	if err := WriteTree(dir); err != nil {
-		t.Fatal(err)
-	}
+	py, dir := pythonAndTree(t)
 	script := `
 import sys
 sys.path.insert(0, sys.argv[1])

@@ -11,6 +11,18 @@ import (
 // itself imports _agent (the others get the agent passed in), and each
 // module imports alone, without torch. Fast enough for -short.
 func TestNoImportCycle(t *testing.T) {
+	py, dir := pythonAndTree(t)
+	out, err := exec.Command(py, "-B", "testdata/importgraph.py", dir).CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("importgraph.py: %v", err)
+	}
+}
+
+// pythonAndTree: python3 (the test skips without one) and a temporary
+// directory holding the embedded package, as hook.Install writes it.
+func pythonAndTree(t *testing.T) (string, string) {
+	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3")
@@ -19,9 +31,5 @@ func TestNoImportCycle(t *testing.T) {
 	if err := WriteTree(dir); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(py, "-B", "testdata/importgraph.py", dir).CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("importgraph.py: %v", err)
-	}
+	return py, dir
 }

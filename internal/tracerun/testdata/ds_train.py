@@ -11,7 +11,8 @@ The model: 256 -> 1024 -> 256 -> 1024 -> 256, four linear layers with
 biases, 1,051,136 parameters. --bucket: ZeRO's reduce_bucket_size
 (elements). --offload: offload_optimizer to the CPU; --offload-param:
 offload_param too. --zero-init: the model built under deepspeed.zero.Init
-(ZeRO-3 partitions it as it is made). --load-op: load that DeepSpeed op
+(ZeRO-3 partitions it as it is made), its weights then set on rank 0 in
+GatheredParameters(modifier_rank=0). --load-op: load that DeepSpeed op
 first (QuantizerBuilder).
 """
 import argparse
@@ -60,6 +61,11 @@ def build():
 if args.zero_init:
     with deepspeed.zero.Init(config_dict_or_path=cfg):
         model = build()
+    # rank 0 sets the weights and broadcasts them, as transformers
+    # initialises and loads a model's weights under ZeRO-3
+    with deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0):
+        for w in model.parameters():
+            w.data.zero_()
 else:
     model = build()
 engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)

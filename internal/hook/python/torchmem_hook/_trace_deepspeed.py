@@ -26,16 +26,21 @@ What DeepSpeed needs from the tracer besides what any script does:
     moves it to the GPU whole before it partitions it, so every GPU holds
     all the weights at setup (a 70B model does not get past it). The trace
     has that peak; a W line says why (unpartitioned).
-
+  - the device's name. DeepSpeed makes tensors on
+    current_device_name() and, in GatheredParameters(modifier_rank=...)
+    (transformers' weight loading under ZeRO-3), checks that the gathered
+    weights are on torch.device(current_device_name()). In meta mode it
+    answers the device tensors' own device (T.device_marker).
   - CPU offload (offload_optimizer, offload_param to "cpu"): while the
     engine runs, what DeepSpeed makes on the host (device="cpu", or copied
     there) is a host placeholder without data that answers .device as the
-    host, as FSDP1's offload is (_trace_dist.py): rank 0's fp32 partitions and Adam's states for a 70B
-    model over 8 GPUs would otherwise take 100 GB of this process's RAM.
+    host, as FSDP1's offload is (_trace_dist.py): rank 0's fp32 partitions
+    and Adam's states for a 70B model over 8 GPUs would otherwise take
+    105 GB of this process's RAM.
   - ZeRO-3's defragment() copies every partition to a host buffer and back
     into one flat device buffer: on meta tensors that host buffer would be
-    rank 0's whole partition in this process's RAM (8.75 GB for a 70B
-    model over 8 GPUs) filled with placeholder zeros. In meta mode the
+    rank 0's whole partition in this process's RAM (17.5 GB in bf16 for a
+    70B model over 8 GPUs) filled with placeholder zeros. In meta mode the
     device side alone is done, as DeepSpeed does it: the partitions freed,
     then the flat buffer made, each partition a view of it.
 
@@ -55,6 +60,7 @@ _BUILDER_MODULES = ("deepspeed.ops.op_builder.builder", "op_builder.builder")
 _ENGINE_MODULE = "deepspeed.runtime.engine"
 # defragment's module and the one that imports it by name.
 _DEFRAGMENT_MODULES = ("deepspeed.runtime.zero.utils", "deepspeed.runtime.zero.stage3")
+_CUDA_ACCELERATOR = "deepspeed.accelerator.cuda_accelerator"
 
 # The ops replaced, by OpBuilder name: the functions of each and what each
 # returns (fused_lamb's lamb returns the trust ratio it applied, a float).
@@ -189,8 +195,17 @@ def install(torch, T):
         if T.device == "meta" and hasattr(mod, "defragment"):
             mod.defragment = _defragment(torch)
 
+    def on_accelerator(mod):
+        cls = getattr(mod, "CUDA_Accelerator", None)
+        if T.device == "meta" and cls is not None:
+            # the device tensors' own device (meta), which DeepSpeed
+            # compares theirs with (GatheredParameters' broadcast check)
+            # and makes tensors on, as on the GPU
+            cls.current_device_name = lambda self: T.device_marker
+
     hooks = dict((m, on_builder) for m in _BUILDER_MODULES)
     hooks[_ENGINE_MODULE] = on_engine
+    hooks[_CUDA_ACCELERATOR] = on_accelerator
     for m in _DEFRAGMENT_MODULES:
         hooks[m] = on_defragment
     _common.after_import(hooks)

@@ -71,6 +71,7 @@ not known).`,
 	fl.IntVar(&f.numLabels, "num-labels", 2, "labels of a --head classification classifier")
 	fl.StringVar(&f.opts.Attention, "attention", "sdpa", "attention implementation: sdpa, flash or eager")
 	fl.IntVar(&f.opts.ZeroStage, "zero", 0, "ZeRO stage 1, 2 or 3 (DeepSpeed)")
+	fl.BoolVar(&f.opts.ZeroOverlapComm, "zero-overlap-comm", false, "with --zero 2 or 3: DeepSpeed's overlap_comm (at stage 2, two reduce buckets through each backward)")
 	fl.IntVar(&f.opts.ZeroBucket, "zero-bucket", 0, "with --zero 2 or 3: DeepSpeed's reduce_bucket_size in elements (default DeepSpeed's 5e8; the Trainer's \"auto\" is hidden_size²)")
 	fl.IntVar(&f.opts.WorldSize, "world-size", 1, "GPUs the ZeRO/FSDP shards are spread over; with --trace, the size of a process group that neither the program nor its launcher gives (torchrun --nproc-per-node gpu)")
 	fl.BoolVar(&f.fsdp, "fsdp", false, "FSDP full sharding (same memory as ZeRO-3)")

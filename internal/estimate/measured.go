@@ -56,7 +56,7 @@ func (m Measured) Options() (Options, error) {
 			return o, err
 		}
 	}
-	var fsdp, loadFP32, ddp, bucketView, sp *bool
+	var fsdp, loadFP32, ddp, bucketView, sp, overlap *bool
 	bools := []struct {
 		dst   **bool
 		names []string
@@ -66,6 +66,7 @@ func (m Measured) Options() (Options, error) {
 		{&ddp, []string{"ddp"}},
 		{&bucketView, []string{"ddp_bucket_view", "gradient_as_bucket_view"}},
 		{&sp, []string{"sequence_parallel"}},
+		{&overlap, []string{"zero_overlap_comm", "overlap_comm"}},
 	}
 	for _, f := range bools {
 		if err := r.bool(f.dst, f.names...); err != nil {
@@ -79,6 +80,7 @@ func (m Measured) Options() (Options, error) {
 		o.NoLoadFP32 = !*loadFP32
 	}
 	o.SequenceParallel = sp != nil && *sp
+	o.ZeroOverlapComm = overlap != nil && *overlap
 	o.DDP = ddp != nil && *ddp
 	o.DDPBucketView = o.DDP && bucketView != nil && *bucketView
 	if err := r.checkpointing(&o); err != nil {

@@ -22,6 +22,9 @@ type Options struct {
 	// ZeroBucket: DeepSpeed's reduce_bucket_size, in elements (stages 2
 	// and 3); 0 is DeepSpeed's default, DefaultZeroBucket.
 	ZeroBucket int `json:"zero_bucket,omitempty"`
+	// ZeroOverlapComm: DeepSpeed's overlap_comm; at stage 2 it keeps two
+	// reduce buckets through each backward (stage 3 is unchanged).
+	ZeroOverlapComm bool `json:"zero_overlap_comm,omitempty"`
 	// FSDP: PyTorch FSDP full sharding (ZeroStage 3) rather than DeepSpeed:
 	// no fp32 master copy, no gradient bucket.
 	FSDP bool `json:"fsdp,omitempty"`
@@ -149,6 +152,8 @@ func (o *Options) check() error {
 		return fmt.Errorf("--zero-bucket %d out of range (1..%d elements)", o.ZeroBucket, maxZeroBucket)
 	case o.ZeroBucket > 0 && (o.ZeroStage < 2 || o.FSDP):
 		return fmt.Errorf("--zero-bucket is DeepSpeed's reduce_bucket_size: it needs --zero 2 or 3")
+	case o.ZeroOverlapComm && (o.ZeroStage < 2 || o.FSDP):
+		return fmt.Errorf("--zero-overlap-comm is DeepSpeed's overlap_comm: it needs --zero 2 or 3")
 	case o.DDP && o.ZeroStage > 0:
 		return fmt.Errorf("--ddp replicates the model; --zero and --fsdp shard it: give one of them")
 	case o.DDP && o.Inference:

@@ -37,8 +37,9 @@ type ctx struct {
 	posBias []*tensor
 	dx      *tensor
 	ws      *tensor
-	// gradBucket is DeepSpeed's reduce bucket (reduceBucket).
-	gradBucket *tensor
+	// gradBucket is DeepSpeed's reduce bucket (reduceBucket); overlapBucket
+	// its second one, stage 2's with overlap_comm.
+	gradBucket, overlapBucket *tensor
 	// ddpBuckets are DistributedDataParallel's flat all-reduce buckets.
 	ddpBuckets []*tensor
 	// prefetched: FSDP's next block in backward, all-gathered ahead
@@ -501,6 +502,11 @@ func (e *ctx) workspace() {
 func (e *ctx) reduceBucket() {
 	if e.gradBucket == nil && e.deepSpeed() && e.o.ZeroStage >= 2 && e.o.dataParallel() > 1 {
 		e.gradBucket = e.m.new(e.o.zeroBucket(), e.dt.grad, CatGrads)
+		if e.o.ZeroOverlapComm && e.o.ZeroStage == 2 {
+			// overlap_comm: a second bucket, so that one reduces while the
+			// other fills (setup_buckets' double buffer)
+			e.overlapBucket = e.m.new(e.o.zeroBucket(), e.dt.grad, CatGrads)
+		}
 	}
 }
 
@@ -508,8 +514,8 @@ func (e *ctx) reduceBucket() {
 // (_release_ipg_buffers): the optimizer step runs without it.
 func (e *ctx) releaseReduceBucket() {
 	if e.gradBucket != nil && e.o.ZeroStage == 2 {
-		e.m.drop(e.gradBucket)
-		e.gradBucket = nil
+		e.m.drop(e.gradBucket, e.overlapBucket)
+		e.gradBucket, e.overlapBucket = nil, nil
 	}
 }
 

@@ -277,8 +277,8 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 			checks = append(checks, n)
 			continue
 		}
-		if n.Kind == "zeroinit" {
-			fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.zeroinit"), textwrap.Width))
+		if n.Kind == "zeroinit" || n.Kind == "int8outliers" {
+			fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace."+n.Kind), textwrap.Width))
 			continue
 		}
 		if n.Kind != "compile" {
@@ -356,6 +356,7 @@ var traceEN = map[string]string{
 	"trace.check":            "%[1]s checks of the program's own numbers compared tensors without data (first: %[2]s at %[3]s): taken to pass, as on a healthy GPU run",
 	"trace.compile":          "%[1]s at %[2]s ran the model eagerly under the tracer: the figures are the eager program's; a compiled one (fused kernels, CUDA graphs) differs",
 	"trace.zeroinit":         "DeepSpeed ZeRO-3 moved the whole model to the GPU before partitioning it, because the model was not built under deepspeed.zero.Init: every GPU holds all its weights at setup. Build it under zero.Init (with the Trainer: make TrainingArguments(deepspeed=...) before from_pretrained)",
+	"trace.int8outliers":     "LLM.int8 (load_in_8bit) keeps each input's outlier columns (above llm_int8_threshold) in fp16 beside the int8 matmul; how many depends on the activations' values, and none were assumed: the real run has a few columns of each input more",
 }
 
 var traceZH = map[string]string{
@@ -385,6 +386,7 @@ var traceZH = map[string]string{
 	"trace.check":            "程序对自身数值的 %[1]s 次检查比较了无数据的张量（首个：%[3]s 处的 %[2]s）：按检查通过处理，如同正常的 GPU 运行",
 	"trace.compile":          "%[2]s 处的 %[1]s 在追踪时以 eager 方式运行模型：数字是 eager 程序的；编译后的程序（融合内核、CUDA graphs）会不同",
 	"trace.zeroinit":         "DeepSpeed ZeRO-3 在切分模型之前把整个模型搬到了 GPU 上，因为模型不是在 deepspeed.zero.Init 下构建的：初始化时每块 GPU 都持有全部权重。请在 zero.Init 下构建模型（用 Trainer 时：先创建 TrainingArguments(deepspeed=...) 再调用 from_pretrained）",
+	"trace.int8outliers":     "LLM.int8（load_in_8bit）在 int8 矩阵乘之外以 fp16 保留每个输入的离群列（超过 llm_int8_threshold）；其数量取决于激活值，这里假定为零：实际运行时每个输入多出若干列",
 }
 
 var traceCatalog = i18n.NewCatalog("estimate-trace", map[language.Tag]map[string]string{

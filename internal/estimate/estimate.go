@@ -163,6 +163,20 @@ func (r *Result) fillProcess(m *machine) {
 		Item{"cuda_libraries", r.LibraryBytes})
 }
 
+// addOutside adds GPU memory the caching allocator does not hold (paged
+// optimizer states in CUDA managed memory): in the process's figure, not
+// in allocated or reserved, and in the breakdown beside the CUDA context.
+func (r *Result) addOutside(it Item) {
+	r.ProcessBytes += it.Bytes
+	at := len(r.Breakdown)
+	for i, b := range r.Breakdown {
+		if b.Name == "cuda_context" {
+			at = i
+		}
+	}
+	r.Breakdown = append(r.Breakdown[:at], append([]Item{it}, r.Breakdown[at:]...)...)
+}
+
 // checkSize refuses configurations whose largest tensor would not fit in
 // an int64 byte count (no GPU holds an exabyte).
 func checkSize(fam family, md *models.Model, o Options) error {

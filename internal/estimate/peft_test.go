@@ -244,3 +244,41 @@ func TestLoRABaseFP32(t *testing.T) {
 		t.Errorf("--lora-base-fp32 with --precision bf16: err %v, want one naming the flag", err)
 	}
 }
+
+// TestPagedOptimizerThreshold: bitsandbytes' paged optimizers page only
+// the states of tensors of 1e5 elements or more (get_state_buffer); the
+// others are torch.zeros_like in the caching allocator. Llama-2-7B, LoRA
+// on all seven projections: at rank 16 only gate/up's B (11008 × 16) and
+// down's A (16 × 11008), 176,128 elements each, are paged, 3 a layer; at
+// rank 64 every adapter is (the smallest, 64 × 4096, has 262,144). The
+// trace of the same jobs (bench/results/trace-real-scripts.md, "QLoRA")
+// gets the same bytes from bitsandbytes' own code.
+func TestPagedOptimizerThreshold(t *testing.T) {
+	md := llamaLike("llama-2-7b", 4096, 11008, 32, 32, 32, 32000)
+	for _, c := range []struct {
+		r         int
+		optimizer string
+		paged     int64
+	}{
+		{16, "paged-adamw-8bit", 32 * 3 * 176_128 * 2 * 1},
+		{16, "paged-adamw", 32 * 3 * 176_128 * 2 * 4},
+		{64, "paged-adamw-8bit", 159_907_840 * 2 * 1},
+		{8, "paged-adamw", 0}, // 11008 × 8 = 88,064: none
+	} {
+		o := Options{Seq: 1024, Batch: 4, Precision: "amp-bf16", Checkpointing: true, Optimizer: c.optimizer,
+			PEFT: PEFTOptions{Method: "qlora", R: c.r, Targets: "all-linear"}, Quant: QuantOptions{Double: true}}
+		r, err := Estimate(md, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int64
+		for _, it := range r.Breakdown {
+			if it.Name == "paged_optimizer_states" {
+				got = it.Bytes
+			}
+		}
+		if got != c.paged {
+			t.Errorf("r %d %s: paged %d bytes, want %d", c.r, c.optimizer, got, c.paged)
+		}
+	}
+}

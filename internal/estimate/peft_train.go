@@ -79,10 +79,17 @@ func (e *ctx) frozenInput() bool {
 	return true
 }
 
+// bnbPagedMinElems: bitsandbytes' paged optimizers page a state only when
+// its tensor has this many elements or more (get_state_buffer: "> 1 MB");
+// a smaller one is torch.zeros_like in the caching allocator. LoRA's A and
+// B of rank 8 or 16 on a 4096-wide model (32,768 and 65,536 elements) stay
+// in the allocator; up/down projections' B (11,008 × 16) are paged.
+const bnbPagedMinElems = 100_000
+
 // adapterOptimizerStep is the optimizer over the trainable tensors only.
-// Paged optimizers (bitsandbytes paged_adamw*) keep their states in CUDA
-// managed memory, outside PyTorch's allocator: they count in nvidia-smi,
-// not in max_memory_allocated.
+// Paged optimizers (bitsandbytes paged_adamw*) keep their large states in
+// CUDA managed memory, outside PyTorch's allocator: they count in
+// nvidia-smi, not in max_memory_allocated.
 func (e *ctx) adapterOptimizerStep(step int) {
 	m := e.m
 	m.phase = fmt.Sprintf("optimizer step %d", step)
@@ -105,7 +112,7 @@ func (e *ctx) adapterOptimizerStep(step int) {
 				n = 1
 			}
 			for k := 0; k < n; k++ {
-				if paged {
+				if paged && sh >= bnbPagedMinElems {
 					e.pq.pagedByte += sh * dt
 					continue
 				}
@@ -158,15 +165,7 @@ func (e *ctx) peftResult(r *Result) {
 	if e.pq == nil || e.pq.pagedByte == 0 {
 		return
 	}
-	// Outside the allocator, next to the CUDA context in the breakdown.
-	r.ProcessBytes += e.pq.pagedByte
-	at := len(r.Breakdown)
-	for i, it := range r.Breakdown {
-		if it.Name == "cuda_context" {
-			at = i
-		}
-	}
-	r.Breakdown = append(r.Breakdown[:at], append([]Item{{"paged_optimizer_states", e.pq.pagedByte}}, r.Breakdown[at:]...)...)
+	r.addOutside(Item{"paged_optimizer_states", e.pq.pagedByte})
 }
 
 // logitsDT is the element size of the output layer's result, whose

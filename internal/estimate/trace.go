@@ -19,10 +19,15 @@ import (
 const TraceMagic = "torchmem-trace"
 
 // Bounds on what a trace may hold, so a damaged or hostile file cannot
-// take the process's memory: a line, the frames of a stack.
+// take the process's memory: a line, the frames of a stack; and on the
+// bytes one allocation or item may have (a PiB: no GPU holds one, and sums
+// of them stay far from overflowing).
 const (
 	maxTraceLine   = 1 << 20
 	maxTraceFrames = 64
+	maxTraceBytes  = 1 << 50
+	// the hook writes at most 20 notes of each of its kinds
+	maxTraceWarnings = 512
 )
 
 // TraceAlloc is one storage the traced program allocated on the GPU.
@@ -127,7 +132,14 @@ type Trace struct {
 	End      *TraceNote
 	// Dist: nil unless the program made a process group or a launcher ran it.
 	Dist *TraceDist
+	// outside: GPU memory the caching allocator does not hold (M events),
+	// by breakdown item, in the order first seen.
+	outside []Item
 }
+
+// traceOutside: what M events may name (each a breakdown item the report
+// knows how to say).
+var traceOutside = map[string]bool{"paged_optimizer_states": true}
 
 type tracePhase struct {
 	at    int
@@ -187,7 +199,7 @@ func splitTabs(s string, out []string) []string {
 }
 
 // traceFields: the fields each event has at least.
-var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1}
+var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1, "M": 3}
 
 func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool) error {
 	min, ok := traceFields[f[0]]
@@ -241,6 +253,8 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 		t.phases = append(t.phases, tracePhase{at: len(t.events), phase: f[1], step: step})
 	case "D":
 		return t.parseDist(f[1], f[2])
+	case "M":
+		return t.parseOutside(f[1], f[2])
 	case "R":
 		// (calls with no event between are one: at most one per event)
 		if n := len(t.emptied); n == 0 || t.emptied[n-1] != len(t.events) {
@@ -250,11 +264,32 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 		sid, _ := strconv.Atoi(f[3])
 		note := TraceNote{Kind: f[1], Op: f[2], Where: t.Stacks[sid], Message: f[4]}
 		if f[0] == "W" {
-			t.Warnings = append(t.Warnings, note)
+			if len(t.Warnings) < maxTraceWarnings {
+				t.Warnings = append(t.Warnings, note)
+			}
 		} else {
 			t.End = &note
 		}
 	}
+	return nil
+}
+
+// parseOutside adds an M event's bytes to its item.
+func (t *Trace) parseOutside(bytes, what string) error {
+	n, err := strconv.ParseInt(bytes, 10, 64)
+	if err != nil || n < 0 || n > maxTraceBytes {
+		return fmt.Errorf("memory outside the allocator: bytes %q", bytes)
+	}
+	if !traceOutside[what] {
+		return fmt.Errorf("memory outside the allocator: unknown kind %q", what)
+	}
+	for i := range t.outside {
+		if t.outside[i].Name == what {
+			t.outside[i].Bytes = min(t.outside[i].Bytes+n, maxTraceBytes)
+			return nil
+		}
+	}
+	t.outside = append(t.outside, Item{what, n})
 	return nil
 }
 
@@ -312,7 +347,7 @@ func parseAlloc(f []string) (TraceAlloc, error) {
 	b, err2 := strconv.ParseInt(f[2], 10, 64)
 	step, err3 := strconv.Atoi(f[5])
 	sid, err4 := strconv.Atoi(f[6])
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || b < 0 || b > 1<<50 {
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || b < 0 || b > maxTraceBytes {
 		return TraceAlloc{}, fmt.Errorf("allocation %q: bad id, size, step or stack", f[1])
 	}
 	return TraceAlloc{ID: id, Bytes: b, Kind: f[3], Phase: f[4], Step: step, Stack: sid,

@@ -45,7 +45,7 @@ const maxTraceSites = 10
 // when it is gone before.
 func traceCategory(kind string, survivedToBackward bool) Category {
 	switch kind {
-	case "param", "buffer":
+	case "param", "param4", "buffer":
 		return CatWeights
 	case "grad":
 		return CatGrads
@@ -301,6 +301,9 @@ func (t *Trace) result(cats []Category, m *machine) *Result {
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase}
 	r.fillProcess(m)
+	for _, it := range t.outside {
+		r.addOutside(it)
+	}
 	return r
 }
 
@@ -354,8 +357,14 @@ func (t *Trace) paramCount(cats []Category) int64 {
 	}
 	var n int64
 	for i, a := range t.Allocs {
-		if a.Kind == "param" && cats[i] == CatWeights && !freed[i] {
+		if cats[i] != CatWeights || freed[i] {
+			continue
+		}
+		switch a.Kind {
+		case "param":
 			n += a.Bytes / dtypeBytes(a.DType)
+		case "param4": // bitsandbytes' 4-bit weights: two values a byte, whatever the storage dtype
+			n += 2 * a.Bytes
 		}
 	}
 	return n

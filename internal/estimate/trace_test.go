@@ -76,6 +76,8 @@ func TestParseTraceErrors(t *testing.T) {
 		{head + "D\tworld\t0\n", "line 2: world size \"0\""},
 		{head + "D\tworld\n", "line 2: event D: 2 fields, want 3"},
 		{head + "D\thost_params\t-1\n", "line 2: host parameters \"-1\""},
+		{head + "M\t-5\tpaged_optimizer_states\n", "line 2: memory outside the allocator: bytes \"-5\""},
+		{head + "M\t5\tnccl\n", "line 2: memory outside the allocator: unknown kind \"nccl\""},
 	} {
 		_, err := ParseTrace(strings.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -256,6 +258,50 @@ func TestTraceTrainableParams(t *testing.T) {
 	}
 	if r := ReplayTrace(tr, TraceReplay{ComputeCapability: 80}); r.TrainableParams != 1000 || r.Params != 5000 {
 		t.Errorf("with a frozen bf16 weight: trainable %d of %d params, want 1000 of 5000", r.TrainableParams, r.Params)
+	}
+}
+
+// TestTraceQuantizedAndPaged: a bitsandbytes 4-bit weight ("param4",
+// uint8 storage) counts two parameters a byte; paged optimizer states (M
+// events) are in the process's figure and the breakdown, beside the CUDA
+// context, not in allocated or reserved.
+func TestTraceQuantizedAndPaged(t *testing.T) {
+	q := strings.Replace(smallTrace, "P\tforward\t1\n",
+		"A\t6\t8000\tdata\tsetup\t1\t1\t\tbitsandbytes.quantize_4bit.default\tuint8\t8000,1\nC\t6\tparam4\n"+
+			"P\tforward\t1\n", 1)
+	q = strings.Replace(q, "P\toptimizer\t1\n",
+		"M\t3000000\tpaged_optimizer_states\nP\toptimizer\t1\nM\t1000000\tpaged_optimizer_states\n", 1)
+	plain, err := ParseTrace(strings.NewReader(smallTrace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ParseTrace(strings.NewReader(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := ReplayTrace(plain, TraceReplay{ComputeCapability: 80})
+	r := ReplayTrace(tr, TraceReplay{ComputeCapability: 80})
+	if r.Params != 1000+16000 || r.TrainableParams != 1000 {
+		t.Errorf("params %d (trainable %d), want 17000 (1000)", r.Params, r.TrainableParams)
+	}
+	// the 4-bit weight's 8000 bytes (one 2 MiB segment either way)
+	if r.PeakAllocatedBytes != base.PeakAllocatedBytes+8192 || r.PeakReservedBytes != base.PeakReservedBytes {
+		t.Errorf("allocated %d, reserved %d; want %d and %d (the weight only)", r.PeakAllocatedBytes,
+			r.PeakReservedBytes, base.PeakAllocatedBytes+8192, base.PeakReservedBytes)
+	}
+	if r.ProcessBytes != base.ProcessBytes+4_000_000 {
+		t.Errorf("process %d, want %d + 4,000,000 paged", r.ProcessBytes, base.ProcessBytes)
+	}
+	names := []string{}
+	for _, it := range r.Breakdown {
+		names = append(names, it.Name)
+		if it.Name == "paged_optimizer_states" && it.Bytes != 4_000_000 {
+			t.Errorf("paged optimizer states %d bytes, want 4,000,000", it.Bytes)
+		}
+	}
+	got := strings.Join(names, ",")
+	if !strings.Contains(got, "allocator_cache_and_fragmentation,paged_optimizer_states,cuda_context,cuda_libraries") {
+		t.Errorf("breakdown %s: want the paged states before the CUDA context", got)
 	}
 }
 

@@ -444,3 +444,22 @@ func TestEmptyCacheReleases(t *testing.T) {
 		}
 	}
 }
+
+// TestDeviceParsesAsGPU: x.to(w.device) for a device tensor w parses as
+// the GPU (packed_to.py: a parameter that quantizes only off meta, as
+// bitsandbytes' Params4bit does), and torch._C._cuda_getCurrentRawStream
+// is there for an extension to read on a CPU build. Both modes.
+func TestDeviceParsesAsGPU(t *testing.T) {
+	py := torchPython(t)
+	for _, dev := range []string{"meta", "cpu"} {
+		var out strings.Builder
+		tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "packed_to.py")},
+			Device: dev, Output: &out})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", dev, err, out.String())
+		}
+		if tr.End == nil || tr.End.Kind != "exit" {
+			t.Errorf("%s: end %+v, want the program's own exit\n%s", dev, tr.End, out.String())
+		}
+	}
+}

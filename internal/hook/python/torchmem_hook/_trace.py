@@ -28,6 +28,10 @@ trace.go parses it):
   C id cat                        what the storage turned out to be
   R                               torch.cuda.empty_cache(): the allocator
                                   gives its wholly free segments back
+  M bytes what                    GPU memory outside the caching allocator
+                                  (what: paged_optimizer_states, the CUDA
+                                  managed memory of bitsandbytes' paged
+                                  optimizers)
   W kind op sid message           a value read from a tensor without data
   D key value                     distributed: world (size), backend (the
                                   one asked for), rank (asked for, when not
@@ -43,7 +47,7 @@ import sys
 import weakref
 
 from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2, _trace_values
-from torchmem_hook import _common, _trace_compat, _trace_deepspeed, _trace_dist
+from torchmem_hook import _common, _trace_bnb, _trace_compat, _trace_deepspeed, _trace_dist
 
 _clean = _common.one_line
 _debug = _common.debug
@@ -58,7 +62,8 @@ ENV_GPU_BYTES = "TORCHMEM_TRACE_GPU_BYTES"
 ENV_MAX_BYTES = "TORCHMEM_TRACE_MAX_BYTES"
 ENV_JOB = "TORCHMEM_TRACE_JOB"  # the traced program's command line, for its children to compare
 
-# Bounds: frames kept per stack, frames walked looking for them, warnings.
+# Bounds: frames kept per stack, frames walked looking for them, warnings
+# of each kind.
 MAX_FRAMES = 6
 MAX_WALK = 64
 MAX_WARNINGS = 20
@@ -159,7 +164,7 @@ class _Tracer(object):
         self.fake_ptrs = {}  # meta mode: storage key -> the data address it answers
         self.in_step = 0
         self.forced = None  # the category of what is made now (counted_as)
-        self.warnings = 0
+        self.warnings = {}  # kind -> W events written
         self.failure = None
         self.ended = False
         self.allocated = 0
@@ -385,6 +390,8 @@ class _Tracer(object):
         except Exception:
             return
         if e is not None and e[3] is DEVICE:
+            if cat == "param" and _trace_bnb.packs_4bit(t):
+                cat = "param4"  # two values a byte
             if e[0] in self.final_ids and not final:
                 return
             if final and e[0] >= 0:
@@ -411,14 +418,22 @@ class _Tracer(object):
                 self.w.limit = 0
                 self.end("truncated", "", "trace file size limit reached")
 
+    def outside(self, what, nbytes):
+        """nbytes of GPU memory the caching allocator does not hold."""
+        if nbytes > 0:
+            self.emit(["M", str(int(nbytes)), what])
+
     def set_phase(self, phase):
         if phase != self.phase:
             self.phase = phase
             self.emit(["P", phase, str(self.done + 1)])
 
     def warn(self, kind, op, msg):
-        if self.warnings < MAX_WARNINGS:
-            self.warnings += 1
+        # bounded per kind: many values read from tensors without data
+        # do not crowd out a note said once (the kinds are the hook's own)
+        n = self.warnings.get(kind, 0)
+        if n < MAX_WARNINGS:
+            self.warnings[kind] = n + 1
             self.emit(["W", kind, _clean(op), str(self.stack_id()), _clean(msg)])
 
     @contextlib.contextmanager
@@ -787,6 +802,7 @@ def start(torch, refused=None):
     _install_cuda(torch, T)
     _trace_api.install(torch, T)
     _trace_deepspeed.install(torch, T)
+    _trace_bnb.install(torch, T)
     _trace_compat.install(torch, T)
     _install_phases(torch, T)
     _install_data(torch, T)

@@ -164,6 +164,11 @@ def is_index(d):
     return isinstance(d, int) and not isinstance(d, bool)
 
 
+def _gpu(d):
+    """The CUDA device an index or the device marker stands for."""
+    return "cuda:%d" % (d if is_index(d) else 0)
+
+
 def _const(v):
     return lambda *a, **k: v
 
@@ -182,6 +187,11 @@ def _streams(torch, T):
     for k, v in patch.items():
         setattr(cuda, k, v)
     _record_stream(torch)
+    if not hasattr(torch._C, "_cuda_getCurrentRawStream"):
+        # A CPU build lacks it; CUDA extensions read it as they are imported
+        # (bitsandbytes' CUDA backend). Their kernels never run on the
+        # tracer's tensors: meta tensors dispatch to the ops' fake kernels.
+        torch._C._cuda_getCurrentRawStream = _const(0)
     nvtx = getattr(cuda, "nvtx", None)
     if nvtx is not None:  # torch._C._nvtx exists only in CUDA builds
         for k in ("range_push", "range_pop", "mark", "range_start", "range_end"):
@@ -468,11 +478,15 @@ def answers(torch, T):
         # device= keyword the redirect would turn into the trace device: the
         # module's tensors would then be "moved" to where they already are
         # (meta), and nothing copied. The tensors' own .to() is redirected.
-        # An index (model.to(local_rank)) is a CUDA device (is_index).
-        if args and is_index(args[0]):
-            args = ("cuda:%d" % args[0],) + tuple(args[1:])
-        if is_index(kwargs.get("device")):
-            kwargs = dict(kwargs, device="cuda:%d" % kwargs["device"])
+        # An index (model.to(local_rank)) is a CUDA device (is_index), and
+        # so is a device tensor's device (T.device_marker): what parses
+        # x.to(w.device) sees the GPU, not meta (bitsandbytes' Params4bit
+        # quantizes only when moved to a device that is not meta).
+        if args and (is_index(args[0]) or args[0] is T.device_marker):
+            args = (_gpu(args[0]),) + tuple(args[1:])
+        d = kwargs.get("device")
+        if is_index(d) or d is T.device_marker:
+            kwargs = dict(kwargs, device=_gpu(d))
         return func(*args, **kwargs)
 
     def device(func, args, kwargs):

@@ -2,7 +2,7 @@
 # QLoRA jobs traced (torchmem estimate --trace) against the built-in
 # estimate (--peft qlora), peak allocated / reserved / process on an
 # H100-80GB. Needs a python with torch >= 2.4, transformers 5, PEFT and
-# bitsandbytes >= 0.45 importable (bitsandbytes' native library is not
+# bitsandbytes >= 0.46 importable (bitsandbytes' native library is not
 # needed: its ops run as their fake kernels on the trace's meta tensors):
 #   PY=/path/to/python3 bash bench/trace/qlora.sh WORKDIR
 # WORKDIR receives a small Llama config and Llama-2-7B's, each with a

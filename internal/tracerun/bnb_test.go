@@ -10,7 +10,7 @@ import (
 	"github.com/torchmem/torchmem/internal/estimate"
 )
 
-// bnbPython: a python with torch >= 2.4 and bitsandbytes >= 0.45 (its ops
+// bnbPython: a python with torch >= 2.4 and bitsandbytes >= 0.46 (its ops
 // declared with fake kernels; taken from PYTHONPATH as the environment
 // gives it, the native library not needed); the tests skip without one
 // (CI has none: bitsandbytes comes from PyPI).
@@ -21,7 +21,7 @@ func bnbPython(t *testing.T) string {
 		t.Skip("the bitsandbytes tests need torch 2.4 or later")
 	}
 	if exec.Command(py, "-c", "import bitsandbytes, torch.library; torch.library.register_fake").Run() != nil {
-		t.Skip("bitsandbytes (0.45 or later) is not importable by " + py + ": the bitsandbytes tests need it")
+		t.Skip("bitsandbytes (0.46 or later) is not importable by " + py + ": the bitsandbytes tests need it")
 	}
 	return py
 }

@@ -157,10 +157,13 @@ class _AfterFinder(object):
     hooks for; it finds nothing itself, and leaves sys.meta_path once each
     hook has run."""
 
-    def __init__(self, hooks):
+    def __init__(self, hooks, pending=None):
         self.hooks = hooks
+        self.pending = pending or {}  # name -> hook, of modules half made when armed
 
     def find_spec(self, name, path=None, target=None):
+        if self.pending:
+            self._made()
         if name not in self.hooks:
             return None
         try:
@@ -180,15 +183,31 @@ class _AfterFinder(object):
         except Exception:
             return None  # let the normal import machinery do (and report) it
 
+    def _made(self):
+        """Run the hooks of the pending modules whose import has ended."""
+        for name in list(self.pending):
+            mod = sys.modules.get(name)
+            if mod is None or not _initializing(mod):
+                hook = self.pending.pop(name)
+                if mod is not None:
+                    try:
+                        hook(mod)
+                    except Exception:
+                        debug()
+        self._maybe_leave()
+
     def fired(self, name):
         """The hook for name, once (None after): the module has loaded."""
         hook = self.hooks.pop(name, None)
-        if not self.hooks:
+        self._maybe_leave()
+        return hook
+
+    def _maybe_leave(self):
+        if not self.hooks and not self.pending:
             try:
                 sys.meta_path.remove(self)
             except ValueError:
                 pass
-        return hook
 
     def invalidate_caches(self):
         pass
@@ -200,12 +219,22 @@ def after_import(hooks):
     defined (a class's method) is patched for every importer, whenever it
     imports."""
     hooks = dict(hooks)
+    pending = {}
     for name in list(hooks):
         mod = sys.modules.get(name)
-        if mod is not None:
+        if mod is not None and _initializing(mod):
+            # still being imported (it imported torch, which armed these
+            # hooks): half made and past the finder; hooked once it is
+            # made, at the next import the finder sees
+            pending[name] = hooks.pop(name)
+        elif mod is not None:
             try:
                 hooks.pop(name)(mod)
             except Exception:
                 debug()
-    if hooks:
-        sys.meta_path.insert(0, _AfterFinder(hooks))
+    if hooks or pending:
+        sys.meta_path.insert(0, _AfterFinder(hooks, pending))
+
+
+def _initializing(mod):
+    return bool(getattr(getattr(mod, "__spec__", None), "_initializing", False))

@@ -2,10 +2,12 @@
 from transformers' BitsAndBytesConfig, PEFT's adapters) and bitsandbytes'
 8-bit and paged optimizers.
 
-bitsandbytes (0.45 and later) declares its kernels as torch.library ops
+bitsandbytes (0.46 and later) declares its kernels as torch.library ops
 with fake kernels: on the tracer's meta tensors quantize_4bit,
-dequantize_4bit, the 8-bit optimizers' updates run as those, with the
-shapes and dtypes the GPU's kernels give, and nothing here replaces them.
+dequantize_4bit, the int8 matmuls (and from 0.47 the optimizers'
+updates) run as those, with the shapes and dtypes the GPU's kernels give,
+and nothing here replaces them. 0.46's optimizer updates, still native
+calls, work in place and allocate nothing: they do nothing here.
 What the tracer supplies besides:
 
   - paged optimizers (paged_adamw_8bit, paged_adamw_32bit, ...) keep each
@@ -31,7 +33,7 @@ What the tracer supplies besides:
     its storage is classified "param4", which torchmem counts as twice its
     bytes in parameters (what PEFT's print_trainable_parameters() says).
 
-Before 0.45 its kernels were ctypes calls into the native library with
+Before 0.46 its kernels were ctypes calls into the native library with
 the tensors' data pointers, which meta tensors do not have: the trace
 ends as bitsandbytes is imported, saying so (what ran is reported).
 
@@ -39,11 +41,14 @@ Nothing here may raise into the program; of the hook it imports only
 _common.
 """
 
+import sys
+
 from torchmem_hook import _common
 
 _debug = _common.debug
 
 _FUNCTIONAL = "bitsandbytes.functional"
+_OPS = "bitsandbytes._ops"  # its ops with fake kernels (0.46 and later)
 _MODULES = "bitsandbytes.nn.modules"
 
 # What an M event calls the bytes of get_paged() (the report's breakdown
@@ -59,6 +64,11 @@ def packs_4bit(t):
 def install(torch, T):
     """Patch bitsandbytes' paged memory when it is imported (or now)."""
     def on_functional(mod):
+        if _OPS not in sys.modules:
+            # (bitsandbytes imports its ops before its functional module)
+            T.end("error", "bitsandbytes " + str(getattr(sys.modules.get("bitsandbytes"), "__version__", "")),
+                  OLD_NOTE)
+            return
         _patch_functional(torch, T, mod)
         if T.device == "meta":
             _patch_outliers(torch, T, mod)
@@ -67,16 +77,12 @@ def install(torch, T):
         if T.device == "meta":
             _patch_int8(torch, mod)
 
-    def on_package(mod):
-        if not hasattr(mod, "_ops"):
-            T.end("error", "bitsandbytes " + str(getattr(mod, "__version__", "")), OLD_NOTE)
-
-    _common.after_import({"bitsandbytes": on_package, _FUNCTIONAL: on_functional, _MODULES: on_modules})
+    _common.after_import({_FUNCTIONAL: on_functional, _MODULES: on_modules})
 
 
-# Why a bitsandbytes before 0.45 cannot be traced, and what to do.
+# Why a bitsandbytes before 0.46 cannot be traced, and what to do.
 OLD_NOTE = ("this bitsandbytes calls its CUDA library with the tensors' data, which the trace's tensors "
-            "do not have (its ops run on them from 0.45 on): trace with bitsandbytes 0.45 or later, or "
+            "do not have (its ops run on them from 0.46 on): trace with bitsandbytes 0.46 or later, or "
             "estimate without --trace (--peft qlora)")
 
 
@@ -127,6 +133,23 @@ def _patch_functional(torch, T, F):
 
     get_paged.__doc__ = orig.__doc__
     F.get_paged, F.fill, F.prefetch_tensor = get_paged, fill, prefetch_tensor
+    if not hasattr(torch.ops.bitsandbytes, "optimizer_update_32bit"):
+        # 0.46: the optimizers' updates are still native calls; they
+        # update the states in place and allocate nothing (see _OPTIMIZER_UPDATES)
+        for name in _OPTIMIZER_UPDATES:
+            if hasattr(F, name):
+                setattr(F, name, _nothing)
+
+
+# bitsandbytes 0.46's optimizer updates, native calls that work in place on
+# the tensors they are given: under the trace they do nothing (the memory
+# is the GPU's, the values are not), as DeepSpeed's compiled optimizers do.
+# From 0.47 they are ops with fake kernels.
+_OPTIMIZER_UPDATES = ("optimizer_update_32bit", "optimizer_update_8bit", "optimizer_update_8bit_blockwise")
+
+
+def _nothing(*a, **k):
+    return None
 
 
 # The W note for LLM.int8's outliers, once.

@@ -323,6 +323,17 @@ func endKind(k string) string {
 }
 
 func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.Fit) {
+	if f.ProgramRefused {
+		// the figures of what ran say nothing of the job: the verdict is the program's
+		where := ""
+		if len(r.End.Where) > 0 {
+			where = shortFrame(r.End.Where[0])
+		}
+		fmt.Fprintf(w, "\n%s\n", t("estimate.fit.gpu", f.GPU, units.Bytes(f.GPUMemoryBytes), units.Bytes(f.BudgetBytes),
+			strconv.FormatFloat(100*f.Margin, 'f', 0, 64)))
+		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.refused", where), textwrap.Width))
+		return
+	}
 	printFitVerdict(w, t, r.OOM, f)
 	if f.Partial && f.Fits {
 		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.partial", strconv.Itoa(r.Steps)), textwrap.Width))
@@ -350,6 +361,7 @@ var traceEN = map[string]string{
 	"trace.end.truncated":    "the trace reached --trace-max-size after %[1]s optimizer steps%[2]s%[3]s: %[4]s; the figures are those of what ran",
 	"trace.end.killed":       "the trace is incomplete after %[1]s optimizer steps%[2]s%[3]s: %[4]s",
 	"trace.world":            "the program asked for more GPUs than it was given: under --trace, torch.cuda.device_count() answers --world-size (1 unless given) where no launcher says; trace again with --world-size set to the GPUs the job runs on",
+	"trace.fit.refused":      "does not fit: the program read the GPU's free memory (--gpu's) and stopped at %[1]s because the job does not fit in it; trace with a larger --gpu to see what the job needs",
 	"trace.fit.partial":      "but only what ran fits: the trace stopped after %[1]s optimizer steps, and the steps that did not run (the optimizer's states, the next forward) may need more; fix what stopped it and trace again",
 	"trace.datashape":        "%[1]s sizes that depend on the data were assumed (first: %[2]s at %[3]s): a router's masks and top-k indices give each expert a balanced share of the tokens, a selection from known values each of them, any other mask all its elements",
 	"trace.placeholder":      "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
@@ -380,6 +392,7 @@ var traceZH = map[string]string{
 	"trace.end.truncated":    "追踪在 %[1]s 个优化器步后达到 --trace-max-size%[2]s%[3]s：%[4]s；数字是已运行部分的",
 	"trace.end.killed":       "追踪在 %[1]s 个优化器步后不完整%[2]s%[3]s：%[4]s",
 	"trace.world":            "程序要求的 GPU 比它得到的多：在 --trace 下，没有启动器说明时 torch.cuda.device_count() 返回 --world-size（未给出时为 1）；请把 --world-size 设为作业所用的 GPU 数后重新追踪",
+	"trace.fit.refused":      "放不下：程序读取了 GPU 的可用显存（--gpu 所指定的），因作业放不下而在 %[1]s 处停止；请用更大的 --gpu 重新追踪，以查看作业所需",
 	"trace.fit.partial":      "但这只是已运行部分能放下：追踪在 %[1]s 个优化器步后停止，未运行的步骤（优化器状态、下一次前向）可能需要更多；请修复导致停止的问题后重新追踪",
 	"trace.datashape":        "假定了 %[1]s 个取决于数据的大小（首个：%[3]s 处的 %[2]s）：路由的掩码与 top-k 索引按均衡路由为每个专家分配 token，取自已知值的选择按每个值均分，其他掩码取其全部元素",
 	"trace.placeholder":      "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",

@@ -115,6 +115,33 @@ func TestEstimateTracePartialFit(t *testing.T) {
 	}
 }
 
+// TestEstimateTraceProgramRefused: a program that reads the GPU's free
+// memory and refuses to run (refuses.py needs 40 GiB) does not fit a 24 GB
+// --gpu, whatever what ran holds: exit 2, the verdict names the line and
+// says to trace with a larger --gpu; on an H200 it runs and fits.
+func TestEstimateTraceProgramRefused(t *testing.T) {
+	skipTraceShort(t)
+	py := systemTorch(t)
+	script := filepath.Join("..", "tracerun", "testdata", "refuses.py")
+	out, errOut, code := runCLI(t, "estimate", "--trace", "--gpu", "RTX-4090", "--", py, script)
+	want := "does not fit: the program read the GPU's free memory (--gpu's) and stopped at\nrefuses.py:9"
+	if code != 2 || !strings.Contains(out, want) || strings.Contains(out, "only what ran fits") {
+		t.Errorf("code %d, want 2 and %q:\n%s\n%s", code, want, out, errOut)
+	}
+	js, _, code := runCLI(t, "estimate", "--trace", "--json", "--gpu", "RTX-4090", "--", py, script)
+	var r struct {
+		Fits    bool `json:"fits"`
+		Refused bool `json:"program_refused"`
+	}
+	if err := json.Unmarshal([]byte(js), &r); err != nil || code != 2 || r.Fits || !r.Refused {
+		t.Errorf("--json: code %d err %v %+v", code, err, r)
+	}
+	out, errOut, code = runCLI(t, "estimate", "--trace", "--gpu", "H200", "--", py, script)
+	if code != 0 || !strings.Contains(out, "peak allocated  40.00 GiB") {
+		t.Errorf("H200: code %d, want 0 and 40 GiB:\n%s\n%s", code, out, errOut)
+	}
+}
+
 // TestTraceDistLine: a distributed trace says whose figures they are, in
 // both languages: the world, how the rank ran (the launcher it stood in
 // for, the wrappers, the backend asked for, a rank asked for).

@@ -21,9 +21,14 @@ type Fit struct {
 	Fits        bool  `json:"fits"`
 	// Partial: a trace that stopped before the steps asked for (estimate
 	// --trace): Fits says what ran fits, not that the job does.
-	Partial       bool  `json:"partial,omitempty"`
-	HeadroomBytes int64 `json:"headroom_bytes"`
-	MaxBatch      int   `json:"max_batch"`
+	Partial bool `json:"partial,omitempty"`
+	// ProgramRefused: the traced program read the GPU's free memory (the
+	// trace answers it as --gpu's), found the job too large for it and
+	// stopped (ProgramRefused in trace_fit.go): it does not fit, whatever
+	// the figures of what ran say.
+	ProgramRefused bool  `json:"program_refused,omitempty"`
+	HeadroomBytes  int64 `json:"headroom_bytes"`
+	MaxBatch       int   `json:"max_batch"`
 	// MaxBatchAtLimit: the search stopped at MaxBatchLimit with that batch
 	// still fitting, so MaxBatch is a lower bound, not the largest.
 	MaxBatchAtLimit bool     `json:"max_batch_at_limit"`

@@ -3,6 +3,7 @@ package estimate
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // FitTrace replays a trace against a GPU: the allocator limited to what
@@ -27,11 +28,38 @@ func FitTrace(t *Trace, gpu GPU, margin float64) (*TraceResult, *Fit, error) {
 	f.Fits = fitsIn(r.Result, budget)
 	f.HeadroomBytes = budget - r.ProcessBytes
 	f.Partial = TracePartial(t, r)
+	if ProgramRefused(r.End) {
+		f.ProgramRefused, f.Fits = true, false
+	}
 	if r.CacheReleases > 0 && !r.OOM {
 		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches the budget and frees its cache "+
 			"to go on (%d times)", r.CacheReleases))
 	}
 	return r, f, nil
+}
+
+// gpuTooSmall: what programs raise when, having read the GPU's free
+// memory (torch.cuda.mem_get_info, which the trace answers as --gpu's),
+// they find the job too large and stop before allocating it: transformers'
+// bitsandbytes quantizers when device_map="auto" left modules on the CPU
+// or the disk ("Make sure you have enough GPU RAM to fit the quantized
+// model": a 70B QLoRA on a 24 GB card), or a program's own out-of-memory
+// check (no real allocation fails in a trace). Lower case.
+var gpuTooSmall = []string{"enough gpu ram", "out of memory"}
+
+// ProgramRefused: the program itself raised because the GPU's memory is
+// too small for the job (gpuTooSmall), an error of its own, not an op's.
+func ProgramRefused(end *TraceNote) bool {
+	if end == nil || end.Kind != "error" || end.Op != "" {
+		return false
+	}
+	m := strings.ToLower(end.Message)
+	for _, s := range gpuTooSmall {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // TracePartial: the trace stopped (an op failed, the program was killed,

@@ -236,6 +236,40 @@ func TestTracePartial(t *testing.T) {
 	}
 }
 
+// TestProgramRefused: a program that read the GPU's free memory and
+// stopped because the job does not fit (transformers' bitsandbytes
+// quantizer under device_map="auto": a 70B QLoRA on a 24 GB card) does not
+// fit, though what ran does; an op's failure or another exception is only
+// a partial trace.
+func TestProgramRefused(t *testing.T) {
+	bnb := "ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the quantized model."
+	for _, c := range []struct {
+		kind, op, msg string
+		want          bool
+	}{
+		{"error", "", bnb, true},
+		{"error", "", "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", true},
+		{"error", "aten.mm.default", "out of memory", false},
+		{"error", "", "FileNotFoundError: data/train.bin", false},
+		{"steps", "", "2 optimizer steps traced", false},
+	} {
+		trace := strings.Replace(smallTrace, "E\tsteps\t\t1\t1 optimizer steps traced\n",
+			"E\t"+c.kind+"\t"+c.op+"\t1\t"+c.msg+"\n", 1)
+		tr, err := ParseTrace(strings.NewReader(trace))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gpu, _ := LookupGPU("RTX-4090")
+		_, f, err := FitTrace(tr, gpu, 0.05)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.ProgramRefused != c.want || f.Fits == c.want {
+			t.Errorf("%s %q %q: refused %v, fits %v; want refused %v", c.kind, c.op, c.msg, f.ProgramRefused, f.Fits, c.want)
+		}
+	}
+}
+
 // The trainable parameters of a trace are the gradients' elements in the
 // first step that made any: a frozen weight has none, a second step's
 // gradients (set_to_none) are not counted again.

@@ -28,7 +28,7 @@ func bnbPython(t *testing.T) string {
 
 // TestBitsAndBytes: bitsandbytes' own Linear4bit and 8-bit optimizers run
 // on the trace's tensors as their fake kernels. The 4-bit weights are
-// "param4" (2 × 1024 × 4096 parameters in 4 MiB); PagedAdamW8bit's two
+// "param4" (2 × 1024 × 4096 parameters in 4 MiB), their absmax "buffer"; PagedAdamW8bit's two
 // one-byte states of the 1,048,576-element adapter (2 MiB) are outside
 // the allocator, in the process's figure; AdamW8bit's are in it.
 func TestBitsAndBytes(t *testing.T) {
@@ -55,6 +55,11 @@ func TestBitsAndBytes(t *testing.T) {
 		}
 		if n, _ := kindBytes(tr, "param4", 0); n != weights4/2 {
 			t.Errorf("%s: 4-bit weights %d bytes, want %d", mode, n, weights4/2)
+		}
+		// their quantization constants (an absmax byte per 64 values, with
+		// compress_statistics) count with the weights, not as temporaries
+		if n, _ := kindBytes(tr, "buffer", 0); n < weights4/64 {
+			t.Errorf("%s: quantization constants %d bytes as weights, want %d or more", mode, n, weights4/64)
 		}
 		var paged int64
 		for _, it := range r.Breakdown {

@@ -390,8 +390,11 @@ class _Tracer(object):
         except Exception:
             return
         if e is not None and e[3] is DEVICE:
-            if cat == "param" and _trace_bnb.packs_4bit(t):
-                cat = "param4"  # two values a byte
+            if cat == "param":
+                if _trace_bnb.packs_4bit(t):
+                    cat = "param4"  # two values a byte
+                for q in _trace_bnb.state_tensors(t):
+                    self.classify(q, "buffer")
             if e[0] in self.final_ids and not final:
                 return
             if final and e[0] >= 0:

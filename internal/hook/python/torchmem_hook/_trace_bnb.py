@@ -61,6 +61,21 @@ def packs_4bit(t):
     return type(t).__name__ == "Params4bit" and bool(getattr(t, "bnb_quantized", False))
 
 
+def state_tensors(t):
+    """The quantization constants of a bitsandbytes weight (a 4-bit one's
+    absmax and code, double quantization's nested ones; an int8 one's row
+    scales): they live as long as the weight, so they count with the
+    weights, though not as parameters."""
+    out = []
+    qs = t.__dict__.get("quant_state") if type(t).__name__ == "Params4bit" else None
+    while qs is not None:
+        out.extend(x for x in (getattr(qs, "absmax", None), getattr(qs, "code", None)) if x is not None)
+        qs = getattr(qs, "state2", None)
+    if type(t).__name__ == "Int8Params" and getattr(t, "SCB", None) is not None:
+        out.append(t.SCB)
+    return out
+
+
 def install(torch, T):
     """Patch bitsandbytes' paged memory when it is imported (or now)."""
     def on_functional(mod):

@@ -147,8 +147,13 @@ func printFitVerdict(w io.Writer, t tr, oom bool, f *estimate.Fit) {
 	case !f.Fits:
 		verdict = t("estimate.fit.over", units.Bytes(-f.HeadroomBytes))
 	}
-	fmt.Fprintf(w, "\n%s\n%s\n", t("estimate.fit.gpu", f.GPU, units.Bytes(f.GPUMemoryBytes), units.Bytes(f.BudgetBytes),
-		strconv.FormatFloat(100*f.Margin, 'f', 0, 64)), verdict)
+	fmt.Fprintf(w, "\n%s\n%s\n", fitGPULine(t, f), verdict)
+}
+
+// fitGPULine: the GPU, its memory and the budget the margin leaves.
+func fitGPULine(t tr, f *estimate.Fit) string {
+	return t("estimate.fit.gpu", f.GPU, units.Bytes(f.GPUMemoryBytes), units.Bytes(f.BudgetBytes),
+		strconv.FormatFloat(100*f.Margin, 'f', 0, 64))
 }
 
 func printFit(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {

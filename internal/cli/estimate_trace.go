@@ -241,6 +241,15 @@ func printTraceSites(w io.Writer, t, tt tr, sites []estimate.TraceSite) {
 	_ = tw.Flush()
 }
 
+// firstFrame: the program's line a note came from (its first frame),
+// short; "" when unknown.
+func firstFrame(where []string) string {
+	if len(where) == 0 {
+		return ""
+	}
+	return shortFrame(where[0])
+}
+
 // shortFrame: "dir/file.py:12:fn" as "file.py:12 fn".
 func shortFrame(s string) string {
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {
@@ -254,10 +263,7 @@ func shortFrame(s string) string {
 
 func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 	if e := r.End; e != nil && e.Kind != "steps" {
-		where := ""
-		if len(e.Where) > 0 {
-			where = shortFrame(e.Where[0])
-		}
+		where := firstFrame(e.Where)
 		kind := endKind(e.Kind)
 		if kind == "error" && e.Op == "" { // the program's own exception, not an op
 			kind = "raised"
@@ -285,17 +291,11 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 			reads = append(reads, n)
 			continue
 		}
-		where := ""
-		if len(n.Where) > 0 {
-			where = shortFrame(n.Where[0])
-		}
+		where := firstFrame(n.Where)
 		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.compile", n.Op, where), textwrap.Width))
 	}
 	if n := len(shapes); n > 0 {
-		where := ""
-		if len(shapes[0].Where) > 0 {
-			where = shortFrame(shapes[0].Where[0])
-		}
+		where := firstFrame(shapes[0].Where)
 		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.datashape", strconv.Itoa(n), shapes[0].Op, where), textwrap.Width))
 	}
 	printNotes(w, tt, "trace.placeholder", reads)
@@ -307,10 +307,7 @@ func printNotes(w io.Writer, tt tr, key string, notes []estimate.TraceNote) {
 	if len(notes) == 0 {
 		return
 	}
-	where := ""
-	if len(notes[0].Where) > 0 {
-		where = shortFrame(notes[0].Where[0])
-	}
+	where := firstFrame(notes[0].Where)
 	fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt(key, strconv.Itoa(len(notes)), notes[0].Op, where), textwrap.Width))
 }
 
@@ -325,13 +322,8 @@ func endKind(k string) string {
 func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.Fit) {
 	if f.ProgramRefused {
 		// the figures of what ran say nothing of the job: the verdict is the program's
-		where := ""
-		if len(r.End.Where) > 0 {
-			where = shortFrame(r.End.Where[0])
-		}
-		fmt.Fprintf(w, "\n%s\n", t("estimate.fit.gpu", f.GPU, units.Bytes(f.GPUMemoryBytes), units.Bytes(f.BudgetBytes),
-			strconv.FormatFloat(100*f.Margin, 'f', 0, 64)))
-		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.refused", where), textwrap.Width))
+		fmt.Fprintf(w, "\n%s\n", fitGPULine(t, f))
+		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.refused", firstFrame(r.End.Where)), textwrap.Width))
 		return
 	}
 	printFitVerdict(w, t, r.OOM, f)

@@ -12,6 +12,11 @@ func TestLookupGPU(t *testing.T) {
 		"H100-80GB": "H100-80GB", "NVIDIA H100 80GB HBM3": "H100-80GB", "NVIDIA H200": "H200",
 		"NVIDIA A100-SXM4-40GB": "A100-40GB", "a10": "A10", "rtx 4090": "RTX-4090",
 		"NVIDIA GeForce RTX 3090": "RTX-3090", "L4": "L4", "v100-32gb": "V100-32GB",
+		// a board whose name begins with another's (H20, RTX-4070, RTX-3090)
+		"NVIDIA H20": "H20", "NVIDIA H200 NVL": "H200", "H200-141GB": "H200", "rtx 4070": "RTX-4070",
+		"NVIDIA GeForce RTX 4070 Ti": "RTX-4070Ti", "NVIDIA GeForce RTX 3090 Ti": "RTX-3090Ti",
+		"NVIDIA GeForce RTX 4090 D": "RTX-4090D", "NVIDIA A800-SXM4-80GB": "A800-80GB", "NVIDIA A800 80GB PCIe": "A800-80GB",
+		"NVIDIA GeForce RTX 2080 Ti": "RTX-2080Ti", "NVIDIA GeForce RTX 4080 SUPER": "RTX-4080-SUPER",
 	} {
 		g, err := LookupGPU(in)
 		if err != nil || g.Name != want {

@@ -23,7 +23,9 @@ const (
 
 const mib = 1 << 20
 
-// gpuTable: nvidia-smi's "Total" memory (MiB) of each board.
+// gpuTable: nvidia-smi's "Total" memory (MiB) of each board, as pasted
+// nvidia-smi tables in public bug reports print it (GDDR boards with ECC
+// off: ECC on takes about 1/16 of it, L20 46068 MiB against 49140).
 var gpuTable = []GPU{
 	{"H200", 143771 * mib, 90},
 	{"H100-80GB", 81559 * mib, 90},
@@ -47,6 +49,22 @@ var gpuTable = []GPU{
 	{"RTX-3090", 24576 * mib, 86},
 	{"RTX-4080", 16376 * mib, 89},
 	{"RTX-3080", 10240 * mib, 86},
+	// what the Chinese guides' users rent and own: the export variants,
+	// consumer cards of 11-32 GB
+	{"A800-80GB", 81920 * mib, 80},
+	{"H800", 81559 * mib, 90},
+	{"H20", 97871 * mib, 90},
+	{"L20", 46068 * mib, 89},
+	{"V100S-32GB", 32768 * mib, 70},
+	{"A5000", 24564 * mib, 86},
+	{"RTX-5090", 32607 * mib, 120},
+	{"RTX-4090D", 24564 * mib, 89},
+	{"RTX-4080-SUPER", 16376 * mib, 89},
+	{"RTX-4070Ti", 12282 * mib, 89},
+	{"RTX-4070", 12282 * mib, 89},
+	{"RTX-3090Ti", 24564 * mib, 86},
+	{"RTX-3060", 12288 * mib, 86},
+	{"RTX-2080Ti", 11264 * mib, 75},
 }
 
 func normGPU(s string) string {
@@ -60,14 +78,21 @@ func normGPU(s string) string {
 func LookupGPU(name string) (GPU, error) {
 	want := normGPU(name)
 	var hits []GPU
+	var within GPU // the longest known name want begins with: "H200-141GB" is an H200, not an H20
 	for _, g := range gpuTable {
 		n := normGPU(g.Name)
 		if n == want {
 			return g, nil
 		}
+		if strings.HasPrefix(want, n) && len(n) > len(normGPU(within.Name)) {
+			within = g
+		}
 		if strings.HasPrefix(n, want) || strings.HasPrefix(want, n) {
 			hits = append(hits, g)
 		}
+	}
+	if within.Name != "" && !anyLonger(hits, want) {
+		return within, nil
 	}
 	switch len(hits) {
 	case 0:
@@ -80,6 +105,17 @@ func LookupGPU(name string) (GPU, error) {
 		names[i] = h.Name
 	}
 	return GPU{}, fmt.Errorf("GPU %q is ambiguous: %s", name, strings.Join(names, ", "))
+}
+
+// anyLonger: whether a hit's name goes on past want ("A100" names both
+// A100 sizes), which leaves the choice to the caller.
+func anyLonger(hits []GPU, want string) bool {
+	for _, h := range hits {
+		if len(normGPU(h.Name)) > len(want) {
+			return true
+		}
+	}
+	return false
 }
 
 // GPUNames lists the known boards.

@@ -162,6 +162,10 @@ class _Tracer(object):
         self.wrappers = set()  # the distributed wrappers said (D wrapper)
         self.final_ids = set()  # allocations classified final (classify)
         self.fake_ptrs = {}  # meta mode: storage key -> the data address it answers
+        # meta mode, torch < 2.2: id of a real host Parameter -> weak
+        # references to it and to the new one Module._apply moved it to
+        # (_same_parameter); by id, as a tensor's == is elementwise
+        self.moved = {}
         self.in_step = 0
         self.forced = None  # the category of what is made now (counted_as)
         self.warnings = {}  # kind -> W events written
@@ -1109,7 +1113,7 @@ def _install_modes(torch, T):
     if dev == "meta":
         _install_fake_ptrs(torch, T)
         _install_own_meta(torch, T)
-        _keep_ties(torch)
+        _keep_ties(torch, T)
         _install_empty_weights(torch, T)
         _install_load(torch, T)
     T.modes = (Redirect(), Record())
@@ -1319,12 +1323,18 @@ def _classify_buffers(torch, T):
     Module._apply = _apply
 
 
-def _keep_ties(torch):
-    """cpu -> meta is not a shallow-copy-compatible move in torch 1.13, so
-    Module._apply makes a new Parameter per module: a weight two modules
-    share (GPT-2's tied wte and lm_head) would be copied twice and come out
-    untied, where cpu -> cuda keeps one. The outermost _apply moves each
-    tensor once and re-ties what was shared."""
+def _keep_ties(torch, T):
+    """cpu -> meta is not a shallow-copy-compatible move, so Module._apply
+    makes a new Parameter per module where cpu -> cuda sets the old one's
+    data in place. Two things follow. A weight two modules share (GPT-2's
+    tied wte and lm_head) would be copied twice and come out untied: the
+    outermost _apply moves each tensor once and re-ties what was shared.
+    And an optimizer made before .cuda() (DreamBooth's, before accelerate's
+    prepare) would keep the host Parameters, whose gradients never come:
+    no states, no update. Weights made on the host are placeholders already
+    (meta, compatible); real ones (a safetensors checkpoint's, put straight
+    into _parameters by a loader) keep their Parameter object by swapping
+    in the moved tensor (swap_tensors, torch 2.2 and later)."""
     Module = torch.nn.Module
     orig = Module._apply
     depth = [0]
@@ -1336,7 +1346,7 @@ def _keep_ties(torch):
         for m in self.modules():
             for key, p in m._parameters.items():
                 if p is not None:
-                    owners.setdefault(id(p), []).append((m, key))
+                    owners.setdefault(id(p), []).append((m, key, p))
                     keep.append(p)
 
         def once(t):
@@ -1353,12 +1363,57 @@ def _keep_ties(torch):
         finally:
             depth[0] -= 1
         for refs in owners.values():
-            first = refs[0][0]._parameters[refs[0][1]]
-            for m, key in refs[1:]:
+            first = _same_parameter(torch, T, refs[0][2], refs[0][0]._parameters[refs[0][1]])
+            for m, key, _ in refs:
                 m._parameters[key] = first
         return out
 
     Module._apply = _apply
+
+
+def _remap_moved(T, opt):
+    """An optimizer made before .cuda() holds host Parameters the tracer
+    could not keep (_same_parameter on torch < 2.2): it takes the moved
+    ones, states included, as cpu -> cuda would have left them its own."""
+    if not T.moved:
+        return
+    for g in opt.param_groups:
+        ps = g["params"]
+        for i, p in enumerate(ps):
+            refs = T.moved.get(id(p))
+            new = refs[1]() if refs is not None and refs[0]() is p else None
+            if new is None:
+                continue
+            ps[i] = new
+            if p in opt.state:
+                opt.state[new] = opt.state.pop(p)
+
+
+def _same_parameter(torch, T, old, new):
+    """old's Python object holding new's tensor, as cpu -> cuda leaves it,
+    where the move made a new Parameter of a real host one. The tracer holds
+    new by a weak reference, which swap_tensors refuses: an unrecorded alias
+    of it is swapped in, and old is then held as new was. Without
+    swap_tensors (torch < 2.2) new is kept, and an optimizer holding old
+    steps new instead."""
+    if new is old or old.is_meta or not new.is_meta or type(old) is not torch.nn.Parameter or type(new) is not type(old):
+        return new  # a subclass (bitsandbytes' Params4bit) moves by its own rules
+    swap = getattr(getattr(torch, "utils", None), "swap_tensors", None)
+    kept = dict(old.__dict__)
+    T.quiet += 1
+    try:
+        alias = torch.Tensor._make_subclass(type(new), new.detach(), new.requires_grad)
+        swap(old, alias)
+    except Exception:
+        # the optimizer's step takes new for old (_remap_moved)
+        k = id(old)
+        T.moved[k] = (weakref.ref(old, lambda _r, k=k: T.moved.pop(k, None)), weakref.ref(new))
+        return new
+    finally:
+        T.quiet -= 1
+    old.__dict__.update(kept)
+    T.adopt(old)
+    return old
 
 
 def _to_host_meta(torch, T, t):
@@ -1581,6 +1636,7 @@ def _install_phases(torch, T):
 
     def step_pre(opt, args, kwargs):
         T.in_step += 1
+        _remap_moved(T, opt)
         if major >= 2:  # cpu mode too: it stands for the same GPU
             _cuda_foreach_default(opt)  # an inner optimizer too (ZeroRedundancyOptimizer's)
         if T.in_step == 1:

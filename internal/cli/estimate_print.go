@@ -172,12 +172,17 @@ func printFit(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {
 	default:
 		fmt.Fprintln(w, t("estimate.fit.maxBatchNone"))
 	}
-	if len(f.Levers) == 0 {
+	printLevers(w, t, f.Levers)
+}
+
+// printLevers: the levers that save memory, most first, one row each.
+func printLevers(w io.Writer, t tr, levers []estimate.Lever) {
+	if len(levers) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "\n"+t("estimate.levers"))
 	tw := newTable(w)
-	for _, l := range f.Levers {
+	for _, l := range levers {
 		fits := ""
 		if l.Fits {
 			fits = t("estimate.levers.fits")

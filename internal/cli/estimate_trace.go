@@ -330,6 +330,7 @@ func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.F
 	if f.Partial && f.Fits {
 		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.partial", strconv.Itoa(r.Steps)), textwrap.Width))
 	}
+	printLevers(w, t, f.Levers)
 }
 
 var traceEN = map[string]string{

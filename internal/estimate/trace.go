@@ -35,7 +35,7 @@ type TraceAlloc struct {
 	ID    int64
 	Bytes int64
 	// Kind as recorded when made (fwd, bwd, data, opttemp, other), then
-	// as learnt later (param, buffer, grad, optstate).
+	// as learnt later (param, param4, buffer, grad, optstate, autocast).
 	Kind   string
 	Phase  string
 	Step   int

@@ -8,8 +8,9 @@ import (
 
 // FitTrace replays a trace against a GPU: the allocator limited to what
 // the budget leaves after the CUDA context, as Plan does for the built-in
-// models. Levers and the largest batch are not searched: a trace is one
-// run of one configuration.
+// models. The levers are what-if replays of the same trace (TraceLevers);
+// the largest batch is not searched: a trace is one run of one
+// configuration.
 func FitTrace(t *Trace, gpu GPU, margin float64) (*TraceResult, *Fit, error) {
 	if margin < 0 || margin >= 1 {
 		return nil, nil, fmt.Errorf("--margin %.2f: want a fraction in [0, 1)", margin)
@@ -31,6 +32,7 @@ func FitTrace(t *Trace, gpu GPU, margin float64) (*TraceResult, *Fit, error) {
 	if ProgramRefused(r.End) {
 		f.ProgramRefused, f.Fits = true, false
 	}
+	f.Levers = TraceLevers(t, r.Result, TraceReplay{Limit: allocatorLimit(budget), ComputeCapability: gpu.ComputeCapability}, budget)
 	if r.CacheReleases > 0 && !r.OOM {
 		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches the budget and frees its cache "+
 			"to go on (%d times)", r.CacheReleases))

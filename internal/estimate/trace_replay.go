@@ -51,6 +51,8 @@ func traceCategory(kind string, survivedToBackward bool) Category {
 		return CatGrads
 	case "optstate":
 		return CatOptState
+	case "autocast": // meta mode's autocast: a weight's cast, cached to the region's end
+		return CatAutocast
 	case "opttemp":
 		return CatOptTemp
 	case "data":
@@ -195,7 +197,10 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 		}
 		a := &t.Allocs[ev.alloc]
 		if ev.free {
-			b := blocks[ev.alloc]
+			b, ok := blocks[ev.alloc]
+			if !ok {
+				continue // not made: a what-if of TraceLevers sized it 0
+			}
 			delete(blocks, ev.alloc)
 			c := cats[ev.alloc]
 			m.cur[c] -= b.size
@@ -209,6 +214,9 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 		}
 		if m.phase == "" {
 			m.phase = phaseName(a.Phase, a.Step)
+		}
+		if a.Bytes == 0 {
+			continue // (the trace records none of 0 bytes: a what-if's)
 		}
 		before := m.peak
 		tn := newSunk(m, sink, ev.alloc, a.Bytes, cats[ev.alloc], a.Bytes)

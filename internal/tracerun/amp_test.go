@@ -40,9 +40,23 @@ func TestTraceAgreesWithBuiltinGPT2AMP(t *testing.T) {
 	if diff < -0.02 || diff > 0.02 {
 		t.Errorf("trace and built-in disagree by %+.2f%% on the amp-bf16 peak allocated", 100*diff)
 	}
+	// the weights' bf16 copies autocast keeps (for the backward), named as
+	// the built-in names them
+	if g, w := breakdownOf(got.Breakdown, "autocast_weight_copies"), breakdownOf(want.Breakdown, "autocast_weight_copies"); g == 0 || g != w {
+		t.Errorf("autocast weight copies at the peak: trace %d B, built-in %d B", g, w)
+	}
 	if got.PeakAllocatedBytes >= fp32.PeakAllocatedBytes {
 		t.Errorf("amp-bf16 trace %d B, fp32 trace %d B: autocast made nothing smaller", got.PeakAllocatedBytes, fp32.PeakAllocatedBytes)
 	}
+}
+
+func breakdownOf(items []estimate.Item, name string) int64 {
+	for _, it := range items {
+		if it.Name == name {
+			return it.Bytes
+		}
+	}
+	return 0
 }
 
 // TestMultiheadAttentionIsTraced: F.multi_head_attention_forward hands

@@ -6,7 +6,7 @@
 # ForCausalLMLoss computes it: labels shifted, logits.float(),
 # cross_entropy). transformers is not needed.
 #
-# usage: gpt2.py LAYERS EMBD HEADS VOCAB BATCH SEQ [foreach|single] [fp32|amp-bf16]
+# usage: gpt2.py LAYERS EMBD HEADS VOCAB BATCH SEQ [foreach|single|fused] [fp32|amp-bf16]
 #                [eager|sdpa] [eager|compile]
 # amp-bf16: the forward and the loss under torch.autocast("cuda", bfloat16)
 # (what Trainer's bf16=True does), the backward outside it.
@@ -117,6 +117,7 @@ class GPT2LMHeadModel(nn.Module):
 
 layers, d, h, vocab, batch, seq = (int(a) for a in sys.argv[1:7])
 foreach = len(sys.argv) < 8 or sys.argv[7] == "foreach"
+fused = {"fused": True} if len(sys.argv) > 7 and sys.argv[7] == "fused" else {}  # torch >= 2.0
 amp = len(sys.argv) > 8 and sys.argv[8] == "amp-bf16"
 sdpa = len(sys.argv) > 9 and sys.argv[9] == "sdpa"
 torch.manual_seed(0)
@@ -134,7 +135,7 @@ def _scale(x):
 # called only with compiled-fn
 scale = torch.compile(_scale) if hasattr(torch, "compile") else _scale
 model.train()
-opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=foreach)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False if fused else foreach, **fused)
 for step in range(3):
     ids = torch.randint(0, vocab, (batch, seq)).cuda()
     with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):

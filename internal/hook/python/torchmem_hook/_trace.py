@@ -1201,6 +1201,7 @@ class _Autocast(object):
                 return c[1]
             y = x.to(to)
             self.cache[id(x)] = (weakref.ref(x), y)
+            self.T.classify(y, "autocast")  # a weight's copy, held to the region's end
             return y
         return x.to(to)
 

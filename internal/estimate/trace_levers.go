@@ -1,0 +1,172 @@
+package estimate
+
+import (
+	"sort"
+	"strings"
+)
+
+// A trace is one run of one configuration: the built-in's levers (another
+// estimate with one option changed) have no counterpart, since the
+// program's flags are its own. What a change would do to the allocations
+// the trace recorded can still be replayed: the same events, the
+// allocations the change resizes resized. Each lever here is such a
+// what-if, offered when it saves at least minTraceLeverSaving.
+
+// minTraceLeverSaving: below it a change is not worth a line (and within
+// the replay's own error on a real GPU).
+const minTraceLeverSaving = 64 << 20
+
+// bnbMin8bitElems is bitsandbytes' min_8bit_size: smaller tensors keep
+// 32-bit states under its 8-bit optimizers.
+const bnbMin8bitElems = 4096
+
+// bnbBlock is the block of its blockwise quantization: one float32 absmax
+// per 256 values.
+const bnbBlock = 256
+
+// traceWhatIf is one change: applies says whether the trace has what it
+// changes; resize gives, for the trace, each allocation's bytes under it
+// (0: not made).
+type traceWhatIf struct {
+	lever, change string
+	applies       func(*Trace) bool
+	resize        func(*Trace) func(a *TraceAlloc, cat Category) int64
+}
+
+var traceWhatIfs = []traceWhatIf{
+	{"8bit-optimizer", "bitsandbytes 8-bit (bnb.optim.AdamW8bit, SGD8bit; Trainer optim=adamw_bnb_8bit; diffusers --use_8bit_adam)",
+		hasFloat32States, same(eightBitStates)},
+	{"fused-optimizer", "torch.optim.AdamW(fused=True) (torch 2.x, Adam and AdamW; Trainer optim=adamw_torch_fused)",
+		hasOptTemps, same(noOptTemps)},
+	{"half-batch-accum", "batch/2, gradient accumulation x2 (the same effective batch; what the batch makes halved in the replay: trace again with it to confirm)",
+		hasInputData, halfBatch},
+}
+
+// TraceLevers replays t once for each change that applies and ranks those
+// that save memory against base (FitTrace's replay of the trace as it is)
+// on budget, as the built-in's levers are ranked.
+func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64) []Lever {
+	out := []Lever{}
+	for _, w := range traceWhatIfs {
+		if !w.applies(t) {
+			continue
+		}
+		r := replayResized(t, o, w.resize(t))
+		saved := base.ProcessBytes - r.ProcessBytes
+		if saved < minTraceLeverSaving {
+			continue
+		}
+		out = append(out, Lever{Lever: w.lever, Change: w.change, ProcessBytes: r.ProcessBytes,
+			SavedBytes: saved, Fits: fitsIn(r, budget)})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].SavedBytes > out[j].SavedBytes })
+	return out
+}
+
+// replayResized replays a copy of t whose allocations resize gives new
+// sizes; where the budget's limit runs out, the unlimited replay's figures
+// (as FitTrace), marked OOM.
+func replayResized(t *Trace, o TraceReplay, resize func(*TraceAlloc, Category) int64) *Result {
+	c := *t
+	c.Allocs = append([]TraceAlloc(nil), t.Allocs...)
+	cats := c.categories()
+	for i := range c.Allocs {
+		c.Allocs[i].Bytes = resize(&c.Allocs[i], cats[i])
+	}
+	m, _, _, _ := c.replay(cats, o, -1, nil)
+	r := c.result(cats, m)
+	if r.OOM {
+		o.Limit = 0
+		m, _, _, _ = c.replay(cats, o, -1, nil)
+		r = c.result(cats, m)
+		r.OOM = true
+	}
+	return r
+}
+
+// same: a resize that needs nothing of the trace but the allocation.
+func same(f func(*TraceAlloc, Category) int64) func(*Trace) func(*TraceAlloc, Category) int64 {
+	return func(*Trace) func(*TraceAlloc, Category) int64 { return f }
+}
+
+func anyAlloc(t *Trace, f func(*TraceAlloc) bool) bool {
+	for i := range t.Allocs {
+		if f(&t.Allocs[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasFloat32States(t *Trace) bool {
+	return anyAlloc(t, func(a *TraceAlloc) bool {
+		return a.Kind == "optstate" && a.DType == "float32" && a.Bytes/4 >= bnbMin8bitElems
+	})
+}
+
+// eightBitStates: each float32 state of bnbMin8bitElems or more becomes a
+// byte a value and a float32 absmax a block; bitsandbytes' update runs in
+// place, tensor by tensor, so the step's temporaries go.
+func eightBitStates(a *TraceAlloc, _ Category) int64 {
+	switch {
+	case a.Kind == "optstate" && a.DType == "float32" && a.Bytes/4 >= bnbMin8bitElems:
+		n := a.Bytes / 4
+		return n + 4*((n+bnbBlock-1)/bnbBlock)
+	case a.Kind == "opttemp":
+		return 0
+	}
+	return a.Bytes
+}
+
+func hasOptTemps(t *Trace) bool {
+	return anyAlloc(t, func(a *TraceAlloc) bool { return a.Kind == "opttemp" })
+}
+
+// noOptTemps: a fused step updates weights and states in place, making
+// none of the foreach path's temporaries (a list of them per op).
+func noOptTemps(a *TraceAlloc, _ Category) int64 {
+	if a.Kind == "opttemp" {
+		return 0
+	}
+	return a.Bytes
+}
+
+func hasInputData(t *Trace) bool {
+	return anyAlloc(t, func(a *TraceAlloc) bool { return a.Kind == "data" })
+}
+
+// halfBatch: what the forward and the backward make (activations, their
+// gradients, temporaries) and the input data are halved. The weights,
+// gradients, optimizer states, autocast's weight copies, the step's
+// temporaries and what the program made outside a pass (a cache it keeps,
+// a model copy) do not depend on the batch; nor does what a pass makes in
+// a weight's shape (a weight's gradient before it is added to .grad, a
+// transposed copy).
+func halfBatch(t *Trace) func(*TraceAlloc, Category) int64 {
+	weights := map[string]bool{}
+	for i := range t.Allocs {
+		a := &t.Allocs[i]
+		if a.Kind == "param" || a.Kind == "grad" {
+			weights[a.Shape] = true
+			weights[transposed(a.Shape)] = true
+		}
+	}
+	return func(a *TraceAlloc, _ Category) int64 {
+		switch a.Kind {
+		case "fwd", "bwd", "data":
+			if !weights[a.Shape] {
+				return (a.Bytes + 1) / 2
+			}
+		}
+		return a.Bytes
+	}
+}
+
+// transposed: a 2-D shape "m,n" as "n,m"; others as they are.
+func transposed(shape string) string {
+	m, n, ok := strings.Cut(shape, ",")
+	if !ok || strings.Contains(n, ",") {
+		return shape
+	}
+	return n + "," + m
+}

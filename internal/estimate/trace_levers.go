@@ -47,11 +47,22 @@ var traceWhatIfs = []traceWhatIf{
 // on budget, as the built-in's levers are ranked.
 func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64) []Lever {
 	out := []Lever{}
+	var c *Trace // one copy for every what-if: its sizes are set anew each time
+	var cats []Category
 	for _, w := range traceWhatIfs {
 		if !w.applies(t) {
 			continue
 		}
-		r := replayResized(t, o, w.resize(t))
+		if c == nil {
+			cp := *t
+			cp.Allocs = append([]TraceAlloc(nil), t.Allocs...)
+			c, cats = &cp, t.categories()
+		}
+		resize := w.resize(t)
+		for i := range c.Allocs {
+			c.Allocs[i].Bytes = resize(&t.Allocs[i], cats[i])
+		}
+		r := replayResized(c, cats, o)
 		saved := base.ProcessBytes - r.ProcessBytes
 		if saved < minTraceLeverSaving {
 			continue
@@ -63,16 +74,10 @@ func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64) []Lever {
 	return out
 }
 
-// replayResized replays a copy of t whose allocations resize gives new
-// sizes; where the budget's limit runs out, the unlimited replay's figures
-// (as FitTrace), marked OOM.
-func replayResized(t *Trace, o TraceReplay, resize func(*TraceAlloc, Category) int64) *Result {
-	c := *t
-	c.Allocs = append([]TraceAlloc(nil), t.Allocs...)
-	cats := c.categories()
-	for i := range c.Allocs {
-		c.Allocs[i].Bytes = resize(&c.Allocs[i], cats[i])
-	}
+// replayResized replays c (a copy of a trace, resized); where the budget's
+// limit runs out, the unlimited replay's figures (as FitTrace), marked OOM.
+// The categories are the original's: a size changes none.
+func replayResized(c *Trace, cats []Category, o TraceReplay) *Result {
 	m, _, _, _ := c.replay(cats, o, -1, nil)
 	r := c.result(cats, m)
 	if r.OOM {

@@ -185,6 +185,27 @@ func BenchmarkTraceReplay1M(b *testing.B) {
 	}
 }
 
+// BenchmarkFitTrace1M: the same trace fitted to a GPU, its three what-if
+// levers replayed (what estimate --trace --gpu does after the trace): an
+// input batch, an optimizer state and a step temporary marked among its
+// allocations so that each applies.
+func BenchmarkFitTrace1M(b *testing.B) {
+	tr, err := ParseTrace(strings.NewReader(syntheticTrace(1_000_000)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr.Allocs[0].Kind = "data"
+	tr.Allocs[1].Kind, tr.Allocs[1].Bytes = "optstate", 1<<20
+	tr.Allocs[2].Kind = "opttemp"
+	g, _ := LookupGPU("H100-80GB")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := FitTrace(tr, g, 0.05); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkTraceParse1M: reading the same trace's text.
 func BenchmarkTraceParse1M(b *testing.B) {
 	s := syntheticTrace(1_000_000)
@@ -211,6 +232,7 @@ func FuzzParseTrace(f *testing.F) {
 		if r.PeakAllocatedBytes < 0 || r.PeakReservedBytes < 0 {
 			t.Fatalf("negative peaks %+v", r.Result)
 		}
+		TraceLevers(tr, r.Result, TraceReplay{Limit: 1 << 30}, 1<<30)
 		TraceSnapshot(tr, TraceReplay{})
 	})
 }

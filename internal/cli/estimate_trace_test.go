@@ -94,6 +94,42 @@ func TestEstimateTraceCLI(t *testing.T) {
 	}
 }
 
+// TestEstimateTraceLevers: a trace's levers (what-if replays) reach
+// --json with the estimate's change and the text report in the output's
+// language, with the note that they are what-ifs: GPT-2 of 4 layers at
+// GPT-2 small's width, batch 8 x 256, foreach AdamW, on an A10.
+func TestEstimateTraceLevers(t *testing.T) {
+	skipTraceShort(t)
+	py := systemTorch(t)
+	args := []string{"--gpu", "A10", "--", py, filepath.Join("..", "tracerun", "testdata", "gpt2.py"),
+		"4", "768", "12", "50257", "8", "256", "foreach"}
+	js, errOut, code := runCLI(t, append([]string{"estimate", "--trace", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	var r struct {
+		Process int64            `json:"process_bytes"`
+		Levers  []estimate.Lever `json:"levers"`
+	}
+	if err := json.Unmarshal([]byte(js), &r); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]estimate.Lever{}
+	for _, l := range r.Levers {
+		names[l.Lever] = l
+		if l.SavedBytes <= 0 || l.ProcessBytes+l.SavedBytes != r.Process || l.Change == "" {
+			t.Errorf("lever %+v against process %d", l, r.Process)
+		}
+	}
+	if _, ok := names["half-batch-accum"]; !ok {
+		t.Errorf("no half-batch-accum lever: %+v", r.Levers)
+	}
+	zh, _, _ := runCLI(t, append([]string{"estimate", "--trace", "--lang", "zh"}, args...)...)
+	if !strings.Contains(zh, "可节省显存的手段") || !strings.Contains(zh, "批大小减半、梯度累积加倍") || !strings.Contains(zh, "假设重放") {
+		t.Errorf("--lang zh levers:\n%s", zh)
+	}
+}
+
 // TestEstimateTracePartialFit: a script that fails before its first
 // optimizer step fits "so far" only: the report says so, the JSON has
 // partial, and the exit status is 3, not 0.

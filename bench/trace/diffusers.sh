@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # diffusers' DreamBooth and LoRA examples traced (torchmem estimate --trace)
-# for Stable Diffusion 1.5 and SDXL, unmodified. Needs a python with torch
+# for Stable Diffusion 1.5, SDXL and Flux.1-dev, unmodified. Needs a python with torch
 # >= 2.4, transformers 5, accelerate, PEFT and bitsandbytes >= 0.46
 # importable, and a diffusers checkout (its src/ and examples/):
 #   PY=/path/to/python3 DIFFUSERS=/path/to/diffusers bash bench/trace/diffusers.sh WORKDIR
-# WORKDIR receives the two model folders (bench/trace/diffusers_models.py:
-# the published configs, sparse checkpoints the trace never reads) and five
-# random 512x512 JPEGs as the instance (and class) images.
+# WORKDIR receives the three model folders (bench/trace/diffusers_models.py:
+# the published configs, sparse checkpoints the trace never reads: Flux's
+# transformer is 47.6 GB, more than most hosts can map, which the trace
+# reads from its header) and five random 512x512 JPEGs as the instance (and
+# class) images.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 T=${TORCHMEM:-torchmem}
@@ -14,7 +16,24 @@ PY=${PY:-python3}
 D=${DIFFUSERS:?set DIFFUSERS to a diffusers checkout}
 work=${1:?usage: PY=python3 DIFFUSERS=DIR bash bench/trace/diffusers.sh WORKDIR}
 mkdir -p "$work" && cd "$work"
-export PYTHONPATH=$D/src${PYTHONPATH:+:$PYTHONPATH} HF_HUB_OFFLINE=1
+# tokenizers 0.23 (Debian unstable) renamed RobertaProcessing's cls= to
+# cls_token=, which transformers 5.12's CLIPTokenizer (the Flux script's)
+# still passes: a sitecustomize retries with the new name
+mkdir -p "$work/shim"
+cat > "$work/shim/sitecustomize.py" <<'PYEOF'
+import tokenizers.processors as _p
+_R = _p.RobertaProcessing
+def RobertaProcessing(*a, **k):
+    try:
+        return _R(*a, **k)
+    except TypeError:
+        if "cls" not in k:
+            raise
+        k["cls_token"] = k.pop("cls")
+        return _R(*a, **k)
+_p.RobertaProcessing = RobertaProcessing
+PYEOF
+export PYTHONPATH=$work/shim:$D/src${PYTHONPATH:+:$PYTHONPATH} HF_HUB_OFFLINE=1
 "$PY" "$here/diffusers_models.py" "$work"
 mkdir -p dog
 "$PY" -c "
@@ -54,3 +73,7 @@ row lora-fp16-gc "--gpu T4" train_dreambooth_lora.py $sd --mixed_precision=fp16 
 xl="--pretrained_model_name_or_path=sdxl --resolution=1024 --train_batch_size=1 --mixed_precision=fp16"
 row sdxl-lora-fp16 "--gpu RTX-4090" train_dreambooth_lora_sdxl.py $xl
 row sdxl-lora-fp16-gc-8bit "--gpu T4" train_dreambooth_lora_sdxl.py $xl $low
+fx="--pretrained_model_name_or_path=flux --resolution=512 --train_batch_size=1 --mixed_precision=bf16"
+row flux-lora "--gpu H100-80GB" train_dreambooth_lora_flux.py $fx
+row flux-lora-gc-8bit "--gpu RTX-4090" train_dreambooth_lora_flux.py $fx $low
+row flux-lora-r16-te "--gpu A100-40GB" train_dreambooth_lora_flux.py $fx --rank=16 --train_text_encoder

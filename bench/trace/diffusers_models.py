@@ -1,5 +1,5 @@
-"""Stable Diffusion 1.5 and SDXL base 1.0 model folders for diffusers'
-from_pretrained, made locally: the published configs (numbers copied from
+"""Stable Diffusion 1.5, SDXL base 1.0 and Flux.1-dev model folders for
+diffusers' from_pretrained, made locally: the published configs (numbers copied from
 the Hugging Face repositories' config.json files), a sparse safetensors
 checkpoint per component (a valid header, no data on disk; the trace never
 reads it) and a stand-in CLIP tokenizer (byte-level, no merges: prompts
@@ -62,6 +62,32 @@ SDXL = {
                   "steps_offset": 1, "timestep_spacing": "leading", "interpolation_type": "linear"},
     "tokenizer": None,
     "tokenizer_2": None,
+}
+
+FLUX = {
+    "model_index.json": {"_class_name": "FluxPipeline", "scheduler": ["diffusers", "FlowMatchEulerDiscreteScheduler"],
+                         "text_encoder": ["transformers", "CLIPTextModel"], "text_encoder_2": ["transformers", "T5EncoderModel"],
+                         "tokenizer": ["transformers", "CLIPTokenizer"], "tokenizer_2": ["transformers", "T5TokenizerFast"],
+                         "transformer": ["diffusers", "FluxTransformer2DModel"], "vae": ["diffusers", "AutoencoderKL"]},
+    "transformer": {"_class_name": "FluxTransformer2DModel", "attention_head_dim": 128, "guidance_embeds": True,
+                    "in_channels": 64, "joint_attention_dim": 4096, "num_attention_heads": 24, "num_layers": 19,
+                    "num_single_layers": 38, "patch_size": 1, "pooled_projection_dim": 768, "axes_dims_rope": [16, 56, 56]},
+    "vae": dict(SD15["vae"], latent_channels=16, sample_size=1024, scaling_factor=0.3611, shift_factor=0.1159,
+                mid_block_add_attention=True, use_quant_conv=False, use_post_quant_conv=False, force_upcast=True),
+    "text_encoder": SD15["text_encoder"],
+    "text_encoder_2": {"architectures": ["T5EncoderModel"], "d_ff": 10240, "d_kv": 64, "d_model": 4096,
+                       "dense_act_fn": "gelu_new", "feed_forward_proj": "gated-gelu", "is_gated_act": True,
+                       "layer_norm_epsilon": 1e-06, "model_type": "t5", "num_heads": 64, "num_layers": 24,
+                       "relative_attention_max_distance": 128, "relative_attention_num_buckets": 32,
+                       "tie_word_embeddings": False, "vocab_size": 32128},
+    "scheduler": {"_class_name": "FlowMatchEulerDiscreteScheduler", "base_image_seq_len": 256, "base_shift": 0.5,
+                  "max_image_seq_len": 4096, "max_shift": 1.15, "num_train_timesteps": 1000, "shift": 3.0,
+                  "use_dynamic_shifting": True},
+    "tokenizer": None,
+    # transformers' T5 tokenizer makes a minimal vocabulary of its own
+    # without a vocabulary file; prompts are padded to 512 tokens all the same
+    "tokenizer_2": {"model_max_length": 512, "tokenizer_class": "T5Tokenizer", "eos_token": "</s>",
+                    "unk_token": "<unk>", "pad_token": "<pad>", "extra_ids": 100},
 }
 
 DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
@@ -139,7 +165,7 @@ def tokenizer(d):
 
 def main():
     work = sys.argv[1]
-    for name, spec in (("sd15", SD15), ("sdxl", SDXL)):
+    for name, spec in (("sd15", SD15), ("sdxl", SDXL), ("flux", FLUX)):
         root = os.path.join(work, name)
         if os.path.exists(os.path.join(root, "model_index.json")):
             continue
@@ -148,6 +174,9 @@ def main():
                 continue
             if cfg is None:
                 tokenizer(os.path.join(root, sub))
+            elif sub.startswith("tokenizer"):
+                os.makedirs(os.path.join(root, sub), exist_ok=True)
+                json.dump(cfg, open(os.path.join(root, sub, "tokenizer_config.json"), "w"))
             else:
                 component(os.path.join(root, sub), cfg)
         json.dump(spec["model_index.json"], open(os.path.join(root, "model_index.json"), "w"))

@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -39,7 +40,7 @@ var traceWhatIfs = []traceWhatIf{
 	{"fused-optimizer", "torch.optim.AdamW(fused=True) (torch 2.x, Adam and AdamW; Trainer optim=adamw_torch_fused)",
 		hasOptTemps, same(noOptTemps)},
 	{"half-batch-accum", "batch/2, gradient accumulation x2 (the same effective batch; what the batch makes halved in the replay: trace again with it to confirm)",
-		hasInputData, halfBatch},
+		hasBatchToHalve, halfBatch},
 }
 
 // TraceLevers replays t once for each change that applies and ranks those
@@ -136,8 +137,14 @@ func noOptTemps(a *TraceAlloc, _ Category) int64 {
 	return a.Bytes
 }
 
-func hasInputData(t *Trace) bool {
-	return anyAlloc(t, func(a *TraceAlloc) bool { return a.Kind == "data" })
+// hasBatchToHalve: input data with a first dimension of 2 or more (the
+// batch, in the layouts scripts use; a batch of 1 has nothing to halve).
+func hasBatchToHalve(t *Trace) bool {
+	return anyAlloc(t, func(a *TraceAlloc) bool {
+		first, _, _ := strings.Cut(a.Shape, ",")
+		n, err := strconv.Atoi(first)
+		return a.Kind == "data" && err == nil && n >= 2
+	})
 }
 
 // halfBatch: what the forward and the backward make (activations, their

@@ -87,6 +87,17 @@ func TestTraceLevers(t *testing.T) {
 	}
 }
 
+// TestTraceLeversBatchOfOne: input data of a batch of 1 leaves nothing to
+// halve.
+func TestTraceLeversBatchOfOne(t *testing.T) {
+	_, f := leversOf(t, strings.Replace(leverTrace("float32"), "float32\t8,1024,1024", "float32\t1,1024,1024", 1))
+	for _, l := range f.Levers {
+		if l.Lever == "half-batch-accum" {
+			t.Errorf("a batch of 1 offered half-batch-accum: %+v", l)
+		}
+	}
+}
+
 // TestTraceLeversEightBitAlready: states already 8-bit (uint8) leave no
 // 8-bit lever.
 func TestTraceLeversEightBitAlready(t *testing.T) {

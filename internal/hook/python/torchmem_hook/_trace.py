@@ -47,7 +47,7 @@ import sys
 import weakref
 
 from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2, _trace_values
-from torchmem_hook import _common, _trace_bnb, _trace_compat, _trace_deepspeed, _trace_dist
+from torchmem_hook import _common, _trace_bnb, _trace_compat, _trace_deepspeed, _trace_dist, _trace_safetensors
 
 _clean = _common.one_line
 _debug = _common.debug
@@ -1116,6 +1116,7 @@ def _install_modes(torch, T):
         _keep_ties(torch, T)
         _install_empty_weights(torch, T)
         _install_load(torch, T)
+        _trace_safetensors.install(torch, T, _is_cuda)
     T.modes = (Redirect(), Record())
     T.modes[0].__enter__()
     T.modes[1].__enter__()

@@ -112,10 +112,10 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // above what it uses and loads 8 GiB of weights; a 48 GB Flux transformer
 // on a 24 GB host is the same) is read from its header alone, each tensor
 // made without data, where safetensors' mmap is refused and the trace had
-// stopped at load_file. Skipped where the Python has no safetensors
-// (Debian 12's; set TORCHMEM_TORCH_PYTHON to one that has).
+// stopped at load_file. On torch 2 (Debian 13's root has safetensors;
+// Debian 12 packages none).
 func TestCheckpointLargerThanTheHost(t *testing.T) {
-	py := torchPython(t)
+	py := torch2Python(t)
 	if exec.Command(py, "-c", "import safetensors.torch").Run() != nil {
 		t.Skip("no safetensors for " + py)
 	}

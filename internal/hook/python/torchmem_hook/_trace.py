@@ -1414,6 +1414,8 @@ def _same_parameter(torch, T, old, new):
     finally:
         T.quiet -= 1
     old.__dict__.update(kept)
+    if new.grad is not None:  # a gradient the move carried (moved after a backward)
+        old.grad = new.grad
     T.adopt(old)
     return old
 

@@ -78,20 +78,25 @@ func normGPU(s string) string {
 func LookupGPU(name string) (GPU, error) {
 	want := normGPU(name)
 	var hits []GPU
-	var within GPU // the longest known name want begins with: "H200-141GB" is an H200, not an H20
+	// the longest known name want begins with ("H200-141GB" is an H200,
+	// not an H20), unless a known name goes on past want ("A100" names
+	// both A100 sizes): then the choice is the caller's
+	var within GPU
+	withinLen, longer := 0, false
 	for _, g := range gpuTable {
 		n := normGPU(g.Name)
 		if n == want {
 			return g, nil
 		}
-		if strings.HasPrefix(want, n) && len(n) > len(normGPU(within.Name)) {
-			within = g
+		if strings.HasPrefix(want, n) && len(n) > withinLen {
+			within, withinLen = g, len(n)
 		}
+		longer = longer || strings.HasPrefix(n, want)
 		if strings.HasPrefix(n, want) || strings.HasPrefix(want, n) {
 			hits = append(hits, g)
 		}
 	}
-	if within.Name != "" && !anyLonger(hits, want) {
+	if withinLen > 0 && !longer {
 		return within, nil
 	}
 	switch len(hits) {
@@ -105,17 +110,6 @@ func LookupGPU(name string) (GPU, error) {
 		names[i] = h.Name
 	}
 	return GPU{}, fmt.Errorf("GPU %q is ambiguous: %s", name, strings.Join(names, ", "))
-}
-
-// anyLonger: whether a hit's name goes on past want ("A100" names both
-// A100 sizes), which leaves the choice to the caller.
-func anyLonger(hits []GPU, want string) bool {
-	for _, h := range hits {
-		if len(normGPU(h.Name)) > len(want) {
-			return true
-		}
-	}
-	return false
 }
 
 // GPUNames lists the known boards.

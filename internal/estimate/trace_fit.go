@@ -16,7 +16,8 @@ func FitTrace(t *Trace, gpu GPU, margin float64) (*TraceResult, *Fit, error) {
 		return nil, nil, fmt.Errorf("--margin %.2f: want a fraction in [0, 1)", margin)
 	}
 	budget := int64(float64(gpu.MemoryBytes) * (1 - margin))
-	o := TraceReplay{Limit: allocatorLimit(budget), ComputeCapability: gpu.ComputeCapability}
+	limited := TraceReplay{Limit: allocatorLimit(budget), ComputeCapability: gpu.ComputeCapability}
+	o := limited
 	r := ReplayTrace(t, o)
 	if r.OOM {
 		// Past the failure the limited replay means little: show what the
@@ -32,7 +33,7 @@ func FitTrace(t *Trace, gpu GPU, margin float64) (*TraceResult, *Fit, error) {
 	if ProgramRefused(r.End) {
 		f.ProgramRefused, f.Fits = true, false
 	}
-	f.Levers = TraceLevers(t, r.Result, TraceReplay{Limit: allocatorLimit(budget), ComputeCapability: gpu.ComputeCapability}, budget)
+	f.Levers = TraceLevers(t, r.Result, limited, budget)
 	if r.CacheReleases > 0 && !r.OOM {
 		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches the budget and frees its cache "+
 			"to go on (%d times)", r.CacheReleases))

@@ -31,7 +31,7 @@ const bnbBlock = 256
 type traceWhatIf struct {
 	lever, change string
 	applies       func(*Trace) bool
-	resize        func(*Trace) func(a *TraceAlloc, cat Category) int64
+	resize        func(*Trace) func(*TraceAlloc) int64
 }
 
 var traceWhatIfs = []traceWhatIf{
@@ -61,7 +61,7 @@ func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64) []Lever {
 		}
 		resize := w.resize(t)
 		for i := range c.Allocs {
-			c.Allocs[i].Bytes = resize(&t.Allocs[i], cats[i])
+			c.Allocs[i].Bytes = resize(&t.Allocs[i])
 		}
 		r := replayResized(c, cats, o)
 		saved := base.ProcessBytes - r.ProcessBytes
@@ -91,8 +91,8 @@ func replayResized(c *Trace, cats []Category, o TraceReplay) *Result {
 }
 
 // same: a resize that needs nothing of the trace but the allocation.
-func same(f func(*TraceAlloc, Category) int64) func(*Trace) func(*TraceAlloc, Category) int64 {
-	return func(*Trace) func(*TraceAlloc, Category) int64 { return f }
+func same(f func(*TraceAlloc) int64) func(*Trace) func(*TraceAlloc) int64 {
+	return func(*Trace) func(*TraceAlloc) int64 { return f }
 }
 
 func anyAlloc(t *Trace, f func(*TraceAlloc) bool) bool {
@@ -104,18 +104,20 @@ func anyAlloc(t *Trace, f func(*TraceAlloc) bool) bool {
 	return false
 }
 
-func hasFloat32States(t *Trace) bool {
-	return anyAlloc(t, func(a *TraceAlloc) bool {
-		return a.Kind == "optstate" && a.DType == "float32" && a.Bytes/4 >= bnbMin8bitElems
-	})
+// eightBitCandidate: a float32 optimizer state bitsandbytes would keep in
+// 8 bits (bnbMin8bitElems values or more).
+func eightBitCandidate(a *TraceAlloc) bool {
+	return a.Kind == "optstate" && a.DType == "float32" && a.Bytes/4 >= bnbMin8bitElems
 }
+
+func hasFloat32States(t *Trace) bool { return anyAlloc(t, eightBitCandidate) }
 
 // eightBitStates: each float32 state of bnbMin8bitElems or more becomes a
 // byte a value and a float32 absmax a block; bitsandbytes' update runs in
 // place, tensor by tensor, so the step's temporaries go.
-func eightBitStates(a *TraceAlloc, _ Category) int64 {
+func eightBitStates(a *TraceAlloc) int64 {
 	switch {
-	case a.Kind == "optstate" && a.DType == "float32" && a.Bytes/4 >= bnbMin8bitElems:
+	case eightBitCandidate(a):
 		n := a.Bytes / 4
 		return n + 4*((n+bnbBlock-1)/bnbBlock)
 	case a.Kind == "opttemp":
@@ -130,7 +132,7 @@ func hasOptTemps(t *Trace) bool {
 
 // noOptTemps: a fused step updates weights and states in place, making
 // none of the foreach path's temporaries (a list of them per op).
-func noOptTemps(a *TraceAlloc, _ Category) int64 {
+func noOptTemps(a *TraceAlloc) int64 {
 	if a.Kind == "opttemp" {
 		return 0
 	}
@@ -154,7 +156,7 @@ func hasBatchToHalve(t *Trace) bool {
 // a model copy) do not depend on the batch; nor does what a pass makes in
 // a weight's shape (a weight's gradient before it is added to .grad, a
 // transposed copy).
-func halfBatch(t *Trace) func(*TraceAlloc, Category) int64 {
+func halfBatch(t *Trace) func(*TraceAlloc) int64 {
 	weights := map[string]bool{}
 	for i := range t.Allocs {
 		a := &t.Allocs[i]
@@ -163,7 +165,7 @@ func halfBatch(t *Trace) func(*TraceAlloc, Category) int64 {
 			weights[transposed(a.Shape)] = true
 		}
 	}
-	return func(a *TraceAlloc, _ Category) int64 {
+	return func(a *TraceAlloc) int64 {
 		switch a.Kind {
 		case "fwd", "bwd", "data":
 			if !weights[a.Shape] {

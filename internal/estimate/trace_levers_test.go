@@ -76,10 +76,10 @@ func TestTraceLevers(t *testing.T) {
 	}
 	// each 256 MiB float32 state becomes a byte a value and an absmax a block
 	tr, _ := ParseTrace(strings.NewReader(leverTrace("float32")))
-	if got, want := eightBitStates(&tr.Allocs[4], 0), int64(64<<20+4*((64<<20)/bnbBlock)); got != want {
+	if got, want := eightBitStates(&tr.Allocs[4]), int64(64<<20+4*((64<<20)/bnbBlock)); got != want {
 		t.Errorf("8-bit state %d B, want %d", got, want)
 	}
-	if eightBitStates(&tr.Allocs[6], 0) != 0 || eightBitStates(&tr.Allocs[0], 0) != 256<<20 {
+	if eightBitStates(&tr.Allocs[6]) != 0 || eightBitStates(&tr.Allocs[0]) != 256<<20 {
 		t.Error("8-bit: a step temporary kept, or a weight resized")
 	}
 	if s := got["fused-optimizer"].SavedBytes; s != 2*(256<<20) {
@@ -118,7 +118,7 @@ func TestHalfBatchKeepsWeightShapes(t *testing.T) {
 	}
 	resize := halfBatch(tr)
 	for id, want := range map[int]int64{1: 256 << 20, 2: 16 << 20, 3: 48 << 20, 4: 256 << 20, 7: 256 << 20} {
-		if got := resize(&tr.Allocs[id-1], 0); got != want {
+		if got := resize(&tr.Allocs[id-1]); got != want {
 			t.Errorf("allocation %d (%s %s): %d B, want %d", id, tr.Allocs[id-1].Kind, tr.Allocs[id-1].Shape, got, want)
 		}
 	}

@@ -281,6 +281,32 @@ class _Tracer(object):
             if e[4]:
                 self.emit(["C", str(e[0]), e[4]])
 
+    @contextlib.contextmanager
+    def quietly(self):
+        """What is made meanwhile is not recorded (a copy recorded as a
+        whole afterwards, an alias the caller accounts for)."""
+        self.quiet += 1
+        try:
+            yield
+        finally:
+            self.quiet -= 1
+
+    @contextlib.contextmanager
+    def making(self, cuda):
+        """meta mode: what is made meanwhile is a device allocation (cuda:
+        a load that names the GPU) or else a host placeholder."""
+        if cuda:
+            self.redirect += 1
+        else:
+            self.hosting += 1
+        try:
+            yield
+        finally:
+            if cuda:
+                self.redirect -= 1
+            else:
+                self.hosting -= 1
+
     def hold(self, t, key):
         tid = id(t)
         h = self.held.get(tid)
@@ -1116,7 +1142,7 @@ def _install_modes(torch, T):
         _keep_ties(torch, T)
         _install_empty_weights(torch, T)
         _install_load(torch, T)
-        _trace_safetensors.install(torch, T, _is_cuda)
+        _trace_safetensors.install(torch, T)
     T.modes = (Redirect(), Record())
     T.modes[0].__enter__()
     T.modes[1].__enter__()
@@ -1289,11 +1315,8 @@ def _install_deepcopy(torch, T):
     def __deepcopy__(self, memo):
         if not T.is_device_storage(self):
             return orig(self, memo)
-        T.quiet += 1
-        try:
+        with T.quietly():
             new = orig(self, memo)
-        finally:
-            T.quiet -= 1
         try:
             T.on_output(new, "aten.clone.default")
         except Exception:
@@ -1402,17 +1425,16 @@ def _same_parameter(torch, T, old, new):
         return new  # a subclass (bitsandbytes' Params4bit) moves by its own rules
     swap = getattr(getattr(torch, "utils", None), "swap_tensors", None)
     kept = dict(old.__dict__)
-    T.quiet += 1
     try:
-        alias = torch.Tensor._make_subclass(type(new), new.detach(), new.requires_grad)
-        swap(old, alias)
+        if swap is None:
+            raise NotImplementedError("torch.utils.swap_tensors")
+        with T.quietly():
+            swap(old, torch.Tensor._make_subclass(type(new), new.detach(), new.requires_grad))
     except Exception:
         # the optimizer's step takes new for old (_remap_moved)
         k = id(old)
         T.moved[k] = (weakref.ref(old, lambda _r, k=k: T.moved.pop(k, None)), weakref.ref(new))
         return new
-    finally:
-        T.quiet -= 1
     old.__dict__.update(kept)
     if new.grad is not None:  # a gradient the move carried (moved after a backward)
         old.grad = new.grad
@@ -1493,18 +1515,8 @@ def _install_load(torch, T):
             return getattr(self.zf, name)
 
     def _load(zip_file, map_location, *a, **k):
-        cuda = _is_cuda(map_location)
-        if cuda:
-            T.redirect += 1
-        else:
-            T.hosting += 1
-        try:
+        with T.making(_is_cuda(map_location)):
             return orig(Records(zip_file), lambda s, loc: s, *a, **k)
-        finally:
-            if cuda:
-                T.redirect -= 1
-            else:
-                T.hosting -= 1
 
     ser._load = _load
 

@@ -17,7 +17,7 @@ import json
 import os
 import struct
 
-from torchmem_hook import _common
+from torchmem_hook import _common, _trace_api
 
 MAX_HEADER = 100 << 20  # safetensors' own cap on the header
 
@@ -28,19 +28,19 @@ DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat1
           "U64": "uint64"}
 
 
-def install(torch, T, is_cuda):
+def install(torch, T):
     def on_import(mod):
         orig = getattr(mod, "safe_open", None)
         if orig is None or getattr(orig, "_torchmem_safe_open", False):
             return
-        mod.safe_open = _wrap(torch, T, is_cuda, orig)
+        mod.safe_open = _wrap(torch, T, orig)
 
     # the package's name, and safetensors.torch's own (load_file calls it
     # by that global)
     _common.after_import({"safetensors": on_import, "safetensors.torch": on_import})
 
 
-def _wrap(torch, T, is_cuda, orig):
+def _wrap(torch, T, orig):
     def safe_open(filename, framework="pt", *a, **k):
         try:
             return orig(filename, framework, *a, **k)
@@ -52,7 +52,7 @@ def _wrap(torch, T, is_cuda, orig):
             # threads, outside the tracer's (thread-local) modes, where a
             # tensor without data cannot be copied: load in this thread
             os.environ["HF_DEACTIVATE_ASYNC_LOAD"] = "1"
-            return Placeholders(torch, T, filename, is_cuda(device))
+            return Placeholders(torch, T, filename, _trace_api.is_cuda(device))
 
     safe_open._torchmem_safe_open = True
     return safe_open
@@ -108,7 +108,7 @@ class Placeholders(object):
 
     def get_tensor(self, name):
         info = self._tensors[name]
-        return self.make(info["shape"], getattr(self._torch, DTYPES[info["dtype"]]))
+        return self.make(info["shape"], self.dtype(info))
 
     def get_tensors(self):
         return dict((k, self.get_tensor(k)) for k in self.offset_keys())
@@ -116,19 +116,12 @@ class Placeholders(object):
     def get_slice(self, name):
         return _Slice(self, name)
 
+    def dtype(self, info):
+        return getattr(self._torch, DTYPES[info["dtype"]])
+
     def make(self, shape, dtype):
-        torch, T = self._torch, self._T
-        if self._cuda:
-            T.redirect += 1
-        else:
-            T.hosting += 1
-        try:
-            return torch.empty(shape, dtype=dtype, device="meta")
-        finally:
-            if self._cuda:
-                T.redirect -= 1
-            else:
-                T.hosting -= 1
+        with self._T.making(self._cuda):
+            return self._torch.empty(shape, dtype=dtype, device="meta")
 
 
 class _Slice(object):
@@ -147,12 +140,8 @@ class _Slice(object):
 
     def __getitem__(self, index):
         owner = self._owner
-        torch, T = owner._torch, owner._T
-        dtype = getattr(torch, DTYPES[self._info["dtype"]])
+        dtype = owner.dtype(self._info)
         # the slice's shape, from an unrecorded meta tensor of the whole
-        T.quiet += 1
-        try:
-            shape = torch.empty(self._info["shape"], dtype=dtype, device="meta")[index].shape
-        finally:
-            T.quiet -= 1
+        with owner._T.quietly():
+            shape = owner._torch.empty(self._info["shape"], dtype=dtype, device="meta")[index].shape
         return owner.make(list(shape), dtype)

@@ -337,7 +337,11 @@ func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.F
 	// estimate's change, with its details)
 	levers := append([]estimate.Lever(nil), f.Levers...)
 	for i := range levers {
-		levers[i].Change = tt("trace.lever." + levers[i].Lever)
+		if len(levers[i].Modules) > 0 { // the blocks it checkpoints
+			levers[i].Change = tt("trace.lever."+levers[i].Lever, strings.Join(levers[i].Modules, ", "))
+		} else {
+			levers[i].Change = tt("trace.lever." + levers[i].Lever)
+		}
 	}
 	printLevers(w, t, levers)
 	fmt.Fprintln(w, textwrap.Wrap("", tt("trace.levers.note"), textwrap.Width))
@@ -375,7 +379,8 @@ var traceEN = map[string]string{
 	"trace.lever.8bit-optimizer":   "bitsandbytes 8-bit",
 	"trace.lever.fused-optimizer":  "AdamW(fused=True)",
 	"trace.lever.half-batch-accum": "batch/2, accumulation x2",
-	"trace.levers.note":            "(what-if replays of this trace, each with what the change resizes resized: trace again with the change made to confirm)",
+	"trace.lever.checkpoint":       "gradient checkpointing of each %[1]s",
+	"trace.levers.note":            "(what-if replays of this trace, each with the allocations the change alters altered: trace again with the change made to confirm)",
 }
 
 var traceZH = map[string]string{
@@ -410,7 +415,8 @@ var traceZH = map[string]string{
 	"trace.lever.8bit-optimizer":   "bitsandbytes 8 位优化器",
 	"trace.lever.fused-optimizer":  "AdamW(fused=True)",
 	"trace.lever.half-batch-accum": "批大小减半、梯度累积加倍",
-	"trace.levers.note":            "（以上为对本次追踪的假设重放：按该改动调整相应分配的大小；请改动后重新追踪以确认）",
+	"trace.lever.checkpoint":       "对每个 %[1]s 做梯度检查点",
+	"trace.levers.note":            "（以上为对本次追踪的假设重放：按该改动调整相应的分配；请改动后重新追踪以确认）",
 }
 
 var traceCatalog = i18n.NewCatalog("estimate-trace", map[language.Tag]map[string]string{

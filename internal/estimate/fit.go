@@ -65,6 +65,8 @@ type Lever struct {
 	ProcessBytes int64  `json:"process_bytes"`
 	SavedBytes   int64  `json:"saved_bytes"`
 	Fits         bool   `json:"fits"`
+	// Modules: what a trace's checkpoint lever checkpoints (model.layers.N).
+	Modules []string `json:"modules,omitempty"`
 }
 
 // Plan estimates o on md and fits it to a GPU with memory gpuBytes.

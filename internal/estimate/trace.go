@@ -132,6 +132,13 @@ type Trace struct {
 	End      *TraceNote
 	// Dist: nil unless the program made a process group or a launcher ran it.
 	Dist *TraceDist
+	// returned: the allocations a numbered module (model.layers.3)
+	// returned from its forward (O events), by the outermost such module
+	// (the last one said).
+	returned map[int32]string
+	// lastUse: the event after which a block's forward used an
+	// allocation last (L events).
+	lastUse map[int32]int
 	// outside: GPU memory the caching allocator does not hold (M events),
 	// by breakdown item, in the order first seen.
 	outside []Item
@@ -199,7 +206,7 @@ func splitTabs(s string, out []string) []string {
 }
 
 // traceFields: the fields each event has at least.
-var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1, "M": 3}
+var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3}
 
 func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool) error {
 	min, ok := traceFields[f[0]]
@@ -251,6 +258,28 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 			return fmt.Errorf("phase step %q", f[2])
 		}
 		t.phases = append(t.phases, tracePhase{at: len(t.events), phase: f[1], step: step})
+	case "O":
+		i, err := lookup(f[1], index)
+		if err != nil {
+			return err
+		}
+		if t.returned == nil {
+			t.returned = map[int32]string{}
+		}
+		t.returned[i] = f[2]
+	case "L":
+		i, err := lookup(f[1], index)
+		if err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n < 1 || n > len(t.events) {
+			return fmt.Errorf("last use of %s: %q is not an event so far", f[1], f[2])
+		}
+		if t.lastUse == nil {
+			t.lastUse = map[int32]int{}
+		}
+		t.lastUse[i] = n - 1
 	case "D":
 		return t.parseDist(f[1], f[2])
 	case "M":

@@ -71,6 +71,10 @@ func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64) []Lever {
 		out = append(out, Lever{Lever: w.lever, Change: w.change, ProcessBytes: r.ProcessBytes,
 			SavedBytes: saved, Fits: fitsIn(r, budget)})
 	}
+	if r, fams := checkpointLever(t, o); r != nil && base.ProcessBytes-r.ProcessBytes >= minTraceLeverSaving {
+		out = append(out, Lever{Lever: ckptLever, Change: ckptChange, ProcessBytes: r.ProcessBytes,
+			SavedBytes: base.ProcessBytes - r.ProcessBytes, Fits: fitsIn(r, budget), Modules: fams})
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].SavedBytes > out[j].SavedBytes })
 	return out
 }

@@ -7,7 +7,7 @@
 # cross_entropy). transformers is not needed.
 #
 # usage: gpt2.py LAYERS EMBD HEADS VOCAB BATCH SEQ [foreach|single|fused] [fp32|amp-bf16]
-#                [eager|sdpa] [eager|compile]
+#                [eager|sdpa] [eager|compile] [plain|ckpt]
 # amp-bf16: the forward and the loss under torch.autocast("cuda", bfloat16)
 # (what Trainer's bf16=True does), the backward outside it.
 # sdpa (torch >= 2.0): attention as modeling_gpt2.py's sdpa_attention_forward
@@ -15,12 +15,14 @@
 # dropout_p=0.1 in training, is_causal=True), no mask tensor.
 # compile: model = torch.compile(model), as nanoGPT's train.py does;
 # compiled-fn: the loss through a function compiled at import.
+# ckpt: each block under torch.utils.checkpoint.checkpoint(use_reentrant=False).
 import math
 import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 
 class Conv1D(nn.Module):
@@ -109,7 +111,7 @@ class GPT2LMHeadModel(nn.Module):
             mask = mask[None, None].expand(B, 1, T, T).contiguous()  # create_causal_mask's (b, 1, s, s)
         x = self.drop(self.wte(ids) + self.wpe(pos))
         for blk in self.h:
-            x = blk(x, mask)
+            x = checkpoint(blk, x, mask, use_reentrant=False) if ckpt else blk(x, mask)
         logits = self.lm_head(self.ln_f(x))
         labels = F.pad(labels, (0, 1), value=-100)[..., 1:].contiguous()
         return F.cross_entropy(logits.float().view(-1, logits.size(-1)), labels.view(-1), ignore_index=-100)
@@ -120,6 +122,7 @@ foreach = len(sys.argv) < 8 or sys.argv[7] == "foreach"
 fused = {"fused": True} if len(sys.argv) > 7 and sys.argv[7] == "fused" else {}  # torch >= 2.0
 amp = len(sys.argv) > 8 and sys.argv[8] == "amp-bf16"
 sdpa = len(sys.argv) > 9 and sys.argv[9] == "sdpa"
+ckpt = len(sys.argv) > 11 and sys.argv[11] == "ckpt"
 torch.manual_seed(0)
 model = GPT2LMHeadModel(layers, d, h, vocab, seq).cuda()
 if len(sys.argv) > 10 and sys.argv[10] == "compile":

@@ -28,6 +28,11 @@ trace.go parses it):
   C id cat                        what the storage turned out to be
   R                               torch.cuda.empty_cache(): the allocator
                                   gives its wholly free segments back
+  O id module                     what a block (a numbered module,
+                                  model.layers.3) returned from its forward
+  L id n                          a block's forward used the storage last
+                                  after n allocations and frees (O and L:
+                                  _trace_blocks.py)
   M bytes what                    GPU memory outside the caching allocator
                                   (what: paged_optimizer_states, the CUDA
                                   managed memory of bitsandbytes' paged
@@ -47,7 +52,7 @@ import sys
 import weakref
 
 from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2, _trace_values
-from torchmem_hook import _common, _trace_bnb, _trace_compat, _trace_deepspeed, _trace_dist, _trace_safetensors
+from torchmem_hook import _common, _trace_blocks, _trace_bnb, _trace_compat, _trace_deepspeed, _trace_dist, _trace_safetensors
 
 _clean = _common.one_line
 _debug = _common.debug
@@ -135,6 +140,8 @@ class _Tracer(object):
         self.next_id = 1
         self.stacks = {}
         self.modules = []  # names of the modules whose forward runs
+        self.events = 0  # A and F events written
+        self.blocks = _trace_blocks.Blocks(self, _flat, _skey, DEVICE)
         self.names = weakref.WeakKeyDictionary()
         self.seen = weakref.WeakSet()
         self.redirect = 0  # > 0 inside a call that made tensors on the GPU
@@ -237,6 +244,7 @@ class _Tracer(object):
             self.live[key] = e
             self.allocate(e, nbytes, cat, op, str(t.dtype).replace("torch.", ""),
                           ",".join(str(int(x)) for x in t.shape))
+            self.blocks.made_now(e[0], key)
         self.hold(t, key)
 
     def allocate(self, e, nbytes, cat, op, dtype, shape):
@@ -248,6 +256,7 @@ class _Tracer(object):
         e[0], e[1] = aid, nbytes
         self.allocated += nbytes
         self.peak = max(self.peak, self.allocated)
+        self.events += 1
         self.emit(["A", str(aid), str(nbytes), cat or self.category(), self.phase,
                    str(self.done + 1), str(self.stack_id()),
                    _clean(self.modules[-1] if self.modules else ""), _clean(op), dtype, shape])
@@ -255,6 +264,7 @@ class _Tracer(object):
     def release(self, e):
         if e[0] >= 0 and e[3] is DEVICE:
             self.allocated -= e[1]
+            self.events += 1
             self.emit(["F", str(e[0])])
         e[0], e[1] = -1, 0
 
@@ -1027,6 +1037,7 @@ def _install_modes(torch, T):
                 return args[0]
             if T.device == "meta":
                 args, kwargs = _lift_host(torch, T, func, args, kwargs)
+            T.blocks.used(args, kwargs)
             ws = _sdpa_workspace(torch, T, sdpa, func, args)
             try:
                 try:
@@ -1606,10 +1617,11 @@ def _install_phases(torch, T):
             T.seen.add(module)
             T.classify_module(module, False)
         T.modules.append(name)
+        T.blocks.enter(name)
 
     def post(module, inputs, output):
         if T.modules:
-            T.modules.pop()
+            T.blocks.leave(T.modules.pop(), output)
 
     mm.register_module_forward_pre_hook(pre)
     mm.register_module_forward_hook(post)
@@ -1627,6 +1639,7 @@ def _install_phases(torch, T):
         T.iteration.pass_ran()
         T.set_phase("backward")
         T.modules = []
+        T.blocks.reset()
         depth[0] += 1
         try:
             return orig_backward(*a, **k)

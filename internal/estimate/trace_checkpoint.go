@@ -161,6 +161,7 @@ func (t *Trace) phaseEnd(i int) int {
 // (a recomputation) and after it (a block's saved activations freed).
 type ckptEvents struct {
 	before, after map[int][]traceEv
+	again         map[int32]bool // a run's, made again by its recomputation (one map for all)
 }
 
 // eventFacts: each allocation's events (indices; free -1 if never) and,
@@ -194,18 +195,28 @@ func (t *Trace) eventFacts() eventFacts {
 }
 
 // checkpointed is t with each block of fams checkpointed (see the top of
-// this file); false when no block had anything to free. It shares t's
+// this file), and the families that had anything to free, sorted (none:
+// nil; a frozen encoder's blocks save nothing). It shares t's
 // allocations: an allocation freed at its block's end and made again in
 // the backward is the same one twice, its two lives apart.
-func (t *Trace) checkpointed(fams []string) (*Trace, bool) {
+func (t *Trace) checkpointed(fams []string) (*Trace, []string) {
 	facts := t.eventFacts()
-	ev := ckptEvents{before: map[int][]traceEv{}, after: map[int][]traceEv{}}
+	ev := ckptEvents{before: map[int][]traceEv{}, after: map[int][]traceEv{}, again: map[int32]bool{}}
+	moved := map[string]bool{}
 	for _, r := range t.ckptRuns(fams) {
-		t.checkpointRun(r, facts, ev)
+		if t.checkpointRun(r, facts, ev) {
+			fam, _ := numberedBlock(r.block)
+			moved[fam] = true
+		}
 	}
-	if len(ev.after) == 0 {
-		return nil, false
+	if len(moved) == 0 {
+		return nil, nil
 	}
+	used := make([]string, 0, len(moved))
+	for f := range moved {
+		used = append(used, f)
+	}
+	sort.Strings(used)
 	c := *t
 	c.events = make([]traceEv, 0, len(t.events)*2)
 	at := make([]int, len(t.events)+1) // a trace's event index -> the new one
@@ -224,7 +235,7 @@ func (t *Trace) checkpointed(fams []string) (*Trace, bool) {
 	for i, e := range t.emptied {
 		c.emptied[i] = at[e]
 	}
-	return &c, true
+	return &c, used
 }
 
 // checkpointRun adds to ev what checkpointing r's block changes: what r
@@ -233,9 +244,11 @@ func (t *Trace) checkpointed(fams []string) (*Trace, bool) {
 // r's temporaries, in r's order, just before the first of them is freed.
 // What the block returned stays, as the checkpoint keeps it; so does
 // what lives on without a backward freeing it (a cache the program keeps).
-func (t *Trace) checkpointRun(r ckptRun, facts eventFacts, ev ckptEvents) {
+// False when r had nothing to free.
+func (t *Trace) checkpointRun(r ckptRun, facts eventFacts, ev ckptEvents) bool {
 	freeAt := facts.freeAt
-	again := map[int32]bool{} // made again by the recomputation
+	again := ev.again
+	clear(again)
 	var saved []int32
 	recompute := -1
 	for _, x := range r.made {
@@ -253,7 +266,7 @@ func (t *Trace) checkpointRun(r ckptRun, facts eventFacts, ev ckptEvents) {
 		}
 	}
 	if len(saved) == 0 {
-		return
+		return false
 	}
 	for _, x := range saved {
 		at := r.last
@@ -274,6 +287,7 @@ func (t *Trace) checkpointRun(r ckptRun, facts eventFacts, ev ckptEvents) {
 			ev.before[recompute] = append(ev.before[recompute], e)
 		}
 	}
+	return true
 }
 
 // familyNames: the families as the report says them (model.layers.N).
@@ -292,9 +306,9 @@ func checkpointLever(t *Trace, o TraceReplay) (*Result, []string) {
 	if len(fams) == 0 {
 		return nil, nil
 	}
-	c, ok := t.checkpointed(fams)
-	if !ok {
+	c, used := t.checkpointed(fams)
+	if c == nil {
 		return nil, nil
 	}
-	return replayResized(c, c.categories(), o), familyNames(fams)
+	return replayResized(c, c.categories(), o), familyNames(used)
 }

@@ -80,9 +80,9 @@ func TestCheckpointedEvents(t *testing.T) {
 	if !reflect.DeepEqual(fams, []string{"h"}) {
 		t.Fatalf("families %v, want [h]", fams)
 	}
-	c, ok := tr.checkpointed(fams)
-	if !ok {
-		t.Fatal("nothing checkpointed")
+	c, used := tr.checkpointed(fams)
+	if !reflect.DeepEqual(used, []string{"h"}) {
+		t.Fatalf("checkpointed %v, want [h]", used)
 	}
 	want := "+10 +11 -10 -11 +12 +20 +22 -20 +30 +40 -30 -22 +20 -20 -12 +10 +11 -11 -10 -40"
 	if got := events(c); got != want {
@@ -99,7 +99,8 @@ func TestCheckpointedEvents(t *testing.T) {
 
 // TestCheckpointKeeps: what no backward frees (a cache kept past the
 // step) stays; a family the backward already runs again (the program
-// checkpoints it) has no lever; a single numbered module is no stack.
+// checkpoints it) has no lever; nor does one whose blocks keep nothing
+// for the backward; a single numbered module is no stack.
 func TestCheckpointKeeps(t *testing.T) {
 	kept := strings.Replace(ckptTrace, "F\t20\n", "", 1)
 	tr, err := ParseTrace(strings.NewReader(kept))
@@ -113,6 +114,18 @@ func TestCheckpointKeeps(t *testing.T) {
 	recomputed := strings.Replace(ckptTrace, "A\t40\t1048576\tbwd\tbackward\t1\t1\t\t", "A\t40\t1048576\tbwd\tbackward\t1\t1\th.1.attn\t", 1)
 	if tr, _ := ParseTrace(strings.NewReader(recomputed)); len(checkpointFamilies(tr)) != 0 {
 		t.Errorf("a family the backward recomputes: %v", checkpointFamilies(tr))
+	}
+	// a frozen encoder's blocks (no_grad: all they make is gone at once)
+	frozen := strings.Replace(ckptTrace, "P\tforward\t1\n", "P\tforward\t1\n"+
+		"A\t5\t1048576\tfwd\tforward\t1\t1\tenc.layers.0\taten.mm.default\tfloat32\t512,512\nF\t5\n"+
+		"A\t6\t1048576\tfwd\tforward\t1\t1\tenc.layers.1\taten.mm.default\tfloat32\t512,512\nF\t6\n", 1)
+	tr, err = ParseTrace(strings.NewReader(frozen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := checkpointFamilies(tr)
+	if _, used := tr.checkpointed(fams); !reflect.DeepEqual(fams, []string{"enc.layers", "h"}) || !reflect.DeepEqual(used, []string{"h"}) {
+		t.Errorf("families %v, checkpointed %v; want [enc.layers h], [h]", fams, used)
 	}
 	single := strings.ReplaceAll(ckptTrace, "\th.1", "\th.0")
 	if tr, _ := ParseTrace(strings.NewReader(single)); len(checkpointFamilies(tr)) != 0 {

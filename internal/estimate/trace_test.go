@@ -185,10 +185,11 @@ func BenchmarkTraceReplay1M(b *testing.B) {
 	}
 }
 
-// BenchmarkFitTrace1M: the same trace fitted to a GPU, its three what-if
+// BenchmarkFitTrace1M: the same trace fitted to a GPU, its four what-if
 // levers replayed (what estimate --trace --gpu does after the trace): an
 // input batch, an optimizer state and a step temporary marked among its
-// allocations so that each applies.
+// allocations, and its forward's allocations put in 24 blocks h.N, 50 in a
+// row, so that each applies.
 func BenchmarkFitTrace1M(b *testing.B) {
 	tr, err := ParseTrace(strings.NewReader(syntheticTrace(1_000_000)))
 	if err != nil {
@@ -197,6 +198,9 @@ func BenchmarkFitTrace1M(b *testing.B) {
 	tr.Allocs[0].Kind = "data"
 	tr.Allocs[1].Kind, tr.Allocs[1].Bytes = "optstate", 1<<20
 	tr.Allocs[2].Kind = "opttemp"
+	for i := range tr.Allocs {
+		tr.Allocs[i].Module = fmt.Sprintf("h.%d.mlp", i/50%24)
+	}
 	g, _ := LookupGPU("H100-80GB")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -223,6 +227,7 @@ func FuzzParseTrace(f *testing.F) {
 	f.Add(syntheticTrace(200))
 	f.Add("torchmem-trace\t1\nA\t1\t0\tfwd\tforward\t1\t0\t\t\t\t\nC\t1\tgrad\nF\t1\n")
 	f.Add("torchmem-trace\t1\nD\tlauncher\ttorchrun 4\nD\tworld\t4\nD\twrapper\tDistributedDataParallel\n")
+	f.Add(ckptTrace) // blocks: O and L events, the checkpoint lever
 	f.Fuzz(func(t *testing.T, s string) {
 		tr, err := ParseTrace(strings.NewReader(s))
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/text/language"
@@ -160,7 +161,7 @@ func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []str
 	lang := env.lang()
 	t := estimateCatalog.T(lang)
 	tt := traceCatalog.T(lang)
-	fmt.Fprintln(w, tt("trace.header", strings.Join(argv, " ")))
+	fmt.Fprintln(w, textwrap.Wrap("", tt("trace.header", strings.Join(argv, " ")), textwrap.Width))
 	n := fmt.Sprintf("%.1fM", float64(r.Params)/1e6)
 	params := tt("trace.params", n)
 	switch {
@@ -172,7 +173,7 @@ func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []str
 		// a frozen base (LoRA, a frozen backbone): what trains is the question
 		params = tt("trace.params.trainable", n, groupDigits(r.TrainableParams))
 	}
-	fmt.Fprintln(w, "  "+tt("trace.setup", r.Device, r.Torch, strconv.Itoa(r.Steps), strconv.Itoa(r.Events), params))
+	fmt.Fprintln(w, textwrap.Wrap("  ", tt("trace.setup", r.Device, r.Torch, strconv.Itoa(r.Steps), strconv.Itoa(r.Events), params), textwrap.Width))
 	if d := r.Distributed; d != nil && (d.World > 1 || d.Backend != "" || len(d.Wrappers) > 0) {
 		// (a launcher's single process with no process group is a plain run)
 		fmt.Fprintln(w, textwrap.Wrap("  ", traceDistLine(tt, d), textwrap.Width))
@@ -229,16 +230,48 @@ func printTraceSites(w io.Writer, t, tt tr, sites []estimate.TraceSite) {
 		return
 	}
 	fmt.Fprintln(w, "\n"+tt("trace.sites"))
-	tw := newTable(w)
+	var b strings.Builder
+	tw := newTable(&b)
 	for _, s := range sites {
 		mod := ""
 		if s.Module != "" {
 			mod = " [" + s.Module + "]"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", units.Bytes(s.Bytes), traceCategoryLabel(t, tt, s.Category),
-			shortFrame(s.Where), strings.TrimPrefix(s.Op, "aten."), mod)
+			shortFrame(s.Where), shortOp(s.Op), mod)
 	}
 	_ = tw.Flush()
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		fmt.Fprintln(w, fitModule(strings.TrimSuffix(line, "\n"), textwrap.Width))
+	}
+}
+
+// shortOp: an ATen op as the sites say it, without the namespace and the
+// default overload (aten.addmm.default: addmm; aten.mul.Tensor stays
+// mul.Tensor).
+func shortOp(op string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(op, "aten."), ".default")
+}
+
+// minModuleShown: the fewest characters of a module's name worth showing
+// ("…q_proj"); a site line with less room drops the module.
+const minModuleShown = 6
+
+// fitModule shortens the module that ends a site line ([model.layers.3
+// .self_attn.q_proj]) from the left, where its name is least telling,
+// until the line fits width columns.
+func fitModule(line string, width int) string {
+	over := utf8.RuneCountInString(line) - width
+	i := strings.LastIndex(line, " [")
+	if over <= 0 || i < 0 || !strings.HasSuffix(line, "]") {
+		return line
+	}
+	mod := []rune(line[i+2 : len(line)-1])
+	keep := len(mod) - over - 1 // one column for "…"
+	if keep < minModuleShown {
+		return line[:i]
+	}
+	return line[:i] + " […" + string(mod[len(mod)-keep:]) + "]"
 }
 
 // firstFrame: the program's line a note came from (its first frame),
@@ -337,13 +370,14 @@ func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.F
 	// estimate's change, with its details)
 	levers := append([]estimate.Lever(nil), f.Levers...)
 	for i := range levers {
-		if len(levers[i].Modules) > 0 { // the blocks it checkpoints
-			levers[i].Change = tt("trace.lever."+levers[i].Lever, strings.Join(levers[i].Modules, ", "))
-		} else {
-			levers[i].Change = tt("trace.lever." + levers[i].Lever)
-		}
+		levers[i].Change = tt("trace.lever." + levers[i].Lever)
 	}
 	printLevers(w, t, levers)
+	for _, l := range levers {
+		if len(l.Modules) > 0 { // the blocks it checkpoints, on a line of their own
+			fmt.Fprintln(w, textwrap.Wrap("", tt("trace.lever.modules", l.Lever, strings.Join(l.Modules, ", ")), textwrap.Width))
+		}
+	}
 	fmt.Fprintln(w, textwrap.Wrap("", tt("trace.levers.note"), textwrap.Width))
 }
 
@@ -379,7 +413,9 @@ var traceEN = map[string]string{
 	"trace.lever.8bit-optimizer":   "bitsandbytes 8-bit",
 	"trace.lever.fused-optimizer":  "AdamW(fused=True)",
 	"trace.lever.half-batch-accum": "batch/2, accumulation x2",
-	"trace.lever.checkpoint":       "gradient checkpointing of each %[1]s",
+	"trace.lever.checkpoint":       "gradient checkpointing",
+	"trace.lever.modules":          "%[1]s: each of %[2]s",
+	"trace.lever.grads-to-none":    "zero_grad(set_to_none=True)",
 	"trace.levers.note":            "(what-if replays of this trace, each with the allocations the change alters altered: trace again with the change made to confirm)",
 }
 
@@ -415,7 +451,9 @@ var traceZH = map[string]string{
 	"trace.lever.8bit-optimizer":   "bitsandbytes 8 位优化器",
 	"trace.lever.fused-optimizer":  "AdamW(fused=True)",
 	"trace.lever.half-batch-accum": "批大小减半、梯度累积加倍",
-	"trace.lever.checkpoint":       "对每个 %[1]s 做梯度检查点",
+	"trace.lever.checkpoint":       "梯度检查点",
+	"trace.lever.modules":          "%[1]s：%[2]s 的每一个",
+	"trace.lever.grads-to-none":    "zero_grad(set_to_none=True)（梯度置为 None）",
 	"trace.levers.note":            "（以上为对本次追踪的假设重放：按该改动调整相应的分配；请改动后重新追踪以确认）",
 }
 

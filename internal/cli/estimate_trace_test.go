@@ -124,8 +124,21 @@ func TestEstimateTraceLevers(t *testing.T) {
 	if _, ok := names["half-batch-accum"]; !ok {
 		t.Errorf("no half-batch-accum lever: %+v", r.Levers)
 	}
+	if c := names["checkpoint"]; len(c.Modules) != 1 || c.Modules[0] != "h.N" {
+		t.Errorf("checkpoint lever %+v, want one of h.N's blocks", c)
+	}
+	en, _, _ := runCLI(t, append([]string{"estimate", "--trace"}, args...)...)
+	if !strings.Contains(en, "gradient checkpointing") || !strings.Contains(en, "\ncheckpoint: each of h.N\n") {
+		t.Errorf("levers:\n%s", en)
+	}
+	for _, line := range strings.Split(en, "\n") {
+		if len([]rune(line)) > 80 {
+			t.Errorf("a line of %d columns: %q", len([]rune(line)), line)
+		}
+	}
 	zh, _, _ := runCLI(t, append([]string{"estimate", "--trace", "--lang", "zh"}, args...)...)
-	if !strings.Contains(zh, "可节省显存的手段") || !strings.Contains(zh, "批大小减半、梯度累积加倍") || !strings.Contains(zh, "假设重放") {
+	if !strings.Contains(zh, "可节省显存的手段") || !strings.Contains(zh, "批大小减半、梯度累积加倍") || !strings.Contains(zh, "假设重放") ||
+		!strings.Contains(zh, "h.N 的每一个") {
 		t.Errorf("--lang zh levers:\n%s", zh)
 	}
 }
@@ -237,5 +250,28 @@ func TestTraceWorldHint(t *testing.T) {
 		if strings.Contains(b.String(), "--world-size") {
 			t.Errorf("%v: a --world-size hint for another error:\n%s", c.lang, b.String())
 		}
+	}
+}
+
+// TestFitModule: a site line too wide loses the start of its module's
+// name, then the module; a line that fits, or has none, is as it was.
+func TestFitModule(t *testing.T) {
+	line := "  96.00 MiB   activations       modeling_llama.py:180 forward    mm [model.layers.31.self_attn.q_proj]"
+	for _, c := range []struct {
+		width int
+		want  string
+	}{
+		{200, line},
+		{90, "  96.00 MiB   activations       modeling_llama.py:180 forward    mm […31.self_attn.q_proj]"},
+		{80, "  96.00 MiB   activations       modeling_llama.py:180 forward    mm […tn.q_proj]"},
+		{75, "  96.00 MiB   activations       modeling_llama.py:180 forward    mm"},
+	} {
+		got := fitModule(line, c.width)
+		if got != c.want || (c.width < 200 && len([]rune(got)) > c.width) {
+			t.Errorf("width %d:\n got %q\nwant %q", c.width, got, c.want)
+		}
+	}
+	if got := fitModule("  1.00 MiB  x", 5); got != "  1.00 MiB  x" {
+		t.Errorf("a line without a module: %q", got)
 	}
 }

@@ -4,12 +4,12 @@ import "sort"
 
 // Gradient checkpointing as a what-if of a trace (the checkpoint lever).
 // A checkpointed block keeps, of what its forward made, only what it
-// returns: what autograd saved inside it is freed when its forward ends
-// and made again when the backward reaches the block, by running its
-// forward anew (temporaries too), and then freed where the trace freed
-// it, as the block's backward consumes it. No size changes; the same
-// allocations' events are moved and repeated, so the lever replays the
-// trace with those events.
+// returns: what autograd saved inside it is freed in the forward, where
+// the block last used it (the trace's L events), and made again when the
+// backward reaches the block, by running its forward anew (temporaries
+// too), then freed where the trace freed it, as the block's backward
+// consumes it. No size changes; the same allocations' events are moved
+// and repeated, so the lever replays the trace with those events.
 //
 // The blocks are the members of the outermost numbered families of
 // modules (model.layers.N, encoder.block.N, blocks.N, layer1.N): what
@@ -61,10 +61,11 @@ const minCheckpointBlocks = 2
 func checkpointFamilies(t *Trace) []string {
 	blocks := map[string]map[string]bool{}
 	recomputed := map[string]bool{}
-	seen := map[string]bool{}
+	type phaseModule struct{ phase, module string }
+	seen := map[phaseModule]bool{}
 	for i := range t.Allocs {
 		a := &t.Allocs[i]
-		key := a.Phase + "\x00" + a.Module
+		key := phaseModule{a.Phase, a.Module}
 		if a.Module == "" || seen[key] {
 			continue
 		}
@@ -156,12 +157,11 @@ func (t *Trace) phaseEnd(i int) int {
 	return t.phases[p].at - 1
 }
 
-// ckptEvents: where the events of the checkpointed trace differ from
-// the trace's, by the index of a trace's event: what comes before it
-// (a recomputation) and after it (a block's saved activations freed).
+// ckptEvents: the edits checkpointing makes: before an event of the
+// trace, a recomputation; after one, a block's saved activations freed.
 type ckptEvents struct {
-	before, after map[int][]traceEv
-	again         map[int32]bool // a run's, made again by its recomputation (one map for all)
+	*traceEdits
+	again map[int32]bool // a run's, made again by its recomputation (one map for all)
 }
 
 // eventFacts: each allocation's events (indices; free -1 if never) and,
@@ -201,7 +201,7 @@ func (t *Trace) eventFacts() eventFacts {
 // the backward is the same one twice, its two lives apart.
 func (t *Trace) checkpointed(fams []string) (*Trace, []string) {
 	facts := t.eventFacts()
-	ev := ckptEvents{before: map[int][]traceEv{}, after: map[int][]traceEv{}, again: map[int32]bool{}}
+	ev := ckptEvents{traceEdits: newTraceEdits(), again: map[int32]bool{}}
 	moved := map[string]bool{}
 	for _, r := range t.ckptRuns(fams) {
 		if t.checkpointRun(r, facts, ev) {
@@ -217,25 +217,7 @@ func (t *Trace) checkpointed(fams []string) (*Trace, []string) {
 		used = append(used, f)
 	}
 	sort.Strings(used)
-	c := *t
-	c.events = make([]traceEv, 0, len(t.events)*2)
-	at := make([]int, len(t.events)+1) // a trace's event index -> the new one
-	for i, e := range t.events {
-		at[i] = len(c.events)
-		c.events = append(c.events, ev.before[i]...)
-		c.events = append(c.events, e)
-		c.events = append(c.events, ev.after[i]...)
-	}
-	at[len(t.events)] = len(c.events)
-	c.phases = append([]tracePhase(nil), t.phases...)
-	for i := range c.phases {
-		c.phases[i].at = at[c.phases[i].at]
-	}
-	c.emptied = make([]int, len(t.emptied))
-	for i, e := range t.emptied {
-		c.emptied[i] = at[e]
-	}
-	return &c, used
+	return t.edited(ev.traceEdits), used
 }
 
 // checkpointRun adds to ev what checkpointing r's block changes: what r

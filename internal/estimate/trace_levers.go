@@ -75,6 +75,10 @@ func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64) []Lever {
 		out = append(out, Lever{Lever: ckptLever, Change: ckptChange, ProcessBytes: r.ProcessBytes,
 			SavedBytes: base.ProcessBytes - r.ProcessBytes, Fits: fitsIn(r, budget), Modules: fams})
 	}
+	if r := gradsLeverResult(t, o); r != nil && base.ProcessBytes-r.ProcessBytes >= minTraceLeverSaving {
+		out = append(out, Lever{Lever: gradsLever, Change: gradsChange, ProcessBytes: r.ProcessBytes,
+			SavedBytes: base.ProcessBytes - r.ProcessBytes, Fits: fitsIn(r, budget)})
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].SavedBytes > out[j].SavedBytes })
 	return out
 }

@@ -7,7 +7,7 @@
 # cross_entropy). transformers is not needed.
 #
 # usage: gpt2.py LAYERS EMBD HEADS VOCAB BATCH SEQ [foreach|single|fused] [fp32|amp-bf16]
-#                [eager|sdpa] [eager|compile] [plain|ckpt]
+#                [eager|sdpa] [eager|compile] [plain|ckpt|keepgrads]
 # amp-bf16: the forward and the loss under torch.autocast("cuda", bfloat16)
 # (what Trainer's bf16=True does), the backward outside it.
 # sdpa (torch >= 2.0): attention as modeling_gpt2.py's sdpa_attention_forward
@@ -15,7 +15,8 @@
 # dropout_p=0.1 in training, is_causal=True), no mask tensor.
 # compile: model = torch.compile(model), as nanoGPT's train.py does;
 # compiled-fn: the loss through a function compiled at import.
-# ckpt: each block under torch.utils.checkpoint.checkpoint(use_reentrant=False).
+# ckpt: each block under torch.utils.checkpoint.checkpoint(use_reentrant=False);
+# keepgrads: opt.zero_grad(set_to_none=False), the gradients zeroed in place.
 import math
 import sys
 
@@ -123,6 +124,7 @@ fused = {"fused": True} if len(sys.argv) > 7 and sys.argv[7] == "fused" else {} 
 amp = len(sys.argv) > 8 and sys.argv[8] == "amp-bf16"
 sdpa = len(sys.argv) > 9 and sys.argv[9] == "sdpa"
 ckpt = len(sys.argv) > 11 and sys.argv[11] == "ckpt"
+keep_grads = len(sys.argv) > 11 and sys.argv[11] == "keepgrads"
 torch.manual_seed(0)
 model = GPT2LMHeadModel(layers, d, h, vocab, seq).cuda()
 if len(sys.argv) > 10 and sys.argv[10] == "compile":
@@ -147,4 +149,4 @@ for step in range(3):
         loss = scale(loss)
     loss.backward()
     opt.step()
-    opt.zero_grad(set_to_none=True)
+    opt.zero_grad(set_to_none=not keep_grads)

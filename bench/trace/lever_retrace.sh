@@ -10,10 +10,12 @@
 # usage: PY=<torch 2.x python> PY113=<torch 1.13 python> [TIMM=timm checkout]
 #        [EXAMPLES113=pytorch/examples checkout for torch 1.13]
 #        [DIFFUSERS=diffusers checkout DIFFUSERS_WORK=the WORKDIR
-#        bench/trace/diffusers.sh made] bash bench/trace/lever_retrace.sh WORKDIR
+#        bench/trace/diffusers.sh made] [QLORA_MODELS=the WORKDIR
+#        bench/trace/qlora.sh made] bash bench/trace/lever_retrace.sh WORKDIR
 # The rows of a source not given are skipped. hf_train.py needs
 # transformers; timm and the examples torchvision; diffusers' rows its
-# workdir's sparse SD 1.5, SDXL and Flux checkpoints and its shim.
+# workdir's sparse SD 1.5, SDXL and Flux checkpoints and its shim; the
+# QLoRA row PEFT and bitsandbytes on PYTHONPATH.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -88,6 +90,10 @@ PYEOF
 	PYTHONPATH=$TIMM pair grads-to-none timm-vit-b-b8-torch1.13 A100-80GB "$TIMM" "$PY113 $t13" "$PY113 $none $t13"
 	PYTHONPATH=$TIMM pair checkpoint timm-vit-s-amp A100-80GB "$TIMM" "$tm --model vit_small_patch16_224 --amp" "$tm --model vit_small_patch16_224 --amp --grad-checkpointing"
 	PYTHONPATH=$TIMM pair checkpoint timm-resnet50 A100-80GB "$TIMM" "$tm --model resnet50" "$tm --model resnet50 --grad-checkpointing"
+fi
+if [ -n "${QLORA_MODELS:-}" ]; then
+	q="$PY $here/qlora_trainer.py llama-7b 4 1024"
+	pair checkpoint qlora-llama2-7b-nf4-4x1024-r16 H100-80GB "$QLORA_MODELS" "$q 0 adamw_torch 16 nf4" "$q 1 adamw_torch 16 nf4"
 fi
 if [ -n "${DIFFUSERS:-}" ]; then
 	export PYTHONPATH=$DIFFUSERS_WORK/shim:$DIFFUSERS/src${PYTHONPATH:+:$PYTHONPATH}

@@ -281,9 +281,9 @@ func familyNames(fams []string) []string {
 	return out
 }
 
-// checkpointLever replays t with its blocks checkpointed; nil when it has
-// none to checkpoint.
-func checkpointLever(t *Trace, o TraceReplay) (*Result, []string) {
+// checkpointWhatIf is t with its blocks checkpointed and the families
+// they are in (model.layers.N); nil when it has none to checkpoint.
+func checkpointWhatIf(t *Trace) (*Trace, []string) {
 	fams := checkpointFamilies(t)
 	if len(fams) == 0 {
 		return nil, nil
@@ -292,5 +292,5 @@ func checkpointLever(t *Trace, o TraceReplay) (*Result, []string) {
 	if c == nil {
 		return nil, nil
 	}
-	return replayResized(c, c.categories(), o), familyNames(used)
+	return c, familyNames(used)
 }

@@ -130,13 +130,3 @@ func (t *Trace) gradsRemade(z int, span traceSpan, held []heldGrad, f eventFacts
 		g.alloc = ev.alloc
 	}
 }
-
-// gradsLeverResult replays t with its gradients set to None; nil when
-// they already are.
-func gradsLeverResult(t *Trace, o TraceReplay) *Result {
-	c := t.gradsToNone()
-	if c == nil {
-		return nil
-	}
-	return replayResized(c, c.categories(), o)
-}

@@ -48,6 +48,12 @@ var traceWhatIfs = []traceWhatIf{
 // on budget, as the built-in's levers are ranked.
 func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64) []Lever {
 	out := []Lever{}
+	offer := func(lever, change string, r *Result, modules []string) {
+		if saved := base.ProcessBytes - r.ProcessBytes; saved >= minTraceLeverSaving {
+			out = append(out, Lever{Lever: lever, Change: change, ProcessBytes: r.ProcessBytes,
+				SavedBytes: saved, Fits: fitsIn(r, budget), Modules: modules})
+		}
+	}
 	var c *Trace // one copy for every what-if: its sizes are set anew each time
 	var cats []Category
 	for _, w := range traceWhatIfs {
@@ -63,29 +69,33 @@ func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64) []Lever {
 		for i := range c.Allocs {
 			c.Allocs[i].Bytes = resize(&t.Allocs[i])
 		}
-		r := replayResized(c, cats, o)
-		saved := base.ProcessBytes - r.ProcessBytes
-		if saved < minTraceLeverSaving {
-			continue
+		offer(w.lever, w.change, replayResized(c, cats, o), nil)
+	}
+	for _, w := range traceEventWhatIfs {
+		if e, modules := w.edit(t); e != nil {
+			offer(w.lever, w.change, replayResized(e, e.categories(), o), modules)
 		}
-		out = append(out, Lever{Lever: w.lever, Change: w.change, ProcessBytes: r.ProcessBytes,
-			SavedBytes: saved, Fits: fitsIn(r, budget)})
-	}
-	if r, fams := checkpointLever(t, o); r != nil && base.ProcessBytes-r.ProcessBytes >= minTraceLeverSaving {
-		out = append(out, Lever{Lever: ckptLever, Change: ckptChange, ProcessBytes: r.ProcessBytes,
-			SavedBytes: base.ProcessBytes - r.ProcessBytes, Fits: fitsIn(r, budget), Modules: fams})
-	}
-	if r := gradsLeverResult(t, o); r != nil && base.ProcessBytes-r.ProcessBytes >= minTraceLeverSaving {
-		out = append(out, Lever{Lever: gradsLever, Change: gradsChange, ProcessBytes: r.ProcessBytes,
-			SavedBytes: base.ProcessBytes - r.ProcessBytes, Fits: fitsIn(r, budget)})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].SavedBytes > out[j].SavedBytes })
 	return out
 }
 
-// replayResized replays c (a copy of a trace, resized); where the budget's
-// limit runs out, the unlimited replay's figures (as FitTrace), marked OOM.
-// The categories are the original's: a size changes none.
+// traceEventWhatIf is a change that moves and repeats the trace's events
+// instead of resizing its allocations: edit gives the trace with the
+// change made (nil: nothing to change) and the modules it changes.
+type traceEventWhatIf struct {
+	lever, change string
+	edit          func(*Trace) (*Trace, []string)
+}
+
+var traceEventWhatIfs = []traceEventWhatIf{
+	{ckptLever, ckptChange, checkpointWhatIf},
+	{gradsLever, gradsChange, func(t *Trace) (*Trace, []string) { return t.gradsToNone(), nil }},
+}
+
+// replayResized replays c (a copy of a trace, resized or edited) with
+// cats; where the budget's limit runs out, the unlimited replay's figures
+// (as FitTrace), marked OOM. A resize keeps the original's categories.
 func replayResized(c *Trace, cats []Category, o TraceReplay) *Result {
 	m, _, _, _ := c.replay(cats, o, -1, nil)
 	r := c.result(cats, m)

@@ -3,7 +3,7 @@
 `torchmem estimate --trace` (bench/trace/hf_trainer.sh compares it with the
 built-in estimate). Random token ids, labels = input_ids (the model's own
 loss), an all-ones attention mask, TrainingArguments(bf16=True,
-optim="adamw_torch"), five steps.
+optim="adamw_torch"), five steps; HF_TRAINER_PRECISION=fp32 for bf16=False.
 
   python3 hf_trainer.py SOURCE BATCH SEQ CKPT [bf16|-] [DS_CONFIG]
 
@@ -14,6 +14,7 @@ weights as bfloat16 (dtype=torch.bfloat16). DS_CONFIG: a DeepSpeed
 config file (TrainingArguments(deepspeed=...)), run under torchrun or the
 deepspeed launcher.
 """
+import os
 import sys
 
 import torch
@@ -42,7 +43,9 @@ if src.startswith("cfg:"):
 else:
     model = AutoModelForCausalLM.from_pretrained(src, **kw)
 model.config.use_cache = False
-args = TrainingArguments(output_dir="hf_trainer_out", per_device_train_batch_size=batch, bf16=True,
+# HF_TRAINER_PRECISION=fp32: bf16=False, the Trainer's float32 training
+mixed = os.environ.get("HF_TRAINER_PRECISION", "bf16") == "bf16"
+args = TrainingArguments(output_dir="hf_trainer_out", per_device_train_batch_size=batch, bf16=mixed,
                          gradient_checkpointing=ckpt, optim="adamw_torch", max_steps=5, logging_steps=1,
                          save_strategy="no", report_to=[], dataloader_num_workers=0, deepspeed=ds)
 Trainer(model=model, args=args, train_dataset=RandomTokens(model.config.vocab_size)).train()

@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# Two what-if levers of `torchmem estimate --trace`, replayed from the
-# trace of a script as it is, against a retrace of the same script with
-# the change made: checkpoint (gradient checkpointing of each block; the
-# script's own checkpointing switched on) and grads-to-none
-# (zero_grad(set_to_none=True); the script's flag, or set_to_none.py
-# making it zero_grad's default on torch 1.13). One table row a pair: the
-# plain trace's process figure, the lever's, the retrace's, the error.
+# Levers of `torchmem estimate --trace` against a trace of the same script
+# with the change made by the script itself. Two what-ifs, replayed from
+# the trace of the script as it is: checkpoint (gradient checkpointing of
+# each block; the script's own checkpointing switched on) and
+# grads-to-none (zero_grad(set_to_none=True); the script's flag, or
+# set_to_none.py making it zero_grad's default on torch 1.13). And amp, a
+# second trace with the hook's autocast region around the forward and the
+# loss, against the script's own mixed precision (its flag). One table
+# row a pair: the plain trace's process figure, the lever's, the
+# retrace's, the error.
 #
 # usage: PY=<torch 2.x python> PY113=<torch 1.13 python> [TIMM=timm checkout]
 #        [EXAMPLES113=pytorch/examples checkout for torch 1.13]
 #        [DIFFUSERS=diffusers checkout DIFFUSERS_WORK=the WORKDIR
 #        bench/trace/diffusers.sh made] [QLORA_MODELS=the WORKDIR
-#        bench/trace/qlora.sh made] bash bench/trace/lever_retrace.sh WORKDIR
+#        bench/trace/qlora.sh made] [NANOGPT=karpathy/nanoGPT checkout]
+#        [LLMC=karpathy/llm.c checkout] bash bench/trace/lever_retrace.sh WORKDIR
 # The rows of a source not given are skipped. hf_train.py needs
 # transformers; timm and the examples torchvision; diffusers' rows its
 # workdir's sparse SD 1.5, SDXL and Flux checkpoints and its shim; the
-# QLoRA row PEFT and bitsandbytes on PYTHONPATH.
+# QLoRA row PEFT and bitsandbytes on PYTHONPATH; the Trainer rows
+# accelerate. nanoGPT and llm.c get random token shards in their
+# checkouts' data directories, llm.c a stand-in tiktoken (it samples text
+# with it; not packaged for Debian).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -28,12 +35,13 @@ export HF_HUB_OFFLINE=1
 
 # pair LEVER NAME GPU DIR "PLAIN ARGV" "CHANGED ARGV": both traced from DIR
 pair() {
-	local lever=$1 name=$2 gpu=$3 dir=$4 plain=$5 ckpt=$6
+	local lever=$1 name=$2 gpu=$3 dir=$4 plain=$5 ckpt=$6 retrace=--retrace=false
+	case $lever in amp-*) retrace=--retrace ;; esac # the amp lever is the second trace
 	# (the argv words are split on purpose: each is a command line)
 	# shellcheck disable=SC2086
-	(cd "$dir" && "$T" estimate --trace --steps 2 --gpu "$gpu" --json -- $plain > "$work/$lever-$name-plain.json") || true
+	(cd "$dir" && "$T" estimate --trace --steps 2 --gpu "$gpu" --json $retrace -- $plain > "$work/$lever-$name-plain.json") || true
 	# shellcheck disable=SC2086
-	(cd "$dir" && "$T" estimate --trace --steps 2 --gpu "$gpu" --json -- $ckpt > "$work/$lever-$name-ckpt.json") || true
+	(cd "$dir" && "$T" estimate --trace --steps 2 --gpu "$gpu" --json --retrace=false -- $ckpt > "$work/$lever-$name-ckpt.json") || true
 	"$PY" - "$work/$lever-$name" "$name" "$gpu" "$lever" <<'PYEOF'
 import json, sys
 base, name, gpu, lever = sys.argv[1:5]
@@ -41,7 +49,13 @@ p, c = json.load(open(base + "-plain.json")), json.load(open(base + "-ckpt.json"
 lv = [l for l in p.get("levers") or [] if l["lever"] == lever]
 g = lambda b: "%.2f" % (b / 2**30)
 if not lv:
-    print("| %s | %s | %s | %s | not offered | %s | |" % (lever, name, gpu, g(p["process_bytes"]), g(c["process_bytes"])))
+    why = [n for n in p.get("retraces_not_offered") or [] if n["lever"] == lever]
+    said = "not offered"
+    if why and why[0].get("end"):
+        said += ": failed (%s)" % (why[0]["end"].get("op") or why[0]["end"]["kind"])
+    elif why:
+        said += ": retraced %s" % g(why[0]["process_bytes"])
+    print("| %s | %s | %s | %s | %s | %s | |" % (lever, name, gpu, g(p["process_bytes"]), said, g(c["process_bytes"])))
 else:
     l = lv[0]
     err = 100.0 * (l["process_bytes"] - c["process_bytes"]) / c["process_bytes"]
@@ -90,6 +104,46 @@ PYEOF
 	PYTHONPATH=$TIMM pair grads-to-none timm-vit-b-b8-torch1.13 A100-80GB "$TIMM" "$PY113 $t13" "$PY113 $none $t13"
 	PYTHONPATH=$TIMM pair checkpoint timm-vit-s-amp A100-80GB "$TIMM" "$tm --model vit_small_patch16_224 --amp" "$tm --model vit_small_patch16_224 --amp --grad-checkpointing"
 	PYTHONPATH=$TIMM pair checkpoint timm-resnet50 A100-80GB "$TIMM" "$tm --model resnet50" "$tm --model resnet50 --grad-checkpointing"
+fi
+# amp: float32 against the script's own autocast (bf16 from sm80, fp16 with
+# a GradScaler before)
+pair amp-bf16 gpt2-8x256-eager A10 "$td" "$g2 fp32 eager eager plain" "$g2 amp-bf16 eager eager plain"
+pair amp-bf16 gpt2-8x256-sdpa A10 "$td" "$g2 fp32 sdpa eager plain" "$g2 amp-bf16 sdpa eager plain"
+if "$PY" -c "import transformers" 2>/dev/null; then
+	hf="$PY hf_train.py"
+	pair amp-bf16 hf-tinyllama-4x512-sdpa A100-80GB "$td" "$hf tinyllama 4 512 fp32 0 sdpa" "$hf tinyllama 4 512 amp-bf16 0 sdpa"
+	pair amp-bf16 hf-bert-base-16x512-eager A100-80GB "$td" "$hf bert-base 16 512 fp32 0 eager" "$hf bert-base 16 512 amp-bf16 0 eager"
+	if "$PY" -c "import accelerate" 2>/dev/null; then
+		"$PY" -c 'import sys; from transformers import GPT2Config; GPT2Config().save_pretrained(sys.argv[1])' "$work/gpt2cfg"
+		tr="$PY $here/hf_trainer.py cfg:$work/gpt2cfg 8 1024 0"
+		pair amp-bf16 trainer-gpt2-124m-8x1024 A100-80GB "$work" "env HF_TRAINER_PRECISION=fp32 $tr" "$tr"
+	fi
+fi
+if [ -n "${NANOGPT:-}" ]; then
+	mkdir -p "$NANOGPT/data/fake"
+	"$PY" -c 'import sys, numpy as np
+for s, n in (("train", 300000), ("val", 30000)):
+    np.random.default_rng(0).integers(0, 50257, n).astype(np.uint16).tofile("%s/%s.bin" % (sys.argv[1], s))' "$NANOGPT/data/fake"
+	ng="$PY train.py --dataset=fake --compile=False --eval_iters=2 --gradient_accumulation_steps=1 --wandb_log=False"
+	pair amp-bf16 nanogpt-124m-12x1024 A100-80GB "$NANOGPT" "$ng --batch_size=12 --dtype=float32" "$ng --batch_size=12 --dtype=bfloat16"
+	pair amp-fp16 nanogpt-124m-8x1024 V100-32GB "$NANOGPT" "$ng --batch_size=8 --dtype=float32" "$ng --batch_size=8 --dtype=float16"
+fi
+if [ -n "${LLMC:-}" ]; then
+	mkdir -p "$work/llmc-shim" "$LLMC/dev/data/fake"
+	printf 'class _Enc:\n    eot_token = 50256\n    def encode(self, s, **k): return [0]\n    def decode(self, t): return ""\ndef get_encoding(name): return _Enc()\n' > "$work/llmc-shim/tiktoken.py"
+	"$PY" -c 'import sys, numpy as np
+n = 200000
+h = np.zeros(256, dtype=np.int32); h[0], h[1], h[2] = 20240520, 1, n
+with open(sys.argv[1], "wb") as f:
+    f.write(h.tobytes()); f.write(np.random.default_rng(0).integers(0, 50257, n).astype(np.uint16).tobytes())' "$LLMC/dev/data/fake/train.bin"
+	lc="$PY train_gpt2.py --input_bin dev/data/fake/train.bin --model d12 --batch_size 8 --sequence_length 1024 --total_batch_size 8192 --num_iterations 3 --write_tensors 0"
+	PYTHONPATH=$work/llmc-shim pair amp-bf16 llmc-d12-8x1024-flash H200 "$LLMC" "$lc --dtype float32 --flash 1" "$lc --dtype bfloat16 --flash 1"
+	PYTHONPATH=$work/llmc-shim pair amp-bf16 llmc-d12-8x1024-eager H200 "$LLMC" "$lc --dtype float32 --flash 0" "$lc --dtype bfloat16 --flash 0"
+fi
+if [ -n "${TIMM:-}" ]; then
+	PYTHONPATH=$TIMM pair amp-bf16 timm-vit-s-b32 A100-80GB "$TIMM" "$tm --model vit_small_patch16_224" "$tm --model vit_small_patch16_224 --amp --amp-dtype bfloat16"
+	PYTHONPATH=$TIMM pair amp-bf16 timm-resnet50-b32 A100-80GB "$TIMM" "$tm --model resnet50" "$tm --model resnet50 --amp --amp-dtype bfloat16"
+	PYTHONPATH=$TIMM pair amp-fp16 timm-resnet50-b32 T4 "$TIMM" "$tm --model resnet50" "$tm --model resnet50 --amp"
 fi
 if [ -n "${QLORA_MODELS:-}" ]; then
 	q="$PY $here/qlora_trainer.py llama-7b 4 1024"

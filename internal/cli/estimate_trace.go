@@ -18,6 +18,7 @@ import (
 
 	"github.com/torchmem/torchmem/internal/estimate"
 	"github.com/torchmem/torchmem/internal/i18n"
+	"github.com/torchmem/torchmem/internal/termsafe"
 	"github.com/torchmem/torchmem/internal/textwrap"
 	"github.com/torchmem/torchmem/internal/tracerun"
 	"github.com/torchmem/torchmem/internal/units"
@@ -35,6 +36,7 @@ type traceFlags struct {
 	device   string
 	maxBytes string
 	real     bool
+	retrace  bool
 }
 
 // addTraceFlags adds --trace and its flags; with --trace the command takes
@@ -48,6 +50,7 @@ func addTraceFlags(env *Env, cmd *cobra.Command, f *estimateFlags) {
 	fl.DurationVar(&tf.timeout, "trace-timeout", tracerun.DefaultTimeout, "with --trace: stop the program after this long")
 	fl.StringVar(&tf.device, "trace-device", "meta", "with --trace: meta (no data) or cpu (real tensors on the CPU: slow, for checking the meta run)")
 	fl.StringVar(&tf.maxBytes, "trace-max-size", "1GiB", "with --trace: the trace file's size cap")
+	fl.BoolVar(&tf.retrace, "retrace", true, "with --trace: when the program trains in float32, trace it again under autocast for the amp lever (takes as long again; --retrace=false skips it)")
 	fl.BoolVar(&tf.real, "real", false, "with --trace: run the steps for real on this host's CUDA GPU and report the measured peaks (the allocator's own trace, memory_stats, NVML)")
 	cmd.Use += "\n  torchmem estimate --trace [--steps N] [--gpu NAME] [--json] [--snapshot FILE] -- python train.py ARGS..."
 	cmd.Example += "\n  torchmem estimate --trace --gpu A100-80GB -- python train.py --batch 16"
@@ -63,7 +66,7 @@ func addTraceFlags(env *Env, cmd *cobra.Command, f *estimateFlags) {
 	prev := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if !tf.on {
-			for _, n := range []string{"steps", "snapshot", "trace-timeout", "trace-device", "trace-max-size", "real"} {
+			for _, n := range []string{"steps", "snapshot", "trace-timeout", "trace-device", "trace-max-size", "real", "retrace"} {
 				if c.Flags().Changed(n) {
 					return fmt.Errorf("--%s goes with --trace", n)
 				}
@@ -109,15 +112,22 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 	if f.worldSizeSet {
 		world = f.opts.WorldSize
 	}
-	t, err := tracerun.Run(ctx, tracerun.Options{Argv: argv, Steps: tf.steps, Device: tf.device, World: world,
-		GPUName: g.Name, GPUBytes: g.MemoryBytes, GPUCC: g.ComputeCapability, MaxBytes: maxBytes, Timeout: tf.timeout, Output: env.Stderr})
+	o := tracerun.Options{Argv: argv, Steps: tf.steps, Device: tf.device, World: world,
+		GPUName: g.Name, GPUBytes: g.MemoryBytes, GPUCC: g.ComputeCapability, MaxBytes: maxBytes, Timeout: tf.timeout, Output: env.Stderr}
+	t, err := tracerun.Run(ctx, o)
 	if err != nil {
 		return err
 	}
 	var res *estimate.TraceResult
 	var fit *estimate.Fit
 	if haveGPU {
-		if res, fit, err = estimate.FitTrace(t, g, margin); err != nil {
+		var retraces []estimate.Retrace
+		if tf.retrace {
+			if retraces, err = traceAgain(ctx, env, o, t); err != nil {
+				return err
+			}
+		}
+		if res, fit, err = estimate.FitTrace(t, g, margin, retraces...); err != nil {
 			return err
 		}
 		if f.gpuMemory != "" {
@@ -140,6 +150,29 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 		err = printTrace(env, res, fit, argv, tf.snapshot)
 	}
 	return traceExit(err, fit)
+}
+
+// traceAgain traces the program a second time under autocast where the
+// amp lever wants it (estimate.AutocastRetrace). Only an interrupt is an
+// error: a retrace torchmem could not finish (its timeout) is said on
+// stderr, and the report goes on without the lever.
+func traceAgain(ctx context.Context, env *Env, o tracerun.Options, t *estimate.Trace) ([]estimate.Retrace, error) {
+	dtype := estimate.AutocastRetrace(t, o.GPUCC)
+	if dtype == "" {
+		return nil, nil
+	}
+	tt := traceCatalog.T(env.lang())
+	fmt.Fprintln(env.Stderr, tt("trace.retrace.amp", dtype))
+	o.Autocast = dtype
+	rt, err := tracerun.Run(ctx, o)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, tt("trace.retrace.failed", termsafe.Line(err.Error())))
+		return nil, nil
+	}
+	return []estimate.Retrace{estimate.AmpRetrace(dtype, rt)}, nil
 }
 
 // traceExit is a trace's exit status: 2 when it does not fit, 3 when the
@@ -363,6 +396,7 @@ func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.F
 	if f.Partial && f.Fits {
 		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.partial", strconv.Itoa(r.Steps)), textwrap.Width))
 	}
+	defer printRetracesNotOffered(w, tt, r, f)
 	if len(f.Levers) == 0 {
 		return
 	}
@@ -373,88 +407,133 @@ func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.F
 		levers[i].Change = tt("trace.lever." + levers[i].Lever)
 	}
 	printLevers(w, t, levers)
+	whatIfs := false
 	for _, l := range levers {
 		if len(l.Modules) > 0 { // the blocks it checkpoints, on a line of their own
 			fmt.Fprintln(w, textwrap.Wrap("", tt("trace.lever.modules", l.Lever, strings.Join(l.Modules, ", ")), textwrap.Width))
 		}
+		if l.Retraced { // how it was traced: the change to make
+			fmt.Fprintln(w, textwrap.Wrap("", tt("trace.lever.retraced."+l.Lever, l.Lever), textwrap.Width))
+		}
+		whatIfs = whatIfs || !l.Retraced
 	}
-	fmt.Fprintln(w, textwrap.Wrap("", tt("trace.levers.note"), textwrap.Width))
+	if whatIfs {
+		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.levers.note"), textwrap.Width))
+	}
+}
+
+// printRetracesNotOffered: a lever traced again (amp) that is none: its
+// retrace failed under the change (the program is not ready for it, and
+// where), or the change saves too little (what it would need: mixed
+// precision is not always less).
+func printRetracesNotOffered(w io.Writer, tt tr, r *estimate.TraceResult, f *estimate.Fit) {
+	for i, n := range f.RetracesNotOffered {
+		if i == 0 {
+			fmt.Fprintln(w)
+		}
+		label := tt("trace.lever." + n.Lever)
+		if n.End == nil {
+			fmt.Fprintln(w, textwrap.Wrap("", tt("trace.retrace.lever.nosaving", label, units.Bytes(n.ProcessBytes), units.Bytes(r.ProcessBytes)), textwrap.Width))
+			continue
+		}
+		where, msg := termsafe.Line(firstFrame(n.End.Where)), termsafe.Line(n.End.Message)
+		if n.End.Op != "" {
+			msg = termsafe.Line(n.End.Op) + ": " + msg
+		}
+		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.retrace.lever.failed", label, where, msg), textwrap.Width))
+	}
 }
 
 var traceEN = map[string]string{
-	"trace.header":                 "traced: %[1]s",
-	"trace.setup":                  "%[1]s tensors, torch %[2]s, %[3]s optimizer steps, %[4]s allocations and frees, %[5]s",
-	"trace.params":                 "%[1]s parameters",
-	"trace.params.trainable":       "%[1]s parameters (%[2]s trainable)",
-	"trace.params.sharded":         "%[1]s parameters in rank 0's shards",
-	"trace.params.offloaded":       "%[1]s parameters in rank 0's shards, kept on the host (CPU offload)",
-	"trace.cat.temporaries":        "temporaries",
-	"trace.dist":                   "traced as rank 0 of %[1]s%[2]s: the figures are one GPU's; every rank of a data-parallel job holds as much. NCCL's own buffers (outside PyTorch's allocator) are not in them",
-	"trace.dist.launcher":          "run as %[1]s's first worker",
-	"trace.dist.backend":           "backend %[1]s",
-	"trace.dist.rank":              "asked for rank %[1]s",
-	"trace.sites":                  "allocated at the peak by (largest first):",
-	"trace.snapshot":               "memory snapshot written to %[1]s (torchmem snapshot summary FILE, or PyTorch's memory_viz)",
-	"trace.end.error":              "the trace stopped after %[1]s optimizer steps: op %[2]s at %[3]s failed: %[4]s; the figures are those of what ran",
-	"trace.end.raised":             "the trace stopped after %[1]s optimizer steps: the program raised at %[3]s: %[4]s; the figures are those of what ran",
-	"trace.end.exit":               "the program ended by itself after %[1]s optimizer steps, before --steps was reached: all of it was traced",
-	"trace.end.failed":             "the trace stopped after %[1]s optimizer steps: the program gave up (%[4]s); the figures are those of what ran",
-	"trace.end.truncated":          "the trace reached --trace-max-size after %[1]s optimizer steps%[2]s%[3]s: %[4]s; the figures are those of what ran",
-	"trace.end.killed":             "the trace is incomplete after %[1]s optimizer steps%[2]s%[3]s: %[4]s",
-	"trace.world":                  "the program asked for more GPUs than it was given: under --trace, torch.cuda.device_count() answers --world-size (1 unless given) where no launcher says; trace again with --world-size set to the GPUs the job runs on",
-	"trace.fit.refused":            "does not fit: the program read the GPU's free memory (--gpu's) and stopped at %[1]s because the job does not fit in it; trace with a larger --gpu to see what the job needs",
-	"trace.fit.partial":            "but only what ran fits: the trace stopped after %[1]s optimizer steps, and the steps that did not run (the optimizer's states, the next forward) may need more; fix what stopped it and trace again",
-	"trace.datashape":              "%[1]s sizes that depend on the data were assumed (first: %[2]s at %[3]s): a router's masks and top-k indices give each expert a balanced share of the tokens, a selection from known values each of them, any other mask all its elements",
-	"trace.placeholder":            "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
-	"trace.check":                  "%[1]s checks of the program's own numbers compared tensors without data (first: %[2]s at %[3]s): taken to pass, as on a healthy GPU run",
-	"trace.compile":                "%[1]s at %[2]s ran the model eagerly under the tracer: the figures are the eager program's; a compiled one (fused kernels, CUDA graphs) differs",
-	"trace.zeroinit":               "DeepSpeed ZeRO-3 moved the whole model to the GPU before partitioning it, because the model was not built under deepspeed.zero.Init: every GPU holds all its weights at setup. Build it under zero.Init (with the Trainer: make TrainingArguments(deepspeed=...) before from_pretrained)",
-	"trace.int8outliers":           "LLM.int8 (load_in_8bit) keeps each input's outlier columns (above llm_int8_threshold) in fp16 beside the int8 matmul; how many depends on the activations' values, and none were assumed: the real run has a few columns of each input more",
-	"trace.lever.8bit-optimizer":   "bitsandbytes 8-bit",
-	"trace.lever.fused-optimizer":  "AdamW(fused=True)",
-	"trace.lever.half-batch-accum": "batch/2, accumulation x2",
-	"trace.lever.checkpoint":       "gradient checkpointing",
-	"trace.lever.modules":          "%[1]s: each of %[2]s",
-	"trace.lever.grads-to-none":    "zero_grad(set_to_none=True)",
-	"trace.levers.note":            "(what-if replays of this trace, each with the allocations the change alters altered: trace again with the change made to confirm)",
+	"trace.header":                  "traced: %[1]s",
+	"trace.setup":                   "%[1]s tensors, torch %[2]s, %[3]s optimizer steps, %[4]s allocations and frees, %[5]s",
+	"trace.params":                  "%[1]s parameters",
+	"trace.params.trainable":        "%[1]s parameters (%[2]s trainable)",
+	"trace.params.sharded":          "%[1]s parameters in rank 0's shards",
+	"trace.params.offloaded":        "%[1]s parameters in rank 0's shards, kept on the host (CPU offload)",
+	"trace.cat.temporaries":         "temporaries",
+	"trace.dist":                    "traced as rank 0 of %[1]s%[2]s: the figures are one GPU's; every rank of a data-parallel job holds as much. NCCL's own buffers (outside PyTorch's allocator) are not in them",
+	"trace.dist.launcher":           "run as %[1]s's first worker",
+	"trace.dist.backend":            "backend %[1]s",
+	"trace.dist.rank":               "asked for rank %[1]s",
+	"trace.sites":                   "allocated at the peak by (largest first):",
+	"trace.snapshot":                "memory snapshot written to %[1]s (torchmem snapshot summary FILE, or PyTorch's memory_viz)",
+	"trace.end.error":               "the trace stopped after %[1]s optimizer steps: op %[2]s at %[3]s failed: %[4]s; the figures are those of what ran",
+	"trace.end.raised":              "the trace stopped after %[1]s optimizer steps: the program raised at %[3]s: %[4]s; the figures are those of what ran",
+	"trace.end.exit":                "the program ended by itself after %[1]s optimizer steps, before --steps was reached: all of it was traced",
+	"trace.end.failed":              "the trace stopped after %[1]s optimizer steps: the program gave up (%[4]s); the figures are those of what ran",
+	"trace.end.truncated":           "the trace reached --trace-max-size after %[1]s optimizer steps%[2]s%[3]s: %[4]s; the figures are those of what ran",
+	"trace.end.killed":              "the trace is incomplete after %[1]s optimizer steps%[2]s%[3]s: %[4]s",
+	"trace.world":                   "the program asked for more GPUs than it was given: under --trace, torch.cuda.device_count() answers --world-size (1 unless given) where no launcher says; trace again with --world-size set to the GPUs the job runs on",
+	"trace.fit.refused":             "does not fit: the program read the GPU's free memory (--gpu's) and stopped at %[1]s because the job does not fit in it; trace with a larger --gpu to see what the job needs",
+	"trace.fit.partial":             "but only what ran fits: the trace stopped after %[1]s optimizer steps, and the steps that did not run (the optimizer's states, the next forward) may need more; fix what stopped it and trace again",
+	"trace.datashape":               "%[1]s sizes that depend on the data were assumed (first: %[2]s at %[3]s): a router's masks and top-k indices give each expert a balanced share of the tokens, a selection from known values each of them, any other mask all its elements",
+	"trace.placeholder":             "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
+	"trace.check":                   "%[1]s checks of the program's own numbers compared tensors without data (first: %[2]s at %[3]s): taken to pass, as on a healthy GPU run",
+	"trace.compile":                 "%[1]s at %[2]s ran the model eagerly under the tracer: the figures are the eager program's; a compiled one (fused kernels, CUDA graphs) differs",
+	"trace.zeroinit":                "DeepSpeed ZeRO-3 moved the whole model to the GPU before partitioning it, because the model was not built under deepspeed.zero.Init: every GPU holds all its weights at setup. Build it under zero.Init (with the Trainer: make TrainingArguments(deepspeed=...) before from_pretrained)",
+	"trace.int8outliers":            "LLM.int8 (load_in_8bit) keeps each input's outlier columns (above llm_int8_threshold) in fp16 beside the int8 matmul; how many depends on the activations' values, and none were assumed: the real run has a few columns of each input more",
+	"trace.lever.8bit-optimizer":    "bitsandbytes 8-bit",
+	"trace.lever.fused-optimizer":   "AdamW(fused=True)",
+	"trace.lever.half-batch-accum":  "batch/2, accumulation x2",
+	"trace.lever.checkpoint":        "gradient checkpointing",
+	"trace.lever.modules":           "%[1]s: each of %[2]s",
+	"trace.lever.grads-to-none":     "zero_grad(set_to_none=True)",
+	"trace.lever.amp-bf16":          "autocast bf16",
+	"trace.lever.amp-fp16":          "autocast fp16 + GradScaler",
+	"trace.lever.retraced.amp-bf16": "%[1]s: traced again, the forward and the loss under torch.autocast(\"cuda\", dtype=torch.bfloat16)",
+	"trace.lever.retraced.amp-fp16": "%[1]s: traced again, the forward and the loss under torch.autocast(\"cuda\", dtype=torch.float16), with torch.cuda.amp.GradScaler",
+	"trace.retrace.amp":             "torchmem: the program trains in float32: tracing it again under autocast (%[1]s) for the amp lever (--retrace=false skips this)",
+	"trace.retrace.failed":          "torchmem: notice: the trace under autocast did not finish (%[1]s): no amp lever",
+	"trace.retrace.lever.failed":    "%[1]s: no lever: under it the program failed at %[2]s: %[3]s",
+	"trace.retrace.lever.nosaving":  "%[1]s: no lever: traced again under it, the job needs %[2]s (%[3]s as it is)",
+	"trace.levers.note":             "(what-if replays of this trace, each with the allocations the change alters altered: trace again with the change made to confirm)",
 }
 
 var traceZH = map[string]string{
-	"trace.header":                 "已追踪：%[1]s",
-	"trace.setup":                  "%[1]s 张量，torch %[2]s，%[3]s 个优化器步，%[4]s 次分配与释放，%[5]s",
-	"trace.params":                 "%[1]s 参数",
-	"trace.params.trainable":       "%[1]s 参数（其中可训练 %[2]s）",
-	"trace.params.sharded":         "rank 0 的分片中有 %[1]s 参数",
-	"trace.params.offloaded":       "rank 0 的分片中有 %[1]s 参数，放在主机内存（CPU offload）",
-	"trace.cat.temporaries":        "临时张量",
-	"trace.dist":                   "按 %[1]s 个 rank 中的 rank 0 追踪%[2]s：数字是单块 GPU 的；数据并行作业的每个 rank 占用相同。NCCL 自身的缓冲区（不在 PyTorch 分配器中）不包括在内",
-	"trace.dist.launcher":          "作为 %[1]s 的第一个工作进程运行",
-	"trace.dist.backend":           "后端 %[1]s",
-	"trace.dist.rank":              "程序要求的是 rank %[1]s",
-	"trace.sites":                  "峰值时的分配来源（从大到小）：",
-	"trace.snapshot":               "内存快照已写入 %[1]s（torchmem snapshot summary FILE 或 PyTorch 的 memory_viz 可打开）",
-	"trace.end.error":              "追踪在 %[1]s 个优化器步后停止：%[3]s 处的算子 %[2]s 失败：%[4]s；数字是已运行部分的",
-	"trace.end.raised":             "追踪在 %[1]s 个优化器步后停止：程序在 %[3]s 处抛出异常：%[4]s；数字是已运行部分的",
-	"trace.end.exit":               "程序在 %[1]s 个优化器步后自行结束，未达到 --steps：它运行的全部内容都已追踪",
-	"trace.end.failed":             "追踪在 %[1]s 个优化器步后停止：程序自行退出（%[4]s）；数字是已运行部分的",
-	"trace.end.truncated":          "追踪在 %[1]s 个优化器步后达到 --trace-max-size%[2]s%[3]s：%[4]s；数字是已运行部分的",
-	"trace.end.killed":             "追踪在 %[1]s 个优化器步后不完整%[2]s%[3]s：%[4]s",
-	"trace.world":                  "程序要求的 GPU 比它得到的多：在 --trace 下，没有启动器说明时 torch.cuda.device_count() 返回 --world-size（未给出时为 1）；请把 --world-size 设为作业所用的 GPU 数后重新追踪",
-	"trace.fit.refused":            "放不下：程序读取了 GPU 的可用显存（--gpu 所指定的），因作业放不下而在 %[1]s 处停止；请用更大的 --gpu 重新追踪，以查看作业所需",
-	"trace.fit.partial":            "但这只是已运行部分能放下：追踪在 %[1]s 个优化器步后停止，未运行的步骤（优化器状态、下一次前向）可能需要更多；请修复导致停止的问题后重新追踪",
-	"trace.datashape":              "假定了 %[1]s 个取决于数据的大小（首个：%[3]s 处的 %[2]s）：路由的掩码与 top-k 索引按均衡路由为每个专家分配 token，取自已知值的选择按每个值均分，其他掩码取其全部元素",
-	"trace.placeholder":            "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
-	"trace.check":                  "程序对自身数值的 %[1]s 次检查比较了无数据的张量（首个：%[3]s 处的 %[2]s）：按检查通过处理，如同正常的 GPU 运行",
-	"trace.compile":                "%[2]s 处的 %[1]s 在追踪时以 eager 方式运行模型：数字是 eager 程序的；编译后的程序（融合内核、CUDA graphs）会不同",
-	"trace.zeroinit":               "DeepSpeed ZeRO-3 在切分模型之前把整个模型搬到了 GPU 上，因为模型不是在 deepspeed.zero.Init 下构建的：初始化时每块 GPU 都持有全部权重。请在 zero.Init 下构建模型（用 Trainer 时：先创建 TrainingArguments(deepspeed=...) 再调用 from_pretrained）",
-	"trace.int8outliers":           "LLM.int8（load_in_8bit）在 int8 矩阵乘之外以 fp16 保留每个输入的离群列（超过 llm_int8_threshold）；其数量取决于激活值，这里假定为零：实际运行时每个输入多出若干列",
-	"trace.lever.8bit-optimizer":   "bitsandbytes 8 位优化器",
-	"trace.lever.fused-optimizer":  "AdamW(fused=True)",
-	"trace.lever.half-batch-accum": "批大小减半、梯度累积加倍",
-	"trace.lever.checkpoint":       "梯度检查点",
-	"trace.lever.modules":          "%[1]s：%[2]s 的每一个",
-	"trace.lever.grads-to-none":    "zero_grad(set_to_none=True)（梯度置为 None）",
-	"trace.levers.note":            "（以上为对本次追踪的假设重放：按该改动调整相应的分配；请改动后重新追踪以确认）",
+	"trace.header":                  "已追踪：%[1]s",
+	"trace.setup":                   "%[1]s 张量，torch %[2]s，%[3]s 个优化器步，%[4]s 次分配与释放，%[5]s",
+	"trace.params":                  "%[1]s 参数",
+	"trace.params.trainable":        "%[1]s 参数（其中可训练 %[2]s）",
+	"trace.params.sharded":          "rank 0 的分片中有 %[1]s 参数",
+	"trace.params.offloaded":        "rank 0 的分片中有 %[1]s 参数，放在主机内存（CPU offload）",
+	"trace.cat.temporaries":         "临时张量",
+	"trace.dist":                    "按 %[1]s 个 rank 中的 rank 0 追踪%[2]s：数字是单块 GPU 的；数据并行作业的每个 rank 占用相同。NCCL 自身的缓冲区（不在 PyTorch 分配器中）不包括在内",
+	"trace.dist.launcher":           "作为 %[1]s 的第一个工作进程运行",
+	"trace.dist.backend":            "后端 %[1]s",
+	"trace.dist.rank":               "程序要求的是 rank %[1]s",
+	"trace.sites":                   "峰值时的分配来源（从大到小）：",
+	"trace.snapshot":                "内存快照已写入 %[1]s（torchmem snapshot summary FILE 或 PyTorch 的 memory_viz 可打开）",
+	"trace.end.error":               "追踪在 %[1]s 个优化器步后停止：%[3]s 处的算子 %[2]s 失败：%[4]s；数字是已运行部分的",
+	"trace.end.raised":              "追踪在 %[1]s 个优化器步后停止：程序在 %[3]s 处抛出异常：%[4]s；数字是已运行部分的",
+	"trace.end.exit":                "程序在 %[1]s 个优化器步后自行结束，未达到 --steps：它运行的全部内容都已追踪",
+	"trace.end.failed":              "追踪在 %[1]s 个优化器步后停止：程序自行退出（%[4]s）；数字是已运行部分的",
+	"trace.end.truncated":           "追踪在 %[1]s 个优化器步后达到 --trace-max-size%[2]s%[3]s：%[4]s；数字是已运行部分的",
+	"trace.end.killed":              "追踪在 %[1]s 个优化器步后不完整%[2]s%[3]s：%[4]s",
+	"trace.world":                   "程序要求的 GPU 比它得到的多：在 --trace 下，没有启动器说明时 torch.cuda.device_count() 返回 --world-size（未给出时为 1）；请把 --world-size 设为作业所用的 GPU 数后重新追踪",
+	"trace.fit.refused":             "放不下：程序读取了 GPU 的可用显存（--gpu 所指定的），因作业放不下而在 %[1]s 处停止；请用更大的 --gpu 重新追踪，以查看作业所需",
+	"trace.fit.partial":             "但这只是已运行部分能放下：追踪在 %[1]s 个优化器步后停止，未运行的步骤（优化器状态、下一次前向）可能需要更多；请修复导致停止的问题后重新追踪",
+	"trace.datashape":               "假定了 %[1]s 个取决于数据的大小（首个：%[3]s 处的 %[2]s）：路由的掩码与 top-k 索引按均衡路由为每个专家分配 token，取自已知值的选择按每个值均分，其他掩码取其全部元素",
+	"trace.placeholder":             "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
+	"trace.check":                   "程序对自身数值的 %[1]s 次检查比较了无数据的张量（首个：%[3]s 处的 %[2]s）：按检查通过处理，如同正常的 GPU 运行",
+	"trace.compile":                 "%[2]s 处的 %[1]s 在追踪时以 eager 方式运行模型：数字是 eager 程序的；编译后的程序（融合内核、CUDA graphs）会不同",
+	"trace.zeroinit":                "DeepSpeed ZeRO-3 在切分模型之前把整个模型搬到了 GPU 上，因为模型不是在 deepspeed.zero.Init 下构建的：初始化时每块 GPU 都持有全部权重。请在 zero.Init 下构建模型（用 Trainer 时：先创建 TrainingArguments(deepspeed=...) 再调用 from_pretrained）",
+	"trace.int8outliers":            "LLM.int8（load_in_8bit）在 int8 矩阵乘之外以 fp16 保留每个输入的离群列（超过 llm_int8_threshold）；其数量取决于激活值，这里假定为零：实际运行时每个输入多出若干列",
+	"trace.lever.8bit-optimizer":    "bitsandbytes 8 位优化器",
+	"trace.lever.fused-optimizer":   "AdamW(fused=True)",
+	"trace.lever.half-batch-accum":  "批大小减半、梯度累积加倍",
+	"trace.lever.checkpoint":        "梯度检查点",
+	"trace.lever.modules":           "%[1]s：%[2]s 的每一个",
+	"trace.lever.grads-to-none":     "zero_grad(set_to_none=True)（梯度置为 None）",
+	"trace.lever.amp-bf16":          "autocast bf16 混合精度",
+	"trace.lever.amp-fp16":          "autocast fp16 混合精度 + GradScaler",
+	"trace.lever.retraced.amp-bf16": "%[1]s：已重新追踪，前向与 loss 置于 torch.autocast(\"cuda\", dtype=torch.bfloat16) 之下",
+	"trace.lever.retraced.amp-fp16": "%[1]s：已重新追踪，前向与 loss 置于 torch.autocast(\"cuda\", dtype=torch.float16) 之下，并使用 torch.cuda.amp.GradScaler",
+	"trace.retrace.amp":             "torchmem: 程序以 float32 训练：在 autocast（%[1]s）下再追踪一次，以给出混合精度的选项（--retrace=false 可跳过）",
+	"trace.retrace.failed":          "torchmem: 提示：autocast 下的追踪未能完成（%[1]s）：没有混合精度选项",
+	"trace.retrace.lever.failed":    "%[1]s：不可用：在它之下程序于 %[2]s 处失败：%[3]s",
+	"trace.retrace.lever.nosaving":  "%[1]s：不可用：在它之下重新追踪，作业需要 %[2]s（现状为 %[3]s）",
+	"trace.levers.note":             "（以上为对本次追踪的假设重放：按该改动调整相应的分配；请改动后重新追踪以确认）",
 }
 
 var traceCatalog = i18n.NewCatalog("estimate-trace", map[language.Tag]map[string]string{

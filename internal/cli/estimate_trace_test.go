@@ -127,8 +127,18 @@ func TestEstimateTraceLevers(t *testing.T) {
 	if c := names["checkpoint"]; len(c.Modules) != 1 || c.Modules[0] != "h.N" {
 		t.Errorf("checkpoint lever %+v, want one of h.N's blocks", c)
 	}
+	// the script trains in float32: traced again under autocast, said on stderr
+	if a := names["amp-bf16"]; !a.Retraced || !strings.Contains(errOut, "tracing it again under autocast (bfloat16)") {
+		t.Errorf("amp lever %+v, stderr %q: want a retraced amp-bf16", a, errOut)
+	}
+	for _, l := range r.Levers {
+		if l.Retraced != (l.Lever == "amp-bf16") {
+			t.Errorf("lever %s retraced %v", l.Lever, l.Retraced)
+		}
+	}
 	en, _, _ := runCLI(t, append([]string{"estimate", "--trace"}, args...)...)
-	if !strings.Contains(en, "gradient checkpointing") || !strings.Contains(en, "\ncheckpoint: each of h.N\n") {
+	if !strings.Contains(en, "gradient checkpointing") || !strings.Contains(en, "\ncheckpoint: each of h.N\n") ||
+		!strings.Contains(en, "autocast bf16\n") || !strings.Contains(en, "\namp-bf16: traced again, the forward and the loss under torch.autocast(") {
 		t.Errorf("levers:\n%s", en)
 	}
 	for _, line := range strings.Split(en, "\n") {
@@ -138,8 +148,28 @@ func TestEstimateTraceLevers(t *testing.T) {
 	}
 	zh, _, _ := runCLI(t, append([]string{"estimate", "--trace", "--lang", "zh"}, args...)...)
 	if !strings.Contains(zh, "可节省显存的手段") || !strings.Contains(zh, "批大小减半、梯度累积加倍") || !strings.Contains(zh, "假设重放") ||
-		!strings.Contains(zh, "h.N 的每一个") {
+		!strings.Contains(zh, "h.N 的每一个") || !strings.Contains(zh, "amp-bf16：已重新追踪") {
 		t.Errorf("--lang zh levers:\n%s", zh)
+	}
+	// --retrace=false: one trace, no amp lever
+	off, errOut, code := runCLI(t, append([]string{"estimate", "--trace", "--retrace=false"}, args...)...)
+	if code != 0 || strings.Contains(off, "amp-bf16") || strings.Contains(errOut, "again under autocast") {
+		t.Errorf("--retrace=false: code %d, stderr %q:\n%s", code, errOut, off)
+	}
+}
+
+// TestEstimateTraceAmpFailure: a program that trains in float32 and fails
+// under autocast (testdata/amp_regions.py's index_add_ of bf16 outputs
+// into a float32 buffer) gets no amp lever, and the report says where
+// and why.
+func TestEstimateTraceAmpFailure(t *testing.T) {
+	skipTraceShort(t)
+	py := systemTorch(t)
+	script := filepath.Join("..", "tracerun", "testdata", "amp_regions.py")
+	out, errOut, code := runCLI(t, "estimate", "--trace", "--gpu", "A10", "--", py, script, "indexadd")
+	want := "autocast bf16: no lever: under it the program failed at amp_regions.py:"
+	if code != 0 || !strings.Contains(strings.ReplaceAll(out, "\n", " "), want) || strings.Contains(out, "amp-bf16 ") {
+		t.Errorf("code %d (stderr %q), want %q and no amp lever:\n%s", code, errOut, want, out)
 	}
 }
 

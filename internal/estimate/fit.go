@@ -38,6 +38,9 @@ type Fit struct {
 	// same order, for a caller that words them in another language (the
 	// JSON keeps the English).
 	NoteKinds []Note `json:"-"`
+	// RetracesNotOffered: a trace's levers found by tracing again (the
+	// amp lever) whose retrace failed or saved too little.
+	RetracesNotOffered []RetraceNotOffered `json:"retraces_not_offered,omitempty"`
 	// Plan: combinations of levers that fit, fastest first (plan.go);
 	// searched when the job does not fit, or always with --plan.
 	Plan *PlanSearch `json:"plan,omitempty"`
@@ -67,6 +70,9 @@ type Lever struct {
 	Fits         bool   `json:"fits"`
 	// Modules: what a trace's checkpoint lever checkpoints (model.layers.N).
 	Modules []string `json:"modules,omitempty"`
+	// Retraced: the figure is a second trace's with the change made (the
+	// amp lever), not a what-if replay of the first.
+	Retraced bool `json:"retraced,omitempty"`
 }
 
 // Plan estimates o on md and fits it to a GPU with memory gpuBytes.

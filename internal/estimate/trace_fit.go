@@ -10,8 +10,11 @@ import (
 // the budget leaves after the CUDA context, as Plan does for the built-in
 // models. The levers are what-if replays of the same trace (TraceLevers);
 // the largest batch is not searched: a trace is one run of one
-// configuration.
-func FitTrace(t *Trace, gpu GPU, margin float64) (*TraceResult, *Fit, error) {
+// configuration. retraces are levers found by tracing the program again
+// with a change made (the amp lever): each that ran through is replayed
+// as the trace is; one that failed or saved too little is said in
+// RetracesNotOffered.
+func FitTrace(t *Trace, gpu GPU, margin float64, retraces ...Retrace) (*TraceResult, *Fit, error) {
 	if margin < 0 || margin >= 1 {
 		return nil, nil, fmt.Errorf("--margin %.2f: want a fraction in [0, 1)", margin)
 	}
@@ -33,7 +36,7 @@ func FitTrace(t *Trace, gpu GPU, margin float64) (*TraceResult, *Fit, error) {
 	if ProgramRefused(r.End) {
 		f.ProgramRefused, f.Fits = true, false
 	}
-	f.Levers = TraceLevers(t, r.Result, limited, budget)
+	f.Levers, f.RetracesNotOffered = TraceLevers(t, r.Result, limited, budget, retraces)
 	if r.CacheReleases > 0 && !r.OOM {
 		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches the budget and frees its cache "+
 			"to go on (%d times)", r.CacheReleases))

@@ -43,16 +43,20 @@ var traceWhatIfs = []traceWhatIf{
 		hasBatchToHalve, halfBatch},
 }
 
-// TraceLevers replays t once for each change that applies and ranks those
-// that save memory against base (FitTrace's replay of the trace as it is)
-// on budget, as the built-in's levers are ranked.
-func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64) []Lever {
+// TraceLevers replays t once for each change that applies, and each
+// retrace that ran through as it is, and ranks those that save memory
+// against base (FitTrace's replay of the trace as it is) on budget, as the
+// built-in's levers are ranked; the retraces that are no lever, and why.
+func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64, retraces []Retrace) ([]Lever, []RetraceNotOffered) {
 	out := []Lever{}
-	offer := func(lever, change string, r *Result, modules []string) {
-		if saved := base.ProcessBytes - r.ProcessBytes; saved >= minTraceLeverSaving {
-			out = append(out, Lever{Lever: lever, Change: change, ProcessBytes: r.ProcessBytes,
-				SavedBytes: saved, Fits: fitsIn(r, budget), Modules: modules})
+	offer := func(lever, change string, r *Result, modules []string) *Lever {
+		saved := base.ProcessBytes - r.ProcessBytes
+		if saved < minTraceLeverSaving {
+			return nil
 		}
+		out = append(out, Lever{Lever: lever, Change: change, ProcessBytes: r.ProcessBytes,
+			SavedBytes: saved, Fits: fitsIn(r, budget), Modules: modules})
+		return &out[len(out)-1]
 	}
 	var c *Trace // one copy for every what-if: its sizes are set anew each time
 	var cats []Category
@@ -76,8 +80,21 @@ func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64) []Lever {
 			offer(w.lever, w.change, replayResized(e, e.categories(), o), modules)
 		}
 	}
+	var not []RetraceNotOffered
+	for _, rt := range retraces {
+		if end := rt.failed(); end != nil {
+			not = append(not, RetraceNotOffered{Lever: rt.Lever, End: end})
+			continue
+		}
+		r := replayResized(rt.Trace, rt.Trace.categories(), o)
+		if l := offer(rt.Lever, rt.Change, r, nil); l != nil {
+			l.Retraced = true
+		} else {
+			not = append(not, RetraceNotOffered{Lever: rt.Lever, ProcessBytes: r.ProcessBytes})
+		}
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].SavedBytes > out[j].SavedBytes })
-	return out
+	return out, not
 }
 
 // traceEventWhatIf is a change that moves and repeats the trace's events

@@ -237,7 +237,8 @@ func FuzzParseTrace(f *testing.F) {
 		if r.PeakAllocatedBytes < 0 || r.PeakReservedBytes < 0 {
 			t.Fatalf("negative peaks %+v", r.Result)
 		}
-		TraceLevers(tr, r.Result, TraceReplay{Limit: 1 << 30}, 1<<30)
+		AutocastRetrace(tr, 75)
+		TraceLevers(tr, r.Result, TraceReplay{Limit: 1 << 30}, 1<<30, []Retrace{AmpRetrace("bfloat16", tr)})
 		TraceSnapshot(tr, TraceReplay{})
 	})
 }

@@ -21,6 +21,10 @@ const (
 	// EnvTraceWorld: the world a process group has when neither the
 	// program nor a launcher says (torchrun --nproc-per-node gpu).
 	EnvTraceWorld = "TORCHMEM_TRACE_WORLD_SIZE"
+	// EnvTraceAutocast: bfloat16 or float16 to trace the program's forward
+	// under CUDA autocast, as the AMP recipe runs it (the amp lever's
+	// retrace, torchmem_hook/_trace_amp.py); empty: as it is.
+	EnvTraceAutocast = "TORCHMEM_TRACE_AUTOCAST"
 )
 
 // TraceOptions say what the tracer records.
@@ -31,7 +35,8 @@ type TraceOptions struct {
 	GPUBytes int64
 	GPUCC    int // compute capability x10; 0: the tracer's default (sm90)
 	MaxBytes int64
-	World    int // 0: not given (one rank, or what the launcher says)
+	World    int    // 0: not given (one rank, or what the launcher says)
+	Autocast string // "", "bfloat16" or "float16" (meta only)
 }
 
 // TraceFile is the trace's name in the directory InstallTrace is given.
@@ -59,6 +64,9 @@ func InstallTrace(dir string, o TraceOptions) ([]string, error) {
 	if o.Device != "meta" && o.Device != "cpu" && o.Device != "real" {
 		return nil, fmt.Errorf("trace device %q: want meta, cpu or real", o.Device)
 	}
+	if o.Autocast != "" && (o.Device != "meta" || o.Autocast != "bfloat16" && o.Autocast != "float16") {
+		return nil, fmt.Errorf("trace autocast %q on %s: want bfloat16 or float16 on meta", o.Autocast, o.Device)
+	}
 	return []string{
 		"PYTHONPATH=" + pyDir,
 		EnvTrace + "=" + filepath.Join(dir, TraceFile),
@@ -69,5 +77,6 @@ func InstallTrace(dir string, o TraceOptions) ([]string, error) {
 		EnvTraceGPUCC + "=" + strconv.Itoa(o.GPUCC),
 		EnvTraceMaxBytes + "=" + strconv.FormatInt(o.MaxBytes, 10),
 		EnvTraceWorld + "=" + strconv.Itoa(max(0, o.World)),
+		EnvTraceAutocast + "=" + o.Autocast,
 	}, nil
 }

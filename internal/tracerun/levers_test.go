@@ -1,7 +1,9 @@
 package tracerun
 
 import (
+	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/torchmem/torchmem/internal/estimate"
@@ -113,4 +115,111 @@ func TestGradsToNoneLeverAgainstRetrace(t *testing.T) {
 			t.Errorf("grads-to-none offered where the gradients are set to None: %+v", l)
 		}
 	}
+}
+
+// TestAmpLeverAgainstOwnAutocast: the amp lever's retrace (the program
+// traced again with its forward and loss under CUDA autocast, opened and
+// closed by the hook) against the same script running the AMP recipe
+// itself. testdata/gpt2.py in fp32 against its own bf16 autocast (torch
+// 1.13 eager attention; torch 2.x SDPA), and testdata/amp_regions.py,
+// whose frozen encoder runs under no_grad (the hook's region ends with
+// its forward, the recipe's with its own `with` block) before the
+// trainable head and the loss; and the same script under its own regions
+// asking for float32 (nanoGPT's --dtype=float32), whose dtype the hook
+// sets to bf16 instead. The retrace allocates what the script's
+// own autocast does, and the lever's figure is within 3% of its process
+// figure (equal, where the two are).
+func TestAmpLeverAgainstOwnAutocast(t *testing.T) {
+	gpt2 := func(prec, attn string) []string {
+		return []string{filepath.Join("testdata", "gpt2.py"), "4", "768", "12", "50257", "8", "256", "foreach", prec, attn, "eager", "plain"}
+	}
+	regions := func(mode string) []string { return []string{filepath.Join("testdata", "amp_regions.py"), mode} }
+	cases := []struct {
+		name      string
+		py        func(*testing.T) string
+		fp32, own []string
+	}{
+		{"gpt2-eager", torchPython, gpt2("fp32", "eager"), gpt2("amp-bf16", "eager")},
+		{"gpt2-sdpa", torch2Python, gpt2("fp32", "sdpa"), gpt2("amp-bf16", "sdpa")},
+		{"frozen-encoder", torchPython, regions("plain"), regions("own")},
+		{"float32-region", torch2Python, regions("f32region"), regions("own")},
+	}
+	gpu, err := estimate.LookupGPU("A10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			py := c.py(t)
+			base := trace(t, py, "meta", c.fp32...)
+			dtype := estimate.AutocastRetrace(base, gpu.ComputeCapability)
+			if dtype != "bfloat16" {
+				t.Fatalf("AutocastRetrace of the fp32 trace: %q, want bfloat16", dtype)
+			}
+			forced := retrace(t, py, dtype, c.fp32...)
+			own := trace(t, py, "meta", c.own...)
+			if got, want := allocations(forced), allocations(own); strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("the retrace allocates %d storages, the script's autocast %d; first difference: %s", len(got), len(want), firstDiff(got, want))
+			}
+			ownFit, _, err := estimate.FitTrace(own, gpu, 0.05)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, f, err := estimate.FitTrace(base, gpu, 0.05, estimate.AmpRetrace(dtype, forced))
+			if err != nil {
+				t.Fatal(err)
+			}
+			within(t, f.Levers, "amp-bf16", ownFit.ProcessBytes)
+		})
+	}
+}
+
+// TestAmpLeverFailure: testdata/amp_regions.py adding its experts' bf16
+// outputs into a float32 buffer with index_add_ runs in float32 and fails
+// under autocast, as on a GPU: no amp lever, and the failure says the op.
+func TestAmpLeverFailure(t *testing.T) {
+	py := torchPython(t)
+	args := []string{filepath.Join("testdata", "amp_regions.py"), "indexadd"}
+	base := trace(t, py, "meta", args...)
+	gpu, err := estimate.LookupGPU("A10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, f, err := estimate.FitTrace(base, gpu, 0.05, estimate.AmpRetrace("bfloat16", retrace(t, py, "bfloat16", args...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range f.Levers {
+		if l.Retraced {
+			t.Errorf("a lever from the failed retrace: %+v", l)
+		}
+	}
+	if n := f.RetracesNotOffered; len(n) != 1 || n[0].End == nil || !strings.Contains(n[0].End.Op, "index_add_") {
+		t.Errorf("retraces not offered %+v, want index_add_'s failure", n)
+	}
+}
+
+// retrace traces args under CUDA autocast in dtype, as the amp lever does;
+// it may end where the program failed.
+func retrace(t *testing.T, py, dtype string, args ...string) *estimate.Trace {
+	t.Helper()
+	var out strings.Builder
+	tr, err := Run(context.Background(), Options{Argv: append([]string{py}, args...), Autocast: dtype, Output: &out})
+	if err != nil {
+		t.Fatalf("%v under autocast %s: %v\n%s", args, dtype, err, out.String())
+	}
+	if tr.Header["autocast"] != dtype {
+		t.Fatalf("%v: the trace's header says autocast=%q, want %s", args, tr.Header["autocast"], dtype)
+	}
+	return tr
+}
+
+// firstDiff: the first entry of two sorted lists that differs.
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return a[i] + " against " + b[i]
+		}
+	}
+	return "one is longer"
 }

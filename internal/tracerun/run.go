@@ -42,8 +42,11 @@ type Options struct {
 	MaxBytes int64
 	// World: the ranks of a process group whose size neither the program
 	// nor its launcher gives (--world-size); 0: one.
-	World   int
-	Timeout time.Duration
+	World int
+	// Autocast: "bfloat16" or "float16" traces the forward under CUDA
+	// autocast (the amp lever's retrace); "": as the program runs it.
+	Autocast string
+	Timeout  time.Duration
 	// Output gets the program's own stdout and stderr.
 	Output io.Writer
 }
@@ -100,7 +103,7 @@ func (o Options) withDefaults() Options {
 // timeout, a tracer that cannot be installed).
 func execTraced(ctx context.Context, o Options, dir string, started func(pid int)) (runErr, err error) {
 	env, err := hook.InstallTrace(dir, hook.TraceOptions{Steps: o.Steps, Device: o.Device,
-		GPUName: o.GPUName, GPUBytes: o.GPUBytes, GPUCC: o.GPUCC, MaxBytes: o.MaxBytes, World: o.World})
+		GPUName: o.GPUName, GPUBytes: o.GPUBytes, GPUCC: o.GPUCC, MaxBytes: o.MaxBytes, World: o.World, Autocast: o.Autocast})
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,10 @@ When torch is imported, start() installs:
   - hooks for the phase: module forward hooks, autograd.backward, the
     optimizer's step (parameters, gradients, optimizer states classified
     there). After TORCHMEM_TRACE_STEPS optimizer steps the trace ends and
-    the process exits 0.
+    the process exits 0;
+  - with TORCHMEM_TRACE_AUTOCAST (bfloat16, float16), the AMP recipe's
+    autocast region around the forward and the loss, for the amp lever's
+    retrace (_trace_amp.py; the header says autocast=DTYPE).
 
 The trace is text, one event a line, tab-separated (internal/estimate
 trace.go parses it):
@@ -52,7 +55,7 @@ import sys
 import weakref
 
 from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2, _trace_values
-from torchmem_hook import _common, _trace_blocks, _trace_bnb, _trace_compat, _trace_deepspeed, _trace_dist, _trace_safetensors
+from torchmem_hook import _common, _trace_amp, _trace_blocks, _trace_bnb, _trace_compat, _trace_deepspeed, _trace_dist, _trace_safetensors
 
 _clean = _common.one_line
 _debug = _common.debug
@@ -142,6 +145,7 @@ class _Tracer(object):
         self.modules = []  # names of the modules whose forward runs
         self.events = 0  # A and F events written
         self.blocks = _trace_blocks.Blocks(self, _flat, _skey, DEVICE)
+        self.amp = _trace_amp.Forced(torch, self)  # the amp lever's retrace
         self.names = weakref.WeakKeyDictionary()
         self.seen = weakref.WeakSet()
         self.redirect = 0  # > 0 inside a call that made tensors on the GPU
@@ -831,8 +835,11 @@ def start(torch, refused=None):
         return
     T = _Tracer(torch, w, device, steps)
     _state = T
-    w.line(["torchmem-trace", "1", "device=" + device, "torch=" + _clean(torch.__version__),
-            "python=%d.%d.%d" % sys.version_info[:3], "steps=%d" % steps])
+    header = ["torchmem-trace", "1", "device=" + device, "torch=" + _clean(torch.__version__),
+              "python=%d.%d.%d" % sys.version_info[:3], "steps=%d" % steps]
+    if T.amp.header():
+        header.append(T.amp.header())
+    w.line(header)
     if launcher:
         # The launcher imports torch first and would hold the trace while
         # its workers ran untraced (and waited on each other's process
@@ -1616,12 +1623,14 @@ def _install_phases(torch, T):
         if module not in T.seen:
             T.seen.add(module)
             T.classify_module(module, False)
+        T.amp.module_enter()
         T.modules.append(name)
         T.blocks.enter(name)
 
     def post(module, inputs, output):
         if T.modules:
             T.blocks.leave(T.modules.pop(), output)
+        T.amp.module_leave()
 
     mm.register_module_forward_pre_hook(pre)
     mm.register_module_forward_hook(post)
@@ -1636,6 +1645,7 @@ def _install_phases(torch, T):
             # segment, inside the backward pass: still the same phase
             return orig_backward(*a, **k)
         _trace_api.backward_begins(T)  # a loop without torch.optim ends too
+        T.amp.close()
         T.iteration.pass_ran()
         T.set_phase("backward")
         T.modules = []
@@ -1664,6 +1674,7 @@ def _install_phases(torch, T):
                 T.classify(p.grad, "grad")
 
     def step_pre(opt, args, kwargs):
+        T.amp.close()
         T.in_step += 1
         _remap_moved(T, opt)
         if major >= 2:  # cpu mode too: it stands for the same GPU

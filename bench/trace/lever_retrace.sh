@@ -20,7 +20,8 @@
 # transformers; timm and the examples torchvision; diffusers' rows its
 # workdir's sparse SD 1.5, SDXL and Flux checkpoints and its shim; the
 # QLoRA row PEFT and bitsandbytes on PYTHONPATH; the Trainer rows
-# accelerate. nanoGPT and llm.c get random token shards in their
+# accelerate; the Lightning row lightning (its src/, lightning-utilities'
+# and torchmetrics' on PYTHONPATH). nanoGPT and llm.c get random token shards in their
 # checkouts' data directories, llm.c a stand-in tiktoken (it samples text
 # with it; not packaged for Debian).
 set -euo pipefail
@@ -118,6 +119,9 @@ if "$PY" -c "import transformers" 2>/dev/null; then
 		tr="$PY $here/hf_trainer.py cfg:$work/gpt2cfg 8 1024 0"
 		pair amp-bf16 trainer-gpt2-124m-8x1024 A100-80GB "$work" "env HF_TRAINER_PRECISION=fp32 $tr" "$tr"
 	fi
+fi
+if "$PY" -c "import lightning" 2>/dev/null; then
+	pair amp-bf16 lightning-lm-8x512 A100-80GB "$work" "$PY $here/lightning_amp.py 32-true" "$PY $here/lightning_amp.py bf16-mixed"
 fi
 if [ -n "${NANOGPT:-}" ]; then
 	mkdir -p "$NANOGPT/data/fake"

@@ -163,7 +163,9 @@ func traceAgain(ctx context.Context, env *Env, o tracerun.Options, t *estimate.T
 	}
 	tt := traceCatalog.T(env.lang())
 	fmt.Fprintln(env.Stderr, tt("trace.retrace.amp", dtype))
-	o.Autocast = dtype
+	// the program's own output once is enough: what stops the retrace is
+	// in its report
+	o.Autocast, o.Output = dtype, io.Discard
 	rt, err := tracerun.Run(ctx, o)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

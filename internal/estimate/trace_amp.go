@@ -47,11 +47,11 @@ type RetraceNotOffered struct {
 // under autocast for the amp lever: "bfloat16", "float16" on a GPU of
 // compute capability cc (x10; 0: sm90, the tracer's default) without
 // bf16, or "" when not: the trace is not the meta device's, it is a
-// retrace already, the program has autocast's weight copies (it runs
-// autocast itself), or its forward makes too little in float32 (a bf16
-// model, a small one).
+// retrace already, it stopped short (a second run would stop there too),
+// the program has autocast's weight copies (it runs autocast itself), or
+// its forward makes too little in float32 (a bf16 model, a small one).
 func AutocastRetrace(t *Trace, cc int) string {
-	if t.Header["device"] != "meta" || t.Header["autocast"] != "" {
+	if t.Header["device"] != "meta" || t.Header["autocast"] != "" || t.End == nil || t.End.Kind != "steps" && t.End.Kind != "exit" {
 		return ""
 	}
 	var fp32 int64

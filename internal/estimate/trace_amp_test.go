@@ -27,8 +27,8 @@ func ampTrace(header, fwdKind, fwdDType string, fwdBytes int64) string {
 // TestAutocastRetrace: a meta trace of a float32 forward that makes twice
 // the lever's threshold is traced again, in bf16 from sm80 (and where
 // the GPU is not said: the tracer's sm90) and in fp16 before; not a
-// retrace, a cpu trace, a program with autocast's weight copies (its own
-// autocast), a bf16 forward or a small one.
+// retrace, a cpu trace, one that stopped short, a program with autocast's
+// weight copies (its own autocast), a bf16 forward or a small one.
 func TestAutocastRetrace(t *testing.T) {
 	const big = 2 * minTraceLeverSaving
 	withCopy := strings.Replace(ampTrace("device=meta", "fwd", "float32", big), "P\tbackward",
@@ -49,6 +49,9 @@ func TestAutocastRetrace(t *testing.T) {
 		{"a bf16 forward", ampTrace("device=meta", "fwd", "bfloat16", big), 90, ""},
 		{"a small forward", ampTrace("device=meta", "fwd", "float32", big-1), 90, ""},
 		{"input data only", ampTrace("device=meta", "data", "float32", big), 90, ""},
+		{"stopped short", strings.Replace(ampTrace("device=meta", "fwd", "float32", big), "E\tsteps\t\t1\t1 optimizer steps traced",
+			"E\terror\taten.foo.default\t1\tno meta kernel", 1), 90, ""},
+		{"ended by itself", strings.Replace(ampTrace("device=meta", "fwd", "float32", big), "E\tsteps", "E\texit", 1), 90, "bfloat16"},
 	}
 	for _, c := range cases {
 		tr, err := ParseTrace(strings.NewReader(c.text))

@@ -126,7 +126,9 @@ func TestGradsToNoneLeverAgainstRetrace(t *testing.T) {
 // its forward, the recipe's with its own `with` block) before the
 // trainable head and the loss; and the same script under its own regions
 // asking for float32 (nanoGPT's --dtype=float32), whose dtype the hook
-// sets to bf16 instead. The retrace allocates what the script's
+// sets to bf16 instead; and with the head's forward and backward in the
+// closure optimizer.step calls (Lightning's automatic optimization). The
+// retrace allocates what the script's
 // own autocast does, and the lever's figure is within 3% of its process
 // figure (equal, where the two are).
 func TestAmpLeverAgainstOwnAutocast(t *testing.T) {
@@ -143,6 +145,7 @@ func TestAmpLeverAgainstOwnAutocast(t *testing.T) {
 		{"gpt2-sdpa", torch2Python, gpt2("fp32", "sdpa"), gpt2("amp-bf16", "sdpa")},
 		{"frozen-encoder", torchPython, regions("plain"), regions("own")},
 		{"float32-region", torch2Python, regions("f32region"), regions("own")},
+		{"closure", torchPython, regions("closure"), regions("closure-own")},
 	}
 	gpu, err := estimate.LookupGPU("A10")
 	if err != nil {

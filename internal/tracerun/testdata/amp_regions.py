@@ -9,6 +9,10 @@
 #   amp_regions.py f32region  float32 under the recipe's regions asking for
 #                             float32, which casts nothing (nanoGPT's
 #                             --dtype=float32)
+#   amp_regions.py closure    float32, the head's forward and backward in
+#                             the closure optimizer.step calls (Lightning's
+#                             automatic optimization)
+#   amp_regions.py closure-own  that, with own's autocast regions
 #   amp_regions.py indexadd   float32, its experts' outputs added into a
 #                             float32 buffer with index_add_ and no cast:
 #                             fine in float32, an error under autocast
@@ -58,15 +62,23 @@ encoder = nn.Sequential(*[nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.GELU()) for 
 encoder.requires_grad_(False)
 head = Head().cuda()
 opt = torch.optim.AdamW(head.parameters(), lr=1e-4)
-own = mode in ("own", "f32region")
+own = mode in ("own", "f32region", "closure-own")
 amp = torch.float32 if mode == "f32region" else torch.bfloat16
 for step in range(3):
     x = torch.randn(TOKENS, WIDTH).cuda()
     y = torch.randint(0, 1000, (TOKENS,)).cuda()
     with torch.no_grad(), torch.autocast("cuda", dtype=amp, enabled=own):
         feats = encoder(x)
-    with torch.autocast("cuda", dtype=amp, enabled=own):
-        loss = F.cross_entropy(head(feats), y)
-    loss.backward()
-    opt.step()
+
+    def closure():
+        with torch.autocast("cuda", dtype=amp, enabled=own):
+            loss = F.cross_entropy(head(feats), y)
+        loss.backward()
+        return loss
+
+    if mode.startswith("closure"):
+        opt.step(closure)
+    else:
+        closure()
+        opt.step()
     opt.zero_grad(set_to_none=True)

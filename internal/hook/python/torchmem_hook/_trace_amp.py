@@ -55,10 +55,11 @@ class Forced(object):
 
     def module_enter(self):
         """Before a module's forward: open the region for an outermost
-        forward outside the backward and the step, where the program has
-        no autocast of its own on."""
+        forward outside the backward, where the program has no autocast of
+        its own on. Inside an optimizer step too: a closure's forward
+        (Lightning's automatic optimization, LBFGS) is the iteration's."""
         T, torch = self.T, self.torch
-        if self.dtype is None or self.region is not None or T.modules or T.in_step or T.phase == "backward":
+        if self.dtype is None or self.region is not None or T.modules or T.phase == "backward":
             return
         try:
             if torch.is_autocast_enabled():

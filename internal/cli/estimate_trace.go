@@ -100,6 +100,12 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 	if err != nil {
 		return err
 	}
+	switch {
+	case f.plan.gpus != 0 || f.plan.fineTune:
+		return errors.New("--gpus and --fine-tune are the built-in models' plan: a trace's plan combines the levers of the trace")
+	case f.plan.plan && !haveGPU:
+		return errors.New("--plan searches what fits a GPU: give --gpu or --gpu-memory")
+	}
 	if tf.real {
 		return runEstimateTraceReal(env, f, tf, argv, traceRealSetup{maxBytes, margin, g, haveGPU})
 	}
@@ -129,6 +135,9 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 		}
 		if res, fit, err = estimate.FitTrace(t, g, margin, retraces...); err != nil {
 			return err
+		}
+		if f.plan.plan && fit.TracePlan == nil { // --plan: even when the job fits
+			fit.TracePlan = estimate.PlanTrace(t, g, margin, retraces, estimate.DefaultPlanTop)
 		}
 		if f.gpuMemory != "" {
 			fit.GPUMemoryUnit = memoryUnit(f.gpuMemory)
@@ -398,7 +407,14 @@ func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.F
 	if f.Partial && f.Fits {
 		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.partial", strconv.Itoa(r.Steps)), textwrap.Width))
 	}
-	defer printRetracesNotOffered(w, tt, r, f)
+	printTraceLevers(w, t, tt, f)
+	printRetracesNotOffered(w, tt, r, f)
+	printTracePlan(w, t, tt, f)
+}
+
+// printTraceLevers: the levers, most saved first, with the blocks the
+// checkpoint lever checkpoints and how the amp lever was traced.
+func printTraceLevers(w io.Writer, t, tt tr, f *estimate.Fit) {
 	if len(f.Levers) == 0 {
 		return
 	}
@@ -422,6 +438,32 @@ func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.F
 	if whatIfs {
 		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.levers.note"), textwrap.Width))
 	}
+}
+
+// printTracePlan: the levers combined that fit, fastest first, each
+// worded as in the levers' table.
+func printTracePlan(w io.Writer, t, tt tr, f *estimate.Fit) {
+	p := f.TracePlan
+	if p == nil {
+		return
+	}
+	if len(p.Combinations) == 0 {
+		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.plan.none", itoa(p.Replayed)), textwrap.Width))
+		return
+	}
+	fmt.Fprintln(w, "\n"+tt("trace.plan.header"))
+	for i, c := range p.Combinations {
+		fmt.Fprintln(w, t("estimate.plan.row", itoa(i+1), strconv.FormatFloat(c.Cost, 'f', 2, 64), units.Bytes(c.ProcessBytes)))
+		labels := make([]string, len(c.Levers))
+		for j, l := range c.Levers {
+			labels[j] = tt("trace.lever." + l)
+			if l == "checkpoint" && len(c.Modules) > 0 {
+				labels[j] += " (" + strings.Join(c.Modules, ", ") + ")"
+			}
+		}
+		fmt.Fprintln(w, textwrap.Wrap("     ", strings.Join(labels, " + "), textwrap.Width))
+	}
+	fmt.Fprintln(w, textwrap.Wrap("", tt("trace.plan.model", itoa(p.Replayed)), textwrap.Width))
 }
 
 // printRetracesNotOffered: a lever traced again (amp) that is none: its
@@ -489,6 +531,9 @@ var traceEN = map[string]string{
 	"trace.retrace.failed":          "torchmem: notice: the trace under autocast did not finish (%[1]s): no amp lever",
 	"trace.retrace.lever.failed":    "%[1]s: no lever: under it the program failed at %[2]s: %[3]s",
 	"trace.retrace.lever.nosaving":  "%[1]s: no lever: traced again under it, the job needs %[2]s (%[3]s as it is)",
+	"trace.plan.header":             "plan: the levers combined that fit, fastest first:",
+	"trace.plan.none":               "plan: no combination of the levers fits (%[1]s replayed)",
+	"trace.plan.model":              "time: one optimizer step against the job as given = 1.00, by the cost model in docs/estimate.md (%[1]s combinations replayed)",
 	"trace.levers.note":             "(what-if replays of this trace, each with the allocations the change alters altered: trace again with the change made to confirm)",
 }
 
@@ -535,6 +580,9 @@ var traceZH = map[string]string{
 	"trace.retrace.failed":          "torchmem: 提示：autocast 下的追踪未能完成（%[1]s）：没有混合精度选项",
 	"trace.retrace.lever.failed":    "%[1]s：不可用：在它之下程序于 %[2]s 处失败：%[3]s",
 	"trace.retrace.lever.nosaving":  "%[1]s：不可用：在它之下重新追踪，作业需要 %[2]s（现状为 %[3]s）",
+	"trace.plan.header":             "方案：能放下的手段组合，按速度排序：",
+	"trace.plan.none":               "方案：没有能放下的手段组合（已重放 %[1]s 个）",
+	"trace.plan.model":              "时间：以原作业的一个优化器步 = 1.00，按 docs/estimate.md 中的成本模型计（已重放 %[1]s 个组合）",
 	"trace.levers.note":             "（以上为对本次追踪的假设重放：按该改动调整相应的分配；请改动后重新追踪以确认）",
 }
 

@@ -305,3 +305,52 @@ func TestFitModule(t *testing.T) {
 		t.Errorf("a line without a module: %q", got)
 	}
 }
+
+// TestEstimateTracePlan: a job no lever alone makes fit (testdata/gpt2.py
+// in fp32 on 2.5 GiB) gets a plan of levers combined, fastest first, in
+// the text and the JSON, in English and Chinese, exit status 2; --plan
+// shows one for a job that fits; --plan needs a GPU, and the built-in
+// plan's --gpus is refused.
+func TestEstimateTracePlan(t *testing.T) {
+	skipTraceShort(t)
+	py := systemTorch(t)
+	prog := []string{"--", py, filepath.Join("..", "tracerun", "testdata", "gpt2.py"), "4", "768", "12", "50257", "8", "256", "foreach"}
+	small := append([]string{"estimate", "--trace", "--gpu-memory", "2.5GiB"}, prog...)
+	out, errOut, code := runCLI(t, small...)
+	if code != 2 || !strings.Contains(out, "\nplan: the levers combined that fit, fastest first:\n  1. time ") ||
+		!strings.Contains(out, "autocast bf16 + ") || !strings.Contains(out, "combinations replayed)") {
+		t.Errorf("code %d (%s):\n%s", code, errOut, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len([]rune(line)) > 80 {
+			t.Errorf("a line of %d columns: %q", len([]rune(line)), line)
+		}
+	}
+	js, _, _ := runCLI(t, append([]string{"estimate", "--trace", "--json", "--gpu-memory", "2.5GiB"}, prog...)...)
+	var r struct {
+		Budget int64               `json:"budget_bytes"`
+		Plan   *estimate.TracePlan `json:"trace_plan"`
+	}
+	if err := json.Unmarshal([]byte(js), &r); err != nil || r.Plan == nil || len(r.Plan.Combinations) == 0 {
+		t.Fatalf("%v: %s", err, js)
+	}
+	for i, c := range r.Plan.Combinations {
+		if c.ProcessBytes > r.Budget || len(c.Levers) == 0 || i > 0 && c.Cost < r.Plan.Combinations[i-1].Cost {
+			t.Errorf("combination %d: %+v (budget %d)", i, c, r.Budget)
+		}
+	}
+	zh, _, _ := runCLI(t, append([]string{"estimate", "--trace", "--lang", "zh", "--gpu-memory", "2.5GiB"}, prog...)...)
+	if !strings.Contains(zh, "方案：能放下的手段组合，按速度排序：") {
+		t.Errorf("--lang zh:\n%s", zh)
+	}
+	fits, _, code := runCLI(t, append([]string{"estimate", "--trace", "--plan", "--gpu", "A10"}, prog...)...)
+	if code != 0 || !strings.Contains(fits, "\nplan: the levers combined that fit") {
+		t.Errorf("--plan on an A10: code %d\n%s", code, fits)
+	}
+	if _, errOut, code := runCLI(t, append([]string{"estimate", "--trace", "--plan"}, prog...)...); code == 0 || !strings.Contains(errOut, "--plan searches what fits a GPU") {
+		t.Errorf("--plan without a GPU: code %d, %q", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, append([]string{"estimate", "--trace", "--gpus", "2", "--gpu", "A10"}, prog...)...); code == 0 || !strings.Contains(errOut, "a trace's plan combines") {
+		t.Errorf("--gpus with --trace: code %d, %q", code, errOut)
+	}
+}

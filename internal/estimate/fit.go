@@ -44,6 +44,9 @@ type Fit struct {
 	// Plan: combinations of levers that fit, fastest first (plan.go);
 	// searched when the job does not fit, or always with --plan.
 	Plan *PlanSearch `json:"plan,omitempty"`
+	// TracePlan: a trace's levers combined that fit, fastest first
+	// (trace_plan.go); when the job does not fit, or always with --plan.
+	TracePlan *TracePlan `json:"trace_plan,omitempty"`
 }
 
 // Note is one of Fit's notes as its kind and the integers it shows.

@@ -37,6 +37,9 @@ func FitTrace(t *Trace, gpu GPU, margin float64, retraces ...Retrace) (*TraceRes
 		f.ProgramRefused, f.Fits = true, false
 	}
 	f.Levers, f.RetracesNotOffered = TraceLevers(t, r.Result, limited, budget, retraces)
+	if !f.Fits && !f.Partial && !f.ProgramRefused {
+		f.TracePlan = PlanTrace(t, gpu, margin, retraces, DefaultPlanTop)
+	}
 	if r.CacheReleases > 0 && !r.OOM {
 		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches the budget and frees its cache "+
 			"to go on (%d times)", r.CacheReleases))

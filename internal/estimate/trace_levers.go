@@ -34,12 +34,19 @@ type traceWhatIf struct {
 	resize        func(*Trace) func(*TraceAlloc) int64
 }
 
+// The resizing levers' names.
+const (
+	eightBitLever  = "8bit-optimizer"
+	fusedLever     = "fused-optimizer"
+	halfBatchLever = "half-batch-accum"
+)
+
 var traceWhatIfs = []traceWhatIf{
-	{"8bit-optimizer", "bitsandbytes 8-bit (bnb.optim.AdamW8bit, SGD8bit; Trainer optim=adamw_bnb_8bit; diffusers --use_8bit_adam)",
+	{eightBitLever, "bitsandbytes 8-bit (bnb.optim.AdamW8bit, SGD8bit; Trainer optim=adamw_bnb_8bit; diffusers --use_8bit_adam)",
 		hasFloat32States, same(eightBitStates)},
-	{"fused-optimizer", "torch.optim.AdamW(fused=True) (torch 2.x, Adam and AdamW; Trainer optim=adamw_torch_fused)",
+	{fusedLever, "torch.optim.AdamW(fused=True) (torch 2.x, Adam and AdamW; Trainer optim=adamw_torch_fused)",
 		hasOptTemps, same(noOptTemps)},
-	{"half-batch-accum", "batch/2, gradient accumulation x2 (the same effective batch; what the batch makes halved in the replay: trace again with it to confirm)",
+	{halfBatchLever, "batch/2, gradient accumulation x2 (the same effective batch; what the batch makes halved in the replay: trace again with it to confirm)",
 		hasBatchToHalve, halfBatch},
 }
 

@@ -210,6 +210,32 @@ func BenchmarkFitTrace1M(b *testing.B) {
 	}
 }
 
+// BenchmarkPlanTrace1M: the same trace on a GPU it does not fit (a
+// 10 GiB one), so FitTrace searches the plan too: up to 23 more replays
+// (no amp retrace: one base), each combination's resizes and event edits
+// made on its own copy.
+func BenchmarkPlanTrace1M(b *testing.B) {
+	tr, err := ParseTrace(strings.NewReader(syntheticTrace(1_000_000)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr.Allocs[0].Kind = "data"
+	tr.Allocs[1].Kind, tr.Allocs[1].Bytes = "optstate", 1<<20
+	tr.Allocs[2].Kind = "opttemp"
+	for i := range tr.Allocs {
+		tr.Allocs[i].Module = fmt.Sprintf("h.%d.mlp", i/50%24)
+	}
+	g := GPU{Name: "10GiB", MemoryBytes: 10 << 30}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_, f, err := FitTrace(tr, g, 0.05)
+		if err != nil || f.TracePlan == nil {
+			b.Fatalf("%v, plan %v", err, f.TracePlan)
+		}
+		b.ReportMetric(float64(f.TracePlan.Replayed), "replays/op")
+	}
+}
+
 // BenchmarkTraceParse1M: reading the same trace's text.
 func BenchmarkTraceParse1M(b *testing.B) {
 	s := syntheticTrace(1_000_000)
@@ -239,6 +265,7 @@ func FuzzParseTrace(f *testing.F) {
 		}
 		AutocastRetrace(tr, 75)
 		TraceLevers(tr, r.Result, TraceReplay{Limit: 1 << 30}, 1<<30, []Retrace{AmpRetrace("bfloat16", tr)})
+		PlanTrace(tr, GPU{Name: "fuzz", MemoryBytes: 1 << 30}, 0, []Retrace{AmpRetrace("bfloat16", tr)}, DefaultPlanTop)
 		TraceSnapshot(tr, TraceReplay{})
 	})
 }

@@ -37,6 +37,7 @@ type traceFlags struct {
 	maxBytes string
 	real     bool
 	retrace  bool
+	combine  []string
 }
 
 // addTraceFlags adds --trace and its flags; with --trace the command takes
@@ -51,6 +52,7 @@ func addTraceFlags(env *Env, cmd *cobra.Command, f *estimateFlags) {
 	fl.StringVar(&tf.device, "trace-device", "meta", "with --trace: meta (no data) or cpu (real tensors on the CPU: slow, for checking the meta run)")
 	fl.StringVar(&tf.maxBytes, "trace-max-size", "1GiB", "with --trace: the trace file's size cap")
 	fl.BoolVar(&tf.retrace, "retrace", true, "with --trace: when the program trains in float32, trace it again under autocast for the amp lever (takes as long again; --retrace=false skips it)")
+	fl.StringSliceVar(&tf.combine, "combine", nil, "with --trace and a GPU: also replay these levers together (names as in the levers list, e.g. checkpoint,amp-bf16,8bit-optimizer)")
 	fl.BoolVar(&tf.real, "real", false, "with --trace: run the steps for real on this host's CUDA GPU and report the measured peaks (the allocator's own trace, memory_stats, NVML)")
 	cmd.Use += "\n  torchmem estimate --trace [--steps N] [--gpu NAME] [--json] [--snapshot FILE] -- python train.py ARGS..."
 	cmd.Example += "\n  torchmem estimate --trace --gpu A100-80GB -- python train.py --batch 16"
@@ -66,7 +68,7 @@ func addTraceFlags(env *Env, cmd *cobra.Command, f *estimateFlags) {
 	prev := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if !tf.on {
-			for _, n := range []string{"steps", "snapshot", "trace-timeout", "trace-device", "trace-max-size", "real", "retrace"} {
+			for _, n := range []string{"steps", "snapshot", "trace-timeout", "trace-device", "trace-max-size", "real", "retrace", "combine"} {
 				if c.Flags().Changed(n) {
 					return fmt.Errorf("--%s goes with --trace", n)
 				}
@@ -105,6 +107,13 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 		return errors.New("--gpus and --fine-tune are the built-in models' plan: a trace's plan combines the levers of the trace")
 	case f.plan.plan && !haveGPU:
 		return errors.New("--plan searches what fits a GPU: give --gpu or --gpu-memory")
+	case len(tf.combine) > 0 && !haveGPU:
+		return errors.New("--combine replays levers against a GPU: give --gpu or --gpu-memory")
+	case len(tf.combine) > 0 && tf.real:
+		return errors.New("--combine replays the levers of a meta trace: leave out --real")
+	}
+	if err := estimate.CheckTraceLevers(tf.combine); err != nil {
+		return fmt.Errorf("--combine: %w", err)
 	}
 	if tf.real {
 		return runEstimateTraceReal(env, f, tf, argv, traceRealSetup{maxBytes, margin, g, haveGPU})
@@ -126,6 +135,7 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 	}
 	var res *estimate.TraceResult
 	var fit *estimate.Fit
+	var combined *estimate.TraceCombination
 	if haveGPU {
 		var retraces []estimate.Retrace
 		if tf.retrace {
@@ -138,6 +148,11 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 		}
 		if f.plan.plan && fit.TracePlan == nil { // --plan: even when the job fits
 			fit.TracePlan = estimate.PlanTrace(t, g, margin, retraces, estimate.DefaultPlanTop)
+		}
+		if len(tf.combine) > 0 {
+			if combined, err = estimate.TraceCombined(t, g, margin, retraces, tf.combine...); err != nil {
+				return fmt.Errorf("--combine: %w", err)
+			}
 		}
 		if f.gpuMemory != "" {
 			fit.GPUMemoryUnit = memoryUnit(f.gpuMemory)
@@ -154,9 +169,11 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 		err = writeJSON(env.Stdout, struct {
 			*estimate.TraceResult
 			*estimate.Fit
-		}{res, fit})
+			Combined *estimate.TraceCombination `json:"combined,omitempty"`
+		}{res, fit, combined})
 	} else {
 		err = printTrace(env, res, fit, argv, tf.snapshot)
+		printTraceCombined(env, fit, combined)
 	}
 	return traceExit(err, fit)
 }
@@ -440,6 +457,33 @@ func printTraceLevers(w io.Writer, t, tt tr, f *estimate.Fit) {
 	}
 }
 
+// printTraceCombined: --combine's levers replayed together.
+func printTraceCombined(env *Env, f *estimate.Fit, c *estimate.TraceCombination) {
+	if c == nil {
+		return
+	}
+	t, tt := estimateCatalog.T(env.lang()), traceCatalog.T(env.lang())
+	fits := tt("trace.combined.over")
+	if c.ProcessBytes <= f.BudgetBytes {
+		fits = t("estimate.levers.fits")
+	}
+	fmt.Fprintln(env.Stdout, "\n"+textwrap.Wrap("", tt("trace.combined", traceLeverLabels(tt, c.Levers, c.Modules),
+		units.Bytes(c.ProcessBytes), fits, strconv.FormatFloat(c.Cost, 'f', 2, 64)), textwrap.Width))
+}
+
+// traceLeverLabels: levers as the levers' table words them, joined; the
+// checkpoint lever with the blocks it checkpoints.
+func traceLeverLabels(tt tr, levers, modules []string) string {
+	labels := make([]string, len(levers))
+	for j, l := range levers {
+		labels[j] = tt("trace.lever." + l)
+		if l == "checkpoint" && len(modules) > 0 {
+			labels[j] += " (" + strings.Join(modules, ", ") + ")"
+		}
+	}
+	return strings.Join(labels, " + ")
+}
+
 // printTracePlan: the levers combined that fit, fastest first, each
 // worded as in the levers' table.
 func printTracePlan(w io.Writer, t, tt tr, f *estimate.Fit) {
@@ -454,14 +498,7 @@ func printTracePlan(w io.Writer, t, tt tr, f *estimate.Fit) {
 	fmt.Fprintln(w, "\n"+tt("trace.plan.header"))
 	for i, c := range p.Combinations {
 		fmt.Fprintln(w, t("estimate.plan.row", itoa(i+1), strconv.FormatFloat(c.Cost, 'f', 2, 64), units.Bytes(c.ProcessBytes)))
-		labels := make([]string, len(c.Levers))
-		for j, l := range c.Levers {
-			labels[j] = tt("trace.lever." + l)
-			if l == "checkpoint" && len(c.Modules) > 0 {
-				labels[j] += " (" + strings.Join(c.Modules, ", ") + ")"
-			}
-		}
-		fmt.Fprintln(w, textwrap.Wrap("     ", strings.Join(labels, " + "), textwrap.Width))
+		fmt.Fprintln(w, textwrap.Wrap("     ", traceLeverLabels(tt, c.Levers, c.Modules), textwrap.Width))
 	}
 	fmt.Fprintln(w, textwrap.Wrap("", tt("trace.plan.model", itoa(p.Replayed)), textwrap.Width))
 }
@@ -532,6 +569,8 @@ var traceEN = map[string]string{
 	"trace.retrace.lever.failed":    "%[1]s: no lever: under it the program failed at %[2]s: %[3]s",
 	"trace.retrace.lever.nosaving":  "%[1]s: no lever: traced again under it, the job needs %[2]s (%[3]s as it is)",
 	"trace.plan.header":             "plan: the levers combined that fit, fastest first:",
+	"trace.combined":                "combined (--combine): %[1]s: %[2]s, %[3]s, time %[4]s",
+	"trace.combined.over":           "does not fit",
 	"trace.plan.none":               "plan: no combination of the levers fits (%[1]s replayed)",
 	"trace.plan.model":              "time: one optimizer step against the job as given = 1.00, by the cost model in docs/estimate.md (%[1]s combinations replayed)",
 	"trace.levers.note":             "(what-if replays of this trace, each with the allocations the change alters altered: trace again with the change made to confirm)",
@@ -581,6 +620,8 @@ var traceZH = map[string]string{
 	"trace.retrace.lever.failed":    "%[1]s：不可用：在它之下程序于 %[2]s 处失败：%[3]s",
 	"trace.retrace.lever.nosaving":  "%[1]s：不可用：在它之下重新追踪，作业需要 %[2]s（现状为 %[3]s）",
 	"trace.plan.header":             "方案：能放下的手段组合，按速度排序：",
+	"trace.combined":                "组合（--combine）：%[1]s：%[2]s，%[3]s，时间 %[4]s",
+	"trace.combined.over":           "放不下",
 	"trace.plan.none":               "方案：没有能放下的手段组合（已重放 %[1]s 个）",
 	"trace.plan.model":              "时间：以原作业的一个优化器步 = 1.00，按 docs/estimate.md 中的成本模型计（已重放 %[1]s 个组合）",
 	"trace.levers.note":             "（以上为对本次追踪的假设重放：按该改动调整相应的分配；请改动后重新追踪以确认）",

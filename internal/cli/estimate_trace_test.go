@@ -310,7 +310,8 @@ func TestFitModule(t *testing.T) {
 // in fp32 on 2.5 GiB) gets a plan of levers combined, fastest first, in
 // the text and the JSON, in English and Chinese, exit status 2; --plan
 // shows one for a job that fits; --plan needs a GPU, and the built-in
-// plan's --gpus is refused.
+// plan's --gpus is refused. --combine replays the levers it names
+// together; a name that is no lever is refused before the trace.
 func TestEstimateTracePlan(t *testing.T) {
 	skipTraceShort(t)
 	py := systemTorch(t)
@@ -352,5 +353,21 @@ func TestEstimateTracePlan(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, append([]string{"estimate", "--trace", "--gpus", "2", "--gpu", "A10"}, prog...)...); code == 0 || !strings.Contains(errOut, "a trace's plan combines") {
 		t.Errorf("--gpus with --trace: code %d, %q", code, errOut)
+	}
+	// --combine: the levers named, replayed together, fitting or not
+	js, _, code = runCLI(t, append([]string{"estimate", "--trace", "--json", "--gpu-memory", "2.5GiB", "--combine", "checkpoint,8bit-optimizer"}, prog...)...)
+	var c struct {
+		Combined *estimate.TraceCombination `json:"combined"`
+	}
+	if err := json.Unmarshal([]byte(js), &c); err != nil || c.Combined == nil || strings.Join(c.Combined.Levers, "+") != "checkpoint+8bit-optimizer" ||
+		len(c.Combined.Modules) != 1 || c.Combined.Cost < 1.3 {
+		t.Errorf("--combine --json: code %d, %+v, %v", code, c.Combined, err)
+	}
+	text, _, _ := runCLI(t, append([]string{"estimate", "--trace", "--gpu-memory", "2.5GiB", "--combine", "amp-bf16,checkpoint"}, prog...)...)
+	if !strings.Contains(strings.ReplaceAll(text, "\n", " "), "combined (--combine): autocast bf16 + gradient checkpointing (h.N): ") {
+		t.Errorf("--combine:\n%s", text)
+	}
+	if _, errOut, code := runCLI(t, append([]string{"estimate", "--trace", "--gpu", "A10", "--combine", "nope"}, prog...)...); code == 0 || !strings.Contains(errOut, `--combine: lever "nope"`) {
+		t.Errorf("--combine nope: code %d, %q", code, errOut)
 	}
 }

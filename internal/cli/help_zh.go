@@ -115,6 +115,7 @@ var helpZH = map[string]string{
 	"flag.estimate.trace-max-size":      "配合 --trace：追踪文件的大小上限",
 	"flag.estimate.real":                "配合 --trace：在本机的 CUDA GPU 上实际运行这些步，报告实测的峰值（分配器自己的 trace、memory_stats、NVML）",
 	"flag.estimate.retrace":             "配合 --trace：程序以 float32 训练时，在 autocast 下再追踪一次，给出混合精度的选项（耗时再加一倍；--retrace=false 跳过）",
+	"flag.estimate.combine":             "配合 --trace 与 GPU：把这些手段一起重放（名称同手段列表，例如 checkpoint,amp-bf16,8bit-optimizer）",
 	"flag.estimate.zero":                "ZeRO 阶段 1、2 或 3（DeepSpeed）",
 	"flag.estimate.zero-overlap-comm":   "配合 --zero 2 或 3：DeepSpeed 的 overlap_comm（阶段 2 时，每次反向传播期间有两个 reduce bucket）",
 	"flag.estimate.zero-bucket":         "配合 --zero 2 或 3：DeepSpeed 的 reduce_bucket_size（元素个数；默认 DeepSpeed 的 5e8；Trainer 的 \"auto\" 为 hidden_size²）",

@@ -248,6 +248,23 @@ func (e *planEdit) replay(c traceCandidate, o TraceReplay) *Result {
 	return e.copy.result(e.cats, m)
 }
 
+// traceLeverNames: what TraceCombined takes, for its errors.
+const traceLeverNames = "checkpoint, grads-to-none, fused-optimizer or 8bit-optimizer, half-batch-accum; " +
+	"amp-bf16 or amp-fp16 when the program trains in float32 and was traced again under autocast"
+
+// CheckTraceLevers says which of names is no lever of a trace (before the
+// trace runs: whether each applies is known after).
+func CheckTraceLevers(names []string) error {
+	for _, l := range names {
+		switch l {
+		case ckptLever, gradsLever, fusedLever, eightBitLever, halfBatchLever, ampLeverBF16, ampLeverFP16:
+		default:
+			return fmt.Errorf("lever %q: not one of a trace's (%s)", l, traceLeverNames)
+		}
+	}
+	return nil
+}
+
 // TraceCombined replays t with the levers named (as in Fit.Levers; the
 // amp lever one of retraces) applied together, fitting or not: what the
 // plan would say of that combination. An error names a lever unknown or
@@ -262,13 +279,16 @@ func TraceCombined(t *Trace, gpu GPU, margin float64, retraces []Retrace, levers
 		case gradsLever:
 			c.grads = true
 		case fusedLever, eightBitLever:
+			if c.opt != "" && c.opt != l {
+				return nil, fmt.Errorf("levers %q and %q: one optimizer or the other", c.opt, l)
+			}
 			c.opt = l
 		case halfBatchLever:
 			c.halfBat = true
 		default:
 			i := slices.IndexFunc(retraces, func(r Retrace) bool { return r.Lever == l && r.failed() == nil })
 			if i < 0 {
-				return nil, fmt.Errorf("lever %q: not one of the trace's", l)
+				return nil, fmt.Errorf("lever %q: not one of the trace's (%s)", l, traceLeverNames)
 			}
 			bases, c.base = append(bases, retraces[i]), 1
 		}

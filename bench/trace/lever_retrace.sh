@@ -66,6 +66,26 @@ else:
 PYEOF
 }
 
+# combo LEVERS NAME GPU DIR "PLAIN ARGV" "CHANGED ARGV": the plain trace with
+# --combine LEVERS (the levers replayed together) against the changed one
+combo() {
+	local levers=$1 name=$2 gpu=$3 dir=$4 plain=$5 changed=$6
+	# shellcheck disable=SC2086
+	(cd "$dir" && "$T" estimate --trace --steps 2 --gpu "$gpu" --json --combine "$levers" -- $plain > "$work/combo-$name-plain.json") || true
+	# shellcheck disable=SC2086
+	(cd "$dir" && "$T" estimate --trace --steps 2 --gpu "$gpu" --json --retrace=false -- $changed > "$work/combo-$name-changed.json") || true
+	"$PY" - "$work/combo-$name" "$name" "$gpu" "$levers" <<'PYEOF'
+import json, sys
+base, name, gpu, levers = sys.argv[1:5]
+p, c = json.load(open(base + "-plain.json")), json.load(open(base + "-changed.json"))
+g = lambda b: "%.2f" % (b / 2**30)
+k = p["combined"]
+err = 100.0 * (k["process_bytes"] - c["process_bytes"]) / c["process_bytes"]
+print("| %s | %s | %s | %s | %s (time %.2f) | %s | %+.2f%% |" % (" + ".join(k["levers"]), name, gpu, g(p["process_bytes"]),
+      g(k["process_bytes"]), k["cost"], g(c["process_bytes"]), err))
+PYEOF
+}
+
 echo "| lever | script | --gpu | plain GiB | lever GiB (blocks) | retraced with the change GiB | lever vs retrace |"
 echo "|---|---|---|---:|---|---:|---:|"
 td=$repo/internal/tracerun/testdata
@@ -175,4 +195,26 @@ if [ -n "${DIFFUSERS:-}" ]; then
 	fx="--pretrained_model_name_or_path=flux --resolution=512 $common --mixed_precision=bf16 --output_dir=$work/out-flux"
 	pair checkpoint lora-flux-bf16 H100-80GB "$DIFFUSERS_WORK" "$db/train_dreambooth_lora_flux.py $fx" \
 		"$db/train_dreambooth_lora_flux.py $fx --gradient_checkpointing"
+fi
+
+# levers combined (--combine) against the script with all of its switches
+echo
+echo "| levers combined | script | --gpu | plain GiB | combined GiB | retraced with the changes GiB | combined vs retrace |"
+echo "|---|---|---|---:|---|---:|---:|"
+combo amp-bf16,checkpoint gpt2-8x256-eager A10 "$td" "$g2 fp32 eager eager plain" "$g2 amp-bf16 eager eager ckpt"
+if "$PY" -c "import transformers" 2>/dev/null; then
+	hf="$PY hf_train.py"
+	combo amp-bf16,checkpoint hf-tinyllama-4x512-sdpa A100-80GB "$td" "$hf tinyllama 4 512 fp32 0 sdpa" "$hf tinyllama 4 512 amp-bf16 1 sdpa"
+	HF_TRAIN_USE_CACHE=0 combo amp-bf16,checkpoint hf-gpt2-124m-8x1024-sdpa A100-80GB "$td" "$hf gpt2-124m 8 1024 fp32 0 sdpa" "$hf gpt2-124m 8 1024 amp-bf16 1 sdpa"
+	combo amp-bf16,checkpoint hf-bert-base-16x512-eager A100-80GB "$td" "$hf bert-base 16 512 fp32 0 eager" "$hf bert-base 16 512 amp-bf16 1 eager"
+	if "$PY" -c "import accelerate" 2>/dev/null; then
+		tr0="$PY $here/hf_trainer.py cfg:$work/gpt2cfg 8 1024"
+		combo amp-bf16,checkpoint trainer-gpt2-124m-8x1024 A100-80GB "$work" "env HF_TRAINER_PRECISION=fp32 $tr0 0" "$tr0 1"
+	fi
+fi
+if [ -n "${TIMM:-}" ]; then
+	PYTHONPATH=$TIMM combo amp-bf16,checkpoint timm-vit-s-b32 A100-80GB "$TIMM" "$tm --model vit_small_patch16_224" \
+		"$tm --model vit_small_patch16_224 --amp --amp-dtype bfloat16 --grad-checkpointing"
+	PYTHONPATH=$TIMM combo amp-bf16,checkpoint timm-resnet50-b32 A100-80GB "$TIMM" "$tm --model resnet50" \
+		"$tm --model resnet50 --amp --amp-dtype bfloat16 --grad-checkpointing"
 fi

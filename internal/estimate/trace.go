@@ -139,6 +139,9 @@ type Trace struct {
 	// lastUse: the event after which a block's forward used an
 	// allocation last (L events).
 	lastUse map[int32]int
+	// inputs: what the outermost numbered modules were given (I events),
+	// in order, each at the event that came next.
+	inputs []blockInput
 	// outside: GPU memory the caching allocator does not hold (M events),
 	// by breakdown item, in the order first seen.
 	outside []Item
@@ -147,6 +150,13 @@ type Trace struct {
 // traceOutside: what M events may name (each a breakdown item the report
 // knows how to say).
 var traceOutside = map[string]bool{"paged_optimizer_states": true}
+
+// blockInput is a storage given to a block's forward, before event at.
+type blockInput struct {
+	alloc int32
+	block string
+	at    int
+}
 
 type tracePhase struct {
 	at    int
@@ -206,7 +216,7 @@ func splitTabs(s string, out []string) []string {
 }
 
 // traceFields: the fields each event has at least.
-var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3}
+var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3}
 
 func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool) error {
 	min, ok := traceFields[f[0]]
@@ -267,6 +277,12 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 			t.returned = map[int32]string{}
 		}
 		t.returned[i] = f[2]
+	case "I":
+		i, err := lookup(f[1], index)
+		if err != nil {
+			return err
+		}
+		t.inputs = append(t.inputs, blockInput{alloc: i, block: f[2], at: len(t.events)})
 	case "L":
 		i, err := lookup(f[1], index)
 		if err != nil {

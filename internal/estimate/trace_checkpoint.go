@@ -1,6 +1,9 @@
 package estimate
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Gradient checkpointing as a what-if of a trace (the checkpoint lever).
 // A checkpointed block keeps, of what its forward made, only what it
@@ -162,6 +165,11 @@ func (t *Trace) phaseEnd(i int) int {
 type ckptEvents struct {
 	*traceEdits
 	again map[int32]bool // a run's, made again by its recomputation (one map for all)
+	saved map[int32]bool // every run's saved activations
+	// keep: a block's inputs, which the checkpoint holds until the
+	// block's backward has consumed what it made again (the event), where
+	// the trace freed them before
+	keep map[int32]int
 }
 
 // eventFacts: each allocation's events (indices; free -1 if never) and,
@@ -201,10 +209,12 @@ func (t *Trace) eventFacts() eventFacts {
 // the backward is the same one twice, its two lives apart.
 func (t *Trace) checkpointed(fams []string) (*Trace, []string) {
 	facts := t.eventFacts()
-	ev := ckptEvents{traceEdits: newTraceEdits(), again: map[int32]bool{}}
+	ev := ckptEvents{traceEdits: newTraceEdits(), again: map[int32]bool{}, saved: map[int32]bool{}, keep: map[int32]int{}}
 	moved := map[string]bool{}
-	for _, r := range t.ckptRuns(fams) {
-		if t.checkpointRun(r, facts, ev) {
+	runs := t.ckptRuns(fams)
+	inputs := t.runInputs(runs)
+	for i, r := range runs {
+		if t.checkpointRun(r, facts, ev, inputs[i]) {
 			fam, _ := numberedBlock(r.block)
 			moved[fam] = true
 		}
@@ -212,6 +222,7 @@ func (t *Trace) checkpointed(fams []string) (*Trace, []string) {
 	if len(moved) == 0 {
 		return nil, nil
 	}
+	ev.keepInputs(facts.freeAt)
 	used := make([]string, 0, len(moved))
 	for f := range moved {
 		used = append(used, f)
@@ -227,7 +238,7 @@ func (t *Trace) checkpointed(fams []string) (*Trace, []string) {
 // What the block returned stays, as the checkpoint keeps it; so does
 // what lives on without a backward freeing it (a cache the program keeps).
 // False when r had nothing to free.
-func (t *Trace) checkpointRun(r ckptRun, facts eventFacts, ev ckptEvents) bool {
+func (t *Trace) checkpointRun(r ckptRun, facts eventFacts, ev ckptEvents, inputs []int32) bool {
 	freeAt := facts.freeAt
 	again := ev.again
 	clear(again)
@@ -250,6 +261,16 @@ func (t *Trace) checkpointRun(r ckptRun, facts eventFacts, ev ckptEvents) bool {
 	if len(saved) == 0 {
 		return false
 	}
+	done := 0 // the block's backward has consumed what it made again
+	for _, x := range saved {
+		ev.saved[x] = true
+		done = max(done, freeAt[x])
+	}
+	for _, x := range inputs {
+		if f := freeAt[x]; f >= 0 && f < done && ev.keep[x] < done {
+			ev.keep[x] = done
+		}
+	}
 	for _, x := range saved {
 		at := r.last
 		switch u, ok := t.lastUse[x]; {
@@ -270,6 +291,43 @@ func (t *Trace) checkpointRun(r ckptRun, facts eventFacts, ev ckptEvents) bool {
 		}
 	}
 	return true
+}
+
+// runInputs: for each run, what its block was given (I events): an input
+// is the first run of its block to begin at or after it, in the same
+// phase (a block that made nothing then has no run).
+func (t *Trace) runInputs(runs []ckptRun) [][]int32 {
+	out := make([][]int32, len(runs))
+	for _, in := range t.inputs {
+		end := t.phaseEnd(min(in.at, len(t.events)-1))
+		k := sort.Search(len(runs), func(k int) bool { return runs[k].first >= in.at })
+		for ; k < len(runs) && runs[k].first <= end; k++ {
+			if runs[k].block == in.block {
+				out[k] = append(out[k], in.alloc)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// keepInputs frees each input a checkpoint holds where its block's
+// backward is done, instead of where the trace freed it; not one a
+// block saved itself (its own recomputation moves it), nor one never
+// freed. In the order of the allocations, so the replay is the same
+// each time.
+func (ev ckptEvents) keepInputs(freeAt []int) {
+	xs := make([]int32, 0, len(ev.keep))
+	for x := range ev.keep {
+		if !ev.saved[x] {
+			xs = append(xs, x)
+		}
+	}
+	slices.Sort(xs)
+	for _, x := range xs {
+		ev.drop[freeAt[x]] = true
+		ev.after[ev.keep[x]] = append(ev.after[ev.keep[x]], traceEv{free: true, alloc: x})
+	}
 }
 
 // familyNames: the families as the report says them (model.layers.N).

@@ -97,6 +97,27 @@ func TestCheckpointedEvents(t *testing.T) {
 	}
 }
 
+// TestCheckpointKeepsInputs: a block's input (5, given to h.0: I) that
+// the trace frees in the forward, as autocast's bf16 copy of it is what
+// autograd saves, is held by the checkpoint until h.0's backward is done
+// (its saved activation made again and freed); h.1's input, its own
+// saved activation of h.0 (12 is h.0's output, freed late anyway), stays.
+func TestCheckpointKeepsInputs(t *testing.T) {
+	text := strings.Replace(ckptTrace, "P\tforward\t1\n", "P\tforward\t1\n"+
+		"A\t5\t1048576\tfwd\tforward\t1\t1\tembed\taten.embedding.default\tfloat32\t512,512\nI\t5\th.0\n", 1)
+	text = strings.Replace(text, "F\t11\n", "F\t11\nF\t5\n", 1)
+	text = strings.Replace(text, "L\t10\t2\n", "L\t10\t3\nI\t12\th.1\n", 1)
+	tr, err := ParseTrace(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := tr.checkpointed(checkpointFamilies(tr))
+	want := "+5 +10 +11 -10 -11 +12 +20 +22 -20 +30 +40 -30 -22 +20 -20 -12 +10 +11 -11 -10 -5 -40"
+	if got := events(c); got != want {
+		t.Errorf("events\n got %s\nwant %s", got, want)
+	}
+}
+
 // TestCheckpointKeeps: what no backward frees (a cache kept past the
 // step) stays; a family the backward already runs again (the program
 // checkpoints it) has no lever; nor does one whose blocks keep nothing

@@ -34,8 +34,9 @@ trace.go parses it):
   O id module                     what a block (a numbered module,
                                   model.layers.3) returned from its forward
   L id n                          a block's forward used the storage last
-                                  after n allocations and frees (O and L:
-                                  _trace_blocks.py)
+                                  after n allocations and frees
+  I id module                     the storage was given to a block's
+                                  forward (O, L and I: _trace_blocks.py)
   M bytes what                    GPU memory outside the caching allocator
                                   (what: paged_optimizer_states, the CUDA
                                   managed memory of bitsandbytes' paged
@@ -1625,7 +1626,7 @@ def _install_phases(torch, T):
             T.classify_module(module, False)
         T.amp.module_enter()
         T.modules.append(name)
-        T.blocks.enter(name)
+        T.blocks.enter(name, inputs)
 
     def post(module, inputs, output):
         if T.modules:

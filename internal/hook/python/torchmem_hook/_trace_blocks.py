@@ -7,7 +7,12 @@ of gradient checkpointing (estimate's checkpoint lever):
   L id n        the block's forward used the storage last when n
                 allocations and frees had been written (a checkpointed
                 block, whose forward saves nothing for the backward,
-                drops it about then).
+                drops it about then);
+  I id module   the storage was given to the block's forward, positionally
+                (a checkpointed block keeps its inputs until its backward
+                has made its activations again: under autocast the
+                float32 hidden state a block is given is otherwise freed
+                in the forward, its bf16 copies saved instead).
 
 Only the outermost block a forward runs in is followed, and only in the
 forward phase: a recomputation in the backward (the program's own
@@ -16,8 +21,9 @@ checkpointing) is the backward's.
 
 from torchmem_hook import _common
 
-# the tensors of a block's output said: a hidden state and a few more (a
-# layer's attention weights, a down block's skip connections)
+# the tensors of a block's output or input said: a hidden state and a few
+# more (a layer's attention weights or mask, a down block's skip
+# connections)
 MAX_RETURNED = 16
 
 
@@ -35,9 +41,11 @@ class Blocks(object):
         self.made = []  # (allocation id, storage key) made in the outermost block
         self.uses = {}  # storage key -> allocations and frees written at its last use
 
-    def enter(self, name):
+    def enter(self, name, inputs=()):
         if self.T.phase == "forward" and numbered(name):
             self.depth += 1
+            if self.depth == 1:
+                self.said(name, inputs, "I")
 
     def leave(self, name, output):
         if self.depth == 0 or self.T.phase != "forward" or not numbered(name):
@@ -84,13 +92,17 @@ class Blocks(object):
             self.uses[key] = n
 
     def returned(self, name, output):
+        self.said(name, output, "O")
+
+    def said(self, name, tensors, event):
+        """An O or I event for each device storage among tensors."""
         T = self.T
         try:
-            for t in self.flat(output, [])[:MAX_RETURNED]:
+            for t in self.flat(tensors, [])[:MAX_RETURNED]:
                 if isinstance(t, T.torch.Tensor):
                     e = T.live.get(self.skey(t))
                     if e is not None and e[0] >= 0 and e[3] is self.device:
-                        T.emit(["O", str(e[0]), _common.one_line(name)])
+                        T.emit([event, str(e[0]), _common.one_line(name)])
         except Exception:  # a tensor subclass without a storage
             pass
 

@@ -253,7 +253,7 @@ func FuzzParseTrace(f *testing.F) {
 	f.Add(syntheticTrace(200))
 	f.Add("torchmem-trace\t1\nA\t1\t0\tfwd\tforward\t1\t0\t\t\t\t\nC\t1\tgrad\nF\t1\n")
 	f.Add("torchmem-trace\t1\nD\tlauncher\ttorchrun 4\nD\tworld\t4\nD\twrapper\tDistributedDataParallel\n")
-	f.Add(ckptTrace) // blocks: O and L events, the checkpoint lever
+	f.Add(ckptTrace)                                                                         // blocks: O and L events, the checkpoint lever
 	f.Add(strings.Replace(ckptTrace, "L\t10\t2\n", "L\t10\t2\nI\t12\th.1\nI\t10\th.9\n", 1)) // I events: inputs kept
 	f.Fuzz(func(t *testing.T, s string) {
 		tr, err := ParseTrace(strings.NewReader(s))

@@ -191,16 +191,7 @@ func BenchmarkTraceReplay1M(b *testing.B) {
 // allocations, and its forward's allocations put in 24 blocks h.N, 50 in a
 // row, so that each applies.
 func BenchmarkFitTrace1M(b *testing.B) {
-	tr, err := ParseTrace(strings.NewReader(syntheticTrace(1_000_000)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	tr.Allocs[0].Kind = "data"
-	tr.Allocs[1].Kind, tr.Allocs[1].Bytes = "optstate", 1<<20
-	tr.Allocs[2].Kind = "opttemp"
-	for i := range tr.Allocs {
-		tr.Allocs[i].Module = fmt.Sprintf("h.%d.mlp", i/50%24)
-	}
+	tr := leverTrace1M(b)
 	g, _ := LookupGPU("H100-80GB")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -210,11 +201,10 @@ func BenchmarkFitTrace1M(b *testing.B) {
 	}
 }
 
-// BenchmarkPlanTrace1M: the same trace on a GPU it does not fit (a
-// 10 GiB one), so FitTrace searches the plan too: up to 23 more replays
-// (no amp retrace: one base), each combination's resizes and event edits
-// made on its own copy.
-func BenchmarkPlanTrace1M(b *testing.B) {
+// leverTrace1M: the 1M-event synthetic trace with what each lever needs:
+// an input batch, an optimizer state, a step temporary, and its forward's
+// allocations in 24 blocks h.N, 50 in a row.
+func leverTrace1M(b *testing.B) *Trace {
 	tr, err := ParseTrace(strings.NewReader(syntheticTrace(1_000_000)))
 	if err != nil {
 		b.Fatal(err)
@@ -225,6 +215,15 @@ func BenchmarkPlanTrace1M(b *testing.B) {
 	for i := range tr.Allocs {
 		tr.Allocs[i].Module = fmt.Sprintf("h.%d.mlp", i/50%24)
 	}
+	return tr
+}
+
+// BenchmarkPlanTrace1M: the same trace on a GPU it does not fit (a
+// 10 GiB one), so FitTrace searches the plan too: up to 23 more replays
+// (no amp retrace: one base), each combination's resizes and event edits
+// made on its own copy.
+func BenchmarkPlanTrace1M(b *testing.B) {
+	tr := leverTrace1M(b)
 	g := GPU{Name: "10GiB", MemoryBytes: 10 << 30}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

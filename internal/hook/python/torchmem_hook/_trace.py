@@ -1049,6 +1049,8 @@ def _install_modes(torch, T):
             ws = _sdpa_workspace(torch, T, sdpa, func, args)
             try:
                 try:
+                    if T.device == "meta":
+                        _trace_api.check_source_dtype(str(func), args)
                     out = func(*args, **(kwargs or {}))
                     if sdpa is not None:  # meta mode on torch >= 2.0
                         out = _trace_torch2.outputs(torch, str(func), args, out)

@@ -884,3 +884,36 @@ META_FALLBACKS = {
     "aten.index_put_.default": _trace_masks.index_put_,
     "aten._index_put_impl_.default": _trace_masks.index_put_impl_,
 }
+
+
+# Ops whose meta kernel takes a source of another dtype than self, which
+# the device's kernel refuses (torch 2.14's meta index_add_ does; its CPU
+# and CUDA kernels raise): op -> the position of the source among its
+# arguments. Under autocast a bf16 output added into a float32 buffer
+# fails on the GPU, and must fail in the trace too (the amp lever's
+# retrace says where).
+SAME_DTYPE_SOURCE = {
+    "aten.index_add_.default": 3, "aten.index_add.default": 3,
+    "aten.index_copy_.default": 3, "aten.index_copy.default": 3,
+    "aten.scatter_add_.default": 3, "aten.scatter_add.default": 3,
+    "aten.scatter_.src": 3, "aten.scatter.src": 3,
+}
+
+
+def check_source_dtype(name, args):
+    """Raise as the device's kernel does when an op's source and self
+    differ in dtype (SAME_DTYPE_SOURCE)."""
+    i = SAME_DTYPE_SOURCE.get(name)
+    if i is None or len(args) <= i:
+        return
+    self, src = args[0], args[i]
+    if getattr(self, "dtype", None) is not None and getattr(src, "dtype", None) is not None and self.dtype != src.dtype:
+        op = name.split(".")[1]
+        raise RuntimeError("%s(): self (%s) and source (%s) must have the same scalar type" % (
+            op, _dtype_name(self.dtype), _dtype_name(src.dtype)))
+
+
+def _dtype_name(d):
+    # torch.float32 -> Float, as ATen's scalar type names say it
+    return {"float32": "Float", "float16": "Half", "bfloat16": "BFloat16", "float64": "Double"}.get(
+        str(d).replace("torch.", ""), str(d).replace("torch.", ""))

@@ -18,8 +18,7 @@ func FitTrace(t *Trace, gpu GPU, margin float64, retraces ...Retrace) (*TraceRes
 	if margin < 0 || margin >= 1 {
 		return nil, nil, fmt.Errorf("--margin %.2f: want a fraction in [0, 1)", margin)
 	}
-	budget := int64(float64(gpu.MemoryBytes) * (1 - margin))
-	limited := TraceReplay{Limit: allocatorLimit(budget), ComputeCapability: gpu.ComputeCapability}
+	budget, limited := traceBudget(gpu, margin)
 	o := limited
 	r := ReplayTrace(t, o)
 	if r.OOM {
@@ -45,6 +44,13 @@ func FitTrace(t *Trace, gpu GPU, margin float64, retraces ...Retrace) (*TraceRes
 			"to go on (%d times)", r.CacheReleases))
 	}
 	return r, f, nil
+}
+
+// traceBudget: what the job must stay under on gpu with margin, and the
+// replay limited to what that leaves after the CUDA context.
+func traceBudget(gpu GPU, margin float64) (int64, TraceReplay) {
+	budget := int64(float64(gpu.MemoryBytes) * (1 - margin))
+	return budget, TraceReplay{Limit: allocatorLimit(budget), ComputeCapability: gpu.ComputeCapability}
 }
 
 // gpuTooSmall: what programs raise when, having read the GPU's free

@@ -61,34 +61,42 @@ type traceCandidate struct {
 // through (each a base the others apply to) on the GPU with margin, in
 // the order of their cost, until top fit.
 func PlanTrace(t *Trace, gpu GPU, margin float64, retraces []Retrace, top int) *TracePlan {
-	budget := int64(float64(gpu.MemoryBytes) * (1 - margin))
-	o := TraceReplay{Limit: allocatorLimit(budget), ComputeCapability: gpu.ComputeCapability}
-	bases := []Retrace{{Trace: t}}
-	for _, rt := range retraces {
-		if rt.failed() == nil {
-			bases = append(bases, rt)
-		}
-	}
+	budget, o := traceBudget(gpu, margin)
+	bases := planBases(t, retraces)
 	edits := map[[3]int]*planEdit{}
 	p := &TracePlan{Combinations: []TraceCombination{}}
 	for _, c := range traceCandidates(bases) {
 		e := edited(edits, bases, c)
-		if e == nil || !c.resizesApply(e.t) {
+		if e == nil || !e.resized(c) {
 			continue
 		}
-		r := e.replay(c, o)
+		// under the budget's limit only: a combination that runs out of
+		// it does not fit, and the plan needs no more of it
+		m, _, _, _ := e.copy.replay(e.cats, o, -1, nil)
+		r := e.copy.result(e.cats, m)
 		p.Replayed++
-		levers := c.levers(bases)
 		if !fitsIn(r, budget) || p.dominated(r.ProcessBytes) {
 			continue
 		}
-		p.Combinations = append(p.Combinations, TraceCombination{Levers: levers, Modules: e.modules,
+		p.Combinations = append(p.Combinations, TraceCombination{Levers: c.levers(bases), Modules: e.modules,
 			PeakAllocatedBytes: r.PeakAllocatedBytes, ProcessBytes: r.ProcessBytes, Cost: math.Round(100*c.cost) / 100})
 		if len(p.Combinations) == top {
 			break
 		}
 	}
 	return p
+}
+
+// planBases: the trace, and the retraces that ran through (each a base
+// the other levers apply to).
+func planBases(t *Trace, retraces []Retrace) []Retrace {
+	bases := []Retrace{{Trace: t}}
+	for _, rt := range retraces {
+		if rt.failed() == nil {
+			bases = append(bases, rt)
+		}
+	}
+	return bases
 }
 
 // dominated: a combination already kept, as fast or faster, needs no
@@ -172,24 +180,28 @@ func (c traceCandidate) levers(bases []Retrace) []string {
 	return out
 }
 
-// resizesApply: the trace has what c's resizes change.
-func (c traceCandidate) resizesApply(t *Trace) bool {
-	switch {
-	case c.opt == fusedLever && !hasOptTemps(t), c.opt == eightBitLever && !hasFloat32States(t):
-		return false
-	case c.halfBat && !hasBatchToHalve(t):
-		return false
+// resizes: the resizing levers of c (traceWhatIfs'), in the order they
+// apply.
+func (c traceCandidate) resizes() []string {
+	var out []string
+	if c.opt != "" {
+		out = append(out, c.opt)
 	}
-	return true
+	if c.halfBat {
+		out = append(out, halfBatchLever)
+	}
+	return out
 }
 
 // planEdit is a base with its event what-ifs made (nil: they do not
-// apply), and a copy of its allocations to resize.
+// apply), a copy of its allocations to resize, and each resizing lever's
+// resize of it, made once (nil: the lever does not apply).
 type planEdit struct {
 	t       *Trace
 	modules []string
 	cats    []Category
 	copy    *Trace
+	resize  map[string]func(*TraceAlloc) int64
 }
 
 // edited is c's base with c's event what-ifs, made once for each
@@ -210,7 +222,7 @@ func edited(memo map[[3]int]*planEdit, bases []Retrace, c traceCandidate) *planE
 	if t != nil {
 		cp := *t
 		cp.Allocs = append([]TraceAlloc(nil), t.Allocs...)
-		e = &planEdit{t: t, modules: modules, cats: t.categories(), copy: &cp}
+		e = &planEdit{t: t, modules: modules, cats: t.categories(), copy: &cp, resize: map[string]func(*TraceAlloc) int64{}}
 	}
 	memo[key] = e
 	return e
@@ -223,29 +235,41 @@ func b2i(b bool) int {
 	return 0
 }
 
-// replay replays e with c's resizes, each applied to what the one before
-// left, under o's limit: a combination that runs out of it does not fit,
-// and the plan needs no more of it (OOM set, the figures as far as it ran).
-func (e *planEdit) replay(c traceCandidate, o TraceReplay) *Result {
-	var resizes []func(*TraceAlloc) int64
-	switch c.opt {
-	case fusedLever:
-		resizes = append(resizes, noOptTemps)
-	case eightBitLever:
-		resizes = append(resizes, eightBitStates)
+// resizeOf: the resize of e by the lever of traceWhatIfs named, nil when
+// it does not apply to e's trace.
+func (e *planEdit) resizeOf(lever string) func(*TraceAlloc) int64 {
+	if f, ok := e.resize[lever]; ok {
+		return f
 	}
-	if c.halfBat {
-		resizes = append(resizes, halfBatch(e.t))
+	var f func(*TraceAlloc) int64
+	for _, w := range traceWhatIfs {
+		if w.lever == lever && w.applies(e.t) {
+			f = w.resize(e.t)
+		}
+	}
+	e.resize[lever] = f
+	return f
+}
+
+// resized sets e's copy to c's resizes of e, each applied to what the one
+// before left; false when one of them does not apply.
+func (e *planEdit) resized(c traceCandidate) bool {
+	var fs []func(*TraceAlloc) int64
+	for _, l := range c.resizes() {
+		f := e.resizeOf(l)
+		if f == nil {
+			return false
+		}
+		fs = append(fs, f)
 	}
 	for i := range e.copy.Allocs {
 		a := e.t.Allocs[i]
-		for _, f := range resizes {
+		for _, f := range fs {
 			a.Bytes = f(&a)
 		}
 		e.copy.Allocs[i].Bytes = a.Bytes
 	}
-	m, _, _, _ := e.copy.replay(e.cats, o, -1, nil)
-	return e.copy.result(e.cats, m)
+	return true
 }
 
 // traceLeverNames: what TraceCombined takes, for its errors.
@@ -270,7 +294,7 @@ func CheckTraceLevers(names []string) error {
 // plan would say of that combination. An error names a lever unknown or
 // not applicable to t.
 func TraceCombined(t *Trace, gpu GPU, margin float64, retraces []Retrace, levers ...string) (*TraceCombination, error) {
-	bases := []Retrace{{Trace: t}}
+	bases := planBases(t, retraces)
 	c := traceCandidate{cost: 1}
 	for _, l := range levers {
 		switch l {
@@ -286,26 +310,20 @@ func TraceCombined(t *Trace, gpu GPU, margin float64, retraces []Retrace, levers
 		case halfBatchLever:
 			c.halfBat = true
 		default:
-			i := slices.IndexFunc(retraces, func(r Retrace) bool { return r.Lever == l && r.failed() == nil })
-			if i < 0 {
+			i := slices.IndexFunc(bases, func(r Retrace) bool { return r.Lever == l })
+			if i < 1 {
 				return nil, fmt.Errorf("lever %q: not one of the trace's (%s)", l, traceLeverNames)
 			}
-			bases, c.base = append(bases, retraces[i]), 1
+			c.base = i
 		}
 	}
 	c.score()
 	e := edited(map[[3]int]*planEdit{}, bases, c)
-	if e == nil || !c.resizesApply(e.t) {
+	if e == nil || !e.resized(c) {
 		return nil, fmt.Errorf("levers %v: not all of them apply to the trace", levers)
 	}
-	budget := int64(float64(gpu.MemoryBytes) * (1 - margin))
-	o := TraceReplay{Limit: allocatorLimit(budget), ComputeCapability: gpu.ComputeCapability}
-	r := e.replay(c, o)
-	if r.OOM { // what it needs, as FitTrace says of a job that does not fit
-		o.Limit = 0
-		r = e.replay(c, o)
-		r.OOM = true
-	}
+	_, o := traceBudget(gpu, margin)
+	r := replayResized(e.copy, e.cats, o) // what it needs, fitting or not
 	return &TraceCombination{Levers: c.levers(bases), Modules: e.modules, PeakAllocatedBytes: r.PeakAllocatedBytes,
 		ProcessBytes: r.ProcessBytes, Cost: math.Round(100*c.cost) / 100}, nil
 }

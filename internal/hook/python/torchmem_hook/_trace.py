@@ -838,8 +838,9 @@ def start(torch, refused=None):
     _state = T
     header = ["torchmem-trace", "1", "device=" + device, "torch=" + _clean(torch.__version__),
               "python=%d.%d.%d" % sys.version_info[:3], "steps=%d" % steps]
-    if T.amp.header():
-        header.append(T.amp.header())
+    forced = T.amp.header()
+    if forced:
+        header.append(forced)
     w.line(header)
     if launcher:
         # The launcher imports torch first and would hold the trace while
@@ -893,6 +894,8 @@ def _install_modes(torch, T):
     _trace_masks.install(torch, T, answers, _trace_api.PASS)  # a router's one-hot masks, known indices
     sdpa = _trace_sdpa.install(torch, T)  # the GPU's fused attention kernels
     transparent = _trace_api.transparent(torch)  # run with the mode on inside
+    # what the GPU refuses that meta takes (a source of another dtype)
+    same_dtype = _trace_api.same_dtype_sources(torch) if dev == "meta" else None
 
     class Redirect(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -1049,8 +1052,8 @@ def _install_modes(torch, T):
             ws = _sdpa_workspace(torch, T, sdpa, func, args)
             try:
                 try:
-                    if T.device == "meta":
-                        _trace_api.check_source_dtype(str(func), args)
+                    if same_dtype is not None:
+                        _trace_api.check_source_dtype(same_dtype, func, args)
                     out = func(*args, **(kwargs or {}))
                     if sdpa is not None:  # meta mode on torch >= 2.0
                         out = _trace_torch2.outputs(torch, str(func), args, out)

@@ -887,30 +887,40 @@ META_FALLBACKS = {
 
 
 # Ops whose meta kernel takes a source of another dtype than self, which
-# the device's kernel refuses (torch 2.14's meta index_add_ does; its CPU
-# and CUDA kernels raise): op -> the position of the source among its
-# arguments. Under autocast a bf16 output added into a float32 buffer
-# fails on the GPU, and must fail in the trace too (the amp lever's
-# retrace says where).
-SAME_DTYPE_SOURCE = {
-    "aten.index_add_.default": 3, "aten.index_add.default": 3,
-    "aten.index_copy_.default": 3, "aten.index_copy.default": 3,
-    "aten.scatter_add_.default": 3, "aten.scatter_add.default": 3,
-    "aten.scatter_.src": 3, "aten.scatter.src": 3,
+# the device's kernel refuses (torch 2.x's meta index_add_ and index_copy_
+# do; their CPU and CUDA kernels raise): aten op and overload -> the
+# position of the source among the arguments. Under autocast a bf16
+# output added into a float32 buffer fails on the GPU, and must fail in
+# the trace too (the amp lever's retrace says where).
+_SAME_DTYPE_SOURCE = {
+    ("index_add_", "default"): 3, ("index_add", "default"): 3,
+    ("index_copy_", "default"): 3, ("index_copy", "default"): 3,
+    ("scatter_add_", "default"): 3, ("scatter_add", "default"): 3,
+    ("scatter_", "src"): 3, ("scatter", "src"): 3,
 }
 
 
-def check_source_dtype(name, args):
+def same_dtype_sources(torch):
+    """_SAME_DTYPE_SOURCE as this torch's op overloads (the dispatch mode
+    looks each op up by identity: no name is made for it)."""
+    out = {}
+    for (op, overload), i in _SAME_DTYPE_SOURCE.items():
+        f = getattr(getattr(torch.ops.aten, op, None), overload, None)
+        if f is not None:
+            out[f] = (op, i)
+    return out
+
+
+def check_source_dtype(checks, func, args):
     """Raise as the device's kernel does when an op's source and self
-    differ in dtype (SAME_DTYPE_SOURCE)."""
-    i = SAME_DTYPE_SOURCE.get(name)
-    if i is None or len(args) <= i:
+    differ in dtype (checks: same_dtype_sources')."""
+    c = checks.get(func)
+    if c is None or len(args) <= c[1]:
         return
-    self, src = args[0], args[i]
+    self, src = args[0], args[c[1]]
     if getattr(self, "dtype", None) is not None and getattr(src, "dtype", None) is not None and self.dtype != src.dtype:
-        op = name.split(".")[1]
         raise RuntimeError("%s(): self (%s) and source (%s) must have the same scalar type" % (
-            op, _dtype_name(self.dtype), _dtype_name(src.dtype)))
+            c[0], _dtype_name(self.dtype), _dtype_name(src.dtype)))
 
 
 def _dtype_name(d):

@@ -222,7 +222,7 @@ func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []str
 	lang := env.lang()
 	t := estimateCatalog.T(lang)
 	tt := traceCatalog.T(lang)
-	fmt.Fprintln(w, textwrap.Wrap("", tt("trace.header", strings.Join(argv, " ")), textwrap.Width))
+	fmt.Fprintln(w, textwrap.Wrap("", tt("trace.header", shellJoin(argv)), textwrap.Width))
 	n := fmt.Sprintf("%.1fM", float64(r.Params)/1e6)
 	params := tt("trace.params", n)
 	switch {

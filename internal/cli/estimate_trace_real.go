@@ -78,7 +78,7 @@ func printTraceReal(env *Env, r *tracerun.Real, fit *estimate.Fit, argv []string
 	t := estimateCatalog.T(lang)
 	tt := traceCatalog.T(lang)
 	rt := traceRealCatalog.T(lang)
-	fmt.Fprintln(w, rt("real.header", strings.Join(argv, " ")))
+	fmt.Fprintln(w, rt("real.header", shellJoin(argv)))
 	fmt.Fprintln(w, "  "+rt("real.setup", r.GPUName, r.Torch, strconv.Itoa(r.Steps), strconv.Itoa(r.TraceEntries)))
 	process := rt("real.note.nvml")
 	if !r.ProcessMeasured {

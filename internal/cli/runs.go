@@ -198,5 +198,5 @@ func runsGPUKeys(p store.Peaks) []store.PeakKey {
 // runsCommand is the command line cut to n characters with an ellipsis
 // (n <= 0: whole); escaped before the cut, so the cut counts what is shown.
 func runsCommand(argv []string, n int) string {
-	return textwrap.Cut(termsafe.Line(strings.Join(argv, " ")), n)
+	return textwrap.Cut(termsafe.Line(shellJoin(argv)), n)
 }

@@ -202,7 +202,7 @@ func TestRunsTableFits(t *testing.T) {
 			t.Errorf("long command not cut: %q", l)
 		}
 	}
-	whole := strings.Join(long, " ")
+	whole := shellJoin(long) // the argument with spaces quoted, as it was given
 	if out, _, _ := runCLI(t, "runs", "--db", path, "--wide"); strings.Count(out, whole) != 3 {
 		t.Errorf("--wide does not print the whole command:\n%s", out)
 	}

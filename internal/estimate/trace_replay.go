@@ -433,8 +433,10 @@ func (t *Trace) sites(held map[int32]*block, cats []Category) []TraceSite {
 		key := where + "\x00" + a.Op + "\x00" + cats[i].String()
 		s := by[key]
 		if s == nil {
-			s = &TraceSite{Where: where, Op: a.Op, Module: a.Module, Category: cats[i].String(), Frames: frames}
+			s = &TraceSite{Where: where, Op: a.Op, Module: modulePattern(a.Module), Category: cats[i].String(), Frames: frames}
 			by[key] = s
+		} else {
+			s.Module = mergeModules(s.Module, modulePattern(a.Module))
 		}
 		s.Bytes += b.size
 		s.Count++

@@ -230,6 +230,23 @@ func TestUntraceableSaysWhere(t *testing.T) {
 	}
 }
 
+// TestStdlibErrorSaysProgramLine: an exception raised inside Python's
+// standard library (json's decoder here; urllib for a download offline)
+// ends the trace at the program's line that called it, not the library's.
+func TestStdlibErrorSaysProgramLine(t *testing.T) {
+	py := torchPython(t)
+	var out strings.Builder
+	tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "stdliberror.py")}, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	e := tr.End
+	if e == nil || e.Kind != "error" || len(e.Where) == 0 || !strings.HasSuffix(e.Where[0], "stdliberror.py:13:<module>") ||
+		!strings.Contains(e.Message, "JSONDecodeError") {
+		t.Fatalf("end %+v\n%s", e, out.String())
+	}
+}
+
 // TestApplyClassifiesWeightsAndBuffers: what Module._apply moves to the GPU
 // and casts there (.cuda().half()) is weights and buffers from the first
 // byte, on meta and on CPU tensors alike, the fp32 copies the cast frees

@@ -68,16 +68,31 @@ def degraded():
     return out
 
 
+# Python's own library: an error raised in it (urllib's URLError for a
+# download the program asked for, json's decoder) is told at the line that
+# called it, which is what the user can change. Packages installed below
+# it (a virtual environment's site-packages) are not the standard library.
+_STDLIB = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+
+
+def _in_stdlib(fn):
+    return fn.startswith(_STDLIB) and "-packages" + os.sep not in fn
+
+
 def program_frame(tb, skip):
     """The innermost frame of a traceback outside the paths that start with
-    skip (torch's and the hook's own): "file:line:function", or None."""
-    where = None
+    skip (torch's and the hook's own) and outside the standard library:
+    "file:line:function"; the innermost outside skip when every such frame
+    is the standard library's; None when none is."""
+    where = inner = None
     while tb is not None:
         fn = tb.tb_frame.f_code.co_filename
         if not fn.startswith(skip):
-            where = "%s:%d:%s" % (fn, tb.tb_lineno, tb.tb_frame.f_code.co_name)
+            inner = "%s:%d:%s" % (fn, tb.tb_lineno, tb.tb_frame.f_code.co_name)
+            if not _in_stdlib(fn):
+                where = inner
         tb = tb.tb_next
-    return where
+    return where or inner
 
 
 class Steps(object):

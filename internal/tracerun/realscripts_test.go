@@ -2,6 +2,7 @@ package tracerun
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -165,6 +166,53 @@ func TestManualUpdateLoopEnds(t *testing.T) {
 	samePeaks(t, meta, real)
 	if !strings.Contains(meta.End.Message, "no torch.optim optimizer") {
 		t.Errorf("end %q: want it to say the steps were backward passes", meta.End.Message)
+	}
+}
+
+// TestProbeBeforeOptimizerIsNoStep: backward passes with no update
+// between them, before any optimizer is made (yolov5's AutoBatch probe),
+// are not steps: the trace goes on to the training the probe sized. What
+// the probe reads from memory_reserved() grows with its batch (the cache
+// keeps the activations' blocks until empty_cache()), so it picks the
+// batch it would on the GPU; before, the trace ended inside the probe,
+// whose 64-row batch it then reported as the job.
+func TestProbeBeforeOptimizerIsNoStep(t *testing.T) {
+	py := torchPython(t)
+	var out strings.Builder
+	tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "probefirst.py")}, Steps: 2, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "batch 512") {
+		t.Errorf("the probe did not see its memory grow:\n%s", out.String())
+	}
+	var probes int
+	for _, l := range strings.Split(out.String(), "\n") {
+		var b, reserved, allocated int64
+		if n, _ := fmt.Sscanf(l, "probe %d %d %d", &b, &reserved, &allocated); n == 3 {
+			probes++
+			// the cache holds at least the forward's activations: the
+			// first layer's output, b rows of 1024 floats
+			if reserved < allocated+b*1024*4 {
+				t.Errorf("probe %d: memory_reserved %d, allocated %d: the cache is not held", b, reserved, allocated)
+			}
+		}
+	}
+	if probes != 3 {
+		t.Errorf("%d probes printed:\n%s", probes, out.String())
+	}
+	r := estimate.ReplayTrace(tr, estimate.TraceReplay{})
+	if tr.End == nil || tr.End.Kind != "steps" || r.Steps != 2 {
+		t.Fatalf("end %+v after %d steps: want the 2 training steps", tr.End, r.Steps)
+	}
+	var states int
+	for _, a := range tr.Allocs {
+		if a.Kind == "optstate" {
+			states++
+		}
+	}
+	if states == 0 {
+		t.Errorf("no optimizer state traced: the trace ended before the training")
 	}
 }
 

@@ -247,6 +247,34 @@ func TestStdlibErrorSaysProgramLine(t *testing.T) {
 	}
 }
 
+// TestLayersCalledAloneFirst: layers the program called one by one before
+// calling their model keep no names of their own (lin, act, Block): the
+// training forward's memory is named from the model (model.1.lin).
+func TestLayersCalledAloneFirst(t *testing.T) {
+	py := torchPython(t)
+	var out strings.Builder
+	tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "layerwise.py")}, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	seen := map[string]bool{}
+	for _, a := range tr.Allocs {
+		if a.Phase == "forward" && a.Step == 2 {
+			seen[a.Module] = true
+		}
+	}
+	for _, want := range []string{"model.0.lin", "model.1.lin", "model.2.act"} {
+		if !seen[want] {
+			t.Errorf("no forward allocation of step 2 in %s; modules %v", want, seen)
+		}
+	}
+	for m := range seen {
+		if m != "" && !strings.HasPrefix(m, "model.") { // "": outside any module (the loss)
+			t.Errorf("step 2's forward allocates in %q, a name from a layer called alone", m)
+		}
+	}
+}
+
 // TestApplyClassifiesWeightsAndBuffers: what Module._apply moves to the GPU
 // and casts there (.cuda().half()) is weights and buffers from the first
 // byte, on meta and on CPU tensors alike, the fp32 copies the cast frees

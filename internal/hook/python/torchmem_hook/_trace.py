@@ -149,6 +149,7 @@ class _Tracer(object):
         self.amp = _trace_amp.Forced(torch, self)  # the amp lever's retrace
         self.names = weakref.WeakKeyDictionary()
         self.seen = weakref.WeakSet()
+        self.rooted = weakref.WeakSet()  # modules whose parts were named from them (_name_modules)
         self.redirect = 0  # > 0 inside a call that made tensors on the GPU
         self.hosting = 0  # > 0 while weights are made host placeholders
         self.quiet = 0  # > 0 while a copy is made that is recorded as a whole afterwards
@@ -185,6 +186,12 @@ class _Tracer(object):
         self.ended = False
         self.allocated = 0
         self.peak = 0
+        # What torch.cuda.memory_reserved() answers while the program runs:
+        # the caching allocator keeps the blocks it was given until
+        # empty_cache(), so what it holds is at least the most allocated
+        # since then. (The allocator model's rounding and fragmentation come
+        # after the trace.) yolov5's AutoBatch fits its batch size to it.
+        self.cached = 0
         self.skip = (os.path.dirname(os.path.abspath(torch.__file__)),
                      os.path.dirname(os.path.abspath(__file__)))
 
@@ -261,6 +268,7 @@ class _Tracer(object):
         e[0], e[1] = aid, nbytes
         self.allocated += nbytes
         self.peak = max(self.peak, self.allocated)
+        self.cached = max(self.cached, self.allocated)
         self.events += 1
         self.emit(["A", str(aid), str(nbytes), cat or self.category(), self.phase,
                    str(self.done + 1), str(self.stack_id()),
@@ -1049,6 +1057,7 @@ def _install_modes(torch, T):
             if T.device == "meta":
                 args, kwargs = _lift_host(torch, T, func, args, kwargs)
             T.blocks.used(args, kwargs)
+            _writes_param(T, func, args)
             ws = _sdpa_workspace(torch, T, sdpa, func, args)
             try:
                 try:
@@ -1565,19 +1574,41 @@ def _install_cuda(torch, T):
     patch = {
         "is_available": const(True), "device_count": const(_trace_dist.gpus()), "current_device": const(0),
         "set_device": const(None), "synchronize": const(None),
-        "empty_cache": lambda *a, **k: T.emit(["R"]),  # the replay releases the cache there
+        "empty_cache": lambda *a, **k: _empty_cache(T),
         "get_device_name": const(name), "get_device_properties": lambda *a, **k: Props(),
         "get_device_capability": const((major, minor)), "is_bf16_supported": const(major >= 8),
         "memory_allocated": lambda *a, **k: T.allocated,
         "max_memory_allocated": lambda *a, **k: T.peak,
-        "memory_reserved": lambda *a, **k: T.allocated,
-        "max_memory_reserved": lambda *a, **k: T.peak,
+        "memory_reserved": lambda *a, **k: T.cached,
+        "max_memory_reserved": lambda *a, **k: max(T.peak, T.cached),
         "reset_peak_memory_stats": lambda *a, **k: setattr(T, "peak", T.allocated),
         "manual_seed": const(None), "manual_seed_all": const(None),
         "is_current_stream_capturing": const(False),  # no CUDA graph is captured (SyncBatchNorm asks)
     }
     for k, v in patch.items():
         setattr(cuda, k, v)
+
+
+def _empty_cache(T):
+    T.emit(["R"])  # the replay releases the cache there
+    T.cached = T.allocated
+
+
+def _writes_param(T, func, args):
+    """A loop without torch.optim (_trace_api.backward_begins) updates its
+    weights by hand: an in-place op (add_, sub_, copy_, _foreach_add_)
+    writing a parameter's storage between two backward passes is that
+    update, and makes them two steps."""
+    if getattr(T, "optimizer_made", True) or T.param_written or not T.backwards:
+        return
+    parts = str(func).split(".")
+    if len(parts) < 2 or not parts[1].endswith("_"):
+        return
+    for t in _flat(args[:1], []):
+        e = T.live.get(_skey(t)) if isinstance(t, T.torch.Tensor) else None
+        if e is not None and (e[4] or "").startswith("param"):
+            T.param_written = True
+            return
 
 
 def _recompute_keeps_modules(T):
@@ -1608,6 +1639,30 @@ def _recompute_keeps_modules(T):
     frame.__init__ = __init__
 
 
+def _name_modules(T, module):
+    """Names module and what is in it by their paths from the module the
+    program called (model.layers.3.mlp), and returns module's. A module
+    called on its own first (yolov5 builds its strides by calling each
+    layer of its Sequential, not the model) names its parts from itself
+    (conv, act); when a module holding it is later called as the outermost,
+    the longer paths replace those, so the training forward's memory says
+    model.2.m.0.cv1, not m.0.cv1. A shorter path never replaces a longer
+    one (a block called alone after its model keeps model.layers.3.*)."""
+    try:
+        outer = not T.modules
+        if outer:
+            T.rooted.add(module)
+        prefix = T.modules[-1] + "." if T.modules else ""
+        for n, sub in module.named_modules():
+            new = (prefix + n) if n else (T.modules[-1] + ".?" if T.modules else type(module).__name__)
+            old = T.names.get(sub)
+            if old is None or (outer and new.count(".") > old.count(".")):
+                T.names[sub] = new
+        return T.names.get(module, type(module).__name__)
+    except Exception:
+        return type(module).__name__
+
+
 def _install_phases(torch, T):
     import torch.nn.modules.module as mm
     import torch.autograd as ag
@@ -1617,15 +1672,8 @@ def _install_phases(torch, T):
         if T.phase not in ("forward", "backward"):
             T.set_phase("forward")
         name = T.names.get(module)
-        if name is None:
-            try:
-                prefix = T.modules[-1] + "." if T.modules else ""
-                for n, sub in module.named_modules():
-                    if sub not in T.names:
-                        T.names[sub] = (prefix + n) if n else (T.modules[-1] + ".?" if T.modules else type(module).__name__)
-                name = T.names.get(module, type(module).__name__)
-            except Exception:
-                name = type(module).__name__
+        if name is None or (not T.modules and module not in T.rooted):
+            name = _name_modules(T, module)
         if module not in T.seen:
             T.seen.add(module)
             T.classify_module(module, False)

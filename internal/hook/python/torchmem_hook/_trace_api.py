@@ -232,14 +232,17 @@ def _rng(torch, T):
 
 def _memory(torch, T):
     """The caching allocator's counters, as far as the trace knows them: the
-    bytes of the storages live now and at the peak (the allocator model's
-    rounding and caching come after the trace, in torchmem)."""
+    bytes of the storages live now and at the peak, and what the cache
+    holds (_trace._Tracer.cached; the allocator model's rounding and caching
+    come after the trace, in torchmem)."""
 
     def stats(*a, **k):
         out = {"num_alloc_retries": 0, "num_ooms": 0}
-        for name in ("allocated_bytes", "reserved_bytes", "active_bytes", "requested_bytes"):
+        for name in ("allocated_bytes", "active_bytes", "requested_bytes"):
             out[name + ".all.current"] = T.allocated
             out[name + ".all.peak"] = T.peak
+        out["reserved_bytes.all.current"] = T.cached  # _trace._Tracer.cached
+        out["reserved_bytes.all.peak"] = max(T.peak, T.cached)
         return out
 
     def summary(*a, **k):
@@ -248,10 +251,10 @@ def _memory(torch, T):
 
     def mem_get_info(*a, **k):
         total = torch.cuda.get_device_properties(0).total_memory
-        return (max(0, total - T.allocated), total)
+        return (max(0, total - T.cached), total)
 
     patch = {"memory_stats": stats, "memory_summary": summary, "mem_get_info": mem_get_info,
-             "memory_cached": lambda *a, **k: T.allocated, "max_memory_cached": lambda *a, **k: T.peak,
+             "memory_cached": lambda *a, **k: T.cached, "max_memory_cached": lambda *a, **k: max(T.peak, T.cached),
              "reset_max_memory_allocated": lambda *a, **k: setattr(T, "peak", T.allocated),
              "reset_max_memory_cached": _const(None), "reset_accumulated_memory_stats": _const(None),
              "set_per_process_memory_fraction": _const(None), "memory_snapshot": _const([]),
@@ -368,6 +371,7 @@ def _optimizers(torch, T):
 
     T.optimizer_made = False
     T.backwards = 0
+    T.param_written = False  # since the last backward began (backward_begins)
     orig = om.Optimizer.__init__
 
     def __init__(self, *a, **k):
@@ -395,12 +399,17 @@ def _fused_on_meta(torch, T):
 def backward_begins(T):
     """A training loop that updates its weights by hand (p.data.add_(p.grad,
     alpha=-lr): pytorch/examples word_language_model) makes no torch.optim
-    optimizer, so no optimizer step ends the trace: there, each backward
-    after the first starts a new step, and the trace ends when the steps
-    asked for are done (the update of the last one included)."""
+    optimizer, so no optimizer step ends the trace: there, a backward after
+    the weights were written (_trace._writes_param) starts a new step, and
+    the trace ends when the steps asked for are done (the update of the
+    last one included). Backward passes with no update between them are no
+    steps: yolov5's AutoBatch runs forward and backward at five batch sizes
+    before it makes its optimizer, and the trace must go on to the
+    training that follows."""
     if getattr(T, "optimizer_made", True) or T.phase == "backward":
         return
-    if T.backwards > 0:
+    written, T.param_written = T.param_written, False
+    if T.backwards > 0 and written:
         T.done += 1
         T.set_phase("after_step")
         if T.done >= T.steps:
@@ -874,6 +883,7 @@ META_FALLBACKS = {
     "aten._embedding_bag_dense_backward.default": _embedding_bag_backward,
     "aten.masked_select.default": _masked_select,
     "aten.nonzero.default": _trace_masks.nonzero,
+    "aten.where.default": _trace_masks.where,
     "aten._unique2.default": _trace_masks.unique,
     "aten.unique_consecutive.default": _trace_masks.unique_consecutive,
     "aten.bincount.default": _trace_masks.bincount,

@@ -317,8 +317,8 @@ def data_shaped(torch, name, args):
     its output from a mask; None for any other fallback."""
     if args and shadow(args[0]) is not None:
         return None  # sized from known values: nothing assumed
-    if name == "aten.nonzero.default":
-        return "nonzero", note(args[0])
+    if name in ("aten.nonzero.default", "aten.where.default"):
+        return name.split(".")[1], note(args[0])
     if name == "torchvision.nms.default":
         return "nms", "all %d boxes taken as kept: the most it can be" % args[0].shape[0]
     if name == "aten.bincount.default":
@@ -360,6 +360,13 @@ def nonzero(torch, x, *a, **k):
     if s is not None:
         _trace_values.keep(out, s.nonzero())
     return out
+
+
+def where(torch, cond, *a, **k):
+    """aten.where(cond), one argument (numpy's nonzero; yolov5's
+    validation matches its detections with it): nonzero's rows, one view
+    of them per dimension, as the GPU makes them."""
+    return tuple(nonzero(torch, cond).unbind(1))
 
 
 def _int_indices(torch, indices):

@@ -390,10 +390,27 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 	}
 	if n := len(shapes); n > 0 {
 		where := firstFrame(shapes[0].Where)
-		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.datashape", strconv.Itoa(n), shapes[0].Op, where), textwrap.Width))
+		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.datashape", strconv.Itoa(n), shapes[0].Op, where,
+			shapeRules(tt, shapes)), textwrap.Width))
 	}
 	printNotes(w, tt, "trace.placeholder", reads)
 	printNotes(w, tt, "trace.check", checks)
+}
+
+// shapeRules: the rules that sized the notes' ops, those that did only
+// (a detector's masks were not sized as a router's).
+func shapeRules(tt tr, notes []estimate.TraceNote) string {
+	used := map[string]bool{}
+	for i := range notes {
+		used[notes[i].ShapeRule()] = true
+	}
+	var out []string
+	for _, r := range []string{estimate.ShapeRouter, estimate.ShapeKnown, estimate.ShapeMost} {
+		if used[r] {
+			out = append(out, tt("trace.datashape."+r))
+		}
+	}
+	return strings.Join(out, tt("trace.datashape.and"))
 }
 
 // printNotes says how many notes of one kind the trace left, naming the first.
@@ -548,7 +565,11 @@ var traceEN = map[string]string{
 	"trace.world":                   "the program asked for more GPUs than it was given: under --trace, torch.cuda.device_count() answers --world-size (1 unless given) where no launcher says; trace again with --world-size set to the GPUs the job runs on",
 	"trace.fit.refused":             "does not fit: the program read the GPU's free memory (--gpu's) and stopped at %[1]s because the job does not fit in it; trace with a larger --gpu to see what the job needs",
 	"trace.fit.partial":             "but only what ran fits: the trace stopped after %[1]s optimizer steps, and the steps that did not run (the optimizer's states, the next forward) may need more; fix what stopped it and trace again",
-	"trace.datashape":               "%[1]s sizes that depend on the data were assumed (first: %[2]s at %[3]s): a router's masks and top-k indices give each expert a balanced share of the tokens, a selection from known values each of them, any other mask all its elements",
+	"trace.datashape":               "%[1]s sizes that depend on the data were assumed (first: %[2]s at %[3]s): %[4]s",
+	"trace.datashape.router":        "a router's masks and top-k indices give each expert a balanced share of the tokens",
+	"trace.datashape.known":         "a selection from known values each of them",
+	"trace.datashape.most":          "a mask all its elements, every box kept, every element distinct: the most each can be",
+	"trace.datashape.and":           "; ",
 	"trace.placeholder":             "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
 	"trace.check":                   "%[1]s checks of the program's own numbers compared tensors without data (first: %[2]s at %[3]s): taken to pass, as on a healthy GPU run",
 	"trace.compile":                 "%[1]s at %[2]s ran the model eagerly under the tracer: the figures are the eager program's; a compiled one (fused kernels, CUDA graphs) differs",
@@ -599,7 +620,11 @@ var traceZH = map[string]string{
 	"trace.world":                   "程序要求的 GPU 比它得到的多：在 --trace 下，没有启动器说明时 torch.cuda.device_count() 返回 --world-size（未给出时为 1）；请把 --world-size 设为作业所用的 GPU 数后重新追踪",
 	"trace.fit.refused":             "放不下：程序读取了 GPU 的可用显存（--gpu 所指定的），因作业放不下而在 %[1]s 处停止；请用更大的 --gpu 重新追踪，以查看作业所需",
 	"trace.fit.partial":             "但这只是已运行部分能放下：追踪在 %[1]s 个优化器步后停止，未运行的步骤（优化器状态、下一次前向）可能需要更多；请修复导致停止的问题后重新追踪",
-	"trace.datashape":               "假定了 %[1]s 个取决于数据的大小（首个：%[3]s 处的 %[2]s）：路由的掩码与 top-k 索引按均衡路由为每个专家分配 token，取自已知值的选择按每个值均分，其他掩码取其全部元素",
+	"trace.datashape":               "假定了 %[1]s 个取决于数据的大小（首个：%[3]s 处的 %[2]s）：%[4]s",
+	"trace.datashape.router":        "路由的掩码与 top-k 索引按均衡路由为每个专家分配 token",
+	"trace.datashape.known":         "取自已知值的选择按每个值均分",
+	"trace.datashape.most":          "掩码取其全部元素，框全部保留，元素互不相同：各取其最大可能",
+	"trace.datashape.and":           "；",
 	"trace.placeholder":             "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
 	"trace.check":                   "程序对自身数值的 %[1]s 次检查比较了无数据的张量（首个：%[3]s 处的 %[2]s）：按检查通过处理，如同正常的 GPU 运行",
 	"trace.compile":                 "%[2]s 处的 %[1]s 在追踪时以 eager 方式运行模型：数字是 eager 程序的；编译后的程序（融合内核、CUDA graphs）会不同",

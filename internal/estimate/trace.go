@@ -77,6 +77,30 @@ func (n *TraceNote) WantsMoreGPUs() bool {
 	return false
 }
 
+// The rules by which the tracer sized what depends on the data (its
+// "datashape" notes; _trace_masks.py words each note with its rule).
+const (
+	// ShapeRouter: a router's masks, counts and top-k indices, each expert
+	// a balanced share of the tokens.
+	ShapeRouter = "router"
+	// ShapeKnown: a selection from values the tracer knows, each of them.
+	ShapeKnown = "known"
+	// ShapeMost: any other mask all its elements, every box kept, every
+	// element distinct: the most each can be.
+	ShapeMost = "most"
+)
+
+// ShapeRule: which rule sized a datashape note's op.
+func (n *TraceNote) ShapeRule() string {
+	switch {
+	case strings.Contains(n.Message, "balanced router"):
+		return ShapeRouter
+	case strings.Contains(n.Message, "were selected from"):
+		return ShapeKnown
+	}
+	return ShapeMost
+}
+
 // TraceDist is what a trace of distributed training says of it: the
 // trace is of rank 0, in a world of World ranks (every rank of a
 // data-parallel job holds what rank 0 does), the process group's backend

@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/torchmem/torchmem/internal/estimate"
+	"github.com/torchmem/torchmem/internal/i18n"
+)
+
+// TestShapeRulesSaysOnlyThoseUsed: a detector's masks (yolov5's NMS and
+// loss) are not said to be sized as a mixture of experts' router; a
+// router's are, with the other rules only where they applied. The notes'
+// words are the tracer's (_trace_masks.py).
+func TestShapeRulesSaysOnlyThoseUsed(t *testing.T) {
+	tt := traceCatalog.T(i18n.EN)
+	detector := []estimate.TraceNote{
+		{Kind: "datashape", Op: "boolean mask index", Message: "all 38400 mask elements taken as true: the most it can be"},
+		{Kind: "datashape", Op: "nms", Message: "all 300 boxes taken as kept: the most it can be"},
+	}
+	if got := shapeRules(tt, detector); strings.Contains(got, "router") || !strings.Contains(got, "the most each can be") {
+		t.Errorf("detector: %q", got)
+	}
+	moe := []estimate.TraceNote{
+		{Kind: "datashape", Op: "nonzero", Message: "512 of 4096 mask elements taken as true: a balanced router's share"},
+		{Kind: "datashape", Op: "unique", Message: "each of the 8 values its 1024 elements were selected from taken as present"},
+	}
+	if got := shapeRules(tt, moe); got != tt("trace.datashape.router")+"; "+tt("trace.datashape.known") {
+		t.Errorf("router: %q", got)
+	}
+}

@@ -223,7 +223,7 @@ func printTrace(env *Env, r *estimate.TraceResult, fit *estimate.Fit, argv []str
 	t := estimateCatalog.T(lang)
 	tt := traceCatalog.T(lang)
 	fmt.Fprintln(w, textwrap.Wrap("", tt("trace.header", shellJoin(argv)), textwrap.Width))
-	n := fmt.Sprintf("%.1fM", float64(r.Params)/1e6)
+	n := paramCount(r.Params)
 	params := tt("trace.params", n)
 	switch {
 	case r.Distributed.Sharded() && r.Distributed.HostParams > 0:
@@ -396,6 +396,18 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 	printNotes(w, tt, "trace.placeholder", reads)
 	printNotes(w, tt, "trace.check", checks)
 }
+
+// paramCount: millions (124.4M), or the count itself below
+// exactParams, where a tenth of a million would say 0.0M.
+func paramCount(n int64) string {
+	if n < exactParams {
+		return groupDigits(n)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
+}
+
+// exactParams: below it a model's parameters are counted one by one.
+const exactParams = 100_000
 
 // shapeRules: the rules that sized the notes' ops, those that did only
 // (a detector's masks were not sized as a router's).

@@ -396,6 +396,12 @@ def _fused_on_meta(torch, T):
     om._get_fused_kernels_supported_devices = lambda: list(orig()) + ["meta"]
 
 
+# Backward passes with no weight written between them that are taken as
+# a probe before training (yolov5's AutoBatch makes 15: three at each of
+# five batch sizes) rather than as steps.
+PROBE_PASSES = 64
+
+
 def backward_begins(T):
     """A training loop that updates its weights by hand (p.data.add_(p.grad,
     alpha=-lr): pytorch/examples word_language_model) makes no torch.optim
@@ -405,11 +411,13 @@ def backward_begins(T):
     last one included). Backward passes with no update between them are no
     steps: yolov5's AutoBatch runs forward and backward at five batch sizes
     before it makes its optimizer, and the trace must go on to the
-    training that follows."""
+    training that follows. After PROBE_PASSES of them with no update (a
+    loop that only reads gradients, or updates its inputs), each backward
+    is a step again, so that such a loop still ends."""
     if getattr(T, "optimizer_made", True) or T.phase == "backward":
         return
     written, T.param_written = T.param_written, False
-    if T.backwards > 0 and written:
+    if T.backwards > 0 and (written or T.backwards >= PROBE_PASSES):
         T.done += 1
         T.set_phase("after_step")
         if T.done >= T.steps:

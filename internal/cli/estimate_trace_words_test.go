@@ -29,3 +29,12 @@ func TestShapeRulesSaysOnlyThoseUsed(t *testing.T) {
 		t.Errorf("router: %q", got)
 	}
 }
+
+// TestParamCount: a small model's parameters are not "0.0M".
+func TestParamCount(t *testing.T) {
+	for n, want := range map[int64]string{4160: "4,160", 99_999: "99,999", 100_000: "0.1M", 124_439_808: "124.4M"} {
+		if got := paramCount(n); got != want {
+			t.Errorf("paramCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -97,24 +97,55 @@ def program_frame(tb, skip):
 
 class Steps(object):
     """Which optimizer.step() calls count toward --steps: one per training
-    iteration. A step counts when a forward or backward pass ran since the
-    last counted one; a second step() on the same gradients (two
+    iteration, counted where the iteration ends.
+
+    A step is part of an iteration only when a forward or backward pass ran
+    since the last step: a second step() on the same gradients (two
     optimizers over one backward, or an old torchvision reference script's
     scaler.step(optimizer) followed by optimizer.step()) is the same
     iteration. Counting it would stop a 2-step trace after one iteration,
     before the second forward and backward, whose peak (the optimizer's
-    states already made) is usually the job's."""
+    states already made) is usually the job's.
+
+    Optimizers that each step after their own backward (a GAN's
+    discriminator, then its generator) are one iteration too: it ends with
+    the last of them. Which one that is is learned when an optimizer steps
+    again (the second iteration begins); until then the first step counts.
+    A 2-step trace of a GAN so runs both of its iterations to the
+    generator's step, where it had ended at the second iteration's
+    discriminator step, before the generator's states were ever used again
+    (the peak 11 % under). An iteration left open when the next begins (an
+    optimizer skipped that time) counts then."""
 
     def __init__(self):
         self.ran = True  # the first step counts
+        self.cur = []  # id() of the optimizers stepped in this iteration, in order
+        self.cycle = None  # those of the first whole iteration, once known
+        self.open = False  # this iteration has not been counted yet
 
     def pass_ran(self):
         self.ran = True
 
-    def step(self):
-        """True when this step() starts a new counted step."""
-        counted, self.ran = self.ran, False
-        return counted
+    def step(self, opt=None):
+        """The iterations that this step() ends: 0, 1, or 2 (the one left
+        open before it, and its own)."""
+        ran, self.ran = self.ran, False
+        if not ran:
+            return 0
+        key = id(opt)
+        late = 0
+        if key in self.cur:  # it steps again: a new iteration begins
+            if self.cycle is None:
+                self.cycle = list(self.cur)
+            late = 1 if self.open else 0
+            self.cur = []
+        if not self.cur:
+            self.open = True
+        self.cur.append(key)
+        ends = self.open and (self.cycle is None or key == self.cycle[-1])
+        if ends:
+            self.open = False
+        return late + (1 if ends else 0)
 
 
 def count_grad_passes(ag, steps):

@@ -1753,7 +1753,7 @@ def _install_phases(torch, T):
                     T.classify(v, "optstate")
         if T.in_step > 0:
             return
-        counted = T.iteration.step()
+        counted = T.iteration.step(opt)
         T.done += counted
         T.set_phase("after_step")
         if counted and T.done >= T.steps:

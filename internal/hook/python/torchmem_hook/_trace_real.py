@@ -204,8 +204,8 @@ class _Real(object):
             return "", "the snapshot (%d bytes) is over --trace-max-size: measured peaks only" % size
         return SNAPSHOT_FILE, ""
 
-    def step_done(self):
-        counted = self.iteration.step()
+    def step_done(self, opt):
+        counted = self.iteration.step(opt)
         self.done += counted
         self.mark("after_step")
         if counted and self.done >= self.steps:
@@ -304,7 +304,7 @@ def _install_phases(torch, R):
     def step_post(opt, a, k):
         depth[0] -= 1
         if depth[0] == 0:
-            R.step_done()
+            R.step_done(opt)
 
     om.register_optimizer_step_pre_hook(step_pre)
     om.register_optimizer_step_post_hook(step_post)

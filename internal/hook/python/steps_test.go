@@ -12,20 +12,7 @@ import (
 // discriminator steps again); an optimizer that skips some iterations; a
 // critic stepped five times per generator step.
 func TestStepsCountIterations(t *testing.T) {
-	py := ""
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(p, "-c", "pass").Run() == nil {
-			py = p
-			break
-		}
-	}
-	if py == "" {
-		t.Skip("no python3")
-	}
-	dir := t.TempDir()
-	if err := WriteTree(dir); err != nil {
-		t.Fatal(err)
-	}
+	py, dir := pythonAndTree(t)
 	script := `
 import sys
 sys.path.insert(0, sys.argv[1])

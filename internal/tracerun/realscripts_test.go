@@ -240,6 +240,34 @@ func TestGANIterationEndsWithGenerator(t *testing.T) {
 	}
 }
 
+// TestLegacyCudaTypes: torch.cuda.FloatTensor as a constructor and as
+// .type()'s argument, and the GPU as the default device (set by the legacy
+// type or by torch.set_default_device), each makes a device tensor in
+// both modes, as on a GPU; a CPU-only torch had refused them before the
+// first step. The model made under the default device is the device's.
+func TestLegacyCudaTypes(t *testing.T) {
+	check := func(t *testing.T, py, mode string) {
+		args := []string{filepath.Join("testdata", "legacy_types.py"), mode}
+		meta, real := trace(t, py, "meta", args...), trace(t, py, "cpu", args...)
+		samePeaks(t, meta, real)
+		var params int
+		for _, a := range meta.Allocs {
+			if a.Kind == "param" {
+				params++
+			}
+		}
+		if params != 4 {
+			t.Errorf("%s: %d parameter allocations on the device, want the model's 4", mode, params)
+		}
+	}
+	for _, mode := range []string{"", "default-type"} {
+		t.Run("torch "+mode, func(t *testing.T) { check(t, torchPython(t), mode) })
+	}
+	for _, mode := range []string{"", "default-type", "default-device"} {
+		t.Run("torch2 "+mode, func(t *testing.T) { check(t, torch2Python(t), mode) })
+	}
+}
+
 // TestFusedAdamWOnMeta: AdamW(fused=True) (nanoGPT on CUDA) traces on meta
 // as on CPU tensors; torch 2.x had refused meta parameters for it. Skipped
 // where AdamW has no fused option (torch 1.13: set TORCHMEM_TORCH_PYTHON

@@ -57,6 +57,7 @@ import weakref
 
 from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2, _trace_values
 from torchmem_hook import _common, _trace_amp, _trace_blocks, _trace_bnb, _trace_compat, _trace_deepspeed, _trace_dist, _trace_safetensors
+from torchmem_hook import _trace_legacy
 
 _clean = _common.one_line
 _debug = _common.debug
@@ -860,6 +861,7 @@ def start(torch, refused=None):
     if launched:
         T.emit(["D", "launcher", _clean(launched)])
     _install_cuda(torch, T)
+    _trace_legacy.install(torch, T)  # torch.cuda.FloatTensor, the default device
     _trace_api.install(torch, T)
     _trace_deepspeed.install(torch, T)
     _trace_bnb.install(torch, T)
@@ -899,6 +901,7 @@ def _install_modes(torch, T):
 
     amp = _Autocast(torch, T) if dev == "meta" else None
     answers = _trace_api.answers(torch, T)  # is_cuda, .cpu().numpy(), ...
+    is_cuda = answers[Tensor.is_cuda.__get__]
     _trace_masks.install(torch, T, answers, _trace_api.PASS)  # a router's one-hot masks, known indices
     sdpa = _trace_sdpa.install(torch, T)  # the GPU's fused attention kernels
     transparent = _trace_api.transparent(torch)  # run with the mode on inside
@@ -942,6 +945,13 @@ def _install_modes(torch, T):
                 if func is Tensor.item and args[0].dtype == torch.bool:
                     v = False
                 return v
+            if func is Tensor.type:  # x.type(torch.cuda.FloatTensor), x.type()
+                spec = T.legacy.type_call(args, kwargs, lambda t: bool(is_cuda(func, (t,), {})))
+                if isinstance(spec, str):
+                    return spec
+                if spec is not None:
+                    func, args, kwargs = Tensor.to, (args[0], "cuda", spec[0]), {"non_blocking": spec[1]}
+            kwargs = T.legacy.device_default(func, args, kwargs)  # after set_default_device("cuda")
             move = False
             if func is Tensor.cuda:
                 args, kwargs, move = (args[0], target), {"non_blocking": kwargs.get("non_blocking", False)}, True

@@ -111,9 +111,20 @@ func runWorkersReaped(t *testing.T, bin, db string) {
 		t.Skip("needs a job cgroup (root) to count what is left behind")
 	}
 	// The main process dies abruptly while its DataLoader workers run.
-	script := `import os, torch
-from torch.utils.data import DataLoader
-it = iter(DataLoader(range(10**6), num_workers=2, batch_size=1))
+	// Each worker is busy in __getitem__ (all but the first item sleep):
+	// an idle worker polls for its parent every few seconds and exits by
+	// itself once it is gone, which raced with the reaping (CI once saw
+	// "killed 1").
+	script := `import os, time, torch
+from torch.utils.data import DataLoader, Dataset
+class Slow(Dataset):
+    def __len__(self):
+        return 10**6
+    def __getitem__(self, i):
+        if i:
+            time.sleep(60)
+        return i
+it = iter(DataLoader(Slow(), num_workers=2, batch_size=1))
 next(it)
 os._exit(3)`
 	_, stderr, code := runExec(bin, "run", "--db", db, "--", py, "-c", script)

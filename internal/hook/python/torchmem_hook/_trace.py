@@ -951,7 +951,8 @@ def _install_modes(torch, T):
                     return spec
                 if spec is not None:
                     func, args, kwargs = Tensor.to, (args[0], "cuda", spec[0]), {"non_blocking": spec[1]}
-            kwargs = T.legacy.device_default(func, args, kwargs)  # after set_default_device("cuda")
+            if T.legacy.default_cuda:  # after set_default_device("cuda")
+                kwargs = T.legacy.device_default(func, args, kwargs)
             move = False
             if func is Tensor.cuda:
                 args, kwargs, move = (args[0], target), {"non_blocking": kwargs.get("non_blocking", False)}, True
@@ -1067,7 +1068,8 @@ def _install_modes(torch, T):
             if T.device == "meta":
                 args, kwargs = _lift_host(torch, T, func, args, kwargs)
             T.blocks.used(args, kwargs)
-            _writes_param(T, func, args)
+            if T.backwards and not T.param_written:  # a loop without torch.optim only
+                _writes_param(T, func, args)
             ws = _sdpa_workspace(torch, T, sdpa, func, args)
             try:
                 try:
@@ -1609,7 +1611,7 @@ def _writes_param(T, func, args):
     weights by hand: an in-place op (add_, sub_, copy_, _foreach_add_)
     writing a parameter's storage between two backward passes is that
     update, and makes them two steps."""
-    if getattr(T, "optimizer_made", True) or T.param_written or not T.backwards:
+    if getattr(T, "optimizer_made", True):
         return
     parts = str(func).split(".")
     if len(parts) < 2 or not parts[1].endswith("_"):

@@ -98,13 +98,14 @@ class Legacy(object):
         return dtype, kwargs.get("non_blocking", args[2] if len(args) > 2 else False)
 
     def device_default(self, func, args, kwargs):
-        """kwargs with device="cuda" for a factory called without a device
-        while the default is the GPU; kwargs as they are otherwise. A
+        """While the default is the GPU (default_cuda, which the caller
+        checks): kwargs with device="cuda" for a factory called without a
+        device; kwargs as they are otherwise. A
         tensor of one Python number stays on the host: its value is read
         back (Adam's step count, torch.tensor(0.0), is a device scalar on
         a GPU; here its value would be lost, and a bias correction of
         1 - beta ** 0 divides by zero), and it holds no memory to speak of."""
-        if not self.default_cuda or func not in self.factories or kwargs.get("device") is not None:
+        if func not in self.factories or kwargs.get("device") is not None:
             return kwargs
         if func in self.from_data and args and isinstance(args[0], (bool, int, float, complex)):
             return kwargs

@@ -3,13 +3,15 @@ package doctor
 import (
 	"strconv"
 	"strings"
+
+	"github.com/torchmem/torchmem/internal/allocconf"
 )
 
 // checkAllocConf validates PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF
 // the way the allocator will read them at the first CUDA allocation, where
 // a mistake is a crash (unknown option) or silently ignored (conflicts).
 func checkAllocConf(h *Host) []Finding {
-	cuda, generic := h.getenv("PYTORCH_CUDA_ALLOC_CONF"), h.getenv("PYTORCH_ALLOC_CONF")
+	cuda, generic := h.getenv(allocconf.EnvCUDA), h.getenv(allocconf.EnvGeneric)
 	if cuda == "" && generic == "" {
 		return []Finding{newFinding("pytorch.alloc_conf", "pytorch", OK, "alloc_conf.title_unset")}
 	}
@@ -19,16 +21,13 @@ func checkAllocConf(h *Host) []Finding {
 			ev("env PYTORCH_ALLOC_CONF", generic).ev("env PYTORCH_CUDA_ALLOC_CONF", cuda).
 			why("alloc_conf.both.why").fix("alloc_conf.both.fix"))
 	}
-	name, val := "PYTORCH_CUDA_ALLOC_CONF", cuda
-	if val == "" {
-		name, val = "PYTORCH_ALLOC_CONF", generic
-	}
+	name, val := allocconf.FromEnv(h.getenv)
 	return append(out, allocConfFindings(name, val, version(h.python().Torch))...)
 }
 
 func allocConfFindings(name, val string, torch []int) []Finding {
 	src := "env " + name
-	opts, err := parseAllocConf(val)
+	opts, err := allocconf.Split(val)
 	if err != nil {
 		return []Finding{newFinding("pytorch.alloc_conf", "pytorch", Fail, "alloc_conf.title_unparsable", name).ev(src, val).
 			why("alloc_conf.unparsable.why").fix("alloc_conf.unparsable.fix")}

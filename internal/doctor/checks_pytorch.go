@@ -2,7 +2,6 @@ package doctor
 
 import (
 	"fmt"
-	"strings"
 )
 
 func checkPythonEnv(h *Host) []Finding {
@@ -97,39 +96,3 @@ var allocOptions = map[string][]int{
 
 // nativeOnly options do nothing under backend:cudaMallocAsync.
 var nativeOnly = []string{"max_split_size_mb", "garbage_collection_threshold", "roundup_power2_divisions", "expandable_segments"}
-
-// parseAllocConf splits "k:v,k:[a:1,b:2]" into ordered key/value pairs,
-// keeping commas inside brackets.
-func parseAllocConf(s string) ([][2]string, error) {
-	var out [][2]string
-	depth, start := 0, 0
-	flush := func(end int) error {
-		item := strings.TrimSpace(s[start:end])
-		if item == "" {
-			return nil
-		}
-		k, v, ok := strings.Cut(item, ":")
-		if !ok {
-			return fmt.Errorf("option %q has no ':value'", item)
-		}
-		out = append(out, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
-		return nil
-	}
-	for i, r := range s {
-		switch {
-		case r == '[':
-			depth++
-		case r == ']':
-			depth--
-		case r == ',' && depth == 0:
-			if err := flush(i); err != nil {
-				return nil, err
-			}
-			start = i + 1
-		}
-	}
-	if depth != 0 {
-		return nil, fmt.Errorf("unbalanced [ ] in %q", s)
-	}
-	return out, flush(len(s))
-}

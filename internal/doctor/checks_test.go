@@ -186,15 +186,7 @@ func TestParsers(t *testing.T) {
 			t.Errorf("version(%q) = %q", in, got)
 		}
 	}
-	opts, err := parseAllocConf("a:1, b:[256:1,512:2] ,c:x")
-	if err != nil || len(opts) != 3 || opts[1][1] != "[256:1,512:2]" {
-		t.Errorf("parseAllocConf: %v %v", opts, err)
-	}
-	for _, bad := range []string{"a", "b:[1,2", "x:1,y"} {
-		if _, err := parseAllocConf(bad); err == nil {
-			t.Errorf("parseAllocConf(%q) accepted", bad)
-		}
-	}
+	// PYTORCH_CUDA_ALLOC_CONF is split and tested in internal/allocconf.
 	// /dev/shm's size options are read and tested in internal/shm (mount.go).
 }
 

@@ -1,12 +1,16 @@
 package doctor
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/torchmem/torchmem/internal/allocconf"
+)
 
 func FuzzParseAllocConf(f *testing.F) {
 	f.Add("expandable_segments:True,roundup_power2_divisions:[256:1,512:2,>:4]")
 	f.Add("backend:cudaMallocAsync")
 	f.Fuzz(func(t *testing.T, s string) {
-		opts, err := parseAllocConf(s)
+		opts, err := allocconf.Split(s)
 		if err == nil {
 			_ = allocConfFindings("PYTORCH_CUDA_ALLOC_CONF", s, version("2.4.0"))
 			for _, kv := range opts {

@@ -1,0 +1,158 @@
+// Package allocconf reads PYTORCH_CUDA_ALLOC_CONF (PYTORCH_ALLOC_CONF in
+// torch >= 2.9), the options of PyTorch's CUDA caching allocator. doctor
+// checks the text (Split); the allocator model of estimate follows the
+// options that change what the allocator reserves (Parse). Hand-written:
+// no Go library reads this format, and PyTorch's own tokenizer is C++
+// (c10/core/AllocatorConfig.cpp).
+package allocconf
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The two variables, in the order torchmem reads them: the CUDA one,
+// which every torch 2.x reads, first.
+const (
+	EnvCUDA    = "PYTORCH_CUDA_ALLOC_CONF"
+	EnvGeneric = "PYTORCH_ALLOC_CONF"
+)
+
+// FromEnv is the variable the allocator is configured by and its value
+// ("" and "" when neither is set).
+func FromEnv(getenv func(string) string) (name, value string) {
+	if v := getenv(EnvCUDA); v != "" {
+		return EnvCUDA, v
+	}
+	if v := getenv(EnvGeneric); v != "" {
+		return EnvGeneric, v
+	}
+	return "", ""
+}
+
+// Split splits "k:v,k:[a:1,b:2]" into ordered key/value pairs, keeping
+// commas inside brackets.
+func Split(s string) ([][2]string, error) {
+	var out [][2]string
+	depth, start := 0, 0
+	flush := func(end int) error {
+		item := strings.TrimSpace(s[start:end])
+		if item == "" {
+			return nil
+		}
+		k, v, ok := strings.Cut(item, ":")
+		if !ok {
+			return fmt.Errorf("option %q has no ':value'", item)
+		}
+		out = append(out, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
+		return nil
+	}
+	for i, r := range s {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']':
+			depth--
+		case r == ',' && depth == 0:
+			if err := flush(i); err != nil {
+				return nil, err
+			}
+			start = i + 1
+		}
+	}
+	if depth != 0 {
+		return nil, fmt.Errorf("unbalanced [ ] in %q", s)
+	}
+	return out, flush(len(s))
+}
+
+// Conf is what the allocator model follows of the options. The zero Conf
+// is PyTorch's default.
+type Conf struct {
+	// Expandable: expandable_segments:True (torch >= 2.1). One segment
+	// per pool grows by mapping pages (2 MiB small, 20 MiB large) instead
+	// of a cudaMalloc per segment.
+	Expandable bool
+	// MaxSplit: max_split_size_mb in bytes (0: none). Cached blocks this
+	// large are not split for smaller requests.
+	MaxSplit int64
+	// Fraction: per_process_memory_fraction (torch >= 2.8; 0: none), as
+	// torch.cuda.set_per_process_memory_fraction sets it.
+	Fraction float64
+	// AsyncBackend: backend:cudaMallocAsync, CUDA's own pool allocator,
+	// which the model does not follow (the options above do nothing then).
+	AsyncBackend bool
+}
+
+// Parse reads the options the model follows from s; the others are left
+// to doctor to check. An error names the option.
+func Parse(s string) (Conf, error) {
+	kvs, err := Split(s)
+	if err != nil {
+		return Conf{}, err
+	}
+	var c Conf
+	for _, kv := range kvs {
+		k, v := kv[0], kv[1]
+		switch k {
+		case "expandable_segments":
+			c.Expandable, err = parseBool(v)
+		case "max_split_size_mb":
+			var mb float64
+			mb, err = strconv.ParseFloat(v, 64)
+			if err == nil && !(mb > 20 && mb < 1<<30) { // PyTorch refuses 20 MB and less
+				err = fmt.Errorf("want more than 20")
+			}
+			c.MaxSplit = int64(mb * (1 << 20))
+		case "per_process_memory_fraction":
+			c.Fraction, err = strconv.ParseFloat(v, 64)
+			if err == nil && !(c.Fraction > 0 && c.Fraction <= 1) {
+				err = fmt.Errorf("want a fraction in (0, 1]")
+			}
+		case "backend":
+			c.AsyncBackend = v == "cudaMallocAsync"
+		}
+		if err != nil {
+			return Conf{}, fmt.Errorf("option %s:%s: %w", k, v, unwrapNum(err))
+		}
+	}
+	return c, nil
+}
+
+func parseBool(v string) (bool, error) {
+	switch v {
+	case "True", "true":
+		return true, nil
+	case "False", "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("want True or False")
+}
+
+// unwrapNum keeps strconv's errors to their reason.
+func unwrapNum(err error) error {
+	if ne, ok := err.(*strconv.NumError); ok {
+		return ne.Err
+	}
+	return err
+}
+
+// String is the options the model follows, as they would be written
+// ("" for the default).
+func (c Conf) String() string {
+	var parts []string
+	if c.AsyncBackend {
+		parts = append(parts, "backend:cudaMallocAsync")
+	}
+	if c.Expandable {
+		parts = append(parts, "expandable_segments:True")
+	}
+	if c.MaxSplit > 0 {
+		parts = append(parts, "max_split_size_mb:"+strconv.FormatFloat(float64(c.MaxSplit)/(1<<20), 'f', -1, 64))
+	}
+	if c.Fraction > 0 {
+		parts = append(parts, "per_process_memory_fraction:"+strconv.FormatFloat(c.Fraction, 'f', -1, 64))
+	}
+	return strings.Join(parts, ",")
+}

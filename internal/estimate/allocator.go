@@ -17,6 +17,9 @@ import "sort"
 //     the device (limit): then, as when cudaMalloc fails, every cached
 //     segment that is wholly free is released and the request retried;
 //     a request that still does not fit is a CUDA out-of-memory error.
+//
+// PYTORCH_CUDA_ALLOC_CONF changes some of these rules (conf):
+// max_split_size_mb here, expandable_segments in allocator_expandable.go.
 type allocator struct {
 	free     [2][]*block // per pool, kept sorted by (size, segment, offset)
 	segs     []*block    // each segment's first block (the whole list of a segment's blocks)
@@ -26,6 +29,48 @@ type allocator struct {
 	limit    int64 // what the allocator may reserve, 0 for no limit
 	releases int   // times the cache was released to make room
 	oom      bool
+	// maxSplit: max_split_size_mb in bytes (0: none). Blocks this large
+	// ("oversize") are never split, serve only requests of about their
+	// size, and are the first released when the limit is reached.
+	maxSplit int64
+	// expandable: expandable_segments:True. unmapped holds each pool's
+	// unmapped blocks in address order; va is an expandable segment's
+	// address space (0: expandableVA).
+	expandable bool
+	unmapped   [2][]*block
+	va         int64
+	// notify, when set, is told of each change of what is reserved (the
+	// snapshot writer's segment_alloc, segment_map... entries).
+	notify func(segEvent)
+}
+
+// segEvent is a change of the memory held from the driver: a segment
+// made or given back, or an expandable segment's pages mapped or
+// unmapped (action as PyTorch's trace names it). segSize is the whole
+// segment's size (an expandable one's address space).
+type segEvent struct {
+	action    string
+	seg, pool int
+	off, size int64
+	segSize   int64
+}
+
+func (a *allocator) tell(action string, b *block, size int64) {
+	if a.notify != nil {
+		a.notify(segEvent{action: action, seg: b.seg, pool: b.pool, off: b.off, size: size, segSize: a.segSizeOf(b)})
+	}
+}
+
+// segSizeOf: the size of b's segment.
+func (a *allocator) segSizeOf(b *block) int64 {
+	for b.prev != nil {
+		b = b.prev
+	}
+	var n int64
+	for ; b != nil; b = b.next {
+		n += b.size
+	}
+	return n
 }
 
 type block struct {
@@ -33,6 +78,8 @@ type block struct {
 	off, size  int64
 	pool       int
 	free       bool
+	unmapped   bool // of an expandable segment: address space without memory (free too)
+	gone       bool // a segment's first block, the segment given back
 	prev, next *block
 }
 
@@ -97,33 +144,74 @@ func (a *allocator) malloc(n int64) *block {
 	if size <= smallSize {
 		pool = 0
 	}
-	l := a.free[pool]
-	i := sort.Search(len(l), func(i int) bool { return l[i].size >= size })
-	var b *block
-	if i < len(l) {
-		b = l[i]
+	b := a.bestFit(size, pool)
+	switch {
+	case b != nil:
 		a.remove(b)
-	} else {
-		b = a.newSegment(segmentSize(size), pool)
+	case a.expandable:
+		b = a.growExpandable(size, pool)
+	default:
+		b = a.newSegment(segmentSize(size), pool, size)
 	}
-	rest := b.size - size
-	if (pool == 0 && rest >= minBlock) || (pool == 1 && rest > smallSize) {
-		r := &block{seg: b.seg, off: b.off + size, size: rest, pool: pool, free: true, prev: b, next: b.next}
-		if b.next != nil {
-			b.next.prev = r
-		}
-		b.next, b.size = r, size
-		a.insert(r)
-	}
+	a.split(b, size)
 	b.free = false
 	return b
 }
 
-// newSegment reserves seg bytes from the driver, first releasing the cache
-// when the limit is in the way (release_cached_blocks in PyTorch).
-func (a *allocator) newSegment(seg int64, pool int) *block {
+// bestFit is the smallest cached block that may serve size (nil: none),
+// as get_free_block chooses it.
+func (a *allocator) bestFit(size int64, pool int) *block {
+	l := a.free[pool]
+	i := sort.Search(len(l), func(i int) bool { return l[i].size >= size })
+	if i == len(l) {
+		return nil
+	}
+	if a.expandable {
+		i = expandableFit(l, i)
+	}
+	b := l[i]
+	if a.maxSplit > 0 {
+		if size < a.maxSplit && b.size >= a.maxSplit {
+			return nil // an oversize block for a smaller request
+		}
+		if size >= a.maxSplit && b.size >= size+largeBuffer {
+			return nil // an oversize block much larger than the request
+		}
+	}
+	return b
+}
+
+// split cuts b to size, the rest a free block, when the rule allows:
+// in the small pool and under expandable segments a rest of one minimum
+// block is enough; in the large pool it must be over 1 MiB, and an
+// oversize request (max_split_size_mb) is never split.
+func (a *allocator) split(b *block, size int64) {
+	rest := b.size - size
+	ok := rest >= minBlock
+	if b.pool == 1 && !a.expandable {
+		ok = rest > smallSize && (a.maxSplit == 0 || size < a.maxSplit)
+	}
+	if !ok {
+		return
+	}
+	r := &block{seg: b.seg, off: b.off + size, size: rest, pool: b.pool, free: true, prev: b, next: b.next}
+	if b.next != nil {
+		b.next.prev = r
+	}
+	b.next, b.size = r, size
+	a.insert(r)
+}
+
+// newSegment reserves seg bytes from the driver for a request of size,
+// first releasing the cache when the limit is in the way: the oversize
+// blocks enough for it (release_available_cached_blocks, with
+// max_split_size_mb), then every wholly free segment
+// (release_cached_blocks).
+func (a *allocator) newSegment(seg int64, pool int, size int64) *block {
 	if a.limit > 0 && a.reserved+seg > a.limit {
-		a.releaseCached()
+		if !a.releaseOversize(size) || a.reserved+seg > a.limit {
+			a.releaseCached()
+		}
 		if a.reserved+seg > a.limit {
 			a.oom = true // the walk goes on so the rest of the job is still reported
 		}
@@ -133,7 +221,60 @@ func (a *allocator) newSegment(seg int64, pool int) *block {
 	a.segments++
 	b := &block{seg: a.segments, size: seg, pool: pool}
 	a.segs = append(a.segs, b)
+	a.tell("segment_alloc", b, seg)
 	return b
+}
+
+// releaseOversize gives back cached oversize blocks (max_split_size_mb)
+// for a request of size: the smallest one as large as it, else the
+// largest ones until as much is freed. false: not enough (or no
+// max_split_size_mb).
+func (a *allocator) releaseOversize(size int64) bool {
+	if a.maxSplit == 0 {
+		return false
+	}
+	want := max(size, a.maxSplit)
+	l := a.free[1]
+	i := sort.Search(len(l), func(i int) bool { return l[i].size >= want })
+	if i < len(l) && l[i].wholeSegment() {
+		a.dropSegment(l[i])
+		a.pruneSegs()
+		return true
+	}
+	var freed int64
+	var drop []*block
+	for j := len(l) - 1; j >= 0 && freed < want && l[j].size >= a.maxSplit; j-- {
+		if l[j].wholeSegment() {
+			freed += l[j].size
+			drop = append(drop, l[j])
+		}
+	}
+	for _, b := range drop {
+		a.dropSegment(b)
+	}
+	a.pruneSegs()
+	return freed >= want
+}
+
+// dropSegment gives a wholly free segment back to the driver (pruneSegs
+// takes it off the list).
+func (a *allocator) dropSegment(b *block) {
+	a.remove(b)
+	a.reserved -= b.size
+	a.tell("segment_free", b, b.size)
+	b.gone = true
+}
+
+// pruneSegs takes the segments given back off the list.
+func (a *allocator) pruneSegs() {
+	segs := a.segs[:0]
+	for _, h := range a.segs {
+		if !h.gone {
+			segs = append(segs, h)
+		}
+	}
+	clear(a.segs[len(segs):])
+	a.segs = segs
 }
 
 // wholeSegment: b has no neighbours, so it spans its segment (a free one
@@ -141,12 +282,16 @@ func (a *allocator) newSegment(seg int64, pool int) *block {
 func (b *block) wholeSegment() bool { return b.prev == nil && b.next == nil }
 
 // cachedFree is what torch.cuda.empty_cache() would give back now: the
-// segments no tensor uses any part of.
+// segments no tensor uses any part of (under expandable segments, the
+// whole pages of free blocks).
 func (a *allocator) cachedFree() int64 {
 	var n int64
 	for _, l := range a.free {
 		for _, b := range l {
-			if b.wholeSegment() {
+			switch {
+			case a.expandable:
+				n += unmappable(b)
+			case b.wholeSegment():
 				n += b.size
 			}
 		}
@@ -162,26 +307,25 @@ func (a *allocator) releaseCached() {
 }
 
 // emptyCache gives every wholly free segment back to the driver, as
-// torch.cuda.empty_cache() does.
+// torch.cuda.empty_cache() does (under expandable segments, unmaps the
+// whole pages of every free block).
 func (a *allocator) emptyCache() {
+	if a.expandable {
+		a.unmapFree()
+		return
+	}
 	for p := range a.free {
-		kept := a.free[p][:0]
+		var drop []*block
 		for _, b := range a.free[p] {
 			if b.wholeSegment() {
-				a.reserved -= b.size
-				continue
+				drop = append(drop, b)
 			}
-			kept = append(kept, b)
 		}
-		a.free[p] = kept
-	}
-	segs := a.segs[:0]
-	for _, h := range a.segs {
-		if !(h.free && h.wholeSegment()) {
-			segs = append(segs, h)
+		for _, b := range drop {
+			a.dropSegment(b)
 		}
 	}
-	a.segs = segs
+	a.pruneSegs()
 }
 
 // between is a process between two jobs: every tensor but keep is gone,
@@ -212,7 +356,7 @@ func (a *allocator) between(keep ...*block) {
 // release frees b and merges it with free neighbours.
 func (a *allocator) release(b *block) {
 	b.free = true
-	if p := b.prev; p != nil && p.free {
+	if p := b.prev; p != nil && p.free && !p.unmapped {
 		a.remove(p)
 		p.size += b.size
 		p.next = b.next
@@ -221,7 +365,7 @@ func (a *allocator) release(b *block) {
 		}
 		b = p
 	}
-	if n := b.next; n != nil && n.free {
+	if n := b.next; n != nil && n.free && !n.unmapped {
 		a.remove(n)
 		b.size += n.size
 		b.next = n.next

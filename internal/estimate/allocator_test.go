@@ -118,3 +118,99 @@ func TestAllocatorBetweenJobs(t *testing.T) {
 		t.Fatalf("next job: segment %d (want %d), reserved %d", w.seg, act.seg, a.reserved)
 	}
 }
+
+// Under expandable segments a block that keeps growing by a little
+// reuses the pages already mapped: the default rules strand a 20 MiB
+// segment each time the size crosses one (TestAllocatorLimitReleasesCache).
+func TestExpandableGrowsInPlace(t *testing.T) {
+	a := allocator{expandable: true}
+	cur := a.malloc(40 << 20)
+	if a.reserved != 40<<20 {
+		t.Fatalf("40 MiB: reserved %d, want two 20 MiB pages", a.reserved)
+	}
+	for n := int64(40 << 20); n < 80<<20; n += 64 << 10 {
+		next := a.malloc(n)
+		a.release(cur)
+		cur = next
+	}
+	// the default rules reserve 10 times the largest size here; the
+	// segment stays one, under 3 times it
+	if a.peak > 3*(80<<20) || a.segments != 1 {
+		t.Fatalf("peak %d MiB, %d segments", a.peak>>20, a.segments)
+	}
+	small := a.malloc(100)
+	if a.segments != 2 || a.reserved%(2<<20) != 0 || small.size != 512 {
+		t.Fatalf("small pool: %d segments, reserved %d", a.segments, a.reserved)
+	}
+	a.release(cur)
+	before := a.reserved
+	free := a.cachedFree()
+	a.emptyCache()
+	if a.reserved != before-free || a.reserved != 2<<20 {
+		t.Fatalf("empty_cache: reserved %d, want %d (the small pool's page)", a.reserved, before-free)
+	}
+	again := a.malloc(30 << 20) // maps again where the pages were unmapped
+	if a.reserved != 2<<20+40<<20 || again.off != 0 || a.segments != 2 {
+		t.Fatalf("after empty_cache: reserved %d MiB, offset %d, %d segments", a.reserved>>20, again.off, a.segments)
+	}
+}
+
+// At the limit the cached pages are unmapped before the request maps its
+// own; past it, an OOM.
+func TestExpandableLimit(t *testing.T) {
+	a := allocator{expandable: true, limit: 100 << 20}
+	x := a.malloc(60 << 20)
+	a.malloc(10 << 20) // 80 MiB mapped: [0,60) x, [60,70), [70,80) free
+	a.release(x)
+	a.malloc(50 << 20) // the cached 60 serves it: nothing mapped
+	if a.reserved != 80<<20 || a.releases != 0 {
+		t.Fatalf("reserved %d MiB, releases %d", a.reserved>>20, a.releases)
+	}
+	b := allocator{expandable: true, limit: 100 << 20}
+	x = b.malloc(60 << 20)
+	b.malloc(10 << 20)
+	b.release(x)
+	// [70,80) and 60 MiB more would pass 100: [0,60) is unmapped first
+	b.malloc(70 << 20)
+	if b.releases != 1 || b.oom || b.reserved != 80<<20 {
+		t.Fatalf("reserved %d MiB, releases %d, oom %v", b.reserved>>20, b.releases, b.oom)
+	}
+	b.malloc(60 << 20)
+	if !b.oom {
+		t.Fatalf("140 MiB in use of 100: no OOM, reserved %d MiB", b.reserved>>20)
+	}
+}
+
+// max_split_size_mb: blocks that large are not split for smaller
+// requests, and are released first at the limit.
+func TestMaxSplit(t *testing.T) {
+	a := allocator{maxSplit: 128 << 20}
+	big := a.malloc(200 << 20)
+	a.release(big)
+	small := a.malloc(50 << 20) // must not be carved out of the 200 MiB block
+	if small.seg == big.seg || a.reserved != 200<<20+50<<20 {
+		t.Fatalf("50 MiB from the oversize block: segment %d, reserved %d MiB", small.seg, a.reserved>>20)
+	}
+	near := a.malloc(190 << 20) // 190+20 > 200: the oversize block serves it, whole
+	if near.seg != big.seg || near.size != 200<<20 {
+		t.Fatalf("190 MiB: segment %d size %d MiB, want the cached 200 MiB whole", near.seg, near.size>>20)
+	}
+	var d allocator
+	dbig := d.malloc(200 << 20)
+	d.release(dbig)
+	if s := d.malloc(50 << 20); s.seg != dbig.seg {
+		t.Fatal("without max_split_size_mb the cached block is split")
+	}
+	l := allocator{maxSplit: 128 << 20, limit: 400 << 20}
+	o1, o2 := l.malloc(150<<20), l.malloc(150<<20)
+	keep := l.malloc(20 << 20) // a split 20 MiB segment, partly used
+	l.malloc(1 << 20)
+	l.release(o1)
+	l.release(o2)
+	l.release(keep) // wholly free again, but not oversize
+	l.malloc(300 << 20)
+	// the 2 MiB small segment, the 20 MiB one, the new 300 MiB one
+	if l.oom || l.releases != 0 || l.reserved != 2<<20+20<<20+300<<20 {
+		t.Fatalf("release of the oversize blocks first: reserved %d MiB, releases %d, oom %v", l.reserved>>20, l.releases, l.oom)
+	}
+}

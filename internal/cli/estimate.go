@@ -3,10 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/torchmem/torchmem/internal/allocconf"
 	"github.com/torchmem/torchmem/internal/estimate"
 	"github.com/torchmem/torchmem/internal/estimate/models"
 	"github.com/torchmem/torchmem/internal/gpu"
@@ -27,6 +29,26 @@ type estimateFlags struct {
 	listModels, listGPUs       bool
 	plan                       planFlags // estimate_plan.go
 	worldSizeSet               bool      // --world-size given (--trace: a process group's default size)
+	allocConf                  string    // --alloc-conf
+}
+
+// estimateAllocConf: the allocator options the job runs with, from
+// --alloc-conf (set: the text to give the traced program as
+// PYTORCH_CUDA_ALLOC_CONF) or else this shell's environment, which the
+// job inherits.
+func estimateAllocConf(f *estimateFlags, changed bool) (conf allocconf.Conf, set string, err error) {
+	if changed {
+		conf, err = allocconf.Parse(f.allocConf)
+		if err != nil {
+			return conf, "", fmt.Errorf("--alloc-conf %q: %w", f.allocConf, err)
+		}
+		return conf, f.allocConf, nil
+	}
+	name, val := allocconf.FromEnv(os.Getenv)
+	if conf, err = allocconf.Parse(val); err != nil {
+		return conf, "", fmt.Errorf("%s=%q: %w (torchmem doctor checks it; --alloc-conf overrides it)", name, termsafe.Line(val), err)
+	}
+	return conf, "", nil
 }
 
 func newEstimateCmd(env *Env) *cobra.Command {
@@ -87,6 +109,7 @@ not known).`,
 	fl.StringVar(&f.gpu, "gpu", "", "GPU by name (see --list-gpus) or auto (the first local GPU)")
 	fl.StringVar(&f.gpuMemory, "gpu-memory", "", "GPU memory instead of a name, e.g. 24GiB")
 	fl.StringVar(&f.margin, "margin", "5%", "safety margin kept free on the GPU")
+	fl.StringVar(&f.allocConf, "alloc-conf", "", "the job's PYTORCH_CUDA_ALLOC_CONF, e.g. expandable_segments:True (default: this shell's PYTORCH_CUDA_ALLOC_CONF or PYTORCH_ALLOC_CONF); the replay follows expandable_segments, max_split_size_mb and per_process_memory_fraction")
 	fl.BoolVar(&f.json, "json", false, "print JSON")
 	fl.BoolVar(&f.listModels, "list-models", false, "list the built-in models and exit")
 	fl.BoolVar(&f.listGPUs, "list-gpus", false, "list the known GPUs and exit")
@@ -125,6 +148,9 @@ func runEstimate(env *Env, cmd *cobra.Command, f *estimateFlags) error {
 		f.opts.ZeroStage, f.opts.FSDP = 3, true
 	}
 	f.opts.NoLoadFP32 = !f.loadFP32
+	if f.opts.Alloc, _, err = estimateAllocConf(f, cmd.Flags().Changed("alloc-conf")); err != nil {
+		return err
+	}
 	if f.opts.Inference && !cmd.Flags().Changed("optimizer") {
 		f.opts.Optimizer = ""
 	}

@@ -39,6 +39,7 @@ func printEstimate(env *Env, r *estimate.Result, f *estimate.Fit) error {
 	}
 	rows = append(rows, peftRows(t, r)...)
 	rows = append(rows, moeRows(t, r)...)
+	printAllocConf(w, t, r)
 	if err := printPeaks(w, t, rows, r.PeakPhase, r.Breakdown, func(name string) string { return categoryLabel(t, name) }); err != nil {
 		return err
 	}
@@ -139,15 +140,30 @@ func printPeaks(w io.Writer, t tr, rows [][2]string, phase string, breakdown []e
 
 // printFitVerdict prints the GPU, its budget and whether the peak fits:
 // the fit lines estimate and estimate --trace share.
-func printFitVerdict(w io.Writer, t tr, oom bool, f *estimate.Fit) {
+func printFitVerdict(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {
 	verdict := t("estimate.fit.fits", units.Bytes(f.HeadroomBytes))
-	switch {
+	switch oom := r.OOM; {
+	case oom && f.Cap != nil:
+		verdict = t("estimate.fit.capOOM", units.Bytes(r.PeakReservedBytes), units.Bytes(f.Cap.Bytes))
 	case oom:
 		verdict = t("estimate.fit.oom", units.Bytes(-f.HeadroomBytes))
 	case !f.Fits:
 		verdict = t("estimate.fit.over", units.Bytes(-f.HeadroomBytes))
 	}
-	fmt.Fprintf(w, "\n%s\n%s\n", fitGPULine(t, f), verdict)
+	fmt.Fprintf(w, "\n%s\n", fitGPULine(t, f))
+	if c := f.Cap; c != nil {
+		fmt.Fprintln(w, textwrap.Wrap("", t("estimate.fit.cap", units.Bytes(c.Bytes),
+			strconv.FormatFloat(100*c.Fraction, 'f', -1, 64), c.Source), textwrap.Width))
+	}
+	fmt.Fprintln(w, verdict)
+}
+
+// printAllocConf: the allocator's options the replay followed, when not
+// PyTorch's defaults.
+func printAllocConf(w io.Writer, t tr, r *estimate.Result) {
+	if r.AllocConf != "" {
+		fmt.Fprintln(w, textwrap.Wrap("  ", t("estimate.allocConf", r.AllocConf), textwrap.Width))
+	}
 }
 
 // fitGPULine: the GPU, its memory and the budget the margin leaves.
@@ -157,7 +173,7 @@ func fitGPULine(t tr, f *estimate.Fit) string {
 }
 
 func printFit(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {
-	printFitVerdict(w, t, r.OOM, f)
+	printFitVerdict(w, t, r, f)
 	for i, n := range f.Notes {
 		if len(f.NoteKinds) == len(f.Notes) { // every note has its kind: word it in the output's language
 			n = fitNote(t, f.NoteKinds[i])

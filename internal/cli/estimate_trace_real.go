@@ -39,7 +39,7 @@ func runEstimateTraceReal(env *Env, f *estimateFlags, tf *traceFlags, argv []str
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM) // the program's group too
 	defer stop()
 	r, err := tracerun.RunReal(ctx, tracerun.Options{Argv: argv, Steps: tf.steps,
-		MaxBytes: s.maxBytes, Timeout: tf.timeout, Output: env.Stderr},
+		MaxBytes: s.maxBytes, Timeout: tf.timeout, Output: env.Stderr, AllocEnv: tf.allocEnv},
 		tracerun.RealOptions{SysRoot: env.SysRoot, ProcRoot: env.ProcRoot, Snapshot: tf.snapshot})
 	if err != nil {
 		return err

@@ -1,6 +1,10 @@
 package estimate
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/torchmem/torchmem/internal/allocconf"
+)
 
 // allocator replays allocations through the rules of PyTorch's CUDA caching
 // allocator (c10/cuda/CUDACachingAllocator.cpp) to get the reserved memory —
@@ -71,6 +75,13 @@ func (a *allocator) segSizeOf(b *block) int64 {
 		n += b.size
 	}
 	return n
+}
+
+// newAllocator is an allocator under limit (0: none) following conf's
+// rules, its expandable segments as large as the GPU's memory gpuBytes
+// and an eighth (cuMemAddressReserve'd so; 0: expandableVA).
+func newAllocator(limit int64, conf allocconf.Conf, gpuBytes int64) allocator {
+	return allocator{limit: limit, maxSplit: conf.MaxSplit, expandable: conf.Expandable, va: gpuBytes + gpuBytes/8}
 }
 
 type block struct {

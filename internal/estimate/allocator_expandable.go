@@ -19,6 +19,14 @@ import "sort"
 //   - empty_cache() (and the retry at the limit) unmaps the whole pages
 //     of every free block.
 
+// The lever of turning them on, for the built-in estimate and a trace
+// alike: the same allocations, the segments' rules changed.
+const (
+	expandableLever  = "expandable-segments"
+	expandableChange = "expandable_segments:True (in PYTORCH_CUDA_ALLOC_CONF, torch >= 2.1: one segment per pool grows " +
+		"in place, so freed space is reused instead of stranded in segments of the wrong size)"
+)
+
 // expandablePage: the page an expandable segment maps, by pool.
 var expandablePage = [2]int64{smallBuffer, largeBuffer}
 

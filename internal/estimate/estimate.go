@@ -62,6 +62,9 @@ type Result struct {
 	// cache does this); OOM is true when even that was not enough.
 	CacheReleases int  `json:"allocator_cache_releases"`
 	OOM           bool `json:"oom"`
+	// AllocConf: the options of PYTORCH_CUDA_ALLOC_CONF the allocator
+	// model followed ("" for PyTorch's defaults).
+	AllocConf string `json:"alloc_conf,omitempty"`
 	// CachedFreeBytes is the reserved memory no tensor uses at the end of
 	// the job: what torch.cuda.empty_cache() would give back.
 	CachedFreeBytes int64 `json:"cached_free_bytes_at_end"`
@@ -135,7 +138,8 @@ func (e *ctx) result() *Result {
 		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase,
-		ActivationBytesPerBlock: e.perBlock, loaded: e.loaded, HostOffloadBytes: e.hostOffloadBytes()}
+		ActivationBytesPerBlock: e.perBlock, loaded: e.loaded, HostOffloadBytes: e.hostOffloadBytes(),
+		AllocConf: e.o.Alloc.String()}
 	if e.o.Checkpointing {
 		r.ActivationBytesPerBlock = 0
 	}

@@ -47,7 +47,25 @@ type Fit struct {
 	// TracePlan: a trace's levers combined that fit, fastest first
 	// (trace_plan.go); when the job does not fit, or always with --plan.
 	TracePlan *TracePlan `json:"trace_plan,omitempty"`
+	// Cap: the job caps PyTorch's allocator under what the budget leaves
+	// it (nil: no cap, or one above that).
+	Cap *AllocatorCap `json:"allocator_cap,omitempty"`
 }
+
+// AllocatorCap is a limit the job sets on what PyTorch's allocator may
+// reserve: a fraction of the GPU's memory, set by the program
+// (torch.cuda.set_per_process_memory_fraction) or its environment
+// (PYTORCH_CUDA_ALLOC_CONF=per_process_memory_fraction:F, torch >= 2.8).
+// Reserved memory past it is a CUDA out-of-memory error however much of
+// the GPU is free.
+type AllocatorCap struct {
+	Fraction float64 `json:"fraction"`
+	Bytes    int64   `json:"bytes"`
+	Source   string  `json:"source"` // CapByProgram or the variable's name
+}
+
+// CapByProgram: the program set the cap itself.
+const CapByProgram = "torch.cuda.set_per_process_memory_fraction"
 
 // Note is one of Fit's notes as its kind and the integers it shows.
 type Note struct {
@@ -93,7 +111,11 @@ func PlanWith(md *models.Model, o Options, gpu GPU, margin float64, req PlanRequ
 		o.ComputeCapability = gpu.ComputeCapability
 	}
 	budget := int64(float64(gpu.MemoryBytes) * (1 - margin))
-	o.AllocatorLimit = allocatorLimit(budget)
+	capped := allocatorCap(o.Alloc.Fraction, false, gpu, budget)
+	if capped != nil {
+		o.capBytes = capped.Bytes
+	}
+	o.AllocatorLimit = o.limitIn(budget)
 	r, err := Estimate(md, o)
 	if err != nil {
 		return nil, nil, err
@@ -107,7 +129,7 @@ func PlanWith(md *models.Model, o Options, gpu GPU, margin float64, req PlanRequ
 		}
 		r.OOM = true
 	}
-	f := &Fit{GPU: gpu.Name, GPUMemoryBytes: gpu.MemoryBytes, Margin: margin, BudgetBytes: budget}
+	f := &Fit{GPU: gpu.Name, GPUMemoryBytes: gpu.MemoryBytes, Margin: margin, BudgetBytes: budget, Cap: capped}
 	f.Fits = fitsIn(r, f.BudgetBytes)
 	if r.CacheReleases > 0 && !r.OOM {
 		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches the budget and frees its cache to go on "+
@@ -204,6 +226,11 @@ func alternatives(fam family, o Options, gpus int) []alt {
 		{"fsdp-offload", "--fsdp-offload (FSDP's CPU offload: shards, gradients and optimizer states in pinned host RAM, the step on the CPU; slower)", func(o *Options) bool {
 			ok := o.fsdpOffloadFits()
 			o.FSDPOffload = true
+			return ok
+		}},
+		{expandableLever, expandableChange, func(o *Options) bool {
+			ok := !o.Alloc.Expandable && !o.Alloc.AsyncBackend
+			o.Alloc.Expandable = true
 			return ok
 		}},
 		{"half-batch-accum", fmt.Sprintf("--batch %d --accum %d (same effective batch)", max(1, o.Batch/2), o.Accum*2), func(o *Options) bool {

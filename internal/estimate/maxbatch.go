@@ -40,7 +40,7 @@ const chaosFraction = 10
 // decide the outcome. A batch that does not fit
 // lowers the answer to the one below it.
 func MaxBatch(md *models.Model, o Options, budget int64) int {
-	limit := allocatorLimit(budget)
+	limit := o.limitIn(budget)
 	o.AllocatorLimit = limit
 	est := func(b int) *Result {
 		o2 := o

@@ -3,6 +3,8 @@ package estimate
 import (
 	"fmt"
 	"strings"
+
+	"github.com/torchmem/torchmem/internal/allocconf"
 )
 
 // Options describe the job being estimated. Zero values are filled in by
@@ -72,6 +74,13 @@ type Options struct {
 	// limit it frees its cache and retries, as PyTorch does when cudaMalloc
 	// fails, and reports an out-of-memory error when that is not enough.
 	AllocatorLimit int64 `json:"-"`
+	// Alloc: the options of PYTORCH_CUDA_ALLOC_CONF the allocator model
+	// follows (expandable segments, max_split_size_mb; the fraction is a
+	// limit, Plan's).
+	Alloc allocconf.Conf `json:"-"`
+	// capBytes: the cap Alloc's fraction puts on the allocator on Plan's
+	// GPU (0: none under the budget's limit); limitIn keeps to it.
+	capBytes int64
 	// PEFT: LoRA adapters on a frozen (QLoRA: quantized) base (peft.go).
 	PEFT PEFTOptions `json:"peft,omitempty"`
 	// Quant: quantized weights and the KV cache's dtype (quant.go).
@@ -287,4 +296,14 @@ func (o Options) zeroBucket() int64 {
 		return int64(o.ZeroBucket)
 	}
 	return DefaultZeroBucket
+}
+
+// limitIn: what the allocator may reserve in budget, or under the job's
+// cap when lower.
+func (o Options) limitIn(budget int64) int64 {
+	l := allocatorLimit(budget)
+	if o.capBytes > 0 {
+		l = min(l, o.capBytes)
+	}
+	return l
 }

@@ -302,7 +302,7 @@ func Search(md *models.Model, base Options, budget int64, req PlanRequest) (*Pla
 	if req.GPUs < 1 {
 		req.GPUs = max(1, base.WorldSize)
 	}
-	base.AllocatorLimit = allocatorLimit(budget)
+	base.AllocatorLimit = base.limitIn(budget)
 	effective := base.Batch * base.Accum * base.dataParallel()
 	ps := &PlanSearch{EffectiveBatch: effective, GPUs: req.GPUs, Combinations: []Combination{}}
 	baseCost := stepCost(md, base)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/torchmem/torchmem/internal/allocconf"
 )
 
 // A trace is what torchmem_hook/_trace.py records while the user's own
@@ -169,6 +171,25 @@ type Trace struct {
 	// outside: GPU memory the caching allocator does not hold (M events),
 	// by breakdown item, in the order first seen.
 	outside []Item
+	// Alloc: the options of PyTorch's allocator the job runs with
+	// (PYTORCH_CUDA_ALLOC_CONF as its environment has them: the caller
+	// sets them; the replay follows them).
+	Alloc allocconf.Conf
+	// fraction: what the program's own last
+	// torch.cuda.set_per_process_memory_fraction asked (K events; 0:
+	// none), which overrides Alloc's.
+	fraction float64
+}
+
+// MemoryFraction is the share of the GPU the job caps PyTorch's
+// allocator at (0: none), and whether the program set it itself
+// (torch.cuda.set_per_process_memory_fraction) rather than its
+// environment (per_process_memory_fraction, torch >= 2.8).
+func (t *Trace) MemoryFraction() (fraction float64, byProgram bool) {
+	if t.fraction > 0 {
+		return t.fraction, true
+	}
+	return t.Alloc.Fraction, false
 }
 
 // traceOutside: what M events may name (each a breakdown item the report
@@ -240,7 +261,7 @@ func splitTabs(s string, out []string) []string {
 }
 
 // traceFields: the fields each event has at least.
-var traceFields = map[string]int{"S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3}
+var traceFields = map[string]int{"K": 3, "S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3}
 
 func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool) error {
 	min, ok := traceFields[f[0]]
@@ -324,6 +345,8 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 		return t.parseDist(f[1], f[2])
 	case "M":
 		return t.parseOutside(f[1], f[2])
+	case "K":
+		return t.parseAllocSetting(f[1], f[2])
 	case "R":
 		// (calls with no event between are one: at most one per event)
 		if n := len(t.emptied); n == 0 || t.emptied[n-1] != len(t.events) {
@@ -340,6 +363,20 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 			t.End = &note
 		}
 	}
+	return nil
+}
+
+// parseAllocSetting reads a K event: an allocator setting the program
+// made (memory_fraction: torch.cuda.set_per_process_memory_fraction).
+func (t *Trace) parseAllocSetting(key, value string) error {
+	if key != "memory_fraction" {
+		return fmt.Errorf("allocator setting: unknown %q", key)
+	}
+	f, err := strconv.ParseFloat(value, 64)
+	if err != nil || !(f > 0 && f <= 1) {
+		return fmt.Errorf("allocator setting: memory_fraction %q is not in (0, 1]", value)
+	}
+	t.fraction = f
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/torchmem/torchmem/internal/allocconf"
 )
 
 // FitTrace replays a trace against a GPU: the allocator limited to what
@@ -18,7 +20,7 @@ func FitTrace(t *Trace, gpu GPU, margin float64, retraces ...Retrace) (*TraceRes
 	if margin < 0 || margin >= 1 {
 		return nil, nil, fmt.Errorf("--margin %.2f: want a fraction in [0, 1)", margin)
 	}
-	budget, limited := traceBudget(gpu, margin)
+	budget, limited := traceBudget(t, gpu, margin)
 	o := limited
 	r := ReplayTrace(t, o)
 	if r.OOM {
@@ -29,6 +31,7 @@ func FitTrace(t *Trace, gpu GPU, margin float64, retraces ...Retrace) (*TraceRes
 		r.OOM = true
 	}
 	f := &Fit{GPU: gpu.Name, GPUMemoryBytes: gpu.MemoryBytes, Margin: margin, BudgetBytes: budget}
+	f.Cap = traceCap(t, gpu, budget)
 	f.Fits = fitsIn(r.Result, budget)
 	f.HeadroomBytes = budget - r.ProcessBytes
 	f.Partial = TracePartial(t, r)
@@ -47,10 +50,39 @@ func FitTrace(t *Trace, gpu GPU, margin float64, retraces ...Retrace) (*TraceRes
 }
 
 // traceBudget: what the job must stay under on gpu with margin, and the
-// replay limited to what that leaves after the CUDA context.
-func traceBudget(gpu GPU, margin float64) (int64, TraceReplay) {
+// replay limited to what that leaves after the CUDA context, or to the
+// job's own cap (traceCap) when lower.
+func traceBudget(t *Trace, gpu GPU, margin float64) (int64, TraceReplay) {
 	budget := int64(float64(gpu.MemoryBytes) * (1 - margin))
-	return budget, TraceReplay{Limit: allocatorLimit(budget), ComputeCapability: gpu.ComputeCapability}
+	o := TraceReplay{Limit: allocatorLimit(budget), ComputeCapability: gpu.ComputeCapability, GPUBytes: gpu.MemoryBytes}
+	if c := traceCap(t, gpu, budget); c != nil {
+		o.Limit = c.Bytes
+	}
+	return budget, o
+}
+
+// traceCap: the cap the job puts on PyTorch's allocator
+// (set_per_process_memory_fraction, per_process_memory_fraction), when it
+// is under what the budget leaves it: allowed_memory_maximum, the
+// fraction of the GPU's whole memory that reserved may not pass. nil: no
+// such cap.
+func traceCap(t *Trace, gpu GPU, budget int64) *AllocatorCap {
+	f, byProgram := t.MemoryFraction()
+	return allocatorCap(f, byProgram, gpu, budget)
+}
+
+// allocatorCap: a cap of fraction f of gpu (set by the program or not),
+// when under what budget leaves the allocator; nil otherwise.
+func allocatorCap(f float64, byProgram bool, gpu GPU, budget int64) *AllocatorCap {
+	bytes := int64(f * float64(gpu.MemoryBytes))
+	if f <= 0 || bytes >= allocatorLimit(budget) {
+		return nil
+	}
+	c := &AllocatorCap{Fraction: f, Bytes: max(1, bytes), Source: allocconf.EnvCUDA}
+	if byProgram {
+		c.Source = CapByProgram
+	}
+	return c
 }
 
 // gpuTooSmall: what programs raise when, having read the GPU's free

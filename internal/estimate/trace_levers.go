@@ -87,6 +87,11 @@ func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64, retraces [
 			offer(w.lever, w.change, replayResized(e, e.categories(), o), modules)
 		}
 	}
+	if canExpand(t) {
+		oe := o
+		oe.expandable = true
+		offer(expandableLever, expandableChange, replayResized(t, t.categories(), oe), nil)
+	}
 	var not []RetraceNotOffered
 	for _, rt := range retraces {
 		if end := rt.failed(); end != nil {
@@ -225,4 +230,10 @@ func transposed(shape string) string {
 		return shape
 	}
 	return n + "," + m
+}
+
+// canExpand: the job's allocator could take expandable segments (it has
+// none, and is PyTorch's own, not cudaMallocAsync).
+func canExpand(t *Trace) bool {
+	return !t.Alloc.Expandable && !t.Alloc.AsyncBackend
 }

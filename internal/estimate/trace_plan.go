@@ -61,7 +61,7 @@ type traceCandidate struct {
 // through (each a base the others apply to) on the GPU with margin, in
 // the order of their cost, until top fit.
 func PlanTrace(t *Trace, gpu GPU, margin float64, retraces []Retrace, top int) *TracePlan {
-	budget, o := traceBudget(gpu, margin)
+	budget, o := traceBudget(t, gpu, margin)
 	bases := planBases(t, retraces)
 	edits := map[[3]int]*planEdit{}
 	p := &TracePlan{Combinations: []TraceCombination{}}
@@ -75,10 +75,21 @@ func PlanTrace(t *Trace, gpu GPU, margin float64, retraces []Retrace, top int) *
 		m, _, _, _ := e.copy.replay(e.cats, o, -1, nil)
 		r := e.copy.result(e.cats, m)
 		p.Replayed++
+		levers := c.levers(bases)
+		if !fitsIn(r, budget) && canExpand(t) {
+			// the same allocations in expandable segments: no slower,
+			// tried only where the segments as they are do not fit
+			oe := o
+			oe.expandable = true
+			m, _, _, _ = e.copy.replay(e.cats, oe, -1, nil)
+			r = e.copy.result(e.cats, m)
+			p.Replayed++
+			levers = append(levers, expandableLever)
+		}
 		if !fitsIn(r, budget) || p.dominated(r.ProcessBytes) {
 			continue
 		}
-		p.Combinations = append(p.Combinations, TraceCombination{Levers: c.levers(bases), Modules: e.modules,
+		p.Combinations = append(p.Combinations, TraceCombination{Levers: levers, Modules: e.modules,
 			PeakAllocatedBytes: r.PeakAllocatedBytes, ProcessBytes: r.ProcessBytes, Cost: math.Round(100*c.cost) / 100})
 		if len(p.Combinations) == top {
 			break
@@ -273,7 +284,7 @@ func (e *planEdit) resized(c traceCandidate) bool {
 }
 
 // traceLeverNames: what TraceCombined takes, for its errors.
-const traceLeverNames = "checkpoint, grads-to-none, fused-optimizer or 8bit-optimizer, half-batch-accum; " +
+const traceLeverNames = "checkpoint, grads-to-none, fused-optimizer or 8bit-optimizer, half-batch-accum, expandable-segments; " +
 	"amp-bf16 or amp-fp16 when the program trains in float32 and was traced again under autocast"
 
 // CheckTraceLevers says which of names is no lever of a trace (before the
@@ -281,7 +292,7 @@ const traceLeverNames = "checkpoint, grads-to-none, fused-optimizer or 8bit-opti
 func CheckTraceLevers(names []string) error {
 	for _, l := range names {
 		switch l {
-		case ckptLever, gradsLever, fusedLever, eightBitLever, halfBatchLever, ampLeverBF16, ampLeverFP16:
+		case ckptLever, gradsLever, fusedLever, eightBitLever, halfBatchLever, ampLeverBF16, ampLeverFP16, expandableLever:
 		default:
 			return fmt.Errorf("lever %q: not one of a trace's (%s)", l, traceLeverNames)
 		}
@@ -296,6 +307,7 @@ func CheckTraceLevers(names []string) error {
 func TraceCombined(t *Trace, gpu GPU, margin float64, retraces []Retrace, levers ...string) (*TraceCombination, error) {
 	bases := planBases(t, retraces)
 	c := traceCandidate{cost: 1}
+	expand := false
 	for _, l := range levers {
 		switch l {
 		case ckptLever:
@@ -309,6 +321,11 @@ func TraceCombined(t *Trace, gpu GPU, margin float64, retraces []Retrace, levers
 			c.opt = l
 		case halfBatchLever:
 			c.halfBat = true
+		case expandableLever:
+			if !canExpand(t) {
+				return nil, fmt.Errorf("lever %q: the job's allocator has expandable segments already (or is cudaMallocAsync)", l)
+			}
+			expand = true
 		default:
 			i := slices.IndexFunc(bases, func(r Retrace) bool { return r.Lever == l })
 			if i < 1 {
@@ -322,8 +339,13 @@ func TraceCombined(t *Trace, gpu GPU, margin float64, retraces []Retrace, levers
 	if e == nil || !e.resized(c) {
 		return nil, fmt.Errorf("levers %v: not all of them apply to the trace", levers)
 	}
-	_, o := traceBudget(gpu, margin)
+	_, o := traceBudget(t, gpu, margin)
+	o.expandable = expand
 	r := replayResized(e.copy, e.cats, o) // what it needs, fitting or not
-	return &TraceCombination{Levers: c.levers(bases), Modules: e.modules, PeakAllocatedBytes: r.PeakAllocatedBytes,
+	names := c.levers(bases)
+	if expand {
+		names = append(names, expandableLever)
+	}
+	return &TraceCombination{Levers: names, Modules: e.modules, PeakAllocatedBytes: r.PeakAllocatedBytes,
 		ProcessBytes: r.ProcessBytes, Cost: math.Round(100*c.cost) / 100}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/torchmem/torchmem/internal/allocconf"
 )
 
 // TraceResult is the estimate of a traced script: the Result every
@@ -128,7 +130,7 @@ func phaseName(phase string, step int) string {
 
 // traceSink is told what the allocator does, for --snapshot.
 type traceSink interface {
-	segment(seg int, size int64, pool int)
+	segment(e segEvent)
 	alloc(a int32, b *block, requested int64)
 	free(a int32, b *block)
 }
@@ -139,9 +141,23 @@ type TraceReplay struct {
 	Limit int64
 	// ComputeCapability sizes the cuBLAS workspaces (90 if 0).
 	ComputeCapability int
+	// GPUBytes: the GPU's memory (0: unknown), which sizes an expandable
+	// segment's address space.
+	GPUBytes int64
+	// expandable: the expandable-segments lever's what-if, whatever the
+	// trace's Alloc says.
+	expandable bool
 	// proc: the process the trace runs in after other jobs
 	// (ReplayTracesOneProcess); nil, a fresh one.
 	proc *process
+}
+
+// configure sets a's limit and the rules of PYTORCH_CUDA_ALLOC_CONF the
+// model follows (conf; its fraction is a limit, traceBudget's).
+func (o TraceReplay) configure(a *allocator, conf allocconf.Conf) {
+	conf.Expandable = conf.Expandable || o.expandable
+	fresh := newAllocator(o.Limit, conf, o.GPUBytes)
+	a.limit, a.maxSplit, a.expandable, a.va = fresh.limit, fresh.maxSplit, fresh.expandable, fresh.va
 }
 
 // cublasWorkspace is the rule of walk.go's cublasWorkspaceBytes: PyTorch
@@ -161,7 +177,10 @@ func cublasWorkspace(cc int) int64 {
 // stop (all with stop < 0) and returns the machine and the blocks still held.
 func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink) (*machine, map[int32]*block, int64, int) {
 	m := &machine{}
-	m.alloc.limit = o.Limit
+	o.configure(&m.alloc, t.Alloc)
+	if sink != nil {
+		m.alloc.notify = sink.segment
+	}
 	blocks := make(map[int32]*block, 1024)
 	var live, livePeak int64
 	peakAt, p := -1, 0
@@ -170,7 +189,7 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 		// a warm process: its allocator as the last job left it, and the
 		// cuBLAS workspaces it made already (the job's baseline)
 		m.alloc = pr.alloc
-		m.alloc.limit = o.Limit
+		o.configure(&m.alloc, t.Alloc)
 		ws["forward"], ws["backward"] = pr.fwd != nil, pr.bwd != nil
 	}
 	e := 0
@@ -255,12 +274,8 @@ func replayConvWorkspace(m *machine, sink traceSink, id int32, a *TraceAlloc) {
 // writer), when there is one, of the segment it may have made and of the
 // allocation: requested bytes as the program asked (< 0: the block's).
 func newSunk(m *machine, sink traceSink, id int32, bytes int64, cat Category, requested int64) *tensor {
-	segs := m.alloc.segments
 	t := m.new(bytes, 1, cat)
 	if sink != nil {
-		if m.alloc.segments != segs {
-			sink.segment(t.blk.seg, segOf(t.blk), t.blk.pool)
-		}
 		if requested < 0 {
 			requested = t.blk.size
 		}
@@ -307,22 +322,13 @@ func (t *Trace) result(cats []Category, m *machine) *Result {
 	r := &Result{Model: "traced script", Family: "trace", Params: t.paramCount(cats) + t.hostParams(), TrainableParams: t.trainableCount(),
 		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
-		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase}
+		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase,
+		AllocConf: t.allocConf(m.alloc.expandable)}
 	r.fillProcess(m)
 	for _, it := range t.outside {
 		r.addOutside(it)
 	}
 	return r
-}
-
-// segOf is the size of the segment b was carved from, when b is the
-// first block of a segment just made: its own size and its neighbours'.
-func segOf(b *block) int64 {
-	n := b.size
-	for x := b.next; x != nil; x = x.next {
-		n += x.size
-	}
-	return n
 }
 
 // ReplayTrace predicts the GPU memory of a traced script: its allocations
@@ -466,4 +472,14 @@ func TraceCategorySizes(t *Trace) []string {
 		out[i] = fmt.Sprintf("%s:%d", cats[i], a.Bytes)
 	}
 	return out
+}
+
+// allocConf: the options the replay followed, as written
+// (expandable: the replay's, a lever's what-if perhaps; the fraction: the
+// program's own when it set one).
+func (t *Trace) allocConf(expandable bool) string {
+	c := t.Alloc
+	c.Expandable = expandable
+	c.Fraction, _ = t.MemoryFraction()
+	return c.String()
 }

@@ -24,15 +24,18 @@ type SnapshotBlock struct {
 	Frames                   []SnapshotFrame
 }
 
-// SnapshotSegment is one cudaMalloc'd segment.
+// SnapshotSegment is one cudaMalloc'd segment, or the mapped pages of
+// an expandable one that lie together (Expandable).
 type SnapshotSegment struct {
 	Address, Size int64
 	Small         bool
+	Expandable    bool
 	Blocks        []SnapshotBlock
 }
 
 // SnapshotAction is one entry of device_traces: alloc, free_requested,
-// free_completed or segment_alloc.
+// free_completed, segment_alloc or segment_free (segment_map and
+// segment_unmap with expandable segments).
 type SnapshotAction struct {
 	Action     string
 	Addr, Size int64
@@ -56,11 +59,15 @@ type snapSink struct {
 
 func (s *snapSink) addr(b *block) int64 { return s.base[b.seg] + b.off }
 
-func (s *snapSink) segment(seg int, size int64, pool int) {
-	s.base[seg] = s.next
-	s.small[seg] = pool == 0
-	s.next += size
-	s.acts = append(s.acts, SnapshotAction{Action: "segment_alloc", Addr: s.base[seg], Size: size})
+// segment lays a segment out when first told of it (an expandable one
+// as large as its address space) and records the change.
+func (s *snapSink) segment(e segEvent) {
+	if _, ok := s.base[e.seg]; !ok {
+		s.base[e.seg] = s.next
+		s.small[e.seg] = e.pool == 0
+		s.next += e.segSize
+	}
+	s.acts = append(s.acts, SnapshotAction{Action: e.action, Addr: s.base[e.seg] + e.off, Size: e.size})
 }
 
 func (s *snapSink) stack(a int32) []SnapshotFrame {
@@ -134,37 +141,28 @@ func TraceSnapshot(t *Trace, o TraceReplay) *TraceMemory {
 	for a, b := range held {
 		owner[b] = a
 	}
-	firsts := map[int]*block{}
-	collect := func(b *block) {
-		for b.prev != nil {
-			b = b.prev
-		}
-		firsts[b.seg] = b
-	}
-	for _, b := range held {
-		collect(b)
-	}
-	for _, l := range m.alloc.free {
-		for _, b := range l {
-			collect(b)
-		}
-	}
 	out := &TraceMemory{Actions: s.acts}
-	for seg := 1; seg <= m.alloc.segments; seg++ {
-		b := firsts[seg]
-		if b == nil {
-			continue
-		}
-		sg := SnapshotSegment{Address: s.base[seg], Small: s.small[seg]}
-		for ; b != nil; b = b.next {
-			sb := SnapshotBlock{Address: s.base[seg] + b.off, Size: b.size}
+	for _, h := range m.alloc.segs {
+		// a run of mapped blocks is a segment (PyTorch's snapshot
+		// reports an expandable segment's mapped ranges so)
+		var sg *SnapshotSegment
+		for b := h; b != nil; b = b.next {
+			if b.unmapped {
+				sg = nil
+				continue
+			}
+			if sg == nil {
+				out.Segments = append(out.Segments, SnapshotSegment{Address: s.base[b.seg] + b.off,
+					Small: s.small[b.seg], Expandable: m.alloc.expandable})
+				sg = &out.Segments[len(out.Segments)-1]
+			}
+			sb := SnapshotBlock{Address: s.base[b.seg] + b.off, Size: b.size}
 			if a, ok := owner[b]; ok {
 				sb.Allocated, sb.Requested, sb.Frames = true, t.Allocs[a].Bytes, s.stack(a)
 			}
 			sg.Size += b.size
 			sg.Blocks = append(sg.Blocks, sb)
 		}
-		out.Segments = append(out.Segments, sg)
 	}
 	return out
 }

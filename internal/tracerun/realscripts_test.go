@@ -355,3 +355,40 @@ func TestDistributedSaidPlainly(t *testing.T) {
 		}
 	}
 }
+
+// TestProgramCapsItsAllocator: torch.cuda.set_per_process_memory_fraction
+// in the program caps the replay's allocator at that share of --gpu: on
+// 2 GiB, a quarter (512 MiB) does not hold the job's peak, which the GPU
+// itself would; half of it does.
+func TestProgramCapsItsAllocator(t *testing.T) {
+	py := torchPython(t)
+	gpu := estimate.GPU{Name: "test", MemoryBytes: 2 << 30}
+	for _, c := range []struct {
+		fraction string
+		fits     bool
+	}{{"0.25", false}, {"0.5", true}} {
+		var out strings.Builder
+		tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "fraction.py"), c.fraction},
+			Steps: 2, GPUBytes: gpu.MemoryBytes, Output: &out})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		if !strings.Contains(out.String(), "refused: TypeError") {
+			t.Errorf("fraction 2 (an int) was not refused as PyTorch refuses it:\n%s", out.String())
+		}
+		if f, byProgram := tr.MemoryFraction(); strconv.FormatFloat(f, 'f', -1, 64) != c.fraction || !byProgram {
+			t.Fatalf("fraction %v (by the program: %v), want %s", f, byProgram, c.fraction)
+		}
+		r, fit, err := estimate.FitTrace(tr, gpu, 0.05)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fit.Cap == nil || fit.Cap.Source != estimate.CapByProgram || fit.Fits != c.fits || r.OOM == c.fits {
+			t.Errorf("fraction %s: cap %+v, fits %v, oom %v (peak reserved %d MiB): want fits %v",
+				c.fraction, fit.Cap, fit.Fits, r.OOM, r.PeakReservedBytes>>20, c.fits)
+		}
+		if !strings.Contains(r.AllocConf, "per_process_memory_fraction:"+c.fraction) {
+			t.Errorf("alloc conf %q", r.AllocConf)
+		}
+	}
+}

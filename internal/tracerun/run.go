@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/torchmem/torchmem/internal/allocconf"
 	"github.com/torchmem/torchmem/internal/estimate"
 	"github.com/torchmem/torchmem/internal/hook"
 )
@@ -47,6 +48,12 @@ type Options struct {
 	// autocast (the amp lever's retrace); "": as the program runs it.
 	Autocast string
 	Timeout  time.Duration
+	// Alloc: the options of PyTorch's allocator the job runs with (the
+	// replay follows them: Trace.Alloc); AllocEnv, when not "", is the
+	// PYTORCH_CUDA_ALLOC_CONF the program is given (--alloc-conf: on a
+	// GPU, --real, the real allocator follows it too).
+	Alloc    allocconf.Conf
+	AllocEnv string
 	// Output gets the program's own stdout and stderr.
 	Output io.Writer
 }
@@ -110,6 +117,9 @@ func execTraced(ctx context.Context, o Options, dir string, started func(pid int
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, o.Argv[0], o.Argv[1:]...)
+	if o.AllocEnv != "" {
+		env = append(env, allocconf.EnvCUDA+"="+o.AllocEnv)
+	}
 	cmd.Env = hook.MergeEnv(os.Environ(), env)
 	cmd.Stdout, cmd.Stderr = o.Output, o.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -152,6 +162,7 @@ func readTrace(dir string, o Options, runErr error) (*estimate.Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace of %s: %w", o.Argv[0], err)
 	}
+	t.Alloc = o.Alloc
 	if t.End != nil && t.End.Kind == "unsupported" {
 		// Nothing of the program ran (a launcher; --real without CUDA):
 		// the tracer's sentence is the error.

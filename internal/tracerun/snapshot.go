@@ -11,7 +11,8 @@ import (
 // WriteSnapshot writes the trace's predicted memory as a PyTorch memory
 // snapshot pickle (the dict torch.cuda.memory._snapshot() returns:
 // segments with their blocks at the end of the trace, device_traces with
-// every segment_alloc, alloc, free_requested and free_completed), which
+// every segment_alloc or segment_map, alloc, free_requested and
+// free_completed, and the segments given back or unmapped), which
 // torchmem snapshot and PyTorch's memory_viz open.
 func WriteSnapshot(path string, t *estimate.Trace, o estimate.TraceReplay) error {
 	m := estimate.TraceSnapshot(t, o)
@@ -83,7 +84,7 @@ func writeSegment(w *pickle.Writer, s estimate.SnapshotSegment) {
 	w.Str("segment_type")
 	w.Str(kind)
 	w.Str("is_expandable")
-	w.Bool(false)
+	w.Bool(s.Expandable)
 	w.Str("blocks")
 	w.List()
 	for _, b := range s.Blocks {

@@ -41,6 +41,8 @@ trace.go parses it):
                                   (what: paged_optimizer_states, the CUDA
                                   managed memory of bitsandbytes' paged
                                   optimizers)
+  K key value                     the program set the allocator: memory_fraction
+                                  (torch.cuda.set_per_process_memory_fraction)
   W kind op sid message           a value read from a tensor without data
   D key value                     distributed: world (size), backend (the
                                   one asked for), rank (asked for, when not

@@ -257,10 +257,24 @@ def _memory(torch, T):
              "memory_cached": lambda *a, **k: T.cached, "max_memory_cached": lambda *a, **k: max(T.peak, T.cached),
              "reset_max_memory_allocated": lambda *a, **k: setattr(T, "peak", T.allocated),
              "reset_max_memory_cached": _const(None), "reset_accumulated_memory_stats": _const(None),
-             "set_per_process_memory_fraction": _const(None), "memory_snapshot": _const([]),
+             "set_per_process_memory_fraction": lambda *a, **k: _fraction(T, *a, **k), "memory_snapshot": _const([]),
              "list_gpu_processes": _const("")}
     for k, v in patch.items():
         setattr(torch.cuda, k, v)
+    memory = getattr(torch.cuda, "memory", None)  # torch.cuda.memory.set_per_process_memory_fraction
+    if memory is not None:
+        memory.set_per_process_memory_fraction = patch["set_per_process_memory_fraction"]
+
+
+def _fraction(T, fraction, device=None):
+    """torch.cuda.set_per_process_memory_fraction: refused as PyTorch
+    refuses it, else a K event (the replay caps the allocator there)."""
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError("Invalid fraction value: {}. Allowed range: 0~1".format(fraction))
+    if fraction > 0:
+        T.emit(["K", "memory_fraction", repr(fraction)])
 
 
 def _properties(torch, T):

@@ -123,3 +123,50 @@ func TestExpandableMatchesRealMaps(t *testing.T) {
 		t.Errorf("default rules: %d MiB, want 2358", peakMiB(plain))
 	}
 }
+
+// TestMaxSplitWithExpandableGrows: a published reproducer of reserved
+// memory growing without bound when max_split_size_mb and
+// expandable_segments are set together (pytorch/pytorch#123548,
+// #193400, 2026-08-13, torch 2.12 on a 16 GiB card): after a 64 MiB
+// buffer, each cycle allocates 91 MiB and 45.5 MiB, then 2 MiB that stays
+// alive, then frees the two. The freed 136.5 MiB is oversize for the
+// next cycle's requests (max_split_size 128 MiB) and fenced off from the
+// unmapped tail by the 2 MiB block, so each cycle maps 138 MiB more.
+// The reported reserved, every 20 cycles: 220, 2,980, 5,760, 8,520,
+// 11,300, 14,060 MiB; either option alone, under 500 MiB. At the card's
+// limit (ROCm/legacy-rocm-build#6603: cycle 115, one retry, reserved
+// 2,680 MiB after a peak of 16,000) the cache is unmapped and the job goes
+// on; the limit, the card's free memory, is not given in the report:
+// 16,000 MiB reproduces it.
+func TestMaxSplitWithExpandableGrows(t *testing.T) {
+	// every20 runs the cycles on a and returns reserved every 20.
+	every20 := func(a *allocator, last int) []int64 {
+		var out []int64
+		a.malloc(64 << 20)
+		for c := 0; c <= last; c++ {
+			x, y := a.malloc(91<<20), a.malloc(91<<19)
+			a.malloc(2 << 20)
+			a.release(x)
+			a.release(y)
+			if c%20 == 0 || c == last {
+				out = append(out, a.reserved>>20)
+			}
+		}
+		return out
+	}
+	both := &allocator{maxSplit: 128 << 20, expandable: true}
+	if got := every20(both, 100); !slices.Equal(got, []int64{220, 2980, 5760, 8520, 11300, 14060}) {
+		t.Errorf("both options: reserved %v MiB", got)
+	}
+	for _, one := range []*allocator{{maxSplit: 128 << 20}, {expandable: true}, {}} {
+		if got := every20(one, 100); got[len(got)-1] >= 500 {
+			t.Errorf("max_split %d MiB, expandable %v: reserved %v MiB, want under 500", one.maxSplit>>20, one.expandable, got)
+		}
+	}
+	card := &allocator{maxSplit: 128 << 20, expandable: true, limit: 16000 << 20}
+	got := every20(card, 115)
+	if r := got[len(got)-1]; r != 2680 || card.peak>>20 != 16000 || card.releases != 1 || card.oom {
+		t.Errorf("at cycle 115: reserved %d MiB, peak %d MiB, %d retries, oom %v; reported 2,680, 16,000, 1",
+			r, card.peak>>20, card.releases, card.oom)
+	}
+}

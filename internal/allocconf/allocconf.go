@@ -12,21 +12,22 @@ import (
 	"strings"
 )
 
-// The two variables, in the order torchmem reads them: the CUDA one,
-// which every torch 2.x reads, first.
+// The two variables. torch >= 2.9 reads PYTORCH_ALLOC_CONF first, older
+// ones only PYTORCH_CUDA_ALLOC_CONF (doctor warns when both are set and
+// differ).
 const (
 	EnvCUDA    = "PYTORCH_CUDA_ALLOC_CONF"
 	EnvGeneric = "PYTORCH_ALLOC_CONF"
 )
 
-// FromEnv is the variable the allocator is configured by and its value
-// ("" and "" when neither is set).
+// FromEnv is the variable a current PyTorch's allocator is configured by
+// and its value ("" and "" when neither is set).
 func FromEnv(getenv func(string) string) (name, value string) {
-	if v := getenv(EnvCUDA); v != "" {
-		return EnvCUDA, v
-	}
 	if v := getenv(EnvGeneric); v != "" {
 		return EnvGeneric, v
+	}
+	if v := getenv(EnvCUDA); v != "" {
+		return EnvCUDA, v
 	}
 	return "", ""
 }

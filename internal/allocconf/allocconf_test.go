@@ -48,8 +48,12 @@ func TestFromEnv(t *testing.T) {
 		t.Errorf("generic: %s %s", n, v)
 	}
 	env[EnvCUDA] = "max_split_size_mb:64"
+	if n, _ := FromEnv(func(k string) string { return env[k] }); n != EnvGeneric {
+		t.Errorf("both set: %s, want the one torch >= 2.9 reads", n)
+	}
+	delete(env, EnvGeneric)
 	if n, _ := FromEnv(func(k string) string { return env[k] }); n != EnvCUDA {
-		t.Errorf("cuda first: %s", n)
+		t.Errorf("cuda alone: %s", n)
 	}
 }
 

@@ -58,11 +58,27 @@ func allocConfFindings(name, val string, torch []int) []Finding {
 			}
 		}
 	}
+	if splitWithExpandable(keys) && (len(torch) == 0 || !versionLess(torch, allocOptions["expandable_segments"])) {
+		problems = append(problems, word("alloc_conf.split_expandable"))
+		sev = max(sev, Warn)
+	}
 	f := newFinding("pytorch.alloc_conf", "pytorch", sev, "alloc_conf.title_valid", name).ev(src, val)
 	if sev == OK {
 		return []Finding{f}
 	}
 	return []Finding{f.titled("alloc_conf.title_problems", name, problems).why("alloc_conf.why").fix("alloc_conf.fix", name)}
+}
+
+// splitWithExpandable: max_split_size_mb and expandable_segments:True
+// together, under which the allocator's oversize rule keeps freed blocks
+// from smaller requests inside expandable segments too, and reserved
+// grows by what each cycle maps anew (pytorch/pytorch#123548; estimate's
+// allocator model reproduces the report's figures). Said only where the
+// torch has expandable segments (2.1): before, that option is the fault.
+func splitWithExpandable(keys map[string]string) bool {
+	_, split := keys["max_split_size_mb"]
+	e := keys["expandable_segments"]
+	return split && (e == "True" || e == "true") && keys["backend"] != "cudaMallocAsync"
 }
 
 func badAllocValue(k, v string) msg {

@@ -84,6 +84,8 @@ func TestChecks(t *testing.T) {
 		{"alloc conf unknown", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "expandable_segment:True"}, "pytorch.alloc_conf", Fail},
 		{"alloc conf bad bool", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:yes"}, "pytorch.alloc_conf", Fail},
 		{"alloc conf gc threshold", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "garbage_collection_threshold:1.5"}, "pytorch.alloc_conf", Fail},
+		{"alloc conf split with expandable", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:128,expandable_segments:True"}, "pytorch.alloc_conf", Warn},
+		{"alloc conf split alone", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:128,expandable_segments:False"}, "pytorch.alloc_conf", OK},
 		{"alloc conf async conflict", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync,max_split_size_mb:256"}, "pytorch.alloc_conf", Warn},
 		{"alloc conf both differ", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "PYTORCH_ALLOC_CONF": "max_split_size_mb:256"}, "pytorch.alloc_conf.both", Warn},
 		{"module loading eager", checkModuleLoading, nil, map[string]string{"CUDA_MODULE_LOADING": "EAGER"}, "pytorch.cuda_module_loading", Info},

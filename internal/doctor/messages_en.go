@@ -202,6 +202,7 @@ var messagesEN = map[string]string{
 	"alloc_conf.unknown":               "unknown option %[1]q: PyTorch raises 'Unrecognized CachingAllocator option'",
 	"alloc_conf.too_new":               "%[1]s needs torch %[2]d.%[3]d or later (installed: %[4]s)",
 	"alloc_conf.ignored_async":         "%[1]s is ignored with backend:cudaMallocAsync",
+	"alloc_conf.split_expandable":      "max_split_size_mb with expandable_segments can grow reserved memory without bound (pytorch/pytorch#123548): keep one",
 	"alloc_conf.bad_bool":              "%[1]s must be True or False, not %[2]q",
 	"alloc_conf.bad_backend":           "backend must be native or cudaMallocAsync, not %[1]q",
 	"alloc_conf.bad_fraction":          "%[1]s must be a fraction in (0, 1), not %[2]q",

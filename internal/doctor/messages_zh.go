@@ -204,6 +204,7 @@ var messagesZH = map[string]string{
 	"alloc_conf.unknown":               "未知选项 %[1]q：PyTorch 会报 'Unrecognized CachingAllocator option'",
 	"alloc_conf.too_new":               "%[1]s 需要 torch %[2]d.%[3]d 或更高版本（已安装：%[4]s）",
 	"alloc_conf.ignored_async":         "%[1]s 在 backend:cudaMallocAsync 下被忽略",
+	"alloc_conf.split_expandable":      "max_split_size_mb 与 expandable_segments 同时设置可能让保留显存无限增长（pytorch/pytorch#123548）：只保留一个",
 	"alloc_conf.bad_bool":              "%[1]s 只能是 True 或 False，而不是 %[2]q",
 	"alloc_conf.bad_backend":           "backend 只能是 native 或 cudaMallocAsync，而不是 %[1]q",
 	"alloc_conf.bad_fraction":          "%[1]s 必须是 (0, 1) 之间的小数，而不是 %[2]q",

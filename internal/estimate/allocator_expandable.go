@@ -27,6 +27,16 @@ const (
 		"in place, so freed space is reused instead of stranded in segments of the wrong size)"
 )
 
+// The lever of dropping max_split_size_mb: with expandable segments it
+// can make reserved grow without bound (TestMaxSplitWithExpandableGrows);
+// alone, its oversize blocks are segments of their own that smaller
+// requests cannot use.
+const (
+	noMaxSplitLever  = "no-max-split"
+	noMaxSplitChange = "max_split_size_mb removed (from PYTORCH_CUDA_ALLOC_CONF: blocks that large are never " +
+		"split for smaller requests; with expandable_segments reserved can grow without bound, pytorch/pytorch#123548)"
+)
+
 // expandablePage: the page an expandable segment maps, by pool.
 var expandablePage = [2]int64{smallBuffer, largeBuffer}
 

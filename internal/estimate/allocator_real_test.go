@@ -3,6 +3,7 @@ package estimate
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/torchmem/torchmem/internal/snapshot"
@@ -168,5 +169,46 @@ func TestMaxSplitWithExpandableGrows(t *testing.T) {
 	if r := got[len(got)-1]; r != 2680 || card.peak>>20 != 16000 || card.releases != 1 || card.oom {
 		t.Errorf("at cycle 115: reserved %d MiB, peak %d MiB, %d retries, oom %v; reported 2,680, 16,000, 1",
 			r, card.peak>>20, card.releases, card.oom)
+	}
+}
+
+// TestTraceSnapshotSegments: the snapshot --snapshot writes agrees with
+// itself under both rules: what its segment actions leave reserved
+// (segment_alloc less segment_free; segment_map less segment_unmap) is
+// the segments it lists at the end, which are expandable ones' mapped
+// ranges under expandable segments; and the program's empty_cache()
+// gives segments back.
+func TestTraceSnapshotSegments(t *testing.T) {
+	for _, expandable := range []bool{false, true} {
+		tr, err := ParseTrace(strings.NewReader(syntheticTrace(20000) + "R\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Alloc.Expandable = expandable
+		m := TraceSnapshot(tr, TraceReplay{GPUBytes: 80 << 30})
+		var held, segs int64
+		acts := map[string]int{}
+		for _, a := range m.Actions {
+			acts[a.Action]++
+			switch a.Action {
+			case "segment_alloc", "segment_map":
+				held += a.Size
+			case "segment_free", "segment_unmap":
+				held -= a.Size
+			}
+		}
+		for _, s := range m.Segments {
+			segs += s.Size
+			if s.Expandable != expandable {
+				t.Errorf("expandable %v: a segment says %v", expandable, s.Expandable)
+			}
+		}
+		made, gone := "segment_alloc", "segment_free"
+		if expandable {
+			made, gone = "segment_map", "segment_unmap"
+		}
+		if held != segs || acts[made] == 0 || acts[gone] == 0 || acts["segment_alloc"]+acts["segment_map"] != acts[made] {
+			t.Errorf("expandable %v: actions leave %d reserved, the segments hold %d; actions %v", expandable, held, segs, acts)
+		}
 	}
 }

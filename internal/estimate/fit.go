@@ -61,11 +61,15 @@ type Fit struct {
 type AllocatorCap struct {
 	Fraction float64 `json:"fraction"`
 	Bytes    int64   `json:"bytes"`
-	Source   string  `json:"source"` // CapByProgram or the variable's name
+	Source   string  `json:"source"` // CapByProgram or CapByEnv
 }
 
-// CapByProgram: the program set the cap itself.
-const CapByProgram = "torch.cuda.set_per_process_memory_fraction"
+// Where a cap comes from: the program set it itself, or its environment
+// (PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF).
+const (
+	CapByProgram = "torch.cuda.set_per_process_memory_fraction"
+	CapByEnv     = "per_process_memory_fraction"
+)
 
 // Note is one of Fit's notes as its kind and the integers it shows.
 type Note struct {
@@ -231,6 +235,11 @@ func alternatives(fam family, o Options, gpus int) []alt {
 		{expandableLever, expandableChange, func(o *Options) bool {
 			ok := !o.Alloc.Expandable && !o.Alloc.AsyncBackend
 			o.Alloc.Expandable = true
+			return ok
+		}},
+		{noMaxSplitLever, noMaxSplitChange, func(o *Options) bool {
+			ok := o.Alloc.MaxSplit > 0 && !o.Alloc.AsyncBackend
+			o.Alloc.MaxSplit = 0
 			return ok
 		}},
 		{"half-batch-accum", fmt.Sprintf("--batch %d --accum %d (same effective batch)", max(1, o.Batch/2), o.Accum*2), func(o *Options) bool {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/torchmem/torchmem/internal/allocconf"
 )
 
 // FitTrace replays a trace against a GPU: the allocator limited to what
@@ -78,7 +76,7 @@ func allocatorCap(f float64, byProgram bool, gpu GPU, budget int64) *AllocatorCa
 	if f <= 0 || bytes >= allocatorLimit(budget) {
 		return nil
 	}
-	c := &AllocatorCap{Fraction: f, Bytes: max(1, bytes), Source: allocconf.EnvCUDA}
+	c := &AllocatorCap{Fraction: f, Bytes: max(1, bytes), Source: CapByEnv}
 	if byProgram {
 		c.Source = CapByProgram
 	}

@@ -92,6 +92,11 @@ func TraceLevers(t *Trace, base *Result, o TraceReplay, budget int64, retraces [
 		oe.expandable = true
 		offer(expandableLever, expandableChange, replayResized(t, t.categories(), oe), nil)
 	}
+	if t.Alloc.MaxSplit > 0 && !t.Alloc.AsyncBackend {
+		on := o
+		on.noMaxSplit = true
+		offer(noMaxSplitLever, noMaxSplitChange, replayResized(t, t.categories(), on), nil)
+	}
 	var not []RetraceNotOffered
 	for _, rt := range retraces {
 		if end := rt.failed(); end != nil {

@@ -144,9 +144,9 @@ type TraceReplay struct {
 	// GPUBytes: the GPU's memory (0: unknown), which sizes an expandable
 	// segment's address space.
 	GPUBytes int64
-	// expandable: the expandable-segments lever's what-if, whatever the
-	// trace's Alloc says.
-	expandable bool
+	// expandable, noMaxSplit: the expandable-segments and no-max-split
+	// levers' what-ifs, whatever the trace's Alloc says.
+	expandable, noMaxSplit bool
 	// proc: the process the trace runs in after other jobs
 	// (ReplayTracesOneProcess); nil, a fresh one.
 	proc *process
@@ -156,6 +156,9 @@ type TraceReplay struct {
 // model follows (conf; its fraction is a limit, traceBudget's).
 func (o TraceReplay) configure(a *allocator, conf allocconf.Conf) {
 	conf.Expandable = conf.Expandable || o.expandable
+	if o.noMaxSplit {
+		conf.MaxSplit = 0
+	}
 	fresh := newAllocator(o.Limit, conf, o.GPUBytes)
 	a.limit, a.maxSplit, a.expandable, a.va = fresh.limit, fresh.maxSplit, fresh.expandable, fresh.va
 }
@@ -247,6 +250,9 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 			peakAt = i
 		}
 	}
+	if stop < 0 && e < len(t.emptied) {
+		m.alloc.emptyCache() // called after the last allocation or free
+	}
 	return m, blocks, livePeak, peakAt
 }
 
@@ -323,7 +329,7 @@ func (t *Trace) result(cats []Category, m *machine) *Result {
 		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase,
-		AllocConf: t.allocConf(m.alloc.expandable)}
+		AllocConf: t.allocConf(&m.alloc)}
 	r.fillProcess(m)
 	for _, it := range t.outside {
 		r.addOutside(it)
@@ -477,9 +483,9 @@ func TraceCategorySizes(t *Trace) []string {
 // allocConf: the options the replay followed, as written
 // (expandable: the replay's, a lever's what-if perhaps; the fraction: the
 // program's own when it set one).
-func (t *Trace) allocConf(expandable bool) string {
+func (t *Trace) allocConf(a *allocator) string {
 	c := t.Alloc
-	c.Expandable = expandable
+	c.Expandable, c.MaxSplit = a.expandable, a.maxSplit
 	c.Fraction, _ = t.MemoryFraction()
 	return c.String()
 }

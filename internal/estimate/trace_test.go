@@ -5,6 +5,8 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/torchmem/torchmem/internal/allocconf"
 )
 
 // A hand-made trace: a weight, a forward activation kept for backward, a
@@ -252,6 +254,7 @@ func FuzzParseTrace(f *testing.F) {
 	f.Add(syntheticTrace(200))
 	f.Add("torchmem-trace\t1\nA\t1\t0\tfwd\tforward\t1\t0\t\t\t\t\nC\t1\tgrad\nF\t1\n")
 	f.Add("torchmem-trace\t1\nD\tlauncher\ttorchrun 4\nD\tworld\t4\nD\twrapper\tDistributedDataParallel\n")
+	f.Add("torchmem-trace\t1\nK\tmemory_fraction\t0.25\nA\t1\t104857600\tfwd\tforward\t1\t0\t\t\t\t\nR\n")
 	f.Add(ckptTrace)                                                                         // blocks: O and L events, the checkpoint lever
 	f.Add(strings.Replace(ckptTrace, "L\t10\t2\n", "L\t10\t2\nI\t12\th.1\nI\t10\th.9\n", 1)) // I events: inputs kept
 	f.Fuzz(func(t *testing.T, s string) {
@@ -266,6 +269,13 @@ func FuzzParseTrace(f *testing.F) {
 		AutocastRetrace(tr, 75)
 		TraceLevers(tr, r.Result, TraceReplay{Limit: 1 << 30}, 1<<30, []Retrace{AmpRetrace("bfloat16", tr)})
 		PlanTrace(tr, GPU{Name: "fuzz", MemoryBytes: 1 << 30}, 0, []Retrace{AmpRetrace("bfloat16", tr)}, DefaultPlanTop)
+		TraceSnapshot(tr, TraceReplay{})
+		// the allocator's other rules: expandable segments, max_split_size_mb
+		tr.Alloc = allocconf.Conf{Expandable: true, MaxSplit: 64 << 20}
+		if r := ReplayTrace(tr, TraceReplay{Limit: 1 << 30, GPUBytes: 1 << 30}); r.PeakReservedBytes < 0 {
+			t.Fatalf("negative reserved %+v", r.Result)
+		}
+		FitTrace(tr, GPU{Name: "fuzz", MemoryBytes: 1 << 30}, 0)
 		TraceSnapshot(tr, TraceReplay{})
 	})
 }

@@ -8,6 +8,7 @@ package allocconf
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -81,10 +82,19 @@ type Conf struct {
 	// Fraction: per_process_memory_fraction (torch >= 2.8; 0: none), as
 	// torch.cuda.set_per_process_memory_fraction sets it.
 	Fraction float64
+	// Roundup: roundup_power2_divisions, by size interval: [0] for
+	// requests under 2 MiB, [i] for [2^i MiB, 2^(i+1) MiB), [15] for 32
+	// GiB and more (0 or 1: requests rounded to 512 bytes only). A request
+	// is rounded up to the next of that many divisions of its power of 2.
+	Roundup [RoundupIntervals]int
 	// AsyncBackend: backend:cudaMallocAsync, CUDA's own pool allocator,
 	// which the model does not follow (the options above do nothing then).
 	AsyncBackend bool
 }
+
+// RoundupIntervals: roundup_power2_divisions' size intervals, 1 MiB to 64
+// GiB (c10's kRoundUpPowerOfTwoIntervals).
+const RoundupIntervals = 16
 
 // Parse reads the options the model follows from s; the others are left
 // to doctor to check. An error names the option.
@@ -113,12 +123,71 @@ func Parse(s string) (Conf, error) {
 			}
 		case "backend":
 			c.AsyncBackend = v == "cudaMallocAsync"
+		case "roundup_power2_divisions":
+			c.Roundup, err = parseRoundup(v)
 		}
 		if err != nil {
 			return Conf{}, fmt.Errorf("option %s:%s: %w", k, v, unwrapNum(err))
 		}
 	}
 	return c, nil
+}
+
+// parseRoundup reads roundup_power2_divisions: N for every size, or
+// [256:1,512:2,>:4] by interval (a size in MB, a power of 2, where its
+// interval starts; the first entry's value also covers the intervals
+// before it; ">" every interval after the last), as c10's
+// AllocatorConfig parses it. Values are powers of 2.
+func parseRoundup(v string) (out [RoundupIntervals]int, err error) {
+	pow2 := func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 || n&(n-1) != 0 {
+			return 0, fmt.Errorf("%q is not a power of 2", s)
+		}
+		return n, nil
+	}
+	inner, list := strings.CutPrefix(v, "[")
+	if !list {
+		n, err := pow2(v)
+		for i := range out {
+			out[i] = n
+		}
+		return out, err
+	}
+	inner, ok := strings.CutSuffix(inner, "]")
+	if !ok {
+		return out, fmt.Errorf("no closing ]")
+	}
+	last, first := 0, true
+	for _, item := range strings.Split(inner, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(item), ":")
+		if !ok {
+			return out, fmt.Errorf("%q is not size:divisions", item)
+		}
+		n, err := pow2(strings.TrimSpace(val))
+		if err != nil {
+			return out, err
+		}
+		if k = strings.TrimSpace(k); k == ">" {
+			for i := last + 1; i < RoundupIntervals; i++ {
+				out[i] = n
+			}
+			continue
+		}
+		mb, err := pow2(k)
+		if err != nil {
+			return out, err
+		}
+		i := min(bits.Len(uint(mb))-1, RoundupIntervals-1)
+		if first {
+			for j := 0; j < i; j++ {
+				out[j] = n
+			}
+			first = false
+		}
+		out[i], last = n, i
+	}
+	return out, nil
 }
 
 func parseBool(v string) (bool, error) {
@@ -152,8 +221,27 @@ func (c Conf) String() string {
 	if c.MaxSplit > 0 {
 		parts = append(parts, "max_split_size_mb:"+strconv.FormatFloat(float64(c.MaxSplit)/(1<<20), 'f', -1, 64))
 	}
+	if c.Roundup != ([RoundupIntervals]int{}) {
+		parts = append(parts, "roundup_power2_divisions:"+roundupString(c.Roundup))
+	}
 	if c.Fraction > 0 {
 		parts = append(parts, "per_process_memory_fraction:"+strconv.FormatFloat(c.Fraction, 'f', -1, 64))
 	}
 	return strings.Join(parts, ",")
+}
+
+// roundupString writes divisions back: N when one for all, else the list.
+func roundupString(r [RoundupIntervals]int) string {
+	same := true
+	for _, n := range r {
+		same = same && n == r[0]
+	}
+	if same {
+		return strconv.Itoa(r[0])
+	}
+	var items []string
+	for i, n := range r {
+		items = append(items, strconv.Itoa(1<<i)+":"+strconv.Itoa(max(n, 1)))
+	}
+	return "[" + strings.Join(items, ",") + "]"
 }

@@ -19,8 +19,18 @@ func TestParse(t *testing.T) {
 	if err != nil || !c.Expandable || c.MaxSplit != 128<<20 || c.Fraction != 0 {
 		t.Fatalf("Parse: %+v %v", c, err)
 	}
-	if got := c.String(); got != "expandable_segments:True,max_split_size_mb:128" {
+	if want := [RoundupIntervals]int{1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 4, 4, 4, 4, 4}; c.Roundup != want {
+		t.Errorf("roundup %v, want %v", c.Roundup, want)
+	}
+	if got := c.String(); got != "expandable_segments:True,max_split_size_mb:128,roundup_power2_divisions:[1:1,2:1,4:1,8:1,16:1,32:1,64:1,128:1,256:1,512:4,1024:4,2048:4,4096:4,8192:4,16384:4,32768:4]" {
 		t.Errorf("String %q", got)
+	}
+	if c, err := Parse("roundup_power2_divisions:16"); err != nil || c.Roundup[0] != 16 || c.Roundup[15] != 16 || c.String() != "roundup_power2_divisions:16" {
+		t.Errorf("one for all: %+v %v", c, err)
+	}
+	// the first entry covers the intervals before it; after the last, none
+	if c, err := Parse("roundup_power2_divisions:[64:8,1024:2]"); err != nil || c.Roundup[0] != 8 || c.Roundup[6] != 8 || c.Roundup[7] != 0 || c.Roundup[10] != 2 || c.Roundup[11] != 0 {
+		t.Errorf("list: %v %v", c.Roundup, err)
 	}
 	c, err = Parse("per_process_memory_fraction:0.5,backend:cudaMallocAsync")
 	if err != nil || c.Fraction != 0.5 || !c.AsyncBackend {
@@ -60,6 +70,7 @@ func TestFromEnv(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add("expandable_segments:True,roundup_power2_divisions:[256:1,512:2,>:4]")
 	f.Add("max_split_size_mb:512,per_process_memory_fraction:0.9")
+	f.Add("roundup_power2_divisions:[256:1,512:2,>:4]")
 	f.Fuzz(func(t *testing.T, s string) {
 		c, err := Parse(s)
 		if err != nil {

@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"math/bits"
 	"sort"
 
 	"github.com/torchmem/torchmem/internal/allocconf"
@@ -23,7 +24,8 @@ import (
 //     a request that still does not fit is a CUDA out-of-memory error.
 //
 // PYTORCH_CUDA_ALLOC_CONF changes some of these rules (conf):
-// max_split_size_mb here, expandable_segments in allocator_expandable.go.
+// max_split_size_mb and roundup_power2_divisions here,
+// expandable_segments in allocator_expandable.go.
 type allocator struct {
 	free     [2][]*block // per pool, kept sorted by (size, segment, offset)
 	segs     []*block    // each segment's first block (the whole list of a segment's blocks)
@@ -41,8 +43,10 @@ type allocator struct {
 	// unmapped blocks in address order; va is an expandable segment's
 	// address space (0: expandableVA).
 	expandable bool
-	unmapped   [2][]*block
-	va         int64
+	// roundup: roundup_power2_divisions by size interval (allocconf's).
+	roundup  [allocconf.RoundupIntervals]int
+	unmapped [2][]*block
+	va       int64
 	// notify, when set, is told of each change of what is reserved (the
 	// snapshot writer's segment_alloc, segment_map... entries).
 	notify func(segEvent)
@@ -81,7 +85,8 @@ func (a *allocator) segSizeOf(b *block) int64 {
 // rules, its expandable segments as large as the GPU's memory gpuBytes
 // and an eighth (cuMemAddressReserve'd so; 0: expandableVA).
 func newAllocator(limit int64, conf allocconf.Conf, gpuBytes int64) allocator {
-	return allocator{limit: limit, maxSplit: conf.MaxSplit, expandable: conf.Expandable, va: gpuBytes + gpuBytes/8}
+	return allocator{limit: limit, maxSplit: conf.MaxSplit, expandable: conf.Expandable, roundup: conf.Roundup,
+		va: gpuBytes + gpuBytes/8}
 }
 
 type block struct {
@@ -108,6 +113,29 @@ func roundSize(n int64) int64 {
 		return minBlock
 	}
 	return (n + minBlock - 1) / minBlock * minBlock
+}
+
+// round is roundSize, or with roundup_power2_divisions for n's size the
+// next of that many divisions of n's power of 2 (round_size,
+// roundup_power2_next_division): with 4, 1,100 MiB becomes 1,280 MiB.
+func (a *allocator) round(n int64) int64 {
+	i := min(max(bits.Len64(uint64(n))-1-20, 0), len(a.roundup)-1) // from 1 MiB up, by powers of 2
+	d := int64(a.roundup[i])
+	if n < minBlock || d <= 1 || n <= minBlock*d {
+		return roundSize(n)
+	}
+	if n&(n-1) == 0 {
+		return n
+	}
+	floor := int64(1) << (bits.Len64(uint64(n)) - 1)
+	step := floor >> (bits.Len64(uint64(d)) - 1)
+	if step == 0 {
+		return floor << 1
+	}
+	if f := n &^ (step - 1); f != n {
+		return f + step
+	}
+	return n
 }
 
 func segmentSize(n int64) int64 {
@@ -150,7 +178,7 @@ func (a *allocator) remove(b *block) {
 // malloc returns the block serving a request of n bytes; its size is what
 // torch.cuda.memory_allocated() counts.
 func (a *allocator) malloc(n int64) *block {
-	size := roundSize(n)
+	size := a.round(n)
 	pool := 1
 	if size <= smallSize {
 		pool = 0

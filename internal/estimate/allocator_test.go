@@ -214,3 +214,35 @@ func TestMaxSplit(t *testing.T) {
 		t.Fatalf("release of the oversize blocks first: reserved %d MiB, releases %d, oom %v", l.reserved>>20, l.releases, l.oom)
 	}
 }
+
+// roundup_power2_divisions: a request is rounded up to the next of the
+// divisions of its power of 2 (c10's roundup_power2_next_division), in
+// the intervals the option names; elsewhere, to 512 bytes.
+func TestRoundupPower2Divisions(t *testing.T) {
+	var a allocator
+	for i := range a.roundup {
+		a.roundup[i] = 4
+	}
+	for n, want := range map[int64]int64{
+		1100 << 20:    1280 << 20, // 1 GiB in quarters: 1,024, 1,280, 1,536...
+		1024 << 20:    1024 << 20, // a power of 2 stays
+		(1 << 20) + 1: 1280 << 10, // 1 MiB in quarters of 256 KiB
+		1500:          1536,       // 4 x 512 or less: 512-byte rounding
+		3000:          3072,       // 2,048 in quarters of 512
+		2100:          2560,
+	} {
+		if got := a.round(n); got != want {
+			t.Errorf("4 divisions: %d -> %d, want %d", n, got, want)
+		}
+	}
+	a.roundup = [16]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2} // [1024:2]: 1 to 2 GiB only
+	if got := a.round(1100 << 20); got != 1536<<20 {
+		t.Errorf("[1024:2]: 1,100 MiB -> %d MiB, want 1,536", got>>20)
+	}
+	if got := a.round(600 << 20); got != 600<<20 {
+		t.Errorf("[1024:2]: 600 MiB -> %d MiB, want it as it is", got>>20)
+	}
+	if b := a.malloc(1100 << 20); b.size != 1536<<20 || a.reserved != 1536<<20 {
+		t.Errorf("malloc 1,100 MiB: block %d MiB, reserved %d MiB", b.size>>20, a.reserved>>20)
+	}
+}

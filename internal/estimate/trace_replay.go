@@ -160,7 +160,7 @@ func (o TraceReplay) configure(a *allocator, conf allocconf.Conf) {
 		conf.MaxSplit = 0
 	}
 	fresh := newAllocator(o.Limit, conf, o.GPUBytes)
-	a.limit, a.maxSplit, a.expandable, a.va = fresh.limit, fresh.maxSplit, fresh.expandable, fresh.va
+	a.limit, a.maxSplit, a.expandable, a.roundup, a.va = fresh.limit, fresh.maxSplit, fresh.expandable, fresh.roundup, fresh.va
 }
 
 // cublasWorkspace is the rule of walk.go's cublasWorkspaceBytes: PyTorch

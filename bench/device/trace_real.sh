@@ -14,6 +14,10 @@
 #   custom-transformer transformer.py: attention and a custom autograd Function
 #   ddp-torchrun       ddp_train.py under torchrun --nproc_per_node 1: DDP's
 #                      buckets against a real NCCL process group of one
+#   gpt2-expandable    custom-gpt2 under --alloc-conf (PYTORCH_CUDA_ALLOC_CONF
+#   gpt2-split-expand  in the real run): expandable_segments:True, and with
+#                      max_split_size_mb:128 too, which the allocator model
+#                      predicts grows reserved (pytorch/pytorch#123548)
 # About 2 minutes of GPU time on an H200; each run is bounded by timeout.
 #   run(command="bash bench/device/trace_real.sh", carry=["torchmem"], timeout_s=420)
 # Locally on any CUDA host: OUT=/tmp/tr bash bench/device/trace_real.sh
@@ -36,9 +40,13 @@ one() {
 		echo "$name skipped: the script is at $(($(date +%s) - T0)) s" | tee "$D/$name.fake.err"
 		return
 	fi
-	timeout 150 "$TM" estimate --trace --steps "$STEPS" --json -- "$PY" "$@" >"$D/$name.fake.json" 2>"$D/$name.fake.err"
+	local conf=()
+	if [ -n "${ALLOC_CONF:-}" ]; then
+		conf=(--alloc-conf "$ALLOC_CONF")
+	fi
+	timeout 150 "$TM" estimate --trace "${conf[@]}" --steps "$STEPS" --json -- "$PY" "$@" >"$D/$name.fake.json" 2>"$D/$name.fake.err"
 	echo "$name fake: exit $? after $(($(date +%s) - T0)) s"
-	timeout 150 "$TM" estimate --trace --real --steps "$STEPS" --json -- "$PY" "$@" >"$D/$name.real.json" 2>"$D/$name.real.err"
+	timeout 150 "$TM" estimate --trace --real "${conf[@]}" --steps "$STEPS" --json -- "$PY" "$@" >"$D/$name.real.json" 2>"$D/$name.real.err"
 	echo "$name real: exit $? after $(($(date +%s) - T0)) s"
 }
 
@@ -59,4 +67,6 @@ fi
 one custom-gpt2 "$TD/gpt2.py" 6 512 8 8000 8 256 foreach amp-bf16
 one custom-transformer "$TD/transformer.py"
 one ddp-torchrun -m torch.distributed.run --standalone --nproc_per_node 1 "$TD/ddp_train.py"
+ALLOC_CONF=expandable_segments:True one gpt2-expandable "$TD/gpt2.py" 6 512 8 8000 8 256 foreach amp-bf16
+ALLOC_CONF=max_split_size_mb:128,expandable_segments:True one gpt2-split-expand "$TD/gpt2.py" 6 512 8 8000 8 256 foreach amp-bf16
 "$PY" bench/device/trace_real_compare.py "$D" | tee "$OUT/trace-real.txt"

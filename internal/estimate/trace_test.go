@@ -187,6 +187,20 @@ func BenchmarkTraceReplay1M(b *testing.B) {
 	}
 }
 
+// BenchmarkTraceReplay1MExpandable: the same under
+// expandable_segments:True (pages mapped into one segment per pool).
+func BenchmarkTraceReplay1MExpandable(b *testing.B) {
+	tr, err := ParseTrace(strings.NewReader(syntheticTrace(1_000_000)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr.Alloc.Expandable = true
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ReplayTrace(tr, TraceReplay{GPUBytes: 80 << 30})
+	}
+}
+
 // BenchmarkFitTrace1M: the same trace fitted to a GPU, its four what-if
 // levers replayed (what estimate --trace --gpu does after the trace): an
 // input batch, an optimizer state and a step temporary marked among its

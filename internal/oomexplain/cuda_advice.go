@@ -1,5 +1,7 @@
 package oomexplain
 
+import "github.com/torchmem/torchmem/internal/allocconf"
+
 // adviceMsg names a recommendation of messages_en.go ("advice.<name>").
 func adviceMsg(name string, args ...string) Msg { return msg("advice."+name, args...) }
 
@@ -41,7 +43,7 @@ func cudaAdviceFor(v Verdict, f cudaFacts, c *CUDAOOM, ctx Context) []advice {
 		why := msg("because.self_outside", b(max(f.selfExtra(), f.outside())))
 		return []advice{{adviceMsg("non_pytorch_memory"), why}, {adviceMsg("nvidia_smi"), why}}
 	case VerdictFragmentation:
-		return fragmentationAdvice(f)
+		return fragmentationAdvice(f, ctx.AllocConf)
 	}
 	return doesNotFitAdvice(f)
 }
@@ -67,14 +69,26 @@ func othersAdvice(f cudaFacts, c *CUDAOOM, ctx Context) []advice {
 }
 
 // fragmentationAdvice gives the allocator setting the proven PyTorch
-// version has: expandable_segments from 2.1, max_split_size_mb from 1.10.
-func fragmentationAdvice(f cudaFacts) []advice {
+// version has: expandable_segments from 2.1, max_split_size_mb from 1.10;
+// with the job's settings known (conf), not one it has already: with
+// expandable_segments and max_split_size_mb both set, the fragmentation
+// is theirs (pytorch/pytorch#123548), and the advice is to drop the
+// latter.
+func fragmentationAdvice(f cudaFacts, conf *allocconf.Conf) []advice {
 	why := msg("because.slack", b(f.unalloc), b(f.req), pctF(f.fill()))
 	if f.async {
 		why = msg("because.async_gap", b(max(0, f.total-f.free-f.alloc)))
 		return []advice{{adviceMsg("async_empty_cache"), why}, {adviceMsg("async_native"), why}}
 	}
-	out := []advice{{allocConfAdvice(f.version), why}}
+	var out []advice
+	switch {
+	case conf != nil && conf.Expandable && conf.MaxSplit > 0:
+		out = append(out, advice{adviceMsg("drop_max_split"), msg("because.split_expandable", b(f.unalloc))})
+	case conf != nil && conf.Expandable:
+		// set already: what is left is the phases' sizes
+	default:
+		out = append(out, advice{allocConfAdvice(f.version), why})
+	}
 	return append(out, advice{adviceMsg("empty_cache_phases"), why})
 }
 

@@ -1,6 +1,10 @@
 package oomexplain
 
-import "golang.org/x/text/language"
+import (
+	"golang.org/x/text/language"
+
+	"github.com/torchmem/torchmem/internal/allocconf"
+)
 
 // Verdict identifies the explanation's conclusion. Values are part of the
 // JSON schema.
@@ -100,6 +104,10 @@ type Context struct {
 	// Lang is the language of the rendered text (English when unset or
 	// without a catalog).
 	Lang language.Tag
+	// AllocConf: the job's PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF,
+	// when known (a run torchmem supervised); nil otherwise. Fragmentation
+	// advice does not ask for what is set already.
+	AllocConf *allocconf.Conf
 }
 
 // ExplainAll correlates incs and sets each one's Explanation.

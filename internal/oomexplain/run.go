@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"golang.org/x/text/language"
+
+	"github.com/torchmem/torchmem/internal/allocconf"
 )
 
 // RunEvidence is what `torchmem run`'s supervisor gathered about one
@@ -48,7 +50,10 @@ type RunEvidence struct {
 	// stop action, or a signal action with a terminating signal), nil
 	// when no rule stopped it.
 	PolicyStop *PolicyStop
-	Lang       language.Tag
+	// AllocConf is the job's PYTORCH_ALLOC_CONF or
+	// PYTORCH_CUDA_ALLOC_CONF ("" when neither is set; nil: not known).
+	AllocConf *string
+	Lang      language.Tag
 }
 
 // PolicyStop is a policy rule that stopped the job: its name, why it
@@ -173,6 +178,11 @@ func ExplainRun(ev RunEvidence) RunVerdict {
 func runContext(ev RunEvidence) Context {
 	ctx := Context{JobPIDs: ev.JobPIDs, CgroupPath: ev.CgroupPath, SameHost: true, Supervised: true, Lang: ev.Lang, MemoryStats: map[string]int64{},
 		Leak: ev.Growth != nil}
+	if ev.AllocConf != nil {
+		if c, err := allocconf.Parse(*ev.AllocConf); err == nil {
+			ctx.AllocConf = &c
+		}
+	}
 	if ev.CgroupLimitBytes != nil {
 		ctx.CgroupLimitBytes = *ev.CgroupLimitBytes
 	}

@@ -143,3 +143,24 @@ func TestRunLeakNoRaiseLimit(t *testing.T) {
 		t.Errorf("leak: %q", rv.Recommendations)
 	}
 }
+
+// TestRunFragmentationKnowsTheJobsAllocConf: the same fragmentation OOM
+// with the job's allocator settings known: without any, the advice is
+// expandable_segments; with it set, not again; with it and
+// max_split_size_mb (pytorch/pytorch#123548's growth), to drop the latter.
+func TestRunFragmentationKnowsTheJobsAllocConf(t *testing.T) {
+	ev := RunEvidence{ExitCode: 1, MainPID: 3, HookedPIDs: []int{3}, CUDAPIDs: []int{3},
+		Exceptions: []JobException{{PID: 3, Type: "torch.OutOfMemoryError", OOM: true,
+			Text: "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.40 GiB. GPU 0 has a total capacity of 139.80 GiB of which 133.47 GiB is free. Including non-PyTorch memory, this process has 6.32 GiB memory in use. 5.59 GiB allowed; Of the allocated memory 2.44 GiB is allocated by PyTorch, and 3.14 GiB is reserved by PyTorch but unallocated."}}}
+	for conf, want := range map[string][2]string{
+		"":                         {"expandable_segments:True so cached segments", "remove max_split_size_mb"},
+		"expandable_segments:True": {"empty_cache()", "so cached segments can grow"},
+		"max_split_size_mb:128,expandable_segments:True": {"remove max_split_size_mb from PYTORCH_CUDA_ALLOC_CONF", "so cached segments can grow"},
+	} {
+		ev.AllocConf = &conf
+		advice := strings.Join(ExplainRun(ev).Recommendations, "\n")
+		if !strings.Contains(advice, want[0]) || strings.Contains(advice, want[1]) {
+			t.Errorf("PYTORCH_CUDA_ALLOC_CONF=%q: advice\n%s\nwant %q, not %q", conf, advice, want[0], want[1])
+		}
+	}
+}

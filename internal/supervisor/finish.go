@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/torchmem/torchmem/internal/allocconf"
 	"github.com/torchmem/torchmem/internal/store"
 )
 
@@ -28,6 +29,7 @@ func (s *sup) finish(ctx context.Context) *Result {
 		excs: s.hk.exceptions, hello: s.hk.hello, cudaPIDs: s.hk.cudaPIDs, jobPIDs: jobPIDs, allocPeaks: s.peaks,
 		interrupts: s.interrupts, growth: s.growth.leak(), copyOnRead: s.growth.workers.detect(s.hk.hello)}
 	e.timeToOOM, e.policyStop = s.timeToOOM(end), s.policyStop
+	_, e.allocConf = allocconf.FromEnv(func(k string) string { return envValue(s.cfg.Env, k) })
 	if s.cg != nil {
 		if ev, err := s.cg.Events(); err == nil {
 			e.events = &ev

@@ -107,6 +107,7 @@ type evidence struct {
 	copyOnRead *CopyOnRead
 	timeToOOM  *oomexplain.TimeToOOM
 	policyStop *oomexplain.PolicyStop
+	allocConf  string // the job's PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF
 }
 
 // runEvidence is the evidence in internal/oomexplain's terms: what the
@@ -116,6 +117,7 @@ func (e evidence) runEvidence() oomexplain.RunEvidence {
 		CgroupLimitBytes: e.limit, KernelLines: e.kernel, Growth: e.growth, CopyOnRead: e.copyOnRead, Interrupts: e.interrupts,
 		PeakAllocated: e.allocPeaks.Value(store.PeakAllocPeakAllocated), PeakReserved: e.allocPeaks.Value(store.PeakAllocPeakReserved)}
 	ev.TimeToOOM, ev.PolicyStop = e.timeToOOM, e.policyStop
+	ev.AllocConf = &e.allocConf // known: the job's environment is torchmem's to give
 	if p, ok := e.allocPeaks.Get(store.PeakCgroupUsage); ok {
 		ev.CgroupPeakBytes = &p
 	}

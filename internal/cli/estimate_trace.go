@@ -287,8 +287,8 @@ func traceDistLine(tt tr, d *estimate.TraceDist) string {
 }
 
 func traceCategoryLabel(t, tt tr, name string) string {
-	if name == "temporaries" {
-		return tt("trace.cat.temporaries")
+	if name == "temporaries" || name == "unused_graph" {
+		return tt("trace.cat." + name)
 	}
 	return categoryLabel(t, name)
 }
@@ -402,6 +402,13 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 	}
 	printNotes(w, tt, "trace.placeholder", reads)
 	printNotes(w, tt, "trace.check", checks)
+	if u := r.UnusedGraph; u != nil {
+		where := shortFrame(u.Caller)
+		if u.Caller == "" {
+			where = shortFrame(u.Site.Where)
+		}
+		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.unusedGraph", units.Bytes(u.Bytes), where), textwrap.Width))
+	}
 }
 
 // paramCount: millions (124.4M), or the count itself below
@@ -569,6 +576,8 @@ var traceEN = map[string]string{
 	"trace.params.sharded":            "%[1]s parameters in rank 0's shards",
 	"trace.params.offloaded":          "%[1]s parameters in rank 0's shards, kept on the host (CPU offload)",
 	"trace.cat.temporaries":           "temporaries",
+	"trace.cat.unused_graph":          "unused graph",
+	"trace.unusedGraph":               "%[1]s at the peak was saved by autograd for a backward that never came: a forward ran under grad mode at %[2]s and its graph was dropped unused. If that is evaluation, sampling or a metric, run it under torch.no_grad() (or torch.inference_mode()): autograd saves nothing there",
 	"trace.dist":                      "traced as rank 0 of %[1]s%[2]s: the figures are one GPU's; every rank of a data-parallel job holds as much. NCCL's own buffers (outside PyTorch's allocator) are not in them",
 	"trace.dist.launcher":             "run as %[1]s's first worker",
 	"trace.dist.backend":              "backend %[1]s",
@@ -602,6 +611,7 @@ var traceEN = map[string]string{
 	"trace.lever.grads-to-none":       "zero_grad(set_to_none=True)",
 	"trace.lever.expandable-segments": "expandable_segments:True",
 	"trace.lever.no-max-split":        "max_split_size_mb removed",
+	"trace.lever.no-grad":             "torch.no_grad() there",
 	"trace.lever.amp-bf16":            "autocast bf16",
 	"trace.lever.amp-fp16":            "autocast fp16 + GradScaler",
 	"trace.lever.retraced.amp-bf16":   "%[1]s: traced again, the forward and the loss under torch.autocast(\"cuda\", dtype=torch.bfloat16)",
@@ -626,6 +636,8 @@ var traceZH = map[string]string{
 	"trace.params.sharded":            "rank 0 的分片中有 %[1]s 参数",
 	"trace.params.offloaded":          "rank 0 的分片中有 %[1]s 参数，放在主机内存（CPU offload）",
 	"trace.cat.temporaries":           "临时张量",
+	"trace.cat.unused_graph":          "未使用的计算图",
+	"trace.unusedGraph":               "峰值时有 %[1]s 是 autograd 为一次从未发生的反向传播保存的：%[2]s 处的前向在梯度模式下运行，其计算图未被使用就被丢弃。如果这是评估、采样或计算指标，请放在 torch.no_grad()（或 torch.inference_mode()）之下：那里 autograd 不保存任何张量",
 	"trace.dist":                      "按 %[1]s 个 rank 中的 rank 0 追踪%[2]s：数字是单块 GPU 的；数据并行作业的每个 rank 占用相同。NCCL 自身的缓冲区（不在 PyTorch 分配器中）不包括在内",
 	"trace.dist.launcher":             "作为 %[1]s 的第一个工作进程运行",
 	"trace.dist.backend":              "后端 %[1]s",
@@ -659,6 +671,7 @@ var traceZH = map[string]string{
 	"trace.lever.grads-to-none":       "zero_grad(set_to_none=True)（梯度置为 None）",
 	"trace.lever.expandable-segments": "expandable_segments:True（可扩展段）",
 	"trace.lever.no-max-split":        "去掉 max_split_size_mb",
+	"trace.lever.no-grad":             "在那里使用 torch.no_grad()",
 	"trace.lever.amp-bf16":            "autocast bf16 混合精度",
 	"trace.lever.amp-fp16":            "autocast fp16 混合精度 + GradScaler",
 	"trace.lever.retraced.amp-bf16":   "%[1]s：已重新追踪，前向与 loss 置于 torch.autocast(\"cuda\", dtype=torch.bfloat16) 之下",

@@ -125,6 +125,7 @@ type traceEventWhatIf struct {
 var traceEventWhatIfs = []traceEventWhatIf{
 	{ckptLever, ckptChange, checkpointWhatIf},
 	{gradsLever, gradsChange, func(t *Trace) (*Trace, []string) { return t.gradsToNone(), nil }},
+	{noGradLever, noGradChange, noGradWhatIf},
 }
 
 // replayResized replays c (a copy of a trace, resized or edited) with

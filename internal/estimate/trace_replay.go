@@ -25,6 +25,57 @@ type TraceResult struct {
 	End      *TraceNote  `json:"end"`
 	// Distributed: the figures are one rank's (rank 0 of World).
 	Distributed *TraceDist `json:"distributed,omitempty"`
+	// UnusedGraph: at the peak, minTraceLeverSaving or more was saved by
+	// autograd for a backward that never came (unused_graph in the
+	// breakdown), the largest of it made at Site.
+	UnusedGraph *UnusedGraph `json:"unused_graph,omitempty"`
+}
+
+// UnusedGraph is what a forward under grad mode whose graph no backward
+// used holds at the peak: evaluation, sampling or a metric computed
+// without torch.no_grad() keeps every tensor autograd saves until its
+// output goes.
+type UnusedGraph struct {
+	Bytes int64     `json:"bytes"`
+	Site  TraceSite `json:"largest_site"`
+	// Caller: the frame of the largest site's stack that called the model
+	// ("file:line:function", the first that is no forward): where
+	// torch.no_grad() would go.
+	Caller string `json:"caller,omitempty"`
+}
+
+// forwardCaller: the innermost of frames ("file:line:function", innermost
+// first) that is not a module's forward or a call into one.
+func forwardCaller(frames []string) string {
+	for _, f := range frames {
+		fn := f[strings.LastIndexByte(f, ':')+1:]
+		if fn != "forward" && fn != "__call__" && !strings.HasPrefix(fn, "_") {
+			return f
+		}
+	}
+	if len(frames) > 0 {
+		return frames[len(frames)-1]
+	}
+	return ""
+}
+
+// unusedGraph: the peak's unused graph, when it is worth a note.
+func unusedGraph(r *Result, sites []TraceSite) *UnusedGraph {
+	var n int64
+	for _, it := range r.Breakdown {
+		if it.Name == CatUnusedGraph.String() {
+			n = it.Bytes
+		}
+	}
+	if n < minTraceLeverSaving {
+		return nil
+	}
+	for _, s := range sites {
+		if s.Category == CatUnusedGraph.String() {
+			return &UnusedGraph{Bytes: n, Site: s, Caller: forwardCaller(s.Frames)}
+		}
+	}
+	return &UnusedGraph{Bytes: n}
 }
 
 // TraceSite is the memory alive at the peak that one line made.
@@ -44,8 +95,11 @@ const maxTraceSites = 10
 // traceCategory is what an allocation counts as in the breakdown. What
 // the forward pass makes is an activation when it is still alive once the
 // backward has begun (autograd saved it, or it is the loss), a temporary
-// when it is gone before.
-func traceCategory(kind string, survivedToBackward bool) Category {
+// when it is gone before, and an unused graph when autograd saved it and
+// freed it outside its engine: the forward ran under grad mode and its
+// graph was dropped unused (evaluation without torch.no_grad(), a metric
+// kept with its graph).
+func traceCategory(kind string, survivedToBackward, unused bool) Category {
 	switch kind {
 	case "param", "param4", "buffer":
 		return CatWeights
@@ -60,6 +114,9 @@ func traceCategory(kind string, survivedToBackward bool) Category {
 	case "data":
 		return CatData
 	case "fwd":
+		if unused {
+			return CatUnusedGraph
+		}
 		if survivedToBackward {
 			return CatActivations
 		}
@@ -104,7 +161,7 @@ func (t *Trace) categories() []Category {
 		if !freed[i] {
 			s = backwards > bornAt[i]
 		}
-		cats[i] = traceCategory(a.Kind, s)
+		cats[i] = traceCategory(a.Kind, s, a.Unused)
 	}
 	return cats
 }
@@ -350,6 +407,7 @@ func ReplayTrace(t *Trace, o TraceReplay) *TraceResult {
 		_, held, _, _ := t.replay(cats, o, peakAt+1, nil)
 		tr.Sites = t.sites(held, cats)
 	}
+	tr.UnusedGraph = unusedGraph(r, tr.Sites)
 	return tr
 }
 

@@ -268,6 +268,7 @@ func FuzzParseTrace(f *testing.F) {
 	f.Add(syntheticTrace(200))
 	f.Add("torchmem-trace\t1\nA\t1\t0\tfwd\tforward\t1\t0\t\t\t\t\nC\t1\tgrad\nF\t1\n")
 	f.Add("torchmem-trace\t1\nD\tlauncher\ttorchrun 4\nD\tworld\t4\nD\twrapper\tDistributedDataParallel\n")
+	f.Add("torchmem-trace\t1\nA\t1\t4096\tfwd\tforward\t1\t0\t\t\t\t\nG\t1\nU\t1\nF\t1\n")
 	f.Add("torchmem-trace\t1\nK\tmemory_fraction\t0.25\nA\t1\t104857600\tfwd\tforward\t1\t0\t\t\t\t\nR\n")
 	f.Add(ckptTrace)                                                                         // blocks: O and L events, the checkpoint lever
 	f.Add(strings.Replace(ckptTrace, "L\t10\t2\n", "L\t10\t2\nI\t12\th.1\nI\t10\th.9\n", 1)) // I events: inputs kept
@@ -513,6 +514,64 @@ func TestReplayEmptyCache(t *testing.T) {
 		if r.PeakReservedBytes != c.want || r.CacheReleases != 0 {
 			t.Errorf("empty_cache %v: peak reserved %d, want %d; releases at the limit %d, want 0",
 				c.empty, r.PeakReservedBytes, c.want, r.CacheReleases)
+		}
+	}
+}
+
+// TestUnusedGraphCategory: storages autograd saved (G) and freed
+// outside its engine (U) are an unused graph, whatever the phase; saved
+// ones a backward used are activations; the note names the frame that
+// called the model.
+func TestUnusedGraphCategory(t *testing.T) {
+	const mib = 1 << 20
+	trace := "torchmem-trace\t1\tdevice=meta\tsteps=1\n" +
+		"S\t1\teval.py:40:<module>\n" +
+		"S\t2\tmodel.py:12:forward\teval.py:30:evaluate\teval.py:40:<module>\n" +
+		"P\tforward\t1\n" +
+		"A\t1\t" + fmt.Sprint(100*mib) + "\tfwd\tforward\t1\t2\tnet\taten.addmm.default\tfloat32\t100\n" +
+		"G\t1\n" +
+		"A\t2\t" + fmt.Sprint(50*mib) + "\tfwd\tforward\t1\t2\tnet\taten.gelu.default\tfloat32\t50\n" +
+		"G\t2\n" +
+		"P\tbackward\t1\n" +
+		"F\t2\n" + // used by the backward
+		"A\t3\t" + fmt.Sprint(200*mib) + "\tfwd\tforward\t1\t2\tnet\taten.addmm.default\tfloat32\t200\n" +
+		"G\t3\n" +
+		"U\t1\nF\t1\n" + // kept across the backward, dropped unused
+		"U\t3\nF\t3\n" +
+		"E\tsteps\t\t1\tdone\n"
+	tr, err := ParseTrace(strings.NewReader(trace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats := tr.categories()
+	if cats[0] != CatUnusedGraph || cats[1] != CatActivations || cats[2] != CatUnusedGraph {
+		t.Errorf("categories %v", cats[:3])
+	}
+	r := ReplayTrace(tr, TraceReplay{})
+	u := r.UnusedGraph
+	if u == nil || u.Bytes != 300*mib || u.Caller != "eval.py:30:evaluate" || u.Site.Where != "model.py:12:forward" {
+		t.Fatalf("unused graph %+v", u)
+	}
+	// under no_grad the first storage goes once the next op made its
+	// output: 100 + 50, then 200 alone, not 100 + 200
+	e, _ := noGradWhatIf(tr)
+	if e == nil || e.Events() != tr.Events() {
+		t.Fatalf("no-grad what-if: %v", e)
+	}
+	if got := ReplayTrace(e, TraceReplay{}).LiveBytesPeak; got != 200*mib {
+		t.Errorf("no-grad: live peak %d MiB, want 200 (the trace: %d)", got/mib, r.LiveBytesPeak/mib)
+	}
+	for frames, want := range map[string]string{
+		"m.py:3:forward|torch/nn.py:1:_call_impl|e.py:9:sample_images|e.py:20:<module>": "e.py:9:sample_images",
+		"m.py:3:forward|m.py:9:__call__":                                                "m.py:9:__call__",
+		"":                                                                              "",
+	} {
+		var fs []string
+		if frames != "" {
+			fs = strings.Split(frames, "|")
+		}
+		if got := forwardCaller(fs); got != want {
+			t.Errorf("forwardCaller(%q) = %q, want %q", frames, got, want)
 		}
 	}
 }

@@ -243,3 +243,64 @@ func TestGroupedMMExperts(t *testing.T) {
 		}
 	}
 }
+
+// TestUnusedGraph (torch >= 2.0): an evaluation pass without
+// torch.no_grad() whose outputs are kept for a metric across the next
+// training step holds the graph autograd saved, which no backward uses:
+// the trace says unused_graph at the peak and where the model was called;
+// under torch.no_grad() nothing is saved there. A training script alone
+// has none, and torch.func.grad still runs beside the tracer's saved-tensor
+// hooks.
+func TestUnusedGraph(t *testing.T) {
+	py := torch2Python(t)
+	run := func(args ...string) *estimate.Trace {
+		var out strings.Builder
+		tr, err := Run(context.Background(), Options{Argv: append([]string{py}, args...), Steps: 2, Output: &out})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		if tr.End == nil || tr.End.Kind != "steps" {
+			t.Fatalf("%v: end %+v\n%s", args, tr.End, out.String())
+		}
+		return tr
+	}
+	gpu := estimate.GPU{Name: "test", MemoryBytes: 2 << 30}
+	graph := run(filepath.Join("testdata", "evalgraph.py"), "grad")
+	r, fit, err := estimate.FitTrace(graph, gpu, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 batches, each 4 tensors of 4096 x 2048 floats saved (two Linears'
+	// outputs, GELU saves its input, and the two GELUs' outputs, the
+	// next Linear's input)
+	if u := r.UnusedGraph; u == nil || u.Bytes != 4*4*4096*2048*4 || !strings.HasSuffix(u.Caller, "evalgraph.py:27:evaluate") {
+		t.Errorf("unused graph %+v, breakdown %+v", r.UnusedGraph, r.Breakdown)
+	}
+	// the no-grad lever's what-if against the program traced under no_grad
+	_, made, err := estimate.FitTrace(run(filepath.Join("testdata", "evalgraph.py"), "nograd"), gpu, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lever *estimate.Lever
+	for i := range fit.Levers {
+		if fit.Levers[i].Lever == "no-grad" {
+			lever = &fit.Levers[i]
+		}
+	}
+	want := float64(made.BudgetBytes - made.HeadroomBytes) // the process's bytes
+	if lever == nil || float64(lever.ProcessBytes) > 1.03*want || float64(lever.ProcessBytes) < 0.97*want {
+		t.Errorf("no-grad lever %+v; traced under no_grad: %.0f B", lever, want)
+	}
+	nograd := estimate.ReplayTrace(run(filepath.Join("testdata", "evalgraph.py"), "nograd"), estimate.TraceReplay{})
+	if nograd.UnusedGraph != nil {
+		t.Errorf("under no_grad: unused graph %+v", nograd.UnusedGraph)
+	}
+	for _, s := range [][]string{{"gpt2.py", "2", "64", "4", "200", "2", "32"}, {"gan.py"}, {"funcgrad.py"}} {
+		r := estimate.ReplayTrace(run(append([]string{filepath.Join("testdata", s[0])}, s[1:]...)...), estimate.TraceReplay{})
+		for _, it := range r.Breakdown {
+			if it.Name == "unused_graph" {
+				t.Errorf("%s: unused graph %d B in a training loop", s[0], it.Bytes)
+			}
+		}
+	}
+}

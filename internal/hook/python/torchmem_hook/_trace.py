@@ -41,6 +41,9 @@ trace.go parses it):
                                   (what: paged_optimizer_states, the CUDA
                                   managed memory of bitsandbytes' paged
                                   optimizers)
+  G id                            autograd saved the storage for a backward
+  U id                            ... and it is freed outside autograd's engine:
+                                  its graph went unused (_trace_saved.py)
   K key value                     the program set the allocator: memory_fraction
                                   (torch.cuda.set_per_process_memory_fraction)
   W kind op sid message           a value read from a tensor without data
@@ -59,7 +62,7 @@ import weakref
 
 from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2, _trace_values
 from torchmem_hook import _common, _trace_amp, _trace_blocks, _trace_bnb, _trace_compat, _trace_deepspeed, _trace_dist, _trace_safetensors
-from torchmem_hook import _trace_legacy
+from torchmem_hook import _trace_legacy, _trace_saved
 
 _clean = _common.one_line
 _debug = _common.debug
@@ -148,6 +151,9 @@ class _Tracer(object):
         self.stacks = {}
         self.modules = []  # names of the modules whose forward runs
         self.events = 0  # A and F events written
+        self.saved = {}  # id autograd saved for a backward, alive -> engine runs begun then (_trace_saved.py)
+        self.engine = 0  # > 0 while autograd's engine runs (backward, autograd.grad)
+        self.engine_runs = 0  # the engine's runs begun
         self.blocks = _trace_blocks.Blocks(self, _flat, _skey, DEVICE)
         self.amp = _trace_amp.Forced(torch, self)  # the amp lever's retrace
         self.names = weakref.WeakKeyDictionary()
@@ -281,6 +287,8 @@ class _Tracer(object):
         if e[0] >= 0 and e[3] is DEVICE:
             self.allocated -= e[1]
             self.events += 1
+            if self.saved and self.saved.pop(e[0], None) is not None and not self.engine:
+                self.emit(["U", str(e[0])])  # its graph goes unused (_trace_saved.py)
             self.emit(["F", str(e[0])])
         e[0], e[1] = -1, 0
 
@@ -524,6 +532,7 @@ class _Tracer(object):
     def end(self, reason, op, msg, exit_now=True):
         if self.ended:
             return
+        _trace_saved.at_end(self)
         self.emit(["E", reason, _clean(op), str(self.stack_id()), _clean(msg)])
         self.ended = True
         self.w.close()
@@ -871,6 +880,7 @@ def start(torch, refused=None):
     _install_phases(torch, T)
     _install_data(torch, T)
     _install_compile(torch, T)
+    _trace_saved.install(torch, T, _skey)
     _install_modes(torch, T)
     _install_exit(T)
 
@@ -1719,10 +1729,13 @@ def _install_phases(torch, T):
         T.modules = []
         T.blocks.reset()
         depth[0] += 1
+        T.engine += 1
+        T.engine_runs += 1
         try:
             return orig_backward(*a, **k)
         finally:
             depth[0] -= 1
+            T.engine -= 1
             T.modules = []  # what a recompute left (see _recompute_keeps_modules)
             T.set_phase("after_backward")
             for m in list(T.seen):

@@ -158,20 +158,36 @@ func less(a, b *block) bool {
 	return a.off < b.off
 }
 
-func (a *allocator) insert(b *block) {
-	l := a.free[b.pool]
-	i := sort.Search(len(l), func(i int) bool { return !less(l[i], b) })
+func (a *allocator) insert(b *block) { a.free[b.pool] = insertSorted(a.free[b.pool], b, less) }
+
+func (a *allocator) remove(b *block) { a.free[b.pool] = removeSorted(a.free[b.pool], b, less) }
+
+// insertSorted puts b into l, kept sorted by lt.
+func insertSorted(l []*block, b *block, lt func(x, y *block) bool) []*block {
+	i := sort.Search(len(l), func(i int) bool { return !lt(l[i], b) })
 	l = append(l, nil)
 	copy(l[i+1:], l[i:])
 	l[i] = b
-	a.free[b.pool] = l
+	return l
 }
 
-func (a *allocator) remove(b *block) {
-	l := a.free[b.pool]
-	i := sort.Search(len(l), func(i int) bool { return !less(l[i], b) })
+// removeSorted takes b out of l, sorted by lt (l as it was when b is not
+// in it).
+func removeSorted(l []*block, b *block, lt func(x, y *block) bool) []*block {
+	i := sort.Search(len(l), func(i int) bool { return !lt(l[i], b) })
 	if i < len(l) && l[i] == b {
-		a.free[b.pool] = append(l[:i], l[i+1:]...)
+		return append(l[:i], l[i+1:]...)
+	}
+	return l
+}
+
+// absorbNext: b takes in the block after it, as one block of the two.
+func (b *block) absorbNext() {
+	n := b.next
+	b.size += n.size
+	b.next = n.next
+	if n.next != nil {
+		n.next.prev = b
 	}
 }
 
@@ -397,20 +413,12 @@ func (a *allocator) release(b *block) {
 	b.free = true
 	if p := b.prev; p != nil && p.free && !p.unmapped {
 		a.remove(p)
-		p.size += b.size
-		p.next = b.next
-		if b.next != nil {
-			b.next.prev = p
-		}
+		p.absorbNext()
 		b = p
 	}
 	if n := b.next; n != nil && n.free && !n.unmapped {
 		a.remove(n)
-		b.size += n.size
-		b.next = n.next
-		if n.next != nil {
-			n.next.prev = b
-		}
+		b.absorbNext()
 	}
 	a.insert(b)
 }

@@ -1,7 +1,5 @@
 package estimate
 
-import "sort"
-
 // Expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,
 // torch >= 2.1; c10/cuda/CUDACachingAllocator.cpp, ExpandableSegment and
 // try_allocate_expandable_block): each pool has one segment, an address
@@ -211,20 +209,12 @@ func (a *allocator) unmap(b *block) {
 	b.unmapped = true
 	if p := b.prev; p != nil && p.unmapped {
 		a.removeUnmapped(p)
-		p.size += b.size
-		p.next = b.next
-		if b.next != nil {
-			b.next.prev = p
-		}
+		p.absorbNext()
 		b = p
 	}
 	if n := b.next; n != nil && n.unmapped {
 		a.removeUnmapped(n)
-		b.size += n.size
-		b.next = n.next
-		if n.next != nil {
-			n.next.prev = b
-		}
+		b.absorbNext()
 	}
 	a.insertUnmapped(b)
 }
@@ -237,18 +227,9 @@ func addrLess(a, b *block) bool {
 }
 
 func (a *allocator) insertUnmapped(b *block) {
-	l := a.unmapped[b.pool]
-	i := sort.Search(len(l), func(i int) bool { return !addrLess(l[i], b) })
-	l = append(l, nil)
-	copy(l[i+1:], l[i:])
-	l[i] = b
-	a.unmapped[b.pool] = l
+	a.unmapped[b.pool] = insertSorted(a.unmapped[b.pool], b, addrLess)
 }
 
 func (a *allocator) removeUnmapped(b *block) {
-	l := a.unmapped[b.pool]
-	i := sort.Search(len(l), func(i int) bool { return !addrLess(l[i], b) })
-	if i < len(l) && l[i] == b {
-		a.unmapped[b.pool] = append(l[:i], l[i+1:]...)
-	}
+	a.unmapped[b.pool] = removeSorted(a.unmapped[b.pool], b, addrLess)
 }

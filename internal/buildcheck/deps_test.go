@@ -21,7 +21,7 @@ const module = "github.com/torchmem/torchmem/"
 // only other leaves.
 var leaves = []string{
 	"cgroup", "cpulist", "gpu", "hook", "hook/python", "jobs", "kmsg", "pickle", "procfs", "procfs/psi",
-	"ratelimit", "shm", "termsafe", "textwrap", "units", "webassets", "estimate/models", "i18n", "identity",
+	"ratelimit", "shm", "termsafe", "textwrap", "units", "webassets", "estimate/models", "i18n", "identity", "allocconf",
 }
 
 // cliForbidden are the host sources and mechanisms the CLI must reach

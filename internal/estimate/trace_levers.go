@@ -193,13 +193,20 @@ func noOptTemps(a *TraceAlloc) int64 {
 }
 
 // hasBatchToHalve: input data with a first dimension of 2 or more (the
-// batch, in the layouts scripts use; a batch of 1 has nothing to halve).
+// batch, in the layouts scripts use; a batch of 1 has nothing to halve)
+// that a backward was run on (alive when it began): what only an
+// evaluation or a sample reads (CycleGAN's five validation images beside
+// its batch of 1) is no training batch.
 func hasBatchToHalve(t *Trace) bool {
-	return anyAlloc(t, func(a *TraceAlloc) bool {
+	survived := t.survivedToBackward()
+	for i := range t.Allocs {
+		a := &t.Allocs[i]
 		first, _, _ := strings.Cut(a.Shape, ",")
-		n, err := strconv.Atoi(first)
-		return a.Kind == "data" && err == nil && n >= 2
-	})
+		if n, err := strconv.Atoi(first); a.Kind == "data" && err == nil && n >= 2 && survived[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // halfBatch: what the forward and the backward make (activations, their
@@ -208,7 +215,8 @@ func hasBatchToHalve(t *Trace) bool {
 // temporaries and what the program made outside a pass (a cache it keeps,
 // a model copy) do not depend on the batch; nor does what a pass makes in
 // a weight's shape (a weight's gradient before it is added to .grad, a
-// transposed copy).
+// transposed copy), nor an unused graph (an evaluation's or a sample's
+// forward: its batch is its own).
 func halfBatch(t *Trace) func(*TraceAlloc) int64 {
 	weights := map[string]bool{}
 	for i := range t.Allocs {
@@ -221,7 +229,9 @@ func halfBatch(t *Trace) func(*TraceAlloc) int64 {
 	return func(a *TraceAlloc) int64 {
 		switch a.Kind {
 		case "fwd", "bwd", "data":
-			if !weights[a.Shape] {
+			// (an unused graph is an evaluation's or a sample's, whose
+			// batch is its own)
+			if !weights[a.Shape] && !a.Unused {
 				return (a.Bytes + 1) / 2
 			}
 		}

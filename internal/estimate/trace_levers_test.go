@@ -126,3 +126,35 @@ func TestHalfBatchKeepsWeightShapes(t *testing.T) {
 		t.Error("transposed")
 	}
 }
+
+// TestHalfBatchIsTheTrainingBatch: the batch to halve is input data a
+// backward ran on; a sample's batch (freed before any backward) is not,
+// and its unused graph keeps its size under the lever.
+func TestHalfBatchIsTheTrainingBatch(t *testing.T) {
+	const mib = 1 << 20
+	trace := func(trainRows int) string {
+		return "torchmem-trace\t1\tdevice=meta\tsteps=1\n" +
+			fmt.Sprintf("A\t1\t%d\tdata\tsetup\t1\t0\t\taten._to_copy.default\tfloat32\t%d,1024\n", trainRows*4096, trainRows) +
+			"P\tforward\t1\n" +
+			fmt.Sprintf("A\t2\t%d\tfwd\tforward\t1\t0\tnet\taten.addmm.default\tfloat32\t%d,1024\n", trainRows*4096, trainRows) +
+			"P\tbackward\t1\n" +
+			"F\t2\nF\t1\n" +
+			"P\tafter_step\t1\n" +
+			"A\t3\t" + fmt.Sprint(5*mib) + "\tdata\tafter_step\t1\t0\t\taten._to_copy.default\tfloat32\t5,1024\n" +
+			"A\t4\t" + fmt.Sprint(100*mib) + "\tfwd\tforward\t1\t0\tnet\taten.addmm.default\tfloat32\t5,5242880\n" +
+			"G\t4\nU\t4\nF\t4\nF\t3\n" +
+			"E\tsteps\t\t1\tdone\n"
+	}
+	for rows, want := range map[int]bool{1: false, 8: true} {
+		tr, err := ParseTrace(strings.NewReader(trace(rows)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hasBatchToHalve(tr); got != want {
+			t.Errorf("training batch %d beside a sample of 5: lever %v, want %v", rows, got, want)
+		}
+		if resize := halfBatch(tr); resize(&tr.Allocs[3]) != 100*mib || resize(&tr.Allocs[1]) != int64(rows*4096+1)/2 {
+			t.Errorf("batch %d: the sample's graph %d B, the forward's %d B", rows, resize(&tr.Allocs[3]), resize(&tr.Allocs[1]))
+		}
+	}
+}

@@ -126,6 +126,18 @@ func traceCategory(kind string, survivedToBackward, unused bool) Category {
 
 // categories gives every allocation its breakdown category.
 func (t *Trace) categories() []Category {
+	survived := t.survivedToBackward()
+	cats := make([]Category, len(t.Allocs))
+	for i, a := range t.Allocs {
+		cats[i] = traceCategory(a.Kind, survived[i], a.Unused)
+	}
+	return cats
+}
+
+// survivedToBackward: for each allocation, whether it was alive when a
+// backward began (one that was never freed: whether one began after it
+// was made).
+func (t *Trace) survivedToBackward() []bool {
 	bornAt := make([]int, len(t.Allocs)) // backward phases begun before it was made
 	survived := make([]bool, len(t.Allocs))
 	backwards, p := 0, 0
@@ -149,21 +161,18 @@ func (t *Trace) categories() []Category {
 		}
 		p++
 	}
-	cats := make([]Category, len(t.Allocs))
 	freed := make([]bool, len(t.Allocs))
 	for _, ev := range t.events {
 		if ev.free {
 			freed[ev.alloc] = true
 		}
 	}
-	for i, a := range t.Allocs {
-		s := survived[i]
+	for i := range t.Allocs {
 		if !freed[i] {
-			s = backwards > bornAt[i]
+			survived[i] = backwards > bornAt[i]
 		}
-		cats[i] = traceCategory(a.Kind, s, a.Unused)
 	}
-	return cats
+	return survived
 }
 
 // phaseName is the phase in the words of the built-in estimate's report.

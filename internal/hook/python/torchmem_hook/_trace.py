@@ -241,10 +241,15 @@ class _Tracer(object):
             return "opttemp"
         if self.phase == "backward":
             return "bwd"
-        if self.modules or self.phase == "forward":
+        if self.modules:
             return "fwd"
         if self.redirect:
+            # moved to or made on the GPU outside any module: input data,
+            # also in the forward phase a forward without a backward left
+            # (CycleGAN's next batch, moved after its sampling forward)
             return "data"
+        if self.phase == "forward":
+            return "fwd"
         return "other"
 
     def on_output(self, t, op, cat=None, host=False, own=False):

@@ -109,7 +109,7 @@ not known).`,
 	fl.StringVar(&f.gpu, "gpu", "", "GPU by name (see --list-gpus) or auto (the first local GPU)")
 	fl.StringVar(&f.gpuMemory, "gpu-memory", "", "GPU memory instead of a name, e.g. 24GiB")
 	fl.StringVar(&f.margin, "margin", "5%", "safety margin kept free on the GPU")
-	fl.StringVar(&f.allocConf, "alloc-conf", "", "the job's PYTORCH_CUDA_ALLOC_CONF, e.g. expandable_segments:True (default: this shell's PYTORCH_CUDA_ALLOC_CONF or PYTORCH_ALLOC_CONF); the replay follows expandable_segments, max_split_size_mb, roundup_power2_divisions and per_process_memory_fraction")
+	fl.StringVar(&f.allocConf, "alloc-conf", "", "the job's PYTORCH_CUDA_ALLOC_CONF, e.g. expandable_segments:True (default: this shell's PYTORCH_ALLOC_CONF, else PYTORCH_CUDA_ALLOC_CONF, as torch >= 2.9 reads them); the replay follows expandable_segments, max_split_size_mb, roundup_power2_divisions and per_process_memory_fraction")
 	fl.BoolVar(&f.json, "json", false, "print JSON")
 	fl.BoolVar(&f.listModels, "list-models", false, "list the built-in models and exit")
 	fl.BoolVar(&f.listGPUs, "list-gpus", false, "list the known GPUs and exit")

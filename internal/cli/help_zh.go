@@ -85,7 +85,7 @@ var helpZH = map[string]string{
 	"flag.estimate.lora-r":              "LoRA 秩 r（默认 8，与 PEFT 相同）",
 	"flag.estimate.lora-targets":        "PEFT 匹配的 target_modules，逗号分隔（q_proj,v_proj），或 all-linear（默认：PEFT 对该架构的默认值）",
 	"flag.estimate.margin":              "GPU 上保留的安全余量",
-	"flag.estimate.alloc-conf":          "作业的 PYTORCH_CUDA_ALLOC_CONF，例如 expandable_segments:True（默认取当前 shell 的 PYTORCH_CUDA_ALLOC_CONF 或 PYTORCH_ALLOC_CONF）；回放遵循 expandable_segments、max_split_size_mb、roundup_power2_divisions 和 per_process_memory_fraction",
+	"flag.estimate.alloc-conf":          "作业的 PYTORCH_CUDA_ALLOC_CONF，例如 expandable_segments:True（默认取当前 shell 的 PYTORCH_ALLOC_CONF，其次 PYTORCH_CUDA_ALLOC_CONF，与 torch >= 2.9 的读取顺序一致）；回放遵循 expandable_segments、max_split_size_mb、roundup_power2_divisions 和 per_process_memory_fraction",
 	"flag.estimate.model":               "内置模型（见 --list-models）",
 	"flag.estimate.modules-to-save":     "与适配器一起完整训练的模块，逗号分隔（lm_head,embed_tokens）",
 	"flag.estimate.num-labels":          "--head classification 分类器的标签数",

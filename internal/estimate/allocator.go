@@ -54,31 +54,19 @@ type allocator struct {
 
 // segEvent is a change of the memory held from the driver: a segment
 // made or given back, or an expandable segment's pages mapped or
-// unmapped (action as PyTorch's trace names it). segSize is the whole
-// segment's size (an expandable one's address space).
+// unmapped (action as PyTorch's trace names it), or "reserve": an
+// expandable segment's address space, size bytes, taken before any of
+// it is mapped (no trace entry of its own).
 type segEvent struct {
 	action    string
 	seg, pool int
 	off, size int64
-	segSize   int64
 }
 
 func (a *allocator) tell(action string, b *block, size int64) {
 	if a.notify != nil {
-		a.notify(segEvent{action: action, seg: b.seg, pool: b.pool, off: b.off, size: size, segSize: a.segSizeOf(b)})
+		a.notify(segEvent{action: action, seg: b.seg, pool: b.pool, off: b.off, size: size})
 	}
-}
-
-// segSizeOf: the size of b's segment.
-func (a *allocator) segSizeOf(b *block) int64 {
-	for b.prev != nil {
-		b = b.prev
-	}
-	var n int64
-	for ; b != nil; b = b.next {
-		n += b.size
-	}
-	return n
 }
 
 // newAllocator is an allocator under limit (0: none) following conf's
@@ -152,6 +140,11 @@ func less(a, b *block) bool {
 	if a.size != b.size {
 		return a.size < b.size
 	}
+	return addrLess(a, b)
+}
+
+// addrLess orders blocks by address: segment, then offset.
+func addrLess(a, b *block) bool {
 	if a.seg != b.seg {
 		return a.seg < b.seg
 	}
@@ -179,6 +172,18 @@ func removeSorted(l []*block, b *block, lt func(x, y *block) bool) []*block {
 		return append(l[:i], l[i+1:]...)
 	}
 	return l
+}
+
+// splitAt cuts b after size bytes and returns the rest, a block of its
+// own after b, free and mapped as b is (the caller files it).
+func (b *block) splitAt(size int64) *block {
+	r := &block{seg: b.seg, off: b.off + size, size: b.size - size, pool: b.pool, free: b.free, unmapped: b.unmapped,
+		prev: b, next: b.next}
+	if b.next != nil {
+		b.next.prev = r
+	}
+	b.next, b.size = r, size
+	return r
 }
 
 // absorbNext: b takes in the block after it, as one block of the two.
@@ -249,11 +254,8 @@ func (a *allocator) split(b *block, size int64) {
 	if !ok {
 		return
 	}
-	r := &block{seg: b.seg, off: b.off + size, size: rest, pool: b.pool, free: true, prev: b, next: b.next}
-	if b.next != nil {
-		b.next.prev = r
-	}
-	b.next, b.size = r, size
+	r := b.splitAt(size)
+	r.free = true // (a new segment's first block is made in use)
 	a.insert(r)
 }
 
@@ -408,8 +410,9 @@ func (a *allocator) between(keep ...*block) {
 	a.peak = a.reserved
 }
 
-// release frees b and merges it with free neighbours.
-func (a *allocator) release(b *block) {
+// release frees b, merges it with free neighbours and returns the free
+// block it is now part of.
+func (a *allocator) release(b *block) *block {
 	b.free = true
 	if p := b.prev; p != nil && p.free && !p.unmapped {
 		a.remove(p)
@@ -421,4 +424,5 @@ func (a *allocator) release(b *block) {
 		b.absorbNext()
 	}
 	a.insert(b)
+	return b
 }

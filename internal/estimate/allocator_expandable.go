@@ -111,6 +111,7 @@ func (a *allocator) findExpandable(size int64, pool int) *block {
 	b := &block{seg: a.segments, size: va, pool: pool, free: true, unmapped: true}
 	a.segs = append(a.segs, b)
 	a.insertUnmapped(b)
+	a.tell("reserve", b, va)
 	return b
 }
 
@@ -136,28 +137,13 @@ func (a *allocator) mapBlock(u *block, n int64) *block {
 	m := min((n+page-1)/page*page, u.size)
 	a.removeUnmapped(u)
 	if m < u.size {
-		r := &block{seg: u.seg, off: u.off + m, size: u.size - m, pool: u.pool, free: true, unmapped: true, prev: u, next: u.next}
-		if u.next != nil {
-			u.next.prev = r
-		}
-		u.next, u.size = r, m
-		a.insertUnmapped(r)
+		a.insertUnmapped(u.splitAt(m))
 	}
 	u.unmapped = false
 	a.reserved += m
 	a.peak = max(a.peak, a.reserved)
 	a.tell("segment_map", u, m)
-	a.release(u) // merges with the free neighbours, into the free list
-	return a.freeAround(u)
-}
-
-// freeAround: the free block u is now part of (release merged it into
-// its free predecessor when there was one).
-func (a *allocator) freeAround(u *block) *block {
-	if p := u.prev; p != nil && p.next != u {
-		return p // u was merged away: its predecessor grew over it
-	}
-	return u
+	return a.release(u) // merged with the free neighbours, into the free list
 }
 
 // unmapFree unmaps the whole pages of every free block (empty_cache).
@@ -173,35 +159,29 @@ func (a *allocator) unmapFree() {
 
 // unmappable: the bytes of b's whole pages.
 func unmappable(b *block) int64 {
-	page := expandablePage[b.pool]
-	begin := (b.off + page - 1) / page * page
-	end := (b.off + b.size) / page * page
+	begin, end := wholePages(b)
 	return max(end-begin, 0)
+}
+
+// wholePages: where the first page wholly inside b begins and the last
+// one ends (end <= begin: none).
+func wholePages(b *block) (begin, end int64) {
+	page := expandablePage[b.pool]
+	return (b.off + page - 1) / page * page, (b.off + b.size) / page * page
 }
 
 // unmap gives the whole pages of the free block b back: b splits into a
 // free head, the unmapped pages (merged with unmapped neighbours) and a
 // free tail, each there only when not empty.
 func (a *allocator) unmap(b *block) {
-	page := expandablePage[b.pool]
-	begin := (b.off + page - 1) / page * page
-	end := (b.off + b.size) / page * page
+	begin, end := wholePages(b)
 	a.remove(b)
-	if tail := b.off + b.size - end; tail > 0 {
-		t := &block{seg: b.seg, off: end, size: tail, pool: b.pool, free: true, prev: b, next: b.next}
-		if b.next != nil {
-			b.next.prev = t
-		}
-		b.next, b.size = t, b.size-tail
-		a.insert(t)
+	if end < b.off+b.size {
+		a.insert(b.splitAt(end - b.off)) // a free tail
 	}
-	if head := begin - b.off; head > 0 {
-		u := &block{seg: b.seg, off: begin, size: b.size - head, pool: b.pool, free: true, prev: b, next: b.next}
-		if b.next != nil {
-			b.next.prev = u
-		}
-		b.next, b.size = u, head
-		a.insert(b)
+	if begin > b.off {
+		u := b.splitAt(begin - b.off)
+		a.insert(b) // a free head
 		b = u
 	}
 	a.reserved -= b.size
@@ -217,13 +197,6 @@ func (a *allocator) unmap(b *block) {
 		b.absorbNext()
 	}
 	a.insertUnmapped(b)
-}
-
-func addrLess(a, b *block) bool {
-	if a.seg != b.seg {
-		return a.seg < b.seg
-	}
-	return a.off < b.off
 }
 
 func (a *allocator) insertUnmapped(b *block) {

@@ -46,11 +46,9 @@ type TraceAlloc struct {
 	Op     string
 	DType  string
 	Shape  string
-	// Saved: autograd saved it for a backward (G event): what a forward
-	// under grad mode keeps until its graph is used or dropped. Unused:
-	// it was freed outside autograd's engine (U event), its graph dropped
-	// unused.
-	Saved, Unused bool
+	// Unused: autograd saved it for a backward that never came (U
+	// event): a forward under grad mode whose graph was dropped unused.
+	Unused bool
 }
 
 // TraceNote is a warning (a value read from a tensor without data) or
@@ -266,7 +264,7 @@ func splitTabs(s string, out []string) []string {
 }
 
 // traceFields: the fields each event has at least.
-var traceFields = map[string]int{"G": 2, "U": 2, "K": 3, "S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3}
+var traceFields = map[string]int{"U": 2, "K": 3, "S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3}
 
 func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool) error {
 	min, ok := traceFields[f[0]]
@@ -312,12 +310,6 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 			return err
 		}
 		t.Allocs[i].Kind = f[2]
-	case "G":
-		i, err := lookup(f[1], index)
-		if err != nil {
-			return err
-		}
-		t.Allocs[i].Saved = true
 	case "U":
 		i, err := lookup(f[1], index)
 		if err != nil {

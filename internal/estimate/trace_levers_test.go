@@ -142,7 +142,7 @@ func TestHalfBatchIsTheTrainingBatch(t *testing.T) {
 			"P\tafter_step\t1\n" +
 			"A\t3\t" + fmt.Sprint(5*mib) + "\tdata\tafter_step\t1\t0\t\taten._to_copy.default\tfloat32\t5,1024\n" +
 			"A\t4\t" + fmt.Sprint(100*mib) + "\tfwd\tforward\t1\t0\tnet\taten.addmm.default\tfloat32\t5,5242880\n" +
-			"G\t4\nU\t4\nF\t4\nF\t3\n" +
+			"U\t4\nF\t4\nF\t3\n" +
 			"E\tsteps\t\t1\tdone\n"
 	}
 	for rows, want := range map[int]bool{1: false, 8: true} {

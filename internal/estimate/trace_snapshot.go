@@ -59,15 +59,18 @@ type snapSink struct {
 
 func (s *snapSink) addr(b *block) int64 { return s.base[b.seg] + b.off }
 
-// segment lays a segment out when first told of it (an expandable one
-// as large as its address space) and records the change.
+// segment lays a segment out when it is made (a cudaMalloc'd one by its
+// segment_alloc, an expandable one by its address space's reserve) and
+// records the change.
 func (s *snapSink) segment(e segEvent) {
-	if _, ok := s.base[e.seg]; !ok {
+	if e.action == "segment_alloc" || e.action == "reserve" {
 		s.base[e.seg] = s.next
 		s.small[e.seg] = e.pool == 0
-		s.next += e.segSize
+		s.next += e.size
 	}
-	s.acts = append(s.acts, SnapshotAction{Action: e.action, Addr: s.base[e.seg] + e.off, Size: e.size})
+	if e.action != "reserve" {
+		s.acts = append(s.acts, SnapshotAction{Action: e.action, Addr: s.base[e.seg] + e.off, Size: e.size})
+	}
 }
 
 func (s *snapSink) stack(a int32) []SnapshotFrame {

@@ -268,7 +268,7 @@ func FuzzParseTrace(f *testing.F) {
 	f.Add(syntheticTrace(200))
 	f.Add("torchmem-trace\t1\nA\t1\t0\tfwd\tforward\t1\t0\t\t\t\t\nC\t1\tgrad\nF\t1\n")
 	f.Add("torchmem-trace\t1\nD\tlauncher\ttorchrun 4\nD\tworld\t4\nD\twrapper\tDistributedDataParallel\n")
-	f.Add("torchmem-trace\t1\nA\t1\t4096\tfwd\tforward\t1\t0\t\t\t\t\nG\t1\nU\t1\nF\t1\n")
+	f.Add("torchmem-trace\t1\nA\t1\t4096\tfwd\tforward\t1\t0\t\t\t\t\nU\t1\nF\t1\n")
 	f.Add("torchmem-trace\t1\nK\tmemory_fraction\t0.25\nA\t1\t104857600\tfwd\tforward\t1\t0\t\t\t\t\nR\n")
 	f.Add(ckptTrace)                                                                         // blocks: O and L events, the checkpoint lever
 	f.Add(strings.Replace(ckptTrace, "L\t10\t2\n", "L\t10\t2\nI\t12\th.1\nI\t10\th.9\n", 1)) // I events: inputs kept
@@ -529,13 +529,10 @@ func TestUnusedGraphCategory(t *testing.T) {
 		"S\t2\tmodel.py:12:forward\teval.py:30:evaluate\teval.py:40:<module>\n" +
 		"P\tforward\t1\n" +
 		"A\t1\t" + fmt.Sprint(100*mib) + "\tfwd\tforward\t1\t2\tnet\taten.addmm.default\tfloat32\t100\n" +
-		"G\t1\n" +
 		"A\t2\t" + fmt.Sprint(50*mib) + "\tfwd\tforward\t1\t2\tnet\taten.gelu.default\tfloat32\t50\n" +
-		"G\t2\n" +
 		"P\tbackward\t1\n" +
 		"F\t2\n" + // used by the backward
 		"A\t3\t" + fmt.Sprint(200*mib) + "\tfwd\tforward\t1\t2\tnet\taten.addmm.default\tfloat32\t200\n" +
-		"G\t3\n" +
 		"U\t1\nF\t1\n" + // kept across the backward, dropped unused
 		"U\t3\nF\t3\n" +
 		"E\tsteps\t\t1\tdone\n"

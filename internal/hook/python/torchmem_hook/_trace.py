@@ -41,9 +41,9 @@ trace.go parses it):
                                   (what: paged_optimizer_states, the CUDA
                                   managed memory of bitsandbytes' paged
                                   optimizers)
-  G id                            autograd saved the storage for a backward
-  U id                            ... and it is freed outside autograd's engine:
-                                  its graph went unused (_trace_saved.py)
+  U id                            autograd saved the storage for a backward
+                                  no backward ran: its graph went unused
+                                  (_trace_saved.py)
   K key value                     the program set the allocator: memory_fraction
                                   (torch.cuda.set_per_process_memory_fraction)
   W kind op sid message           a value read from a tensor without data

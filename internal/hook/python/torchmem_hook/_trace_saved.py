@@ -1,6 +1,6 @@
-"""What autograd saves for a backward (estimate --trace): a storage a
-forward's graph keeps is said once, "G id" (T.saved holds it while it
-lives, until a backward unpacks it: used). A graph no backward used is
+"""What autograd saves for a backward (estimate --trace): T.saved holds
+the storages a forward's graph keeps while they live, until a backward
+unpacks them (used). A graph no backward used is
 told by its saved storages never unpacked, "U id" (estimate's
 unused_graph): freed outside autograd's engine (T.engine: backward and
 autograd.grad), said before their "F"; or still alive when the trace
@@ -32,11 +32,10 @@ def install(torch, T, skey):
     if _common.torch_version(torch) < (2, 0):
         return
     graph = getattr(torch.autograd, "graph", None)
-    hooks = getattr(graph, "saved_tensors_hooks", None)
     C = getattr(torch._C, "_autograd", None)
     push = getattr(C, "_push_saved_tensors_default_hooks", None)
     pop = getattr(C, "_pop_saved_tensors_default_hooks", None)
-    if hooks is None or push is None or pop is None:
+    if graph is None or push is None or pop is None:
         return
     saved = T.saved
 
@@ -45,7 +44,6 @@ def install(torch, T, skey):
             e = T.live.get(skey(t))
             if e is not None and e[0] > 0 and e[0] not in saved:  # 0: a host placeholder
                 saved[e[0]] = T.engine_runs
-                T.emit(["G", str(e[0])])
         except Exception:  # never into the program's forward
             _common.debug()
         # not t itself: a saved output would then hold its own grad_fn, a

@@ -87,6 +87,12 @@ type Conf struct {
 	// GiB and more (0 or 1: requests rounded to 512 bytes only). A request
 	// is rounded up to the next of that many divisions of its power of 2.
 	Roundup [RoundupIntervals]int
+	// GCThreshold: garbage_collection_threshold (0: none), in (0, 1). When
+	// a memory fraction is set, a request that needs a new segment while
+	// reserved is over this share of the fraction's bytes first gives back
+	// the cached whole segments unused the longest. Without a fraction it
+	// does nothing (GCIdle).
+	GCThreshold float64
 	// AsyncBackend: backend:cudaMallocAsync, CUDA's own pool allocator,
 	// which the model does not follow (the options above do nothing then).
 	AsyncBackend bool
@@ -120,6 +126,11 @@ func Parse(s string) (Conf, error) {
 			c.Fraction, err = strconv.ParseFloat(v, 64)
 			if err == nil && !(c.Fraction > 0 && c.Fraction <= 1) {
 				err = fmt.Errorf("want a fraction in (0, 1]")
+			}
+		case "garbage_collection_threshold":
+			c.GCThreshold, err = strconv.ParseFloat(v, 64)
+			if err == nil && !(c.GCThreshold > 0 && c.GCThreshold < 1) {
+				err = fmt.Errorf("want a fraction in (0, 1)") // as c10 refuses it
 			}
 		case "backend":
 			c.AsyncBackend = v == "cudaMallocAsync"
@@ -224,10 +235,45 @@ func (c Conf) String() string {
 	if c.Roundup != ([RoundupIntervals]int{}) {
 		parts = append(parts, "roundup_power2_divisions:"+roundupString(c.Roundup))
 	}
+	if c.GCThreshold > 0 {
+		parts = append(parts, "garbage_collection_threshold:"+strconv.FormatFloat(c.GCThreshold, 'f', -1, 64))
+	}
 	if c.Fraction > 0 {
 		parts = append(parts, "per_process_memory_fraction:"+strconv.FormatFloat(c.Fraction, 'f', -1, 64))
 	}
 	return strings.Join(parts, ",")
+}
+
+// Why garbage_collection_threshold does nothing (GCIdle).
+const (
+	// GCNoFraction: the allocator collects only when a memory fraction is
+	// set (set_fraction in c10's malloc): by the program
+	// (torch.cuda.set_per_process_memory_fraction) or by
+	// per_process_memory_fraction. Guides that recommend
+	// "garbage_collection_threshold:0.6,max_split_size_mb:128" rarely say so.
+	GCNoFraction = "no_fraction"
+	// GCExpandable: the collection skips blocks of expandable segments,
+	// and under expandable_segments:True every block is one.
+	GCExpandable = "expandable"
+	// GCAsync: backend:cudaMallocAsync has no such collection.
+	GCAsync = "async"
+)
+
+// GCIdle says why garbage_collection_threshold does nothing for a job
+// whose memory fraction is fraction (0: none set), or "" when it acts or
+// is not set.
+func (c Conf) GCIdle(fraction float64) string {
+	switch {
+	case c.GCThreshold <= 0:
+		return ""
+	case c.AsyncBackend:
+		return GCAsync
+	case c.Expandable:
+		return GCExpandable
+	case fraction <= 0:
+		return GCNoFraction
+	}
+	return ""
 }
 
 // roundupString writes divisions back: N when one for all, else the list.

@@ -16,13 +16,13 @@ func TestSplit(t *testing.T) {
 
 func TestParse(t *testing.T) {
 	c, err := Parse("expandable_segments:True, max_split_size_mb:128,garbage_collection_threshold:0.6,roundup_power2_divisions:[256:1,>:4]")
-	if err != nil || !c.Expandable || c.MaxSplit != 128<<20 || c.Fraction != 0 {
+	if err != nil || !c.Expandable || c.MaxSplit != 128<<20 || c.Fraction != 0 || c.GCThreshold != 0.6 {
 		t.Fatalf("Parse: %+v %v", c, err)
 	}
 	if want := [RoundupIntervals]int{1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 4, 4, 4, 4, 4}; c.Roundup != want {
 		t.Errorf("roundup %v, want %v", c.Roundup, want)
 	}
-	if got := c.String(); got != "expandable_segments:True,max_split_size_mb:128,roundup_power2_divisions:[1:1,2:1,4:1,8:1,16:1,32:1,64:1,128:1,256:1,512:4,1024:4,2048:4,4096:4,8192:4,16384:4,32768:4]" {
+	if got := c.String(); got != "expandable_segments:True,max_split_size_mb:128,roundup_power2_divisions:[1:1,2:1,4:1,8:1,16:1,32:1,64:1,128:1,256:1,512:4,1024:4,2048:4,4096:4,8192:4,16384:4,32768:4],garbage_collection_threshold:0.6" {
 		t.Errorf("String %q", got)
 	}
 	if c, err := Parse("roundup_power2_divisions:16"); err != nil || c.Roundup[0] != 16 || c.Roundup[15] != 16 || c.String() != "roundup_power2_divisions:16" {
@@ -42,6 +42,7 @@ func TestParse(t *testing.T) {
 		"max_split_size_mb:x":             "option max_split_size_mb:x: invalid syntax",
 		"per_process_memory_fraction:1.5": "option per_process_memory_fraction:1.5: want a fraction in (0, 1]",
 		"expandable_segments":             `option "expandable_segments" has no ':value'`,
+		"garbage_collection_threshold:1":  "option garbage_collection_threshold:1: want a fraction in (0, 1)",
 	} {
 		if _, err := Parse(bad); err == nil || err.Error() != want {
 			t.Errorf("Parse(%q) = %v, want %s", bad, err, want)
@@ -83,4 +84,27 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("%q: String %q does not parse: %v", s, c.String(), err)
 		}
 	})
+}
+
+// TestGCIdle: garbage_collection_threshold acts only under a memory
+// fraction, on segments that are not expandable, with the native backend.
+func TestGCIdle(t *testing.T) {
+	for conf, want := range map[string][2]string{
+		"max_split_size_mb:128":                                            {"", ""},
+		"garbage_collection_threshold:0.6,max_split_size_mb:128":           {GCNoFraction, ""},
+		"garbage_collection_threshold:0.6,expandable_segments:True":        {GCExpandable, GCExpandable},
+		"garbage_collection_threshold:0.6,backend:cudaMallocAsync":         {GCAsync, GCAsync},
+		"garbage_collection_threshold:0.6,per_process_memory_fraction:0.5": {"", ""},
+	} {
+		c, err := Parse(conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.GCIdle(c.Fraction); got != want[0] {
+			t.Errorf("%s: GCIdle %q, want %q", conf, got, want[0])
+		}
+		if got := c.GCIdle(0.5); got != want[1] { // the program sets a fraction
+			t.Errorf("%s with a fraction: GCIdle %q, want %q", conf, got, want[1])
+		}
+	}
 }

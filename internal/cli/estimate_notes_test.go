@@ -14,7 +14,7 @@ import (
 // the stderr notice about unused cache follow --lang; JSON keeps English.
 func TestEstimateNotesInLang(t *testing.T) {
 	for _, kind := range []estimate.Note{{Kind: estimate.NoteCacheReleases, Args: []int{3}},
-		{Kind: estimate.NoteBatchIsland, Args: []int{12, 9}}} {
+		{Kind: estimate.NoteBatchIsland, Args: []int{12, 9}}, {Kind: estimate.NoteLimitReleases, Args: []int{4}}} {
 		en := fitNote(estimateCatalog.T(i18n.EN), kind)
 		zh := fitNote(estimateCatalog.T(i18n.ZH), kind)
 		if strings.HasPrefix(en, "estimate.note.") || strings.HasPrefix(zh, "estimate.note.") || en == zh {

@@ -164,6 +164,12 @@ func printAllocConf(w io.Writer, t tr, r *estimate.Result) {
 	if r.AllocConf != "" {
 		fmt.Fprintln(w, textwrap.Wrap("  ", t("estimate.allocConf", r.AllocConf), textwrap.Width))
 	}
+	if r.GCIdle != "" {
+		fmt.Fprintln(w, textwrap.Wrap("  ", t("estimate.gcIdle."+r.GCIdle), textwrap.Width))
+	}
+	if r.Collections > 0 {
+		fmt.Fprintln(w, textwrap.Wrap("  ", t("estimate.gcCollections", itoa(r.Collections)), textwrap.Width))
+	}
 }
 
 // fitGPULine: the GPU, its memory and the budget the margin leaves.
@@ -174,12 +180,7 @@ func fitGPULine(t tr, f *estimate.Fit) string {
 
 func printFit(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {
 	printFitVerdict(w, t, r, f)
-	for i, n := range f.Notes {
-		if len(f.NoteKinds) == len(f.Notes) { // every note has its kind: word it in the output's language
-			n = fitNote(t, f.NoteKinds[i])
-		}
-		fmt.Fprintln(w, textwrap.Wrap(t("estimate.fit.note"), n, textwrap.Width))
-	}
+	printFitNotes(w, t, f)
 	switch {
 	case f.MaxBatchAtLimit:
 		fmt.Fprintln(w, t("estimate.fit.maxBatchLimit", itoa(f.MaxBatch)))
@@ -189,6 +190,17 @@ func printFit(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {
 		fmt.Fprintln(w, t("estimate.fit.maxBatchNone"))
 	}
 	printLevers(w, t, f.Levers)
+}
+
+// printFitNotes: the fit's notes, each worded in the output's language
+// when every note has its kind.
+func printFitNotes(w io.Writer, t tr, f *estimate.Fit) {
+	for i, n := range f.Notes {
+		if len(f.NoteKinds) == len(f.Notes) {
+			n = fitNote(t, f.NoteKinds[i])
+		}
+		fmt.Fprintln(w, textwrap.Wrap(t("estimate.fit.note"), n, textwrap.Width))
+	}
 }
 
 // printLevers: the levers that save memory, most first, one row each.

@@ -464,6 +464,7 @@ func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.F
 		return
 	}
 	printFitVerdict(w, t, r.Result, f)
+	printFitNotes(w, t, f)
 	if f.Partial && f.Fits {
 		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.partial", strconv.Itoa(r.Steps)), textwrap.Width))
 	}

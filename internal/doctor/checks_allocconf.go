@@ -63,10 +63,28 @@ func allocConfFindings(name, val string, torch []int) []Finding {
 		sev = max(sev, Warn)
 	}
 	f := newFinding("pytorch.alloc_conf", "pytorch", sev, "alloc_conf.title_valid", name).ev(src, val)
-	if sev == OK {
-		return []Finding{f}
+	if sev != OK {
+		f = f.titled("alloc_conf.title_problems", name, problems).why("alloc_conf.why").fix("alloc_conf.fix", name)
 	}
-	return []Finding{f.titled("alloc_conf.title_problems", name, problems).why("alloc_conf.why").fix("alloc_conf.fix", name)}
+	return append([]Finding{f}, gcIdleFindings(name, val)...)
+}
+
+// gcIdleFindings: garbage_collection_threshold where it does nothing.
+// Under expandable segments it never does; without a memory fraction in
+// the variable it does only if the program sets one itself
+// (torch.cuda.set_per_process_memory_fraction), which doctor cannot see:
+// a note, not a warning. (Under cudaMallocAsync: alloc_conf.ignored_async.)
+func gcIdleFindings(name, val string) []Finding {
+	c, err := allocconf.Parse(val)
+	if err != nil {
+		return nil // the finding above says what is wrong
+	}
+	why := c.GCIdle(c.Fraction)
+	if why != allocconf.GCNoFraction && why != allocconf.GCExpandable {
+		return nil
+	}
+	return []Finding{newFinding("pytorch.alloc_conf.gc_idle", "pytorch", Info, "alloc_conf.gc_idle.title."+why, name).
+		ev("env "+name, val).why("alloc_conf.gc_idle.why."+why).fix("alloc_conf.gc_idle.fix."+why, name)}
 }
 
 // splitWithExpandable: max_split_size_mb and expandable_segments:True

@@ -87,6 +87,9 @@ func TestChecks(t *testing.T) {
 		{"alloc conf split with expandable", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:128,expandable_segments:True"}, "pytorch.alloc_conf", Warn},
 		{"alloc conf split alone", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:128,expandable_segments:False"}, "pytorch.alloc_conf", OK},
 		{"alloc conf async conflict", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync,max_split_size_mb:256"}, "pytorch.alloc_conf", Warn},
+		{"alloc conf gc without fraction", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "garbage_collection_threshold:0.6,max_split_size_mb:128"}, "pytorch.alloc_conf.gc_idle", Info},
+		{"alloc conf gc with fraction", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "garbage_collection_threshold:0.6,per_process_memory_fraction:0.8"}, "pytorch.alloc_conf", OK},
+		{"alloc conf gc expandable", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "garbage_collection_threshold:0.6,expandable_segments:True"}, "pytorch.alloc_conf.gc_idle", Info},
 		{"alloc conf both differ", checkAllocConf, nil, map[string]string{"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "PYTORCH_ALLOC_CONF": "max_split_size_mb:256"}, "pytorch.alloc_conf.both", Warn},
 		{"module loading eager", checkModuleLoading, nil, map[string]string{"CUDA_MODULE_LOADING": "EAGER"}, "pytorch.cuda_module_loading", Info},
 		{"module loading bogus", checkModuleLoading, nil, map[string]string{"CUDA_MODULE_LOADING": "lazy"}, "pytorch.cuda_module_loading", Warn},
@@ -198,4 +201,31 @@ func readTestdata(t *testing.T, rel string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestGCIdleOnlyWithoutFraction: a variable that sets the fraction too
+// gets no note about garbage_collection_threshold; one that does not, one
+// that names the variable and both fixes.
+func TestGCIdleOnlyWithoutFraction(t *testing.T) {
+	for conf, want := range map[string]bool{
+		"garbage_collection_threshold:0.6,per_process_memory_fraction:0.8": false,
+		"max_split_size_mb:128":                                  false,
+		"garbage_collection_threshold:0.6,max_split_size_mb:128": true,
+	} {
+		h := tree(t, nil)
+		h.Getenv = envOf(map[string]string{"PYTORCH_CUDA_ALLOC_CONF": conf})
+		got := false
+		for _, f := range checkAllocConf(h) {
+			if f.ID == "pytorch.alloc_conf.gc_idle" {
+				got = true
+				if !strings.Contains(f.Fix, "per_process_memory_fraction:0.9 in PYTORCH_CUDA_ALLOC_CONF") ||
+					!strings.Contains(f.Fix, "set_per_process_memory_fraction") {
+					t.Errorf("%s: fix %q", conf, f.Fix)
+				}
+			}
+		}
+		if got != want {
+			t.Errorf("%s: gc_idle finding %v, want %v", conf, got, want)
+		}
+	}
 }

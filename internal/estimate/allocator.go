@@ -47,6 +47,15 @@ type allocator struct {
 	roundup  [allocconf.RoundupIntervals]int
 	unmapped [2][]*block
 	va       int64
+	// gcAt: garbage_collection_threshold under a memory fraction, the
+	// reserved bytes over which a request that needs a new segment first
+	// gives back the cached segments unused the longest (0: never;
+	// allocator_gc.go). gcCalls counts the large pool's searches, the
+	// clock of a cached block's age (block.gcBase); collections, the times
+	// it gave memory back.
+	gcAt        int64
+	gcCalls     int64
+	collections int
 	// notify, when set, is told of each change of what is reserved (the
 	// snapshot writer's segment_alloc, segment_map... entries).
 	notify func(segEvent)
@@ -70,11 +79,17 @@ func (a *allocator) tell(action string, b *block, size int64) {
 }
 
 // newAllocator is an allocator under limit (0: none) following conf's
-// rules, its expandable segments as large as the GPU's memory gpuBytes
-// and an eighth (cuMemAddressReserve'd so; 0: expandableVA).
+// rules on a GPU of gpuBytes (0: unknown). Under a limit its expandable
+// segments are as large as the GPU's memory and an eighth
+// (cuMemAddressReserve'd so); without one, the replay is of what the job
+// needs on a GPU large enough, whose segments are too (expandableVA).
 func newAllocator(limit int64, conf allocconf.Conf, gpuBytes int64) allocator {
-	return allocator{limit: limit, maxSplit: conf.MaxSplit, expandable: conf.Expandable, roundup: conf.Roundup,
-		va: gpuBytes + gpuBytes/8}
+	a := allocator{limit: limit, maxSplit: conf.MaxSplit, expandable: conf.Expandable, roundup: conf.Roundup,
+		gcAt: gcBytes(conf, gpuBytes)}
+	if limit > 0 {
+		a.va = gpuBytes + gpuBytes/8
+	}
+	return a
 }
 
 type block struct {
@@ -82,8 +97,9 @@ type block struct {
 	off, size  int64
 	pool       int
 	free       bool
-	unmapped   bool // of an expandable segment: address space without memory (free too)
-	gone       bool // a segment's first block, the segment given back
+	unmapped   bool  // of an expandable segment: address space without memory (free too)
+	gone       bool  // a segment's first block, the segment given back
+	gcBase     int64 // the large pool's searches when it was cached (allocator_gc.go)
 	prev, next *block
 }
 
@@ -151,7 +167,10 @@ func addrLess(a, b *block) bool {
 	return a.off < b.off
 }
 
-func (a *allocator) insert(b *block) { a.free[b.pool] = insertSorted(a.free[b.pool], b, less) }
+func (a *allocator) insert(b *block) {
+	b.gcBase = a.gcCalls
+	a.free[b.pool] = insertSorted(a.free[b.pool], b, less)
+}
 
 func (a *allocator) remove(b *block) { a.free[b.pool] = removeSorted(a.free[b.pool], b, less) }
 
@@ -211,6 +230,7 @@ func (a *allocator) malloc(n int64) *block {
 	case a.expandable:
 		b = a.growExpandable(size, pool)
 	default:
+		a.collect()
 		b = a.newSegment(segmentSize(size), pool, size)
 	}
 	a.split(b, size)
@@ -221,6 +241,9 @@ func (a *allocator) malloc(n int64) *block {
 // bestFit is the smallest cached block that may serve size (nil: none),
 // as get_free_block chooses it.
 func (a *allocator) bestFit(size int64, pool int) *block {
+	if pool == 1 && a.gcAt > 0 {
+		a.gcCalls++ // (get_free_blocks_call_count)
+	}
 	l := a.free[pool]
 	i := sort.Search(len(l), func(i int) bool { return l[i].size >= size })
 	if i == len(l) {

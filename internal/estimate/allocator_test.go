@@ -1,6 +1,10 @@
 package estimate
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/torchmem/torchmem/internal/allocconf"
+)
 
 func TestAllocatorRounding(t *testing.T) {
 	var a allocator
@@ -244,5 +248,52 @@ func TestRoundupPower2Divisions(t *testing.T) {
 	}
 	if b := a.malloc(1100 << 20); b.size != 1536<<20 || a.reserved != 1536<<20 {
 		t.Errorf("malloc 1,100 MiB: block %d MiB, reserved %d MiB", b.size>>20, a.reserved>>20)
+	}
+}
+
+// TestGarbageCollection: under a memory fraction, garbage_collection_threshold
+// gives back the cached segments unused the longest before a new segment
+// is made, once reserved is over the threshold's share of the fraction
+// (c10's garbage_collect_cached_blocks); without a fraction, or under
+// expandable segments, it does nothing.
+func TestGarbageCollection(t *testing.T) {
+	const gib, mib = int64(1 << 30), int64(1 << 20)
+	run := func(conf string) allocator {
+		c, err := allocconf.Parse(conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := newAllocator(0, c, 10*gib) // 0.6 of 0.5 of 10 GiB: over 3 GiB
+		x1, x2 := a.malloc(gib), a.malloc(gib)
+		a.malloc(gib)
+		a.malloc(600 * mib) // reserved 3.6 GiB: no collection yet (no request needed a segment over 3 GiB)
+		a.release(x1)
+		a.release(x2)
+		y := a.malloc(gib) // x1's segment, used again: the younger of the two
+		if y.seg != x1.seg {
+			t.Fatalf("%s: 1 GiB again took segment %d, want %d", conf, y.seg, x1.seg)
+		}
+		a.release(y)
+		a.malloc(2 * gib) // no cached block fits: collect first
+		return a
+	}
+	gc := run("garbage_collection_threshold:0.6,per_process_memory_fraction:0.5")
+	if gc.collections != 1 || gc.reserved != 4*gib+600*mib || gc.peak != 4*gib+600*mib {
+		t.Errorf("collected %d times, reserved %d, peak %d: want once, x2's 1 GiB given back, 4.6 GiB",
+			gc.collections, gc.reserved, gc.peak)
+	}
+	for _, h := range gc.segs {
+		if h.seg == 2 {
+			t.Errorf("segment 2 (cached the longest) is still held")
+		}
+	}
+	for _, conf := range []string{"garbage_collection_threshold:0.6",
+		"garbage_collection_threshold:0.6,per_process_memory_fraction:0.5,expandable_segments:True"} {
+		if a := run(conf); a.collections != 0 || a.gcAt != 0 {
+			t.Errorf("%s: collected %d times (at %d): want never", conf, a.collections, a.gcAt)
+		}
+	}
+	if a := run("per_process_memory_fraction:0.5"); a.peak != 5*gib+600*mib {
+		t.Errorf("no threshold: peak %d, want 5.6 GiB", a.peak)
 	}
 }

@@ -65,6 +65,11 @@ type Result struct {
 	// AllocConf: the options of PYTORCH_CUDA_ALLOC_CONF the allocator
 	// model followed ("" for PyTorch's defaults).
 	AllocConf string `json:"alloc_conf,omitempty"`
+	// GCIdle: why the job's garbage_collection_threshold does nothing
+	// (allocconf's GCNoFraction...; "" when it acts or is not set).
+	// Collections: the times it gave cached memory back.
+	GCIdle      string `json:"gc_threshold_idle,omitempty"`
+	Collections int    `json:"gc_collections,omitempty"`
 	// CachedFreeBytes is the reserved memory no tensor uses at the end of
 	// the job: what torch.cuda.empty_cache() would give back.
 	CachedFreeBytes int64 `json:"cached_free_bytes_at_end"`
@@ -139,7 +144,7 @@ func (e *ctx) result() *Result {
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase,
 		ActivationBytesPerBlock: e.perBlock, loaded: e.loaded, HostOffloadBytes: e.hostOffloadBytes(),
-		AllocConf: e.o.Alloc.String()}
+		AllocConf: e.o.Alloc.String(), GCIdle: e.o.Alloc.GCIdle(e.o.Alloc.Fraction), Collections: m.alloc.collections}
 	if e.o.Checkpointing {
 		r.ActivationBytesPerBlock = 0
 	}

@@ -73,7 +73,7 @@ const (
 
 // Note is one of Fit's notes as its kind and the integers it shows.
 type Note struct {
-	Kind string // NoteCacheReleases, NoteBatchIsland
+	Kind string // NoteCacheReleases, NoteBatchIsland, NoteLimitReleases
 	Args []int
 }
 
@@ -83,6 +83,10 @@ const (
 	NoteCacheReleases = "cacheReleases"
 	// NoteBatchIsland: the batch fits, a smaller one does not (Args: the batch, the smallest that fails).
 	NoteBatchIsland = "batchIsland"
+	// NoteLimitReleases: a trace's replay reaches the allocator's limit
+	// (the budget, or the job's cap) and frees the cache to go on (Args:
+	// the count).
+	NoteLimitReleases = "limitReleases"
 )
 
 // Lever is one change to the job and what it would do to the process's
@@ -100,6 +104,17 @@ type Lever struct {
 	Retraced bool `json:"retraced,omitempty"`
 }
 
+// headroom: what the job has to spare under the budget, and under its
+// own cap when it has one (a cap is on reserved: past it is an
+// out-of-memory error however much of the GPU is free).
+func headroom(r *Result, budget int64, c *AllocatorCap) int64 {
+	h := budget - r.ProcessBytes
+	if c != nil {
+		h = min(h, c.Bytes-r.PeakReservedBytes)
+	}
+	return h
+}
+
 // Plan estimates o on md and fits it to a GPU with memory gpuBytes.
 func Plan(md *models.Model, o Options, gpu GPU, margin float64) (*Result, *Fit, error) {
 	return PlanWith(md, o, gpu, margin, PlanRequest{})
@@ -115,6 +130,7 @@ func PlanWith(md *models.Model, o Options, gpu GPU, margin float64, req PlanRequ
 		o.ComputeCapability = gpu.ComputeCapability
 	}
 	budget := int64(float64(gpu.MemoryBytes) * (1 - margin))
+	o.gpuBytes = gpu.MemoryBytes
 	capped := allocatorCap(o.Alloc.Fraction, false, gpu, budget)
 	if capped != nil {
 		o.capBytes = capped.Bytes
@@ -141,7 +157,7 @@ func PlanWith(md *models.Model, o Options, gpu GPU, margin float64, req PlanRequ
 			"until the GPU is full, then PyTorch releases the unused segments and retries", r.CacheReleases))
 		f.NoteKinds = append(f.NoteKinds, Note{NoteCacheReleases, []int{r.CacheReleases}})
 	}
-	f.HeadroomBytes = f.BudgetBytes - r.ProcessBytes
+	f.HeadroomBytes = headroom(r, f.BudgetBytes, f.Cap)
 	f.MaxBatch = MaxBatch(md, r.Opts, f.BudgetBytes)
 	f.MaxBatchAtLimit = f.MaxBatch == MaxBatchLimit
 	if f.Fits && r.Opts.Batch > f.MaxBatch && !f.MaxBatchAtLimit {

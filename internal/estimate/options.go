@@ -81,6 +81,9 @@ type Options struct {
 	// capBytes: the cap Alloc's fraction puts on the allocator on Plan's
 	// GPU (0: none under the budget's limit); limitIn keeps to it.
 	capBytes int64
+	// gpuBytes: Plan's GPU's memory (0: none), which sizes an expandable
+	// segment's address space and the fraction's collection threshold.
+	gpuBytes int64
 	// PEFT: LoRA adapters on a frozen (QLoRA: quantized) base (peft.go).
 	PEFT PEFTOptions `json:"peft,omitempty"`
 	// Quant: quantized weights and the KV cache's dtype (quant.go).

@@ -31,7 +31,7 @@ func FitTrace(t *Trace, gpu GPU, margin float64, retraces ...Retrace) (*TraceRes
 	f := &Fit{GPU: gpu.Name, GPUMemoryBytes: gpu.MemoryBytes, Margin: margin, BudgetBytes: budget}
 	f.Cap = traceCap(t, gpu, budget)
 	f.Fits = fitsIn(r.Result, budget)
-	f.HeadroomBytes = budget - r.ProcessBytes
+	f.HeadroomBytes = headroom(r.Result, budget, f.Cap)
 	f.Partial = TracePartial(t, r)
 	if ProgramRefused(r.End) {
 		f.ProgramRefused, f.Fits = true, false
@@ -41,8 +41,9 @@ func FitTrace(t *Trace, gpu GPU, margin float64, retraces ...Retrace) (*TraceRes
 		f.TracePlan = PlanTrace(t, gpu, margin, retraces, DefaultPlanTop)
 	}
 	if r.CacheReleases > 0 && !r.OOM {
-		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches the budget and frees its cache "+
+		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches its limit and frees its cache "+
 			"to go on (%d times)", r.CacheReleases))
+		f.NoteKinds = append(f.NoteKinds, Note{NoteLimitReleases, []int{r.CacheReleases}})
 	}
 	return r, f, nil
 }

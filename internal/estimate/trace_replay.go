@@ -219,14 +219,18 @@ type TraceReplay struct {
 }
 
 // configure sets a's limit and the rules of PYTORCH_CUDA_ALLOC_CONF the
-// model follows (conf; its fraction is a limit, traceBudget's).
-func (o TraceReplay) configure(a *allocator, conf allocconf.Conf) {
+// model follows (t's, under the memory fraction the job sets: its cap is
+// a limit, traceBudget's; its collection, the allocator's own).
+func (o TraceReplay) configure(a *allocator, t *Trace) {
+	conf := t.Alloc
+	conf.Fraction, _ = t.MemoryFraction()
 	conf.Expandable = conf.Expandable || o.expandable
 	if o.noMaxSplit {
 		conf.MaxSplit = 0
 	}
 	fresh := newAllocator(o.Limit, conf, o.GPUBytes)
 	a.limit, a.maxSplit, a.expandable, a.roundup, a.va = fresh.limit, fresh.maxSplit, fresh.expandable, fresh.roundup, fresh.va
+	a.gcAt = fresh.gcAt
 }
 
 // cublasWorkspace is the rule of walk.go's cublasWorkspaceBytes: PyTorch
@@ -246,7 +250,7 @@ func cublasWorkspace(cc int) int64 {
 // stop (all with stop < 0) and returns the machine and the blocks still held.
 func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink) (*machine, map[int32]*block, int64, int) {
 	m := &machine{}
-	o.configure(&m.alloc, t.Alloc)
+	o.configure(&m.alloc, t)
 	if sink != nil {
 		m.alloc.notify = sink.segment
 	}
@@ -258,7 +262,7 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 		// a warm process: its allocator as the last job left it, and the
 		// cuBLAS workspaces it made already (the job's baseline)
 		m.alloc = pr.alloc
-		o.configure(&m.alloc, t.Alloc)
+		o.configure(&m.alloc, t)
 		ws["forward"], ws["backward"] = pr.fwd != nil, pr.bwd != nil
 	}
 	e := 0
@@ -391,11 +395,12 @@ func ReplayTracesOneProcess(ts []*Trace, o TraceReplay) []*Result {
 
 // result is the estimate a replay of t on m gives.
 func (t *Trace) result(cats []Category, m *machine) *Result {
+	conf := t.allocConf(&m.alloc)
 	r := &Result{Model: "traced script", Family: "trace", Params: t.paramCount(cats) + t.hostParams(), TrainableParams: t.trainableCount(),
 		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase,
-		AllocConf: t.allocConf(&m.alloc)}
+		AllocConf: conf.String(), GCIdle: conf.GCIdle(conf.Fraction), Collections: m.alloc.collections}
 	r.fillProcess(m)
 	for _, it := range t.outside {
 		r.addOutside(it)
@@ -550,9 +555,9 @@ func TraceCategorySizes(t *Trace) []string {
 // allocConf: the options the replay followed, as written
 // (expandable: the replay's, a lever's what-if perhaps; the fraction: the
 // program's own when it set one).
-func (t *Trace) allocConf(a *allocator) string {
+func (t *Trace) allocConf(a *allocator) allocconf.Conf {
 	c := t.Alloc
 	c.Expandable, c.MaxSplit = a.expandable, a.maxSplit
 	c.Fraction, _ = t.MemoryFraction()
-	return c.String()
+	return c
 }

@@ -81,7 +81,7 @@ func imageSizeOf(md *models.Model, o Options) int {
 func (e *ctx) tokens() int64 { return int64(e.o.Batch) * int64(e.seq()) }
 
 func newCtx(fam family, md *models.Model, o Options) *ctx {
-	e := &ctx{m: &machine{cat: CatActivations, alloc: newAllocator(o.AllocatorLimit, o.Alloc, 0)}, md: md, full: md, fam: fam, o: o,
+	e := &ctx{m: &machine{cat: CatActivations, alloc: newAllocator(o.AllocatorLimit, o.Alloc, o.gpuBytes)}, md: md, full: md, fam: fam, o: o,
 		dt: dtypesOf(o), seqLen: fam.seq(md, o)}
 	e.params = md.Params()
 	// A safetensors header's count replaces the shape-derived one: scale

@@ -390,5 +390,20 @@ func TestProgramCapsItsAllocator(t *testing.T) {
 		if !strings.Contains(r.AllocConf, "per_process_memory_fraction:"+c.fraction) {
 			t.Errorf("alloc conf %q", r.AllocConf)
 		}
+		if !c.fits {
+			continue
+		}
+		// garbage_collection_threshold acts under the program's fraction:
+		// the cached segments go back before new ones are made.
+		tr.Alloc.GCThreshold = 0.3
+		gc, _, err := estimate.FitTrace(tr, gpu, 0.05)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gc.Collections == 0 || gc.GCIdle != "" || gc.PeakReservedBytes >= r.PeakReservedBytes ||
+			gc.PeakAllocatedBytes != r.PeakAllocatedBytes {
+			t.Errorf("threshold 0.3: %d collections (idle %q), reserved %d MiB against %d, allocated %d against %d",
+				gc.Collections, gc.GCIdle, gc.PeakReservedBytes>>20, r.PeakReservedBytes>>20, gc.PeakAllocatedBytes, r.PeakAllocatedBytes)
+		}
 	}
 }

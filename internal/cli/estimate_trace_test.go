@@ -283,6 +283,25 @@ func TestTraceWorldHint(t *testing.T) {
 	}
 }
 
+// TestTraceCuDNNRNNNote: recurrent modules the trace saw trained are
+// said once, the first named with the count, in both languages.
+func TestTraceCuDNNRNNNote(t *testing.T) {
+	rnn := func(op, where string) estimate.TraceNote {
+		return estimate.TraceNote{Kind: "cudnnrnn", Op: op, Where: []string{where}}
+	}
+	r := &estimate.TraceResult{Result: &estimate.Result{}, Warnings: []estimate.TraceNote{
+		rnn("LSTM", "/x/models/TextRNN.py:56:forward"), {Kind: "placeholder", Op: "cpu"}, rnn("GRU", "/x/models/dec.py:9:forward")}}
+	flat := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	for lang, want := range map[language.Tag]string{i18n.EN: "nn.LSTM at TextRNN.py:56 forward (2 recurrent modules trained)",
+		i18n.ZH: "TextRNN.py:56 forward 处的 nn.LSTM（共训练 2 个循环模块）"} {
+		var b strings.Builder
+		printTraceNotes(&b, traceCatalog.T(lang), r)
+		if got := b.String(); !strings.Contains(flat(got), flat(want)) || strings.Contains(got, "nn.GRU") {
+			t.Errorf("%v: want %q once:\n%s", lang, want, got)
+		}
+	}
+}
+
 // TestFitModule: a site line too wide loses the start of its module's
 // name, then the module; a line that fits, or has none, is as it was.
 func TestFitModule(t *testing.T) {

@@ -167,6 +167,16 @@ func TestManualUpdateLoopEnds(t *testing.T) {
 	if !strings.Contains(meta.End.Message, "no torch.optim optimizer") {
 		t.Errorf("end %q: want it to say the steps were backward passes", meta.End.Message)
 	}
+	// its GRU runs as cuDNN's one kernel on a GPU: said
+	rnn := 0
+	for _, w := range meta.Warnings {
+		if w.Kind == "cudnnrnn" && w.Op == "GRU" {
+			rnn++
+		}
+	}
+	if rnn != 1 {
+		t.Errorf("%d notes of a recurrent module, want 1 (its GRU): %+v", rnn, meta.Warnings)
+	}
 }
 
 // TestProbeBeforeOptimizerIsNoStep: backward passes with no update

@@ -1692,6 +1692,24 @@ def _name_modules(T, module):
         return type(module).__name__
 
 
+CUDNN_RNN_NOTE = ("on a GPU cuDNN runs it as one kernel whose reserve buffer for backward "
+                  "is sized by cuDNN; traced here as ATen's step-by-step layer")
+
+
+def _note_cudnn_rnn(torch, T, module):
+    """A recurrent layer (LSTM, GRU, RNN) trained: on a GPU it runs as one
+    cuDNN kernel (_cudnn_rnn) that keeps a reserve buffer of cuDNN's own
+    size for backward; without cuDNN the trace records ATen's composite,
+    step-by-step layer (meta) or the CPU kernel (cpu), whose saved tensors
+    differ. Said once per layer (bounded by warn), so the report can say
+    its recurrent activations are approximate."""
+    try:
+        if isinstance(module, torch.nn.RNNBase) and torch.is_grad_enabled() and module.training:
+            T.warn("cudnnrnn", type(module).__name__, CUDNN_RNN_NOTE)
+    except Exception:
+        pass
+
+
 def _install_phases(torch, T):
     import torch.nn.modules.module as mm
     import torch.autograd as ag
@@ -1706,6 +1724,7 @@ def _install_phases(torch, T):
         if module not in T.seen:
             T.seen.add(module)
             T.classify_module(module, False)
+            _note_cudnn_rnn(torch, T, module)
         T.amp.module_enter()
         T.modules.append(name)
         T.blocks.enter(name, inputs)

@@ -260,9 +260,9 @@ const (
 )
 
 // GCIdle says why garbage_collection_threshold does nothing for a job
-// whose memory fraction is fraction (0: none set), or "" when it acts or
-// is not set.
-func (c Conf) GCIdle(fraction float64) string {
+// whose memory fraction is c's (0: none set; a caller that knows the
+// program's own sets it), or "" when it acts or is not set.
+func (c Conf) GCIdle() string {
 	switch {
 	case c.GCThreshold <= 0:
 		return ""
@@ -270,7 +270,7 @@ func (c Conf) GCIdle(fraction float64) string {
 		return GCAsync
 	case c.Expandable:
 		return GCExpandable
-	case fraction <= 0:
+	case c.Fraction <= 0:
 		return GCNoFraction
 	}
 	return ""

@@ -100,10 +100,11 @@ func TestGCIdle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := c.GCIdle(c.Fraction); got != want[0] {
+		if got := c.GCIdle(); got != want[0] {
 			t.Errorf("%s: GCIdle %q, want %q", conf, got, want[0])
 		}
-		if got := c.GCIdle(0.5); got != want[1] { // the program sets a fraction
+		c.Fraction = 0.5 // the program sets a fraction
+		if got := c.GCIdle(); got != want[1] {
 			t.Errorf("%s with a fraction: GCIdle %q, want %q", conf, got, want[1])
 		}
 	}

@@ -376,28 +376,20 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 	}
 	var reads, shapes, checks, rnns []estimate.TraceNote
 	for _, n := range r.Warnings {
-		if n.Kind == "cudnnrnn" {
+		switch n.Kind {
+		case "cudnnrnn":
 			rnns = append(rnns, n)
-			continue
-		}
-		if n.Kind == "datashape" {
+		case "datashape":
 			shapes = append(shapes, n)
-			continue
-		}
-		if n.Kind == "check" {
+		case "check":
 			checks = append(checks, n)
-			continue
-		}
-		if n.Kind == "zeroinit" || n.Kind == "int8outliers" {
+		case "zeroinit", "int8outliers":
 			fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace."+n.Kind), textwrap.Width))
-			continue
-		}
-		if n.Kind != "compile" {
+		case "compile":
+			fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.compile", n.Op, firstFrame(n.Where)), textwrap.Width))
+		default:
 			reads = append(reads, n)
-			continue
 		}
-		where := firstFrame(n.Where)
-		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.compile", n.Op, where), textwrap.Width))
 	}
 	if n := len(shapes); n > 0 {
 		where := firstFrame(shapes[0].Where)

@@ -79,7 +79,7 @@ func gcIdleFindings(name, val string) []Finding {
 	if err != nil {
 		return nil // the finding above says what is wrong
 	}
-	why := c.GCIdle(c.Fraction)
+	why := c.GCIdle()
 	if why != allocconf.GCNoFraction && why != allocconf.GCExpandable {
 		return nil
 	}

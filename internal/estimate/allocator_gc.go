@@ -19,7 +19,7 @@ import "github.com/torchmem/torchmem/internal/allocconf"
 // gcBytes: reserved over which the allocator collects, for conf's
 // threshold and fraction of a GPU of gpuBytes (0: it never does).
 func gcBytes(conf allocconf.Conf, gpuBytes int64) int64 {
-	if conf.GCThreshold <= 0 || conf.GCIdle(conf.Fraction) != "" || gpuBytes <= 0 {
+	if conf.GCThreshold <= 0 || conf.GCIdle() != "" || gpuBytes <= 0 {
 		return 0
 	}
 	return int64(conf.GCThreshold * conf.Fraction * float64(gpuBytes))

@@ -144,7 +144,7 @@ func (e *ctx) result() *Result {
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase,
 		ActivationBytesPerBlock: e.perBlock, loaded: e.loaded, HostOffloadBytes: e.hostOffloadBytes(),
-		AllocConf: e.o.Alloc.String(), GCIdle: e.o.Alloc.GCIdle(e.o.Alloc.Fraction), Collections: m.alloc.collections}
+		AllocConf: e.o.Alloc.String(), GCIdle: e.o.Alloc.GCIdle(), Collections: m.alloc.collections}
 	if e.o.Checkpointing {
 		r.ActivationBytesPerBlock = 0
 	}

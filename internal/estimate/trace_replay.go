@@ -400,7 +400,7 @@ func (t *Trace) result(cats []Category, m *machine) *Result {
 		PeakAllocatedBytes: m.peak, PeakReservedBytes: m.alloc.peak,
 		CacheReleases: m.alloc.releases, OOM: m.alloc.oom, CachedFreeBytes: m.alloc.cachedFree(),
 		CUDAContextBytes: CUDAContextBytes, LibraryBytes: LibraryBytes, PeakPhase: m.peakPhase,
-		AllocConf: conf.String(), GCIdle: conf.GCIdle(conf.Fraction), Collections: m.alloc.collections}
+		AllocConf: conf.String(), GCIdle: conf.GCIdle(), Collections: m.alloc.collections}
 	r.fillProcess(m)
 	for _, it := range t.outside {
 		r.addOutside(it)

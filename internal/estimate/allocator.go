@@ -27,8 +27,8 @@ import (
 // max_split_size_mb and roundup_power2_divisions here,
 // expandable_segments in allocator_expandable.go.
 type allocator struct {
-	free     [2][]*block // per pool, kept sorted by (size, segment, offset)
-	segs     []*block    // each segment's first block (the whole list of a segment's blocks)
+	free     [][]*block // per stream's pool (poolKey), kept sorted by (size, segment, offset)
+	segs     []*block   // each segment's first block (the whole list of a segment's blocks)
 	reserved int64
 	peak     int64 // torch.cuda.max_memory_reserved()
 	segments int
@@ -45,7 +45,7 @@ type allocator struct {
 	expandable bool
 	// roundup: roundup_power2_divisions by size interval (allocconf's).
 	roundup  [allocconf.RoundupIntervals]int
-	unmapped [2][]*block
+	unmapped [][]*block // by poolKey
 	va       int64
 	// gcAt: garbage_collection_threshold under a memory fraction, the
 	// reserved bytes over which a request that needs a new segment first
@@ -69,12 +69,13 @@ type allocator struct {
 type segEvent struct {
 	action    string
 	seg, pool int
+	stream    int32
 	off, size int64
 }
 
 func (a *allocator) tell(action string, b *block, size int64) {
 	if a.notify != nil {
-		a.notify(segEvent{action: action, seg: b.seg, pool: b.pool, off: b.off, size: size})
+		a.notify(segEvent{action: action, seg: b.seg, pool: b.pool, stream: b.stream, off: b.off, size: size})
 	}
 }
 
@@ -95,7 +96,8 @@ func newAllocator(limit int64, conf allocconf.Conf, gpuBytes int64) allocator {
 type block struct {
 	seg        int
 	off, size  int64
-	pool       int
+	pool       int   // 0 small, 1 large
+	stream     int32 // the stream it was made on (0: the default one)
 	free       bool
 	unmapped   bool  // of an expandable segment: address space without memory (free too)
 	gone       bool  // a segment's first block, the segment given back
@@ -167,12 +169,34 @@ func addrLess(a, b *block) bool {
 	return a.off < b.off
 }
 
-func (a *allocator) insert(b *block) {
-	b.gcBase = a.gcCalls
-	a.free[b.pool] = insertSorted(a.free[b.pool], b, less)
+// poolKey: the free list of a stream's small (0) or large (1) pool. A
+// block serves only requests made on the stream its segment was made on
+// (c10's BlockComparator orders by stream first and get_free_block takes
+// no other stream's): what a side stream frees (a prefetcher's batches,
+// FSDP's all-gathered and reduce-scattered buffers) is cached for that
+// stream alone.
+func poolKey(stream int32, pool int) int { return 2*int(stream) + pool }
+
+func (b *block) key() int { return poolKey(b.stream, b.pool) }
+
+// freeList is the free list of key k (made when first asked for).
+func freeList(lists *[][]*block, k int) *[]*block {
+	for len(*lists) <= k {
+		*lists = append(*lists, nil)
+	}
+	return &(*lists)[k]
 }
 
-func (a *allocator) remove(b *block) { a.free[b.pool] = removeSorted(a.free[b.pool], b, less) }
+func (a *allocator) insert(b *block) {
+	b.gcBase = a.gcCalls
+	l := freeList(&a.free, b.key())
+	*l = insertSorted(*l, b, less)
+}
+
+func (a *allocator) remove(b *block) {
+	l := freeList(&a.free, b.key())
+	*l = removeSorted(*l, b, less)
+}
 
 // insertSorted puts b into l, kept sorted by lt.
 func insertSorted(l []*block, b *block, lt func(x, y *block) bool) []*block {
@@ -196,8 +220,8 @@ func removeSorted(l []*block, b *block, lt func(x, y *block) bool) []*block {
 // splitAt cuts b after size bytes and returns the rest, a block of its
 // own after b, free and mapped as b is (the caller files it).
 func (b *block) splitAt(size int64) *block {
-	r := &block{seg: b.seg, off: b.off + size, size: b.size - size, pool: b.pool, free: b.free, unmapped: b.unmapped,
-		prev: b, next: b.next}
+	r := &block{seg: b.seg, off: b.off + size, size: b.size - size, pool: b.pool, stream: b.stream, free: b.free,
+		unmapped: b.unmapped, prev: b, next: b.next}
 	if b.next != nil {
 		b.next.prev = r
 	}
@@ -215,36 +239,39 @@ func (b *block) absorbNext() {
 	}
 }
 
-// malloc returns the block serving a request of n bytes; its size is what
-// torch.cuda.memory_allocated() counts.
-func (a *allocator) malloc(n int64) *block {
+// malloc returns the block serving a request of n bytes on the default
+// stream; its size is what torch.cuda.memory_allocated() counts.
+func (a *allocator) malloc(n int64) *block { return a.mallocOn(n, 0) }
+
+// mallocOn is malloc for a request made on stream.
+func (a *allocator) mallocOn(n int64, stream int32) *block {
 	size := a.round(n)
 	pool := 1
 	if size <= smallSize {
 		pool = 0
 	}
-	b := a.bestFit(size, pool)
+	b := a.bestFit(size, poolKey(stream, pool))
 	switch {
 	case b != nil:
 		a.remove(b)
 	case a.expandable:
-		b = a.growExpandable(size, pool)
+		b = a.growExpandable(size, pool, stream)
 	default:
 		a.collect()
-		b = a.newSegment(segmentSize(size), pool, size)
+		b = a.newSegment(segmentSize(size), pool, stream, size)
 	}
 	a.split(b, size)
 	b.free = false
 	return b
 }
 
-// bestFit is the smallest cached block that may serve size (nil: none),
-// as get_free_block chooses it.
-func (a *allocator) bestFit(size int64, pool int) *block {
-	if pool == 1 && a.gcAt > 0 {
+// bestFit is the smallest cached block of the free list key that may
+// serve size (nil: none), as get_free_block chooses it.
+func (a *allocator) bestFit(size int64, key int) *block {
+	if key%2 == 1 && a.gcAt > 0 {
 		a.gcCalls++ // (get_free_blocks_call_count)
 	}
-	l := a.free[pool]
+	l := *freeList(&a.free, key)
 	i := sort.Search(len(l), func(i int) bool { return l[i].size >= size })
 	if i == len(l) {
 		return nil
@@ -282,14 +309,14 @@ func (a *allocator) split(b *block, size int64) {
 	a.insert(r)
 }
 
-// newSegment reserves seg bytes from the driver for a request of size,
-// first releasing the cache when the limit is in the way: the oversize
-// blocks enough for it (release_available_cached_blocks, with
-// max_split_size_mb), then every wholly free segment
+// newSegment reserves seg bytes from the driver for a request of size on
+// stream, first releasing the cache when the limit is in the way: the
+// stream's oversize blocks enough for it (release_available_cached_blocks,
+// with max_split_size_mb), then every wholly free segment of any stream
 // (release_cached_blocks).
-func (a *allocator) newSegment(seg int64, pool int, size int64) *block {
+func (a *allocator) newSegment(seg int64, pool int, stream int32, size int64) *block {
 	if a.limit > 0 && a.reserved+seg > a.limit {
-		if !a.releaseOversize(size) || a.reserved+seg > a.limit {
+		if !a.releaseOversize(size, stream) || a.reserved+seg > a.limit {
 			a.releaseCached()
 		}
 		if a.reserved+seg > a.limit {
@@ -299,22 +326,22 @@ func (a *allocator) newSegment(seg int64, pool int, size int64) *block {
 	a.reserved += seg
 	a.peak = max(a.peak, a.reserved)
 	a.segments++
-	b := &block{seg: a.segments, size: seg, pool: pool}
+	b := &block{seg: a.segments, size: seg, pool: pool, stream: stream}
 	a.segs = append(a.segs, b)
 	a.tell("segment_alloc", b, seg)
 	return b
 }
 
 // releaseOversize gives back cached oversize blocks (max_split_size_mb)
-// for a request of size: the smallest one as large as it, else the
-// largest ones until as much is freed. false: not enough (or no
-// max_split_size_mb).
-func (a *allocator) releaseOversize(size int64) bool {
+// of stream's large pool for a request of size: the smallest one as large
+// as it, else the largest ones until as much is freed. false: not enough
+// (or no max_split_size_mb).
+func (a *allocator) releaseOversize(size int64, stream int32) bool {
 	if a.maxSplit == 0 {
 		return false
 	}
 	want := max(size, a.maxSplit)
-	l := a.free[1]
+	l := *freeList(&a.free, poolKey(stream, 1))
 	i := sort.Search(len(l), func(i int) bool { return l[i].size >= want })
 	if i < len(l) && l[i].wholeSegment() {
 		a.dropSegment(l[i])

@@ -60,12 +60,12 @@ func growable(b *block) int64 {
 	return b.size
 }
 
-// growExpandable maps pages for a request of size that no free block
-// serves and returns the free block they make, releasing the cache first
-// at the limit (and past it, as newSegment, mapping anyway: an OOM).
-func (a *allocator) growExpandable(size int64, pool int) *block {
+// growExpandable maps pages for a request of size on stream that no free
+// block serves and returns the free block they make, releasing the cache
+// first at the limit (and past it, as newSegment, mapping anyway: an OOM).
+func (a *allocator) growExpandable(size int64, pool int, stream int32) *block {
 	for try := 0; ; try++ {
-		c := a.findExpandable(size, pool)
+		c := a.findExpandable(size, pool, stream)
 		if try < 2 && a.limit > 0 && a.reserved+a.toMap(c, size) > a.limit {
 			if try == 0 {
 				a.releaseCached()
@@ -85,10 +85,11 @@ func (a *allocator) growExpandable(size int64, pool int) *block {
 }
 
 // findExpandable is the lowest-addressed run of free and unmapped blocks
-// of at least size, starting with an unmapped one or the free block just
-// before it (find_expandable_block); a new segment when there is none.
-func (a *allocator) findExpandable(size int64, pool int) *block {
-	for _, u := range a.unmapped[pool] {
+// of at least size in stream's segments of pool, starting with an unmapped
+// one or the free block just before it (find_expandable_block); a new
+// segment when there is none (each stream has segments of its own).
+func (a *allocator) findExpandable(size int64, pool int, stream int32) *block {
+	for _, u := range *freeList(&a.unmapped, poolKey(stream, pool)) {
 		c := u
 		if p := c.prev; p != nil && p.free {
 			c = p
@@ -108,7 +109,7 @@ func (a *allocator) findExpandable(size int64, pool int) *block {
 	}
 	va = (max(va, size) + page - 1) / page * page
 	a.segments++
-	b := &block{seg: a.segments, size: va, pool: pool, free: true, unmapped: true}
+	b := &block{seg: a.segments, size: va, pool: pool, stream: stream, free: true, unmapped: true}
 	a.segs = append(a.segs, b)
 	a.insertUnmapped(b)
 	a.tell("reserve", b, va)
@@ -200,9 +201,11 @@ func (a *allocator) unmap(b *block) {
 }
 
 func (a *allocator) insertUnmapped(b *block) {
-	a.unmapped[b.pool] = insertSorted(a.unmapped[b.pool], b, addrLess)
+	l := freeList(&a.unmapped, b.key())
+	*l = insertSorted(*l, b, addrLess)
 }
 
 func (a *allocator) removeUnmapped(b *block) {
-	a.unmapped[b.pool] = removeSorted(a.unmapped[b.pool], b, addrLess)
+	l := freeList(&a.unmapped, b.key())
+	*l = removeSorted(*l, b, addrLess)
 }

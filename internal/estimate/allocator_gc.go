@@ -34,7 +34,7 @@ func (a *allocator) collect() {
 	target := a.reserved - a.gcAt
 	var totalAge int64
 	n := 0
-	for _, b := range a.free[1] {
+	for _, b := range a.largeFree() {
 		if b.wholeSegment() {
 			totalAge += a.gcCalls - b.gcBase
 			n++
@@ -44,7 +44,7 @@ func (a *allocator) collect() {
 	for gave := true; freed < target && gave && n > 0; {
 		avg := float64(totalAge) / float64(n)
 		var drop []*block
-		for _, b := range a.free[1] { // in size order, as c10's set is
+		for _, b := range a.largeFree() { // by stream, then size, as c10's set is
 			if age := a.gcCalls - b.gcBase; b.wholeSegment() && float64(age) >= avg {
 				drop = append(drop, b)
 				freed += b.size
@@ -61,4 +61,15 @@ func (a *allocator) collect() {
 		a.pruneSegs()
 		a.collections++
 	}
+}
+
+// largeFree: the free blocks of every stream's large pool, by stream and
+// then as each list is sorted (c10's one large pool, ordered by stream
+// first).
+func (a *allocator) largeFree() []*block {
+	var out []*block
+	for k := 1; k < len(a.free); k += 2 {
+		out = append(out, a.free[k]...)
+	}
+	return out
 }

@@ -62,11 +62,14 @@ type machine struct {
 	// grad: autograd records saved tensors (training, outside no_grad).
 	grad bool
 	cat  Category
+	// stream: the CUDA stream new tensors are made on (a trace's; the
+	// built-in walk's are all on the default one, 0).
+	stream int32
 }
 
 func (m *machine) new(elems, dt int64, c Category) *tensor {
 	t := &tensor{elems: elems, dt: dt, cat: c, live: true}
-	t.blk = m.alloc.malloc(elems * dt)
+	t.blk = m.alloc.mallocOn(elems*dt, m.stream)
 	m.cur[c] += t.blk.size
 	m.total += t.blk.size
 	if m.total > m.peak {

@@ -30,6 +30,10 @@ const (
 	maxTraceBytes  = 1 << 50
 	// the hook writes at most 20 notes of each of its kinds
 	maxTraceWarnings = 512
+	// streams a trace may name: the hook's are the default one and
+	// torch's pools of 32 per priority (each new torch.cuda.Stream() the
+	// next of its pool's, round robin)
+	maxTraceStreams = 1024
 )
 
 // TraceAlloc is one storage the traced program allocated on the GPU.
@@ -49,6 +53,9 @@ type TraceAlloc struct {
 	// Unused: autograd saved it for a backward that never came (U
 	// event): a forward under grad mode whose graph was dropped unused.
 	Unused bool
+	// Stream: the CUDA stream it was made on (T events; 0: the default
+	// one). The allocator caches each stream's blocks for that stream.
+	Stream int32
 }
 
 // TraceNote is a warning (a value read from a tensor without data) or
@@ -182,6 +189,9 @@ type Trace struct {
 	// torch.cuda.set_per_process_memory_fraction asked (K events; 0:
 	// none), which overrides Alloc's.
 	fraction float64
+	// stream: the stream the allocations are made on from here (the last
+	// T event's), while parsing.
+	stream int32
 }
 
 // MemoryFraction is the share of the GPU the job caps PyTorch's
@@ -264,7 +274,7 @@ func splitTabs(s string, out []string) []string {
 }
 
 // traceFields: the fields each event has at least.
-var traceFields = map[string]int{"U": 2, "K": 3, "S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3}
+var traceFields = map[string]int{"U": 2, "K": 3, "S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3, "T": 2}
 
 func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool) error {
 	min, ok := traceFields[f[0]]
@@ -289,6 +299,7 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 		if _, dup := index[a.ID]; dup {
 			return fmt.Errorf("allocation %d made twice", a.ID)
 		}
+		a.Stream = t.stream
 		i := int32(len(t.Allocs))
 		index[a.ID] = i
 		live[i] = true
@@ -350,6 +361,12 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 			t.lastUse = map[int32]int{}
 		}
 		t.lastUse[i] = n - 1
+	case "T":
+		n, err := strconv.Atoi(f[1])
+		if err != nil || n < 0 || n >= maxTraceStreams {
+			return fmt.Errorf("stream %q: not a stream number under %d", f[1], maxTraceStreams)
+		}
+		t.stream = int32(n)
 	case "D":
 		return t.parseDist(f[1], f[2])
 	case "M":

@@ -278,6 +278,7 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 			m.phase = phaseName(ph, t.phases[p].step)
 			if (ph == "forward" || ph == "backward") && !ws[ph] {
 				ws[ph] = true
+				m.stream = 0 // (the program's threads' own streams)
 				tn := newSunk(m, sink, -1, cublasWorkspace(o.ComputeCapability), CatWorkspace, -1)
 				if o.proc != nil && ph == "forward" {
 					o.proc.fwd = tn.blk
@@ -311,6 +312,7 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 			continue // (the trace records none of 0 bytes: a what-if's)
 		}
 		before := m.peak
+		m.stream = a.Stream
 		tn := newSunk(m, sink, ev.alloc, a.Bytes, cats[ev.alloc], a.Bytes)
 		blocks[ev.alloc] = tn.blk
 		live += a.Bytes

@@ -28,6 +28,7 @@ type SnapshotBlock struct {
 // an expandable one that lie together (Expandable).
 type SnapshotSegment struct {
 	Address, Size int64
+	Stream        int32 // the CUDA stream its blocks serve (0: the default one)
 	Small         bool
 	Expandable    bool
 	Blocks        []SnapshotBlock
@@ -39,6 +40,7 @@ type SnapshotSegment struct {
 type SnapshotAction struct {
 	Action     string
 	Addr, Size int64
+	Stream     int32
 	Frames     []SnapshotFrame
 }
 
@@ -69,7 +71,8 @@ func (s *snapSink) segment(e segEvent) {
 		s.next += e.size
 	}
 	if e.action != "reserve" {
-		s.acts = append(s.acts, SnapshotAction{Action: e.action, Addr: s.base[e.seg] + e.off, Size: e.size})
+		s.acts = append(s.acts, SnapshotAction{Action: e.action, Addr: s.base[e.seg] + e.off, Size: e.size,
+			Stream: e.stream})
 	}
 }
 
@@ -90,13 +93,15 @@ func (s *snapSink) stack(a int32) []SnapshotFrame {
 }
 
 func (s *snapSink) alloc(a int32, b *block, _ int64) {
-	s.acts = append(s.acts, SnapshotAction{Action: "alloc", Addr: s.addr(b), Size: b.size, Frames: s.stack(a)})
+	s.acts = append(s.acts, SnapshotAction{Action: "alloc", Addr: s.addr(b), Size: b.size, Stream: b.stream,
+		Frames: s.stack(a)})
 }
 
 func (s *snapSink) free(a int32, b *block) {
 	f := s.stack(a)
-	s.acts = append(s.acts, SnapshotAction{Action: "free_requested", Addr: s.addr(b), Size: b.size, Frames: f},
-		SnapshotAction{Action: "free_completed", Addr: s.addr(b), Size: b.size, Frames: f})
+	s.acts = append(s.acts,
+		SnapshotAction{Action: "free_requested", Addr: s.addr(b), Size: b.size, Stream: b.stream, Frames: f},
+		SnapshotAction{Action: "free_completed", Addr: s.addr(b), Size: b.size, Stream: b.stream, Frames: f})
 }
 
 // parseFrame splits "file:line:function" (the file may hold colons).
@@ -156,7 +161,7 @@ func TraceSnapshot(t *Trace, o TraceReplay) *TraceMemory {
 			}
 			if sg == nil {
 				out.Segments = append(out.Segments, SnapshotSegment{Address: s.base[b.seg] + b.off,
-					Small: s.small[b.seg], Expandable: m.alloc.expandable})
+					Stream: b.stream, Small: s.small[b.seg], Expandable: m.alloc.expandable})
 				sg = &out.Segments[len(out.Segments)-1]
 			}
 			sb := SnapshotBlock{Address: s.base[b.seg] + b.off, Size: b.size}

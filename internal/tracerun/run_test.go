@@ -508,3 +508,33 @@ func TestDeviceParsesAsGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestSideStreams: what a program allocates on a side stream is written
+// under the stream's number (torch.cuda.Stream()s numbered as torch's
+// pools hand them out: the first low-priority one 1, the first
+// high-priority one 33), and the replay keeps each stream's freed blocks
+// for it (testdata/side_stream.py). Both modes.
+func TestSideStreams(t *testing.T) {
+	py := torchPython(t)
+	for _, dev := range []string{"meta", "cpu"} {
+		var out strings.Builder
+		tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "side_stream.py")},
+			Device: dev, Output: &out})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", dev, err, out.String())
+		}
+		if tr.End == nil || tr.End.Kind != "exit" {
+			t.Fatalf("%s: end %+v, want the program's own exit\n%s", dev, tr.End, out.String())
+		}
+		var streams []int32
+		for _, a := range tr.Allocs {
+			streams = append(streams, a.Stream)
+		}
+		if fmt.Sprint(streams) != "[1 33 1 0]" {
+			t.Errorf("%s: streams %v, want [1 33 1 0]", dev, streams)
+		}
+		if r := estimate.ReplayTrace(tr, estimate.TraceReplay{ComputeCapability: 90}); r.PeakReservedBytes != 100<<20 {
+			t.Errorf("%s: peak reserved %d, want 100 MiB", dev, r.PeakReservedBytes)
+		}
+	}
+}

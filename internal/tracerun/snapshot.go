@@ -40,7 +40,7 @@ func WriteSnapshot(path string, t *estimate.Trace, o estimate.TraceReplay) error
 		w.Str("size")
 		w.Int(a.Size)
 		w.Str("stream")
-		w.Int(0)
+		w.Int(int64(a.Stream))
 		w.Str("time_us")
 		w.Int(int64(i)) // event order: the trace has no clock
 		w.Str("frames")
@@ -77,7 +77,7 @@ func writeSegment(w *pickle.Writer, s estimate.SnapshotSegment) {
 		k string
 		v int64
 	}{{"device", 0}, {"address", s.Address}, {"total_size", s.Size}, {"allocated_size", allocated},
-		{"active_size", allocated}, {"requested_size", requested}, {"stream", 0}} {
+		{"active_size", allocated}, {"requested_size", requested}, {"stream", int64(s.Stream)}} {
 		w.Str(kv.k)
 		w.Int(kv.v)
 	}

@@ -44,6 +44,9 @@ trace.go parses it):
   U id                            autograd saved the storage for a backward
                                   no backward ran: its graph went unused
                                   (_trace_saved.py)
+  T stream                        the allocations from here on are made on
+                                  this CUDA stream (0: the default one;
+                                  _trace_api.py numbers torch.cuda.Stream's)
   K key value                     the program set the allocator: memory_fraction
                                   (torch.cuda.set_per_process_memory_fraction)
   W kind op sid message           a value read from a tensor without data
@@ -151,6 +154,7 @@ class _Tracer(object):
         self.stacks = {}
         self.modules = []  # names of the modules whose forward runs
         self.events = 0  # A and F events written
+        self.stream = 0  # the stream of the last T event (0: none written, the default)
         self.saved = {}  # id autograd saved for a backward, alive -> engine runs begun then (_trace_saved.py)
         self.engine = 0  # > 0 while autograd's engine runs (backward, autograd.grad)
         self.engine_runs = 0  # the engine's runs begun
@@ -284,6 +288,10 @@ class _Tracer(object):
         self.peak = max(self.peak, self.allocated)
         self.cached = max(self.cached, self.allocated)
         self.events += 1
+        stream = _trace_api.current_stream_id()
+        if stream != self.stream:
+            self.stream = stream
+            self.emit(["T", str(stream)])
         self.emit(["A", str(aid), str(nbytes), cat or self.category(), self.phase,
                    str(self.done + 1), str(self.stack_id()),
                    _clean(self.modules[-1] if self.modules else ""), _clean(op), dtype, shape])

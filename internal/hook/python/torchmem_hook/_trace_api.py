@@ -90,14 +90,50 @@ def _launcher_module(cmd):
     return ""
 
 
-class _Stream(object):
-    """torch.cuda.Stream on a machine that has none: work is in order."""
+# Streams: torch.cuda.Stream() hands out the streams of a pool, 32 per
+# priority (c10/cuda/CUDAStream.cpp's kStreamsPerPool), round robin. The
+# trace numbers them as the allocator sees them: 0 the default stream, then
+# each pool's 32 (low priority 1-32, high 33-64). The caching allocator
+# keeps a stream's freed blocks for that stream (internal/estimate
+# allocator.go), so what a side stream allocates is written under its
+# number (T events).
+STREAMS_PER_POOL = 32
+_stream_next = [0, 0]  # the next stream of each pool (low, high priority)
+_current = [None]  # the current stream (one for the process: work here is in order)
 
-    def __init__(self, device=None, priority=0, **kwargs):
+
+class _Stream(object):
+    """torch.cuda.Stream on a machine that has none: work is in order; the
+    stream's number is what the allocator's pools follow."""
+
+    def __init__(self, device=None, priority=0, _id=None, **kwargs):
         self.priority = priority
-        self.cuda_stream = 0
-        self.stream_id = 0
+        if _id is None:
+            pool = 1 if priority < 0 else 0
+            _id = 1 + pool * STREAMS_PER_POOL + _stream_next[pool] % STREAMS_PER_POOL
+            _stream_next[pool] += 1
+        self.stream_id = _id
+        self.cuda_stream = _id
         self.device_type, self.device_index = "cuda", 0  # torch.Stream's
+        self._prev = []
+
+    def __eq__(self, other):
+        return isinstance(other, _Stream) and other.stream_id == self.stream_id
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(("torchmem-stream", self.stream_id))
+
+    def __enter__(self):  # torch.Stream as a context (torch >= 2.5)
+        self._prev.append(current_stream())
+        set_stream(self)
+        return self
+
+    def __exit__(self, *exc):
+        set_stream(self._prev.pop() if self._prev else None)
+        return False
 
     def wait_event(self, event):
         pass
@@ -117,6 +153,43 @@ class _Stream(object):
     def is_capturing(self):
         # torch >= 2.1x optimizers ask torch.accelerator.current_stream()
         # before every step (a CUDA graph capture check): no capture here
+        return False
+
+
+_default = _Stream(_id=0)
+
+
+def current_stream(*a, **k):
+    return _current[0] or _default
+
+
+def set_stream(stream):
+    """torch.cuda.set_stream: a stream of torch's own (not the tracer's)
+    leaves the default one current."""
+    _current[0] = stream if isinstance(stream, _Stream) else None
+
+
+def current_stream_id():
+    """The number the trace writes for the current stream (0: default)."""
+    return current_stream().stream_id
+
+
+class _StreamContext(object):
+    """torch.cuda.stream(s) and torch.cuda.StreamContext(s): s current
+    inside (None: no change)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.prev = None
+
+    def __enter__(self):
+        self.prev = _current[0]
+        if self.stream is not None:
+            set_stream(self.stream)
+        return self.stream
+
+    def __exit__(self, *exc):
+        _current[0] = self.prev
         return False
 
 
@@ -175,14 +248,13 @@ def _const(v):
 
 def _streams(torch, T):
     cuda = torch.cuda
-    default = _Stream()
 
-    @contextlib.contextmanager
     def stream(stream=None):  # torch.cuda.stream(stream=s) too (timm's prefetcher)
-        yield stream
+        return _StreamContext(stream)
 
-    patch = {"Stream": _Stream, "Event": _Event, "current_stream": _const(default),
-             "default_stream": _const(default), "stream": stream, "set_stream": _const(None),
+    patch = {"Stream": _Stream, "Event": _Event, "current_stream": current_stream,
+             "default_stream": _const(_default), "stream": stream, "StreamContext": _StreamContext,
+             "set_stream": set_stream,
              "set_sync_debug_mode": _const(None), "is_initialized": _const(True), "init": _const(None)}
     for k, v in patch.items():
         setattr(cuda, k, v)
@@ -300,7 +372,7 @@ def _accelerator(torch, T):
              "current_accelerator": lambda *a, **k: torch.device("cuda"),
              "current_device_index": _const(0), "current_device_idx": _const(0),
              "set_device_index": _const(None), "set_device_idx": _const(None),
-             "synchronize": _const(None), "current_stream": _const(_Stream()), "set_stream": _const(None)}
+             "synchronize": _const(None), "current_stream": current_stream, "set_stream": set_stream}
     for k, v in patch.items():
         if hasattr(acc, k):
             setattr(acc, k, v)

@@ -19,3 +19,15 @@ torch.cuda.set_stream(torch.cuda.default_stream())
 del a
 b = torch.empty(30 << 20, dtype=torch.uint8, device="cuda")  # the default stream: 30 MiB more
 assert torch.cuda.current_stream() == torch.cuda.default_stream()
+
+
+@torch.cuda.nvtx.range("check")  # a decorator too, as torch's is
+def check():
+    with torch.cuda.nvtx.range("inner"):
+        assert torch.cuda.current_stream() == torch.cuda.default_stream()
+
+
+check()
+with hi:  # torch.Stream as a context (torch >= 2.5)
+    assert torch.cuda.current_stream() == hi
+assert torch.cuda.current_stream() == torch.cuda.default_stream()

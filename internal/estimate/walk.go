@@ -195,11 +195,33 @@ func (e *ctx) gather(ps []models.Param) []*tensor {
 			in = append(in, e.m.new(e.shard(p.Elems, 3), e.dt.param, CatTemporaries))
 		}
 	}
+	if e.o.FSDP {
+		// FSDP2's all_gather_copy_in: one flat buffer of the unit, made on
+		// its copy-in stream, copied out into the parameters and freed
+		// (all_gather_input is a view of it)
+		e.onStream(streamAllGather, func() { in = append(in, e.m.new(sumElems(ps), e.dt.work, CatTemporaries)) })
+	}
 	for _, p := range ps {
 		out = append(out, e.m.new(p.Elems, e.dt.work, CatWeights))
 	}
 	e.m.drop(in...)
 	return out
+}
+
+// FSDP's own streams, numbered as the tracer numbers FSDP2's (its
+// all-gather copy-in and reduce-scatter streams, high priority): what they
+// allocate is cached for them alone (allocator.go's poolKey), as on a GPU.
+const (
+	streamAllGather     int32 = 33
+	streamReduceScatter int32 = 35
+)
+
+// onStream runs f with the tensors it makes on stream s.
+func (e *ctx) onStream(s int32, f func()) {
+	prev := e.m.stream
+	e.m.stream = s
+	f()
+	e.m.stream = prev
 }
 
 // gatherRoot is FSDP's root unit all-gathered: what no wrapped block holds
@@ -418,7 +440,7 @@ func (e *ctx) paramGrads(ps []models.Param, micro int) {
 			// host's gradient and goes
 			e.m.drop(e.m.new(sh, e.dt.grad, CatGrads))
 		} else if micro == 1 && !e.o.DDPBucketView { // bucket views: the grads are the buckets
-			e.grads = append(e.grads, e.m.new(sh, e.dt.grad, CatGrads))
+			e.grads = append(e.grads, e.shardGrad(sh, sh != p.Elems))
 		}
 	}
 	if e.o.FSDP && (e.o.dataParallel() > 1 || e.o.FSDPOffload) && len(full) > 0 {
@@ -426,6 +448,18 @@ func (e *ctx) paramGrads(ps []models.Param, micro int) {
 		return
 	}
 	e.m.drop(full...)
+}
+
+// shardGrad makes a gradient of elems: under FSDP, a sharded one is the
+// reduce-scatter's output, made on its stream (FSDP2's foreach_reduce).
+func (e *ctx) shardGrad(elems int64, sharded bool) *tensor {
+	var g *tensor
+	s := e.m.stream
+	if e.o.FSDP && sharded {
+		s = streamReduceScatter
+	}
+	e.onStream(s, func() { g = e.m.new(elems, e.dt.grad, CatGrads) })
+	return g
 }
 
 // fsdpReduce: FSDP copies a unit's unsharded gradients into one flat
@@ -441,7 +475,7 @@ func (e *ctx) fsdpReduce(ps []models.Param, full []*tensor) {
 		return
 	}
 	e.m.drop(e.reduceIn...)
-	e.reduceIn = []*tensor{e.m.new(sumElems(ps), e.reduceDT(), CatGrads)}
+	e.onStream(streamReduceScatter, func() { e.reduceIn = []*tensor{e.m.new(sumElems(ps), e.reduceDT(), CatGrads)} })
 	e.m.drop(full...)
 }
 
@@ -459,7 +493,8 @@ func (e *ctx) fsdpBackwardDone() {
 		n += g.elems
 	}
 	e.m.drop(e.reduceIn...)
-	in := e.m.new(n, e.reduceDT(), CatGrads)
+	var in *tensor
+	e.onStream(streamReduceScatter, func() { in = e.m.new(n, e.reduceDT(), CatGrads) })
 	e.m.drop(e.rootGrads...)
 	e.m.drop(in)
 	e.rootGrads, e.reduceIn = nil, nil

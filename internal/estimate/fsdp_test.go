@@ -225,3 +225,34 @@ func TestFSDPRootReduceAfterLastBlock(t *testing.T) {
 			r.PeakPhase, g, want, 4*last)
 	}
 }
+
+// TestFSDPStreams: the built-in makes what FSDP2 makes on its own streams
+// there: each unit's flat all-gather buffer on the copy-in stream (the
+// root's the largest, cached there whole after it is copied out), the
+// reduce-scatter inputs and the sharded gradients on the reduce-scatter
+// stream; the default stream holds none of them.
+func TestFSDPStreams(t *testing.T) {
+	md := moePreset(t, "meta-llama/Llama-3.2-1B")
+	md.Layers = 2
+	e, err := walk(md, Options{Batch: 2, Seq: 1024, Precision: "amp-bf16", ZeroStage: 3, FSDP: true, WorldSize: 8,
+		Optimizer: "adamw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, all, _ := unitSizes(md)
+	held := map[int32]int64{}
+	for _, h := range e.m.alloc.segs {
+		held[h.stream] += h.size
+	}
+	if held[streamAllGather] < 4*root {
+		t.Errorf("copy-in stream holds %d B, want at least the root's fp32 flat buffer %d B", held[streamAllGather], 4*root)
+	}
+	if held[streamReduceScatter] < 4*all/8 {
+		t.Errorf("reduce-scatter stream holds %d B, want at least the sharded fp32 gradients %d B", held[streamReduceScatter], 4*all/8)
+	}
+	for s := range held {
+		if s != 0 && s != streamAllGather && s != streamReduceScatter {
+			t.Errorf("segments on stream %d", s)
+		}
+	}
+}

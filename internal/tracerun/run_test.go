@@ -538,3 +538,20 @@ func TestSideStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestCaughtFailureIsNotTheEnd: an op that failed inside a try the
+// program went on from is not why the trace ended; the program's own
+// later error is (testdata/swallowed.py, meta mode).
+func TestCaughtFailureIsNotTheEnd(t *testing.T) {
+	py := torchPython(t)
+	var out strings.Builder
+	tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "swallowed.py")}, Output: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	e := tr.End
+	if e == nil || e.Kind != "error" || e.Op != "" || !strings.Contains(e.Message, "ValueError: dataset too small") ||
+		len(e.Where) == 0 || !strings.HasSuffix(e.Where[0], "swallowed.py:13:<module>") {
+		t.Fatalf("end %+v, want the program's ValueError at line 13\n%s", e, out.String())
+	}
+}

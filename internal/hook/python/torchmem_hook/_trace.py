@@ -1119,8 +1119,10 @@ def _install_modes(torch, T):
                     if shaped is not None:
                         T.warn(_trace_masks.KIND, shaped[0], shaped[1])
             except Exception as err:
-                if T.failure is None:
-                    T.failure = (str(func), T.stack_id(), _first_sentence(err))
+                # the latest op that failed; the end blames it only when its
+                # error is the one that ends the program (_install_exit): a
+                # failure the program caught and went on from is not why
+                T.failure = (str(func), T.stack_id(), _first_sentence(err), err)
                 raise
             if T.device == "meta":
                 try:
@@ -1943,6 +1945,20 @@ def _install_compile(torch, T):
         Module.compile = module_compile
 
 
+def _raised_from(value, err, depth=16):
+    """value, the error that ends the program, is err or was raised while
+    handling it (its cause or context, a few links deep): an op's failure
+    re-raised as the program's own (torch.jit.trace's, a framework's
+    wrapper) is still the op's."""
+    for _ in range(depth):
+        if value is None:
+            return False
+        if value is err:
+            return True
+        value = value.__cause__ or value.__context__
+    return False
+
+
 def _install_exit(T):
     import atexit
 
@@ -1956,7 +1972,7 @@ def _install_exit(T):
     def hook(tp, value, tb):
         op, sid, msg = "", None, "%s: %s" % (tp.__name__, value)
         where = _common.program_frame(tb, T.skip)  # the program's innermost line
-        if T.failure is not None:
+        if T.failure is not None and _raised_from(value, T.failure[3]):
             op = T.failure[0]
             msg = T.failure[2]
         if where is not None:

@@ -385,8 +385,8 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 			checks = append(checks, n)
 		case "zeroinit", "int8outliers":
 			fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace."+n.Kind), textwrap.Width))
-		case "compile":
-			fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.compile", n.Op, firstFrame(n.Where)), textwrap.Width))
+		case "compile", "jittrace":
+			fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace."+n.Kind, n.Op, firstFrame(n.Where)), textwrap.Width))
 		default:
 			reads = append(reads, n)
 		}
@@ -602,6 +602,7 @@ var traceEN = map[string]string{
 	"trace.check":                     "%[1]s checks of the program's own numbers compared tensors without data (first: %[2]s at %[3]s): taken to pass, as on a healthy GPU run",
 	"trace.cudnnrnn":                  "nn.%[1]s at %[2]s (%[3]s recurrent modules trained): on a GPU cuDNN runs each as one kernel that keeps a reserve buffer of cuDNN's own size for backward, which a trace without cuDNN cannot know; it recorded ATen's step-by-step layer instead, so these layers' activations are approximate (--trace --real on a GPU measures them)",
 	"trace.compile":                   "%[1]s at %[2]s ran the model eagerly under the tracer: the figures are the eager program's; a compiled one (fused kernels, CUDA graphs) differs",
+	"trace.jittrace":                  "torch.jit.%[1]s at %[2]s cannot trace tensors without data: it returned the module as it was given, which then runs eagerly (the same memory); a program that reads the traced graph (TensorBoard's add_graph) gets an error it did not get on a GPU",
 	"trace.zeroinit":                  "DeepSpeed ZeRO-3 moved the whole model to the GPU before partitioning it, because the model was not built under deepspeed.zero.Init: every GPU holds all its weights at setup. Build it under zero.Init (with the Trainer: make TrainingArguments(deepspeed=...) before from_pretrained)",
 	"trace.int8outliers":              "LLM.int8 (load_in_8bit) keeps each input's outlier columns (above llm_int8_threshold) in fp16 beside the int8 matmul; how many depends on the activations' values, and none were assumed: the real run has a few columns of each input more",
 	"trace.lever.8bit-optimizer":      "bitsandbytes 8-bit",
@@ -663,6 +664,7 @@ var traceZH = map[string]string{
 	"trace.check":                     "程序对自身数值的 %[1]s 次检查比较了无数据的张量（首个：%[3]s 处的 %[2]s）：按检查通过处理，如同正常的 GPU 运行",
 	"trace.cudnnrnn":                  "%[2]s 处的 nn.%[1]s（共训练 %[3]s 个循环模块）：在 GPU 上 cuDNN 把每层作为一个内核运行，并为反向传播保留一块大小由 cuDNN 决定的 reserve 缓冲区，没有 cuDNN 的追踪无法得知；这里记录的是 ATen 逐时间步的实现，所以这些层的激活是近似值（在 GPU 上用 --trace --real 可实测）",
 	"trace.compile":                   "%[2]s 处的 %[1]s 在追踪时以 eager 方式运行模型：数字是 eager 程序的；编译后的程序（融合内核、CUDA graphs）会不同",
+	"trace.jittrace":                  "%[2]s 处的 torch.jit.%[1]s 无法追踪没有数据的张量：它原样返回了传入的模块，之后以 eager 方式运行（显存相同）；读取追踪图的程序（TensorBoard 的 add_graph）会得到一个在 GPU 上不会出现的错误",
 	"trace.zeroinit":                  "DeepSpeed ZeRO-3 在切分模型之前把整个模型搬到了 GPU 上，因为模型不是在 deepspeed.zero.Init 下构建的：初始化时每块 GPU 都持有全部权重。请在 zero.Init 下构建模型（用 Trainer 时：先创建 TrainingArguments(deepspeed=...) 再调用 from_pretrained）",
 	"trace.int8outliers":              "LLM.int8（load_in_8bit）在 int8 矩阵乘之外以 fp16 保留每个输入的离群列（超过 llm_int8_threshold）；其数量取决于激活值，这里假定为零：实际运行时每个输入多出若干列",
 	"trace.lever.8bit-optimizer":      "bitsandbytes 8 位优化器",

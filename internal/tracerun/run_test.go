@@ -555,3 +555,22 @@ func TestCaughtFailureIsNotTheEnd(t *testing.T) {
 		t.Fatalf("end %+v, want the program's ValueError at line 13\n%s", e, out.String())
 	}
 }
+
+// TestJitTraceOnTheHost: torch.jit.trace of the host model (TensorBoard's
+// add_graph) before training: in meta mode it cannot run and returns the
+// module, said once (jittrace), and the program trains on; the steps reach
+// the peaks of the run on real tensors, where jit.trace runs on the host
+// and holds nothing on the GPU (testdata/jit_graph.py).
+func TestJitTraceOnTheHost(t *testing.T) {
+	py := torchPython(t)
+	script := filepath.Join("testdata", "jit_graph.py")
+	meta := trace(t, py, "meta", script)
+	samePeaks(t, meta, trace(t, py, "cpu", script))
+	var notes []string
+	for _, w := range meta.Warnings {
+		notes = append(notes, w.Kind+" "+w.Op)
+	}
+	if strings.Join(notes, ",") != "jittrace trace" {
+		t.Errorf("meta notes %v, want one jittrace of torch.jit.trace", notes)
+	}
+}

@@ -893,6 +893,8 @@ def start(torch, refused=None):
     _install_phases(torch, T)
     _install_data(torch, T)
     _install_compile(torch, T)
+    if T.device == "meta":
+        _install_jit_trace(torch, T)
     _trace_saved.install(torch, T, _skey)
     _install_modes(torch, T)
     _install_exit(T)
@@ -1943,6 +1945,47 @@ def _install_compile(torch, T):
             note("Module.compile")
 
         Module.compile = module_compile
+
+
+def _install_jit_trace(torch, T):
+    """meta mode: torch.jit.trace (and trace_module) cannot trace the
+    tracer's tensors without data (torch's meta kernels read the shapes jit
+    tracing turns into tensors: "tensor(False)", or an internal assert on
+    1.13). On a GPU host a program jit-traces its model for TensorBoard's
+    add_graph (bubbliiiing's LossHistory, before .cuda()) or to train the
+    traced module: here the trace that fails returns what it was given, to
+    run eagerly (the same memory, as for torch.compile), and one W line
+    says so."""
+    jit = getattr(torch, "jit", None)
+    if jit is None:
+        return
+
+    inside = [0]
+
+    def wrap(orig):
+        def traced(func, *a, **k):
+            if inside[0]:  # trace calls trace_module: one note, the outer one's
+                return orig(func, *a, **k)
+            prev, depth = T.failure, len(T.modules)
+            inside[0] += 1
+            try:
+                return orig(func, *a, **k)
+            except Exception:
+                T.failure = prev  # not the program's failure: it goes on
+                del T.modules[depth:]  # the forwards it left (torch < 2.1 calls no hook on a raise)
+                T.warn("jittrace", orig.__name__, "torch.jit.trace cannot run on tensors without data: "
+                       "the module was returned as it is, to run eagerly")
+                return func
+            finally:
+                inside[0] -= 1
+
+        traced.__doc__ = orig.__doc__
+        traced.__name__ = orig.__name__
+        return traced
+
+    for name in ("trace", "trace_module"):
+        if callable(getattr(jit, name, None)):
+            setattr(jit, name, wrap(getattr(jit, name)))
 
 
 def _raised_from(value, err, depth=16):

@@ -430,7 +430,7 @@ func shapeRules(tt tr, notes []estimate.TraceNote) string {
 		used[notes[i].ShapeRule()] = true
 	}
 	var out []string
-	for _, r := range []string{estimate.ShapeRouter, estimate.ShapeKnown, estimate.ShapeMost} {
+	for _, r := range []string{estimate.ShapeRouter, estimate.ShapeKnown, estimate.ShapeMinLength, estimate.ShapeMost} {
 		if used[r] {
 			out = append(out, tt("trace.datashape."+r))
 		}
@@ -597,6 +597,7 @@ var traceEN = map[string]string{
 	"trace.datashape.router":          "a router's masks and top-k indices give each expert a balanced share of the tokens",
 	"trace.datashape.known":           "a selection from known values each of them",
 	"trace.datashape.most":            "a mask all its elements, every box kept, every element distinct: the most each can be",
+	"trace.datashape.minlength":       "bincount's values below its minlength (a confusion matrix's n*target+prediction), its output that long",
 	"trace.datashape.and":             "; ",
 	"trace.placeholder":               "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
 	"trace.check":                     "%[1]s checks of the program's own numbers compared tensors without data (first: %[2]s at %[3]s): taken to pass, as on a healthy GPU run",
@@ -659,6 +660,7 @@ var traceZH = map[string]string{
 	"trace.datashape.router":          "路由的掩码与 top-k 索引按均衡路由为每个专家分配 token",
 	"trace.datashape.known":           "取自已知值的选择按每个值均分",
 	"trace.datashape.most":            "掩码取其全部元素，框全部保留，元素互不相同：各取其最大可能",
+	"trace.datashape.minlength":       "bincount 的值小于其 minlength（混淆矩阵的 n*target+prediction），输出即为该长度",
 	"trace.datashape.and":             "；",
 	"trace.placeholder":               "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
 	"trace.check":                     "程序对自身数值的 %[1]s 次检查比较了无数据的张量（首个：%[3]s 处的 %[2]s）：按检查通过处理，如同正常的 GPU 运行",

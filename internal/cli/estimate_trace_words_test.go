@@ -28,6 +28,14 @@ func TestShapeRulesSaysOnlyThoseUsed(t *testing.T) {
 	if got := shapeRules(tt, moe); got != tt("trace.datashape.router")+"; "+tt("trace.datashape.known") {
 		t.Errorf("router: %q", got)
 	}
+	// a segmentation evaluation's confusion matrix
+	confusion := []estimate.TraceNote{
+		{Kind: "datashape", Op: "boolean mask index", Message: "all 4096 mask elements taken as true: the most it can be"},
+		{Kind: "datashape", Op: "bincount", Message: "values taken as below its minlength 441: an output of that many counts"},
+	}
+	if got := shapeRules(tt, confusion); got != tt("trace.datashape.minlength")+"; "+tt("trace.datashape.most") {
+		t.Errorf("confusion matrix: %q", got)
+	}
 }
 
 // TestParamCount: a small model's parameters are not "0.0M".

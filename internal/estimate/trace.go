@@ -100,6 +100,9 @@ const (
 	// ShapeMost: any other mask all its elements, every box kept, every
 	// element distinct: the most each can be.
 	ShapeMost = "most"
+	// ShapeMinLength: bincount's values below its minlength (a confusion
+	// matrix's n*target+prediction over n*n): its output that long.
+	ShapeMinLength = "minlength"
 )
 
 // ShapeRule: which rule sized a datashape note's op.
@@ -109,6 +112,8 @@ func (n *TraceNote) ShapeRule() string {
 		return ShapeRouter
 	case strings.Contains(n.Message, "were selected from"):
 		return ShapeKnown
+	case strings.Contains(n.Message, "below its minlength"):
+		return ShapeMinLength
 	}
 	return ShapeMost
 }

@@ -574,3 +574,23 @@ func TestJitTraceOnTheHost(t *testing.T) {
 		t.Errorf("meta notes %v, want one jittrace of torch.jit.trace", notes)
 	}
 }
+
+// TestConfusionMatrix: bincount(n*t+p, minlength=n*n) in an evaluation
+// between steps is sized minlength on meta, said as the minlength rule,
+// and reaches the peaks of the run on real tensors
+// (testdata/confusion.py).
+func TestConfusionMatrix(t *testing.T) {
+	py := torchPython(t)
+	script := filepath.Join("testdata", "confusion.py")
+	meta := trace(t, py, "meta", script)
+	samePeaks(t, meta, trace(t, py, "cpu", script))
+	rules := map[string]bool{}
+	for _, w := range meta.Warnings {
+		if w.Kind == "datashape" && w.Op == "bincount" {
+			rules[w.ShapeRule()] = true
+		}
+	}
+	if !rules[estimate.ShapeMinLength] {
+		t.Errorf("warnings %+v: want bincount sized by its minlength", meta.Warnings)
+	}
+}

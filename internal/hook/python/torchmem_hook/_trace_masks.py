@@ -326,6 +326,8 @@ def data_shaped(torch, name, args):
         if n is not None:
             return "bincount", "%d routing indices over %d choices taken as balanced: a balanced router's counts" % (
                 args[0].numel(), n)
+        if len(args) > 2 and args[2]:
+            return "bincount", "values taken as below its minlength %d: an output of that many counts" % args[2]
         return None
     if name == "aten.unique_consecutive.default":
         return "unique_consecutive", "all %d elements taken as distinct: the most it can be" % args[0].numel()
@@ -441,11 +443,16 @@ def bincount(torch, x, weights=None, minlength=0, *a, **k):
         counts = s.bincount(minlength=minlength).tolist()
     elif n is not None:
         counts = balanced(x.numel(), n) + [0] * max(0, minlength - n)
+    elif minlength > 0:
+        # values taken as below minlength: a confusion matrix's
+        # bincount(n * target + prediction, minlength=n * n), a histogram
+        # of class ids (the size is all that is known, not the counts)
+        counts = None
     else:
         raise NotImplementedError("bincount of values a tensor without data does not have (its size is the largest value)")
     dtype = torch.long if weights is None else (weights.dtype if weights.is_floating_point() else torch.double)
-    out = torch.empty((len(counts),), dtype=dtype, device=x.device)
-    if weights is None:
+    out = torch.empty((minlength if counts is None else len(counts),), dtype=dtype, device=x.device)
+    if weights is None and counts is not None:
         _trace_values.keep(out, counts)
     return out
 

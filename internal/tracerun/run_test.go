@@ -594,3 +594,17 @@ func TestConfusionMatrix(t *testing.T) {
 		t.Errorf("warnings %+v: want bincount sized by its minlength", meta.Warnings)
 	}
 }
+
+// TestRaisingForwardIsLeft: a forward that raised (caught by the program)
+// is left: the training after it is not said to be in the raising
+// modules (testdata/raising_forward.py; torch >= 2.1, whose forward hooks
+// may be called on a raise).
+func TestRaisingForwardIsLeft(t *testing.T) {
+	py := torch2Python(t)
+	tr := trace(t, py, "meta", filepath.Join("testdata", "raising_forward.py"))
+	for _, a := range tr.Allocs {
+		if a.Module != "" && a.Module != "Linear" {
+			t.Errorf("allocation %d (%s) said to be in module %q", a.ID, a.Op, a.Module)
+		}
+	}
+}

@@ -1747,7 +1747,12 @@ def _install_phases(torch, T):
         T.amp.module_leave()
 
     mm.register_module_forward_pre_hook(pre)
-    mm.register_module_forward_hook(post)
+    try:
+        # torch >= 2.1: also when the forward raises, so a forward the
+        # program caught an error from is left (its name is not on later ops)
+        mm.register_module_forward_hook(post, always_call=True)
+    except TypeError:
+        mm.register_module_forward_hook(post)
     _recompute_keeps_modules(T)
 
     orig_backward = ag.backward

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what torchmem's demo and test suite use, on Debian/Ubuntu:
-# Debian's PyTorch (CPU) for /usr/bin/python3, smem (PSS cross-check),
+# Debian's PyTorch (CPU) and torchvision for /usr/bin/python3, smem (PSS cross-check),
 # chromium (HTML page tests), prometheus/promtool (metrics tests), rpm
 # (package file list, scratch-root install), rpmlint + cpio (RPM lint), numactl,
 # binutils (readelf for the glibc check).
@@ -9,6 +9,7 @@ set -euo pipefail
 
 need=()
 /usr/bin/python3 -c 'import torch' 2>/dev/null || need+=(python3-torch)
+/usr/bin/python3 -c 'import torchvision' 2>/dev/null || need+=(python3-torchvision)
 for pair in smem:smem chromium:chromium promtool:prometheus rpm:rpm rpmlint:rpmlint cpio:cpio numactl:numactl readelf:binutils; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair##*:}")
 done

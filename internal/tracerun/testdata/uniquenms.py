@@ -8,8 +8,6 @@ try:
     from torchvision.ops import nms
 except ImportError:  # no torchvision: the unique half only
     nms = None
-if int(torch.__version__.split(".")[0]) < 2:
-    nms = None  # torchvision 0.14's nms has no kernel meta tensors reach (the trace says so)
 
 model = torch.nn.Linear(4, 256).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=0.1)

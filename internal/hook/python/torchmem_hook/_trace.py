@@ -934,6 +934,10 @@ def _install_modes(torch, T):
     transparent = _trace_api.transparent(torch)  # run with the mode on inside
     # what the GPU refuses that meta takes (a source of another dtype)
     same_dtype = _trace_api.same_dtype_sources(torch) if dev == "meta" else None
+    packet = getattr(torch._ops, "OpOverloadPacket", None)
+    below_autograd = None
+    if dev == "meta" and torch.__version__.split(".")[0] in ("0", "1"):  # 2.x falls through AutogradMeta
+        below_autograd = getattr(torch._C, "_AutoDispatchBelowAutograd", None)
 
     class Redirect(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -963,6 +967,16 @@ def _install_modes(torch, T):
                     return r
             if func is dropout:
                 return _cuda_dropout(torch, dropout, args, kwargs)
+            if below_autograd is not None and type(func) is packet and \
+                    getattr(func, "_qualified_op_name", "") in _trace_api.NO_AUTOGRAD_META:
+                # torch 1.13: an extension op without an autograd kernel
+                # (torchvision::nms) is refused at the AutogradMeta key,
+                # before the dispatch mode and its fallback see it
+                guard = below_autograd()  # (a guard object on 1.13, not a context manager)
+                try:
+                    return func(*args, **kwargs)
+                finally:
+                    del guard
             if func in reads and args and getattr(args[0], "is_meta", False):
                 T.warn("placeholder", getattr(func, "__name__", str(func)),
                        "a value read from a tensor without data: 0 was used")

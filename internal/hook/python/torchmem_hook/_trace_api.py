@@ -921,6 +921,12 @@ def _grouped_mm(torch, mat_a, mat_b, offs=None, bias=None, out_dtype=None):
 # inputs the GPU refuses too (the meta kernel's error then stands).
 REFUSED_ON_META = _trace_masks.REFUSED_ON_META | frozenset(["aten._grouped_mm.default"])
 
+# Extension ops with no autograd kernel, which torch 1.13 refuses for meta
+# tensors at the AutogradMeta key ("Could not run 'torchvision::nms' with
+# arguments from the 'AutogradMeta' backend"): the redirect mode runs them
+# below autograd, where the dispatch mode's fallback sizes them.
+NO_AUTOGRAD_META = frozenset(["torchvision::nms"])
+
 
 def _bn_stats(torch, x, *a, **k):
     # SyncBatchNorm's CUDA kernels (no meta or CPU one): per-channel mean

@@ -287,7 +287,7 @@ func traceDistLine(tt tr, d *estimate.TraceDist) string {
 }
 
 func traceCategoryLabel(t, tt tr, name string) string {
-	if name == "temporaries" || name == "unused_graph" {
+	if name == "temporaries" || name == "unused_graph" || name == "torch_load" {
 		return tt("trace.cat." + name)
 	}
 	return categoryLabel(t, name)
@@ -577,6 +577,7 @@ var traceEN = map[string]string{
 	"trace.params.offloaded":          "%[1]s parameters in rank 0's shards, kept on the host (CPU offload)",
 	"trace.cat.temporaries":           "temporaries",
 	"trace.cat.unused_graph":          "unused graph",
+	"trace.cat.torch_load":            "torch.load on GPU",
 	"trace.unusedGraph":               "%[1]s at the peak was saved by autograd for a backward that never came: a forward ran under grad mode at %[2]s and its graph was dropped unused. If that is evaluation, sampling or a metric, run it under torch.no_grad() (or torch.inference_mode()): autograd saves nothing there",
 	"trace.dist":                      "traced as rank 0 of %[1]s%[2]s: the figures are one GPU's; every rank of a data-parallel job holds as much. NCCL's own buffers (outside PyTorch's allocator) are not in them",
 	"trace.dist.launcher":             "run as %[1]s's first worker",
@@ -609,6 +610,7 @@ var traceEN = map[string]string{
 	"trace.lever.8bit-optimizer":      "bitsandbytes 8-bit",
 	"trace.lever.fused-optimizer":     "AdamW(fused=True)",
 	"trace.lever.half-batch-accum":    "batch/2, accumulation x2",
+	"trace.lever.load-to-host":        "torch.load(map_location=\"cpu\")",
 	"trace.lever.checkpoint":          "gradient checkpointing",
 	"trace.lever.modules":             "%[1]s: each of %[2]s",
 	"trace.lever.grads-to-none":       "zero_grad(set_to_none=True)",
@@ -640,6 +642,7 @@ var traceZH = map[string]string{
 	"trace.params.offloaded":          "rank 0 的分片中有 %[1]s 参数，放在主机内存（CPU offload）",
 	"trace.cat.temporaries":           "临时张量",
 	"trace.cat.unused_graph":          "未使用的计算图",
+	"trace.cat.torch_load":            "torch.load 到 GPU",
 	"trace.unusedGraph":               "峰值时有 %[1]s 是 autograd 为一次从未发生的反向传播保存的：%[2]s 处的前向在梯度模式下运行，其计算图未被使用就被丢弃。如果这是评估、采样或计算指标，请放在 torch.no_grad()（或 torch.inference_mode()）之下：那里 autograd 不保存任何张量",
 	"trace.dist":                      "按 %[1]s 个 rank 中的 rank 0 追踪%[2]s：数字是单块 GPU 的；数据并行作业的每个 rank 占用相同。NCCL 自身的缓冲区（不在 PyTorch 分配器中）不包括在内",
 	"trace.dist.launcher":             "作为 %[1]s 的第一个工作进程运行",
@@ -672,6 +675,7 @@ var traceZH = map[string]string{
 	"trace.lever.8bit-optimizer":      "bitsandbytes 8 位优化器",
 	"trace.lever.fused-optimizer":     "AdamW(fused=True)",
 	"trace.lever.half-batch-accum":    "批大小减半、梯度累积加倍",
+	"trace.lever.load-to-host":        "torch.load(map_location=\"cpu\")（加载到内存）",
 	"trace.lever.checkpoint":          "梯度检查点",
 	"trace.lever.modules":             "%[1]s：%[2]s 的每一个",
 	"trace.lever.grads-to-none":       "zero_grad(set_to_none=True)（梯度置为 None）",

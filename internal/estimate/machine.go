@@ -25,12 +25,13 @@ const (
 	CatDequant     // weights dequantized for one GEMM (quant.go)
 	CatTemporaries // --trace: what an op makes and frees before the backward (trace.go)
 	CatUnusedGraph // --trace: what autograd saved for a backward that never came (trace_replay.go)
+	CatLoaded      // --trace: what torch.load made on the GPU, still no parameter or state (trace_levers.go)
 	numCats
 )
 
 var catNames = [numCats]string{"weights", "gradients", "optimizer_states", "optimizer_temporaries",
 	"activations", "autocast_weight_copies", "logits_and_loss", "kv_cache", "cublas_workspace", "input_data",
-	"adapter_weights", "quantization_constants", "dequantized_weight_temporaries", "temporaries", "unused_graph"}
+	"adapter_weights", "quantization_constants", "dequantized_weight_temporaries", "temporaries", "unused_graph", "torch_load"}
 
 func (c Category) String() string { return catNames[c] }
 

@@ -48,6 +48,27 @@ var traceWhatIfs = []traceWhatIf{
 		hasOptTemps, same(noOptTemps)},
 	{halfBatchLever, "batch/2, gradient accumulation x2 (the same effective batch; what the batch makes halved in the replay: trace again with it to confirm)",
 		hasBatchToHalve, halfBatch},
+	{loadToHostLever, "torch.load(..., map_location=\"cpu\") (load_state_dict copies what it loaded into the parameters on the GPU), or del what it loaded once used",
+		hasLoaded, same(notLoaded)},
+}
+
+// loadToHostLever: a checkpoint loaded with map_location on the GPU and
+// kept (a state dict in a variable the script never deletes) holds its
+// size on the GPU for the whole run; loaded to the host, load_state_dict
+// copies it into the parameters and the GPU holds nothing more. The what-if
+// makes none of torch.load's allocations still of its kind (those that
+// became parameters or states are the job's own).
+const loadToHostLever = "load-to-host"
+
+func hasLoaded(t *Trace) bool {
+	return anyAlloc(t, func(a *TraceAlloc) bool { return a.Kind == "loaded" })
+}
+
+func notLoaded(a *TraceAlloc) int64 {
+	if a.Kind == "loaded" {
+		return 0
+	}
+	return a.Bytes
 }
 
 // TraceLevers replays t once for each change that applies, and each

@@ -158,3 +158,38 @@ func TestHalfBatchIsTheTrainingBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadToHostLever: a 256 MiB state dict torch.load put on the GPU and
+// kept through the step is torch.load's in the breakdown, and loading it to
+// the host saves all of it; a trace without one has no such lever.
+func TestLoadToHostLever(t *testing.T) {
+	const w = 256 << 20
+	loaded := strings.Replace(leverTrace("float32"), "P\tforward\t1\n",
+		fmt.Sprintf("A\t9\t%d\tdata\tsetup\t1\t1\t\taten.empty_strided.default\tfloat32\t8192,8192\nC\t9\tloaded\n", w)+
+			"P\tforward\t1\n", 1)
+	r, f := leversOf(t, loaded)
+	var inBreakdown int64
+	for _, it := range r.Breakdown {
+		if it.Name == CatLoaded.String() {
+			inBreakdown = it.Bytes
+		}
+	}
+	if inBreakdown != w {
+		t.Errorf("breakdown %v: want torch_load %d", r.Breakdown, w)
+	}
+	var lever *Lever
+	for i := range f.Levers {
+		if f.Levers[i].Lever == loadToHostLever {
+			lever = &f.Levers[i]
+		}
+	}
+	if lever == nil || lever.SavedBytes < w {
+		t.Errorf("levers %+v: want load-to-host saving %d", f.Levers, w)
+	}
+	_, plain := leversOf(t, leverTrace("float32"))
+	for _, l := range plain.Levers {
+		if l.Lever == loadToHostLever {
+			t.Errorf("load-to-host offered without a torch.load: %+v", l)
+		}
+	}
+}

@@ -53,6 +53,7 @@ type traceCandidate struct {
 	grads   bool
 	opt     string // "", fused-optimizer or 8bit-optimizer
 	halfBat bool
+	host    bool // load-to-host
 	cost    float64
 	nLevers int
 }
@@ -124,15 +125,21 @@ func (p *TracePlan) dominated(process int64) bool {
 // change), in a fixed order.
 func traceCandidates(bases []Retrace) []traceCandidate {
 	var out []traceCandidate
+	hosts := []bool{false}
+	if t := bases[0].Trace; t != nil && hasLoaded(t) { // (a checkpoint torch.load put on the GPU)
+		hosts = append(hosts, true)
+	}
 	for b := range bases {
 		for _, ckpt := range []bool{false, true} {
 			for _, grads := range []bool{false, true} {
 				for _, opt := range []string{"", fusedLever, eightBitLever} {
 					for _, half := range []bool{false, true} {
-						c := traceCandidate{base: b, ckpt: ckpt, grads: grads, opt: opt, halfBat: half, cost: 1}
-						c.score()
-						if c.nLevers > 0 {
-							out = append(out, c)
+						for _, host := range hosts {
+							c := traceCandidate{base: b, ckpt: ckpt, grads: grads, opt: opt, halfBat: half, host: host, cost: 1}
+							c.score()
+							if c.nLevers > 0 {
+								out = append(out, c)
+							}
 						}
 					}
 				}
@@ -168,6 +175,9 @@ func (c *traceCandidate) score() {
 	if c.opt != "" {
 		c.nLevers++
 	}
+	if c.host {
+		c.nLevers++ // (setup only: free)
+	}
 }
 
 // levers names c's levers in the order the report lists them.
@@ -188,6 +198,9 @@ func (c traceCandidate) levers(bases []Retrace) []string {
 	if c.halfBat {
 		out = append(out, halfBatchLever)
 	}
+	if c.host {
+		out = append(out, loadToHostLever)
+	}
 	return out
 }
 
@@ -200,6 +213,9 @@ func (c traceCandidate) resizes() []string {
 	}
 	if c.halfBat {
 		out = append(out, halfBatchLever)
+	}
+	if c.host {
+		out = append(out, loadToHostLever)
 	}
 	return out
 }
@@ -284,7 +300,7 @@ func (e *planEdit) resized(c traceCandidate) bool {
 }
 
 // traceLeverNames: what TraceCombined takes, for its errors.
-const traceLeverNames = "checkpoint, grads-to-none, fused-optimizer or 8bit-optimizer, half-batch-accum, expandable-segments; " +
+const traceLeverNames = "checkpoint, grads-to-none, fused-optimizer or 8bit-optimizer, half-batch-accum, load-to-host, expandable-segments; " +
 	"amp-bf16 or amp-fp16 when the program trains in float32 and was traced again under autocast"
 
 // CheckTraceLevers says which of names is no lever of a trace (before the
@@ -292,7 +308,7 @@ const traceLeverNames = "checkpoint, grads-to-none, fused-optimizer or 8bit-opti
 func CheckTraceLevers(names []string) error {
 	for _, l := range names {
 		switch l {
-		case ckptLever, gradsLever, fusedLever, eightBitLever, halfBatchLever, ampLeverBF16, ampLeverFP16, expandableLever:
+		case ckptLever, gradsLever, fusedLever, eightBitLever, halfBatchLever, loadToHostLever, ampLeverBF16, ampLeverFP16, expandableLever:
 		default:
 			return fmt.Errorf("lever %q: not one of a trace's (%s)", l, traceLeverNames)
 		}
@@ -321,6 +337,8 @@ func TraceCombined(t *Trace, gpu GPU, margin float64, retraces []Retrace, levers
 			c.opt = l
 		case halfBatchLever:
 			c.halfBat = true
+		case loadToHostLever:
+			c.host = true
 		case expandableLever:
 			if !canExpand(t) {
 				return nil, fmt.Errorf("lever %q: the job's allocator has expandable segments already (or is cudaMallocAsync)", l)

@@ -111,6 +111,8 @@ func traceCategory(kind string, survivedToBackward, unused bool) Category {
 		return CatAutocast
 	case "opttemp":
 		return CatOptTemp
+	case "loaded": // torch.load's, on the GPU: a checkpoint (the parameters' copies are weights)
+		return CatLoaded
 	case "data":
 		return CatData
 	case "fwd":

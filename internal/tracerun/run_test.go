@@ -608,3 +608,46 @@ func TestRaisingForwardIsLeft(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadedCheckpoint: a state dict torch.load put on the GPU and kept is
+// torch.load's in the breakdown (what load-to-host saves); a pickled
+// module's loaded tensors are its weights. Both modes alike
+// (testdata/loaded_ckpt.py).
+func TestLoadedCheckpoint(t *testing.T) {
+	py := torchPython(t)
+	dir := t.TempDir()
+	save := fmt.Sprintf("import torch; m = torch.nn.Linear(1024, 1024); torch.save(m.state_dict(), %q); torch.save(m, %q)",
+		filepath.Join(dir, "sd.pt"), filepath.Join(dir, "model.pt"))
+	if out, err := exec.Command(py, "-c", save).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	script := filepath.Join("testdata", "loaded_ckpt.py")
+	meta := trace(t, py, "meta", script, dir)
+	samePeaks(t, meta, trace(t, py, "cpu", script, dir))
+	const sd = 1024*1024*4 + 1024*4
+	var loaded, weights int64
+	for _, a := range meta.Allocs {
+		switch a.Kind {
+		case "loaded":
+			loaded += a.Bytes
+		case "param":
+			weights += a.Bytes
+		}
+	}
+	if loaded != sd || weights < 2*sd {
+		t.Errorf("torch.load's %d B (want the kept state dict's %d), weights %d B (want both models', %d)", loaded, sd, weights, 2*sd)
+	}
+	r := estimate.ReplayTrace(meta, estimate.TraceReplay{})
+	if it := breakdownItem(r.Result, "torch_load"); it < sd {
+		t.Errorf("breakdown torch_load %d B at the peak, want %d", it, sd)
+	}
+}
+
+func breakdownItem(r *estimate.Result, name string) int64 {
+	for _, it := range r.Breakdown {
+		if it.Name == name {
+			return it.Bytes
+		}
+	}
+	return 0
+}

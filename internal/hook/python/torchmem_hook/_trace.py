@@ -28,7 +28,9 @@ trace.go parses it):
   S sid frame...                  a stack (frames "file:line:function")
   A id bytes cat phase step sid module op dtype shape
   F id                            the storage was freed
-  C id cat                        what the storage turned out to be
+  C id cat                        what the storage turned out to be (param,
+                                  buffer, grad, optstate, autocast, loaded:
+                                  made by torch.load)
   R                               torch.cuda.empty_cache(): the allocator
                                   gives its wholly free segments back
   O id module                     what a block (a numbered module,
@@ -895,6 +897,7 @@ def start(torch, refused=None):
     _install_compile(torch, T)
     if T.device == "meta":
         _install_jit_trace(torch, T)
+    _install_loaded(torch, T)
     _trace_saved.install(torch, T, _skey)
     _install_modes(torch, T)
     _install_exit(T)
@@ -1607,6 +1610,59 @@ def _install_load(torch, T):
             return orig(Records(zip_file), lambda s, loc: s, *a, **k)
 
     ser._load = _load
+
+
+# Bounds on what a torch.load result is searched for device tensors.
+MAX_LOADED = 100000
+MAX_LOADED_DEPTH = 8
+
+
+def _install_loaded(torch, T):
+    """torch.load with map_location on the GPU (a state dict loaded
+    straight to the device, as many training scripts do before
+    load_state_dict): what it made counts as "loaded" (C events) until it
+    turns out to be a parameter, a buffer or an optimizer state (a pickled
+    model, a resumed optimizer), so the report can say what a checkpoint
+    kept alive on the GPU holds, and the load-to-host lever what loading it
+    to the host saves. Both modes."""
+    import torch.serialization as ser
+
+    orig = getattr(ser, "load", None)
+    if orig is None:
+        return
+
+    def load(*a, **k):
+        out = orig(*a, **k)
+        try:
+            for t in _loaded_tensors(torch, out, [], 0):
+                if T.is_device_storage(t):
+                    T.classify(t, "loaded")
+        except Exception:
+            _debug()
+        return out
+
+    load.__doc__ = orig.__doc__
+    ser.load = load
+    if torch.load is orig:
+        torch.load = load
+
+
+def _loaded_tensors(torch, obj, out, depth):
+    """The tensors of a torch.load result (dicts, lists, tuples, modules),
+    at most MAX_LOADED of them, MAX_LOADED_DEPTH deep."""
+    if len(out) >= MAX_LOADED or depth > MAX_LOADED_DEPTH:
+        return out
+    if isinstance(obj, torch.Tensor):
+        out.append(obj)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _loaded_tensors(torch, v, out, depth + 1)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _loaded_tensors(torch, v, out, depth + 1)
+    elif isinstance(obj, torch.nn.Module):
+        _loaded_tensors(torch, list(obj.state_dict(keep_vars=True).values()), out, depth + 1)
+    return out
 
 
 def _install_cuda(torch, T):

@@ -1156,9 +1156,12 @@ def _install_modes(torch, T):
                 if T.quiet:
                     dev_in, floats_only = False, False
                 elif T.device == "cpu" and T.redirect == 0:
-                    # cpu mode: an op's outputs are on the device when an input is
-                    dev_in = any(isinstance(a, Tensor) and _skey(a) in T.live
-                                 for a in _flat((args, kwargs or {}), []))
+                    # cpu mode: an op's outputs are on the device when an input
+                    # is, but for a copy into a host tensor (load_state_dict of
+                    # a state dict loaded to the GPU into a host model: a
+                    # device-to-host copy, the model stays on the host)
+                    dev_in = not (func is copy_ and isinstance(args[0], Tensor) and _skey(args[0]) not in T.live) and \
+                        any(isinstance(a, Tensor) and _skey(a) in T.live for a in _flat((args, kwargs or {}), []))
                     # or when DDP's C++ reducer makes its buckets (made on
                     # the weights' device: here the CPU, as its host-side
                     # int32 bookkeeping is; the buckets are the floats)

@@ -651,3 +651,28 @@ func breakdownItem(r *estimate.Result, name string) int64 {
 	}
 	return 0
 }
+
+// TestHostForwardIsNoGPUForward: a forward on the host model before
+// .cuda() begins no forward phase (the weights are moved in setup, the
+// cuBLAS workspace comes with the first forward on the GPU): the trace
+// with it reserves what the trace without it does, both modes
+// (testdata/host_forward.py; bubbliiiing's yolov4 with its add_graph
+// reserved 94 MiB more before).
+func TestHostForwardIsNoGPUForward(t *testing.T) {
+	py := torchPython(t)
+	script := filepath.Join("testdata", "host_forward.py")
+	for _, dev := range []string{"meta", "cpu"} {
+		tr := trace(t, py, dev, script)
+		for _, a := range tr.Allocs {
+			if a.Kind == "param" && a.Phase != "setup" {
+				t.Errorf("%s: a weight moved to the GPU in phase %q, want setup (no forward on the GPU yet)", dev, a.Phase)
+			}
+		}
+		with := estimate.ReplayTrace(tr, estimate.TraceReplay{ComputeCapability: 90})
+		without := estimate.ReplayTrace(trace(t, py, dev, script, "skip"), estimate.TraceReplay{ComputeCapability: 90})
+		if with.PeakReservedBytes != without.PeakReservedBytes || with.PeakAllocatedBytes != without.PeakAllocatedBytes {
+			t.Errorf("%s: with the host forward %d / %d B, without %d / %d B", dev, with.PeakAllocatedBytes,
+				with.PeakReservedBytes, without.PeakAllocatedBytes, without.PeakReservedBytes)
+		}
+	}
+}

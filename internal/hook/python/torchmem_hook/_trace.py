@@ -1795,13 +1795,41 @@ def _note_cudnn_rnn(torch, T, module):
         pass
 
 
+# The tensors _host_forward looks at: a forward's first inputs.
+MAX_HOST_CHECK = 16
+
+
+def _host_forward(T, module, inputs):
+    """A module's forward that runs on the host: its first parameter and
+    its tensor inputs are host tensors (the program's own CPU tensors, meta
+    mode's host placeholders), and none is the device's or unknown. A GPU
+    run's forward phase (and its first cuBLAS workspace) begins with a
+    forward on the device; TensorBoard's add_graph, a FLOPs count or a
+    sanity check on the host model before .cuda() is no such forward."""
+    torch = T.torch
+    ts = [t for t in _flat(inputs, [])[:MAX_HOST_CHECK] if isinstance(t, torch.Tensor)]
+    try:
+        p = next(module.parameters(), None)
+    except Exception:
+        return False
+    if p is not None:
+        ts.append(p)
+    if not ts:
+        return False
+    for t in ts:
+        w = T.where(t)
+        if w is DEVICE or (w is None and getattr(t, "device", None) is not None and t.device.type != "cpu"):
+            return False  # the device's, or unknown (the program's own meta tensors, a DTensor)
+    return True
+
+
 def _install_phases(torch, T):
     import torch.nn.modules.module as mm
     import torch.autograd as ag
 
     def pre(module, inputs):
         T.iteration.pass_ran()
-        if T.phase not in ("forward", "backward"):
+        if T.phase not in ("forward", "backward") and not _host_forward(T, module, inputs):
             T.set_phase("forward")
         name = T.names.get(module)
         if name is None or (not T.modules and module not in T.rooted):

@@ -393,7 +393,7 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 	}
 	if n := len(shapes); n > 0 {
 		where := firstFrame(shapes[0].Where)
-		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.datashape", strconv.Itoa(n), shapes[0].Op, where,
+		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt(counted("trace.datashape", n), strconv.Itoa(n), shapes[0].Op, where,
 			shapeRules(tt, shapes)), textwrap.Width))
 	}
 	if n := len(rnns); n > 0 {
@@ -444,7 +444,16 @@ func printNotes(w io.Writer, tt tr, key string, notes []estimate.TraceNote) {
 		return
 	}
 	where := firstFrame(notes[0].Where)
-	fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt(key, strconv.Itoa(len(notes)), notes[0].Op, where), textwrap.Width))
+	fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt(counted(key, len(notes)), strconv.Itoa(len(notes)), notes[0].Op, where), textwrap.Width))
+}
+
+// counted: the message key for n of a kind of note, key.one for one
+// ("1 value was read", not "1 values were").
+func counted(key string, n int) string {
+	if n == 1 {
+		return key + ".one"
+	}
+	return key
 }
 
 func endKind(k string) string {
@@ -595,13 +604,16 @@ var traceEN = map[string]string{
 	"trace.fit.refused":               "does not fit: the program read the GPU's free memory (--gpu's) and stopped at %[1]s because the job does not fit in it; trace with a larger --gpu to see what the job needs",
 	"trace.fit.partial":               "but only what ran fits: the trace stopped after %[1]s optimizer steps, and the steps that did not run (the optimizer's states, the next forward) may need more; fix what stopped it and trace again",
 	"trace.datashape":                 "%[1]s sizes that depend on the data were assumed (first: %[2]s at %[3]s): %[4]s",
+	"trace.datashape.one":             "%[1]s size that depends on the data was assumed (%[2]s at %[3]s): %[4]s",
 	"trace.datashape.router":          "one-hot masks and top-k indices (a mixture of experts' router, a one-hot target) give each class a balanced share of the elements",
 	"trace.datashape.known":           "a selection from known values each of them",
 	"trace.datashape.most":            "a mask all its elements, every box kept, every element distinct: the most each can be",
 	"trace.datashape.minlength":       "bincount's values below its minlength (a confusion matrix's n*target+prediction), its output that long",
 	"trace.datashape.and":             "; ",
 	"trace.placeholder":               "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
+	"trace.placeholder.one":           "%[1]s value was read from a tensor without data (%[2]s at %[3]s): 0 was used; control flow that depends on it is not traced",
 	"trace.check":                     "%[1]s checks of the program's own numbers compared tensors without data (first: %[2]s at %[3]s): taken to pass, as on a healthy GPU run",
+	"trace.check.one":                 "%[1]s check of the program's own numbers compared tensors without data (%[2]s at %[3]s): taken to pass, as on a healthy GPU run",
 	"trace.cudnnrnn":                  "nn.%[1]s at %[2]s (%[3]s recurrent modules trained): on a GPU cuDNN runs each as one kernel that keeps a reserve buffer of cuDNN's own size for backward, which a trace without cuDNN cannot know; it recorded ATen's step-by-step layer instead, so these layers' activations are approximate (--trace --real on a GPU measures them)",
 	"trace.compile":                   "%[1]s at %[2]s ran the model eagerly under the tracer: the figures are the eager program's; a compiled one (fused kernels, CUDA graphs) differs",
 	"trace.jittrace":                  "torch.jit.%[1]s at %[2]s cannot trace tensors without data: it returned the module as it was given, which then runs eagerly (the same memory); a program that reads the traced graph (TensorBoard's add_graph) gets an error it did not get on a GPU",
@@ -660,13 +672,16 @@ var traceZH = map[string]string{
 	"trace.fit.refused":               "放不下：程序读取了 GPU 的可用显存（--gpu 所指定的），因作业放不下而在 %[1]s 处停止；请用更大的 --gpu 重新追踪，以查看作业所需",
 	"trace.fit.partial":               "但这只是已运行部分能放下：追踪在 %[1]s 个优化器步后停止，未运行的步骤（优化器状态、下一次前向）可能需要更多；请修复导致停止的问题后重新追踪",
 	"trace.datashape":                 "假定了 %[1]s 个取决于数据的大小（首个：%[3]s 处的 %[2]s）：%[4]s",
+	"trace.datashape.one":             "假定了 %[1]s 个取决于数据的大小（%[3]s 处的 %[2]s）：%[4]s",
 	"trace.datashape.router":          "one-hot 掩码与 top-k 索引（专家混合的路由、one-hot 目标）按均衡方式为每个类别分配元素",
 	"trace.datashape.known":           "取自已知值的选择按每个值均分",
 	"trace.datashape.most":            "掩码取其全部元素，框全部保留，元素互不相同：各取其最大可能",
 	"trace.datashape.minlength":       "bincount 的值小于其 minlength（混淆矩阵的 n*target+prediction），输出即为该长度",
 	"trace.datashape.and":             "；",
 	"trace.placeholder":               "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
+	"trace.placeholder.one":           "从无数据的张量读取了 %[1]s 个值（%[3]s 处的 %[2]s）：以 0 代替；依赖该值的控制流未被追踪",
 	"trace.check":                     "程序对自身数值的 %[1]s 次检查比较了无数据的张量（首个：%[3]s 处的 %[2]s）：按检查通过处理，如同正常的 GPU 运行",
+	"trace.check.one":                 "程序对自身数值的 %[1]s 次检查比较了无数据的张量（%[3]s 处的 %[2]s）：按检查通过处理，如同正常的 GPU 运行",
 	"trace.cudnnrnn":                  "%[2]s 处的 nn.%[1]s（共训练 %[3]s 个循环模块）：在 GPU 上 cuDNN 把每层作为一个内核运行，并为反向传播保留一块大小由 cuDNN 决定的 reserve 缓冲区，没有 cuDNN 的追踪无法得知；这里记录的是 ATen 逐时间步的实现，所以这些层的激活是近似值（在 GPU 上用 --trace --real 可实测）",
 	"trace.compile":                   "%[2]s 处的 %[1]s 在追踪时以 eager 方式运行模型：数字是 eager 程序的；编译后的程序（融合内核、CUDA graphs）会不同",
 	"trace.jittrace":                  "%[2]s 处的 torch.jit.%[1]s 无法追踪没有数据的张量：它原样返回了传入的模块，之后以 eager 方式运行（显存相同）；读取追踪图的程序（TensorBoard 的 add_graph）会得到一个在 GPU 上不会出现的错误",

@@ -46,3 +46,16 @@ func TestParamCount(t *testing.T) {
 		}
 	}
 }
+
+// TestOneNoteIsSingular: one value read from a tensor without data is
+// said as one ("1 value was read"), more as many.
+func TestOneNoteIsSingular(t *testing.T) {
+	tt := traceCatalog.T(i18n.EN)
+	note := estimate.TraceNote{Kind: "placeholder", Op: "item", Where: []string{"train.py:9:main"}}
+	var one, two strings.Builder
+	printNotes(&one, tt, "trace.placeholder", []estimate.TraceNote{note})
+	printNotes(&two, tt, "trace.placeholder", []estimate.TraceNote{note, note})
+	if !strings.Contains(one.String(), "1 value was read") || !strings.Contains(two.String(), "2 values were read") {
+		t.Errorf("one: %q\ntwo: %q", one.String(), two.String())
+	}
+}

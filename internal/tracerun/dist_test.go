@@ -113,6 +113,16 @@ func TestDistributedDDPModes(t *testing.T) {
 		if stats == 0 {
 			t.Error("no SyncBatchNorm kernel ran")
 		}
+		// cpu mode cannot run it (DDP refuses SyncBatchNorm on CPU
+		// weights, its kernels are CUDA's): said so, with what to do
+		var out strings.Builder
+		cpu, err := Run(context.Background(), Options{Argv: append([]string{py}, argv("syncbn")...), Device: "cpu", Output: &out})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		if e := cpu.End; e == nil || e.Kind != "error" || !strings.Contains(e.Message, "trace without --trace-device cpu") {
+			t.Errorf("cpu mode: end %+v, want SyncBatchNorm said to be traced on meta only", e)
+		}
 	})
 }
 

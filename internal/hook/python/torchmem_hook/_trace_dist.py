@@ -350,6 +350,11 @@ def _sync_batchnorm(torch, T):
 FSDP1_OFFLOAD_CPU = ("FSDP1's CPU offload (CPUOffload(offload_params=True)) is traced on meta tensors only: "
                      "trace without --trace-device cpu")
 
+# SyncBatchNorm in cpu mode: DDP refuses it on CPU weights ("SyncBatchNorm
+# layers only work with GPU modules") and its kernels are CUDA's only (meta
+# mode runs them by shape).
+SYNC_BN_CPU = ("SyncBatchNorm under DDP is traced on meta tensors only: trace without --trace-device cpu")
+
 # Where FSDP's entry points are, by torch version: FSDP1's modules (its
 # class, its initialisation, its device handle), FSDP2's package
 # (fully_shard, its parameters and their groups).
@@ -681,6 +686,8 @@ def _ddp(torch, T):
             # the weights are on the CPU, where DDP takes no device_ids
             # (they only say where the inputs go: there already)
             device_ids = output_device = None
+            if any(isinstance(m, torch.nn.SyncBatchNorm) for m in module.modules()):
+                T.end("error", "DistributedDataParallel", SYNC_BN_CPU)
         init(self, module, device_ids, output_device, *a, **k)
         # A host input's copy to the GPU on DDP's side stream is the same
         # memory as on the main one; the stream is looked up for the

@@ -959,7 +959,33 @@ def _bn_backward_reduce(torch, grad, x, mean, invstd, weight, input_g, weight_g,
     return (out(input_g, mean.dtype), out(input_g, mean.dtype), out(weight_g, wd), out(bias_g, wd))
 
 
+# torchvision's RoI ops (Faster/Mask R-CNN's MultiScaleRoIAlign, Fast
+# R-CNN's RoIPool): torchvision 0.14 (torch 1.13) has no meta kernel for
+# them (0.15+ registers its own). Their outputs by shape: a pooled map per
+# RoI, and in the backward the feature map's gradient.
+def _roi_align(torch, x, rois, scale, ph, pw, *a, **k):
+    return torch.empty((rois.shape[0], x.shape[1], ph, pw), dtype=x.dtype, device=x.device)
+
+
+def _roi_align_backward(torch, grad, rois, scale, ph, pw, batch, channels, h, w, *a, **k):
+    return torch.empty((batch, channels, h, w), dtype=grad.dtype, device=grad.device)
+
+
+def _roi_pool(torch, x, rois, scale, ph, pw, *a, **k):
+    shape = (rois.shape[0], x.shape[1], ph, pw)
+    return (torch.empty(shape, dtype=x.dtype, device=x.device),
+            torch.empty(shape, dtype=torch.int32, device=x.device))  # (output, argmax)
+
+
+def _roi_pool_backward(torch, grad, rois, argmax, scale, ph, pw, batch, channels, h, w, *a, **k):
+    return torch.empty((batch, channels, h, w), dtype=grad.dtype, device=grad.device)
+
+
 META_FALLBACKS = {
+    "torchvision.roi_align.default": _roi_align,
+    "torchvision._roi_align_backward.default": _roi_align_backward,
+    "torchvision.roi_pool.default": _roi_pool,
+    "torchvision._roi_pool_backward.default": _roi_pool_backward,
     "aten.batch_norm_stats.default": _bn_stats,
     "aten.batch_norm_gather_stats_with_counts.default": _bn_gather,
     "aten.batch_norm_elemt.default": _bn_elemt,

@@ -11,7 +11,8 @@ import torch
 
 d = sys.argv[1]
 model = torch.nn.Linear(1024, 1024).cuda()
-sd = torch.load(os.path.join(d, "sd.pt"), map_location="cuda")
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # (bubbliiiing's train.py)
+sd = torch.load(os.path.join(d, "sd.pt"), map_location=device)
 model.load_state_dict(sd)
 host = torch.nn.Linear(1024, 1024)
 host.load_state_dict(sd)  # a device-to-host copy: this model stays on the host

@@ -1630,24 +1630,27 @@ def _install_loaded(torch, T):
     to the host saves. Both modes."""
     import torch.serialization as ser
 
-    orig = getattr(ser, "load", None)
-    if orig is None:
-        return
+    def wrap(orig):
+        def load(*a, **k):
+            out = orig(*a, **k)
+            try:
+                for t in _loaded_tensors(torch, out, [], 0):
+                    if T.is_device_storage(t):
+                        T.classify(t, "loaded")
+            except Exception:
+                _debug()
+            return out
 
-    def load(*a, **k):
-        out = orig(*a, **k)
-        try:
-            for t in _loaded_tensors(torch, out, [], 0):
-                if T.is_device_storage(t):
-                    T.classify(t, "loaded")
-        except Exception:
-            _debug()
-        return out
+        load.__doc__ = orig.__doc__
+        return load
 
-    load.__doc__ = orig.__doc__
-    ser.load = load
-    if torch.load is orig:
-        torch.load = load
+    # torch.load as the tracer left it (cpu mode's loads to the host as
+    # the device), and torch.serialization.load for a program that calls it
+    plain = getattr(ser, "load", None)
+    if callable(getattr(torch, "load", None)):
+        torch.load = wrap(torch.load)
+    if callable(plain):
+        ser.load = wrap(plain)
 
 
 def _loaded_tensors(torch, obj, out, depth):

@@ -45,11 +45,11 @@ var traceWhatIfs = []traceWhatIf{
 	{eightBitLever, "bitsandbytes 8-bit (bnb.optim.AdamW8bit, SGD8bit; Trainer optim=adamw_bnb_8bit; diffusers --use_8bit_adam)",
 		hasFloat32States, same(eightBitStates)},
 	{fusedLever, "torch.optim.AdamW(fused=True) (torch 2.x, Adam and AdamW; Trainer optim=adamw_torch_fused)",
-		hasOptTemps, same(noOptTemps)},
+		hasKind("opttemp"), same(without("opttemp"))},
 	{halfBatchLever, "batch/2, gradient accumulation x2 (the same effective batch; what the batch makes halved in the replay: trace again with it to confirm)",
 		hasBatchToHalve, halfBatch},
 	{loadToHostLever, "torch.load(..., map_location=\"cpu\") (load_state_dict copies what it loaded into the parameters on the GPU), or del what it loaded once used",
-		hasLoaded, same(notLoaded)},
+		hasKind("loaded"), same(without("loaded"))},
 }
 
 // loadToHostLever: a checkpoint loaded with map_location on the GPU and
@@ -60,15 +60,21 @@ var traceWhatIfs = []traceWhatIf{
 // became parameters or states are the job's own).
 const loadToHostLever = "load-to-host"
 
-func hasLoaded(t *Trace) bool {
-	return anyAlloc(t, func(a *TraceAlloc) bool { return a.Kind == "loaded" })
+// hasKind: the trace has an allocation of kind.
+func hasKind(kind string) func(*Trace) bool {
+	return func(t *Trace) bool { return anyAlloc(t, func(a *TraceAlloc) bool { return a.Kind == kind }) }
 }
 
-func notLoaded(a *TraceAlloc) int64 {
-	if a.Kind == "loaded" {
-		return 0
+// without: the allocations of kind not made (fused-optimizer: a fused
+// step updates weights and states in place, making none of the foreach
+// path's temporaries, a list of them per op; load-to-host: torch.load's).
+func without(kind string) func(*TraceAlloc) int64 {
+	return func(a *TraceAlloc) int64 {
+		if a.Kind == kind {
+			return 0
+		}
+		return a.Bytes
 	}
-	return a.Bytes
 }
 
 // TraceLevers replays t once for each change that applies, and each
@@ -195,19 +201,6 @@ func eightBitStates(a *TraceAlloc) int64 {
 		n := a.Bytes / 4
 		return n + 4*((n+bnbBlock-1)/bnbBlock)
 	case a.Kind == "opttemp":
-		return 0
-	}
-	return a.Bytes
-}
-
-func hasOptTemps(t *Trace) bool {
-	return anyAlloc(t, func(a *TraceAlloc) bool { return a.Kind == "opttemp" })
-}
-
-// noOptTemps: a fused step updates weights and states in place, making
-// none of the foreach path's temporaries (a list of them per op).
-func noOptTemps(a *TraceAlloc) int64 {
-	if a.Kind == "opttemp" {
 		return 0
 	}
 	return a.Bytes

@@ -126,7 +126,7 @@ func (p *TracePlan) dominated(process int64) bool {
 func traceCandidates(bases []Retrace) []traceCandidate {
 	var out []traceCandidate
 	hosts := []bool{false}
-	if t := bases[0].Trace; t != nil && hasLoaded(t) { // (a checkpoint torch.load put on the GPU)
+	if t := bases[0].Trace; t != nil && hasKind("loaded")(t) { // (a checkpoint torch.load put on the GPU)
 		hosts = append(hosts, true)
 	}
 	for b := range bases {

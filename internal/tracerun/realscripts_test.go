@@ -144,6 +144,16 @@ func samePeaks(t *testing.T, meta, real *estimate.Trace) {
 	t.Logf("%d allocations, live peak %d B, allocated peak %d B, both modes", len(meta.Allocs), rm.LiveBytesPeak, rm.PeakAllocatedBytes)
 }
 
+// bothModes traces script with args on meta and on real CPU tensors,
+// checks samePeaks, and returns the meta trace.
+func bothModes(t *testing.T, py, script string, args ...string) *estimate.Trace {
+	t.Helper()
+	argv := append([]string{script}, args...)
+	meta := trace(t, py, "meta", argv...)
+	samePeaks(t, meta, trace(t, py, "cpu", argv...))
+	return meta
+}
+
 // sizes: each allocation's bytes, sorted (the category of a scalar the
 // optimizer or GradScaler makes can differ between the modes, its size not).
 func sizes(tr *estimate.Trace) []string {

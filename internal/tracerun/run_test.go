@@ -564,8 +564,7 @@ func TestCaughtFailureIsNotTheEnd(t *testing.T) {
 func TestJitTraceOnTheHost(t *testing.T) {
 	py := torchPython(t)
 	script := filepath.Join("testdata", "jit_graph.py")
-	meta := trace(t, py, "meta", script)
-	samePeaks(t, meta, trace(t, py, "cpu", script))
+	meta := bothModes(t, py, script)
 	var notes []string
 	for _, w := range meta.Warnings {
 		notes = append(notes, w.Kind+" "+w.Op)
@@ -582,8 +581,7 @@ func TestJitTraceOnTheHost(t *testing.T) {
 func TestConfusionMatrix(t *testing.T) {
 	py := torchPython(t)
 	script := filepath.Join("testdata", "confusion.py")
-	meta := trace(t, py, "meta", script)
-	samePeaks(t, meta, trace(t, py, "cpu", script))
+	meta := bothModes(t, py, script)
 	rules := map[string]bool{}
 	for _, w := range meta.Warnings {
 		if w.Kind == "datashape" && w.Op == "bincount" {

@@ -471,6 +471,13 @@ func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.F
 		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.refused", firstFrame(r.End.Where)), textwrap.Width))
 		return
 	}
+	if f.Partial && r.Events == 0 {
+		// nothing reached the GPU (an import or the setup failed): no
+		// figure to fit, and "fits" would say the job does
+		fmt.Fprintf(w, "\n%s\n", fitGPULine(t, f))
+		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.nothing"), textwrap.Width))
+		return
+	}
 	printFitVerdict(w, t, r.Result, f)
 	printFitNotes(w, t, f)
 	if f.Partial && f.Fits {
@@ -602,6 +609,7 @@ var traceEN = map[string]string{
 	"trace.end.killed":                "the trace is incomplete after %[1]s optimizer steps%[2]s%[3]s: %[4]s",
 	"trace.world":                     "the program asked for more GPUs than it was given: under --trace, torch.cuda.device_count() answers --world-size (1 unless given) where no launcher says; trace again with --world-size set to the GPUs the job runs on",
 	"trace.fit.refused":               "does not fit: the program read the GPU's free memory (--gpu's) and stopped at %[1]s because the job does not fit in it; trace with a larger --gpu to see what the job needs",
+	"trace.fit.nothing":               "nothing was allocated on the GPU before the trace stopped: whether the job fits is not known; fix what stopped it and trace again",
 	"trace.fit.partial":               "but only what ran fits: the trace stopped after %[1]s optimizer steps, and the steps that did not run (the optimizer's states, the next forward) may need more; fix what stopped it and trace again",
 	"trace.datashape":                 "%[1]s sizes that depend on the data were assumed (first: %[2]s at %[3]s): %[4]s",
 	"trace.datashape.one":             "%[1]s size that depends on the data was assumed (%[2]s at %[3]s): %[4]s",
@@ -670,6 +678,7 @@ var traceZH = map[string]string{
 	"trace.end.killed":                "追踪在 %[1]s 个优化器步后不完整%[2]s%[3]s：%[4]s",
 	"trace.world":                     "程序要求的 GPU 比它得到的多：在 --trace 下，没有启动器说明时 torch.cuda.device_count() 返回 --world-size（未给出时为 1）；请把 --world-size 设为作业所用的 GPU 数后重新追踪",
 	"trace.fit.refused":               "放不下：程序读取了 GPU 的可用显存（--gpu 所指定的），因作业放不下而在 %[1]s 处停止；请用更大的 --gpu 重新追踪，以查看作业所需",
+	"trace.fit.nothing":               "追踪停止前没有在 GPU 上分配任何内存：无法判断任务能否放下；请修复导致停止的问题后重新追踪",
 	"trace.fit.partial":               "但这只是已运行部分能放下：追踪在 %[1]s 个优化器步后停止，未运行的步骤（优化器状态、下一次前向）可能需要更多；请修复导致停止的问题后重新追踪",
 	"trace.datashape":                 "假定了 %[1]s 个取决于数据的大小（首个：%[3]s 处的 %[2]s）：%[4]s",
 	"trace.datashape.one":             "假定了 %[1]s 个取决于数据的大小（%[3]s 处的 %[2]s）：%[4]s",

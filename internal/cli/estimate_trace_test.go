@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -191,6 +192,23 @@ func TestEstimateTracePartialFit(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(js), &r); err != nil || code != 3 || !r.Fits || !r.Partial {
 		t.Errorf("--json: code %d err %v %+v", code, err, r)
+	}
+}
+
+// TestEstimateTraceNothingRan: a program that fails before anything
+// reaches the GPU (an import) is no fit either way: the report says it is
+// not known, exit 3.
+func TestEstimateTraceNothingRan(t *testing.T) {
+	skipTraceShort(t)
+	py := systemTorch(t)
+	script := filepath.Join(t.TempDir(), "imports.py")
+	if err := os.WriteFile(script, []byte("import torch\nimport not_a_module_here\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "estimate", "--trace", "--gpu", "A100-80GB", "--", py, script)
+	flat := strings.ReplaceAll(out, "\n", " ")
+	if code != 3 || !strings.Contains(flat, "whether the job fits is not known") || strings.Contains(out, "to spare") {
+		t.Errorf("code %d, want 3 and no fit told:\n%s\n%s", code, out, errOut)
 	}
 }
 

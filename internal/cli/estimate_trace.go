@@ -430,7 +430,7 @@ func shapeRules(tt tr, notes []estimate.TraceNote) string {
 		used[notes[i].ShapeRule()] = true
 	}
 	var out []string
-	for _, r := range []string{estimate.ShapeRouter, estimate.ShapeKnown, estimate.ShapeMinLength, estimate.ShapeMost} {
+	for _, r := range []string{estimate.ShapeRouter, estimate.ShapeKnown, estimate.ShapeMinLength, estimate.ShapeSampled, estimate.ShapeMost} {
 		if used[r] {
 			out = append(out, tt("trace.datashape."+r))
 		}
@@ -617,6 +617,7 @@ var traceEN = map[string]string{
 	"trace.datashape.known":           "a selection from known values each of them",
 	"trace.datashape.most":            "a mask all its elements, every box kept, every element distinct: the most each can be",
 	"trace.datashape.minlength":       "bincount's values below its minlength (a confusion matrix's n*target+prediction), its output that long",
+	"trace.datashape.sampled":         "a sampler's masks (1 put at the sampled indices) as many true elements as indices put, at most",
 	"trace.datashape.and":             "; ",
 	"trace.placeholder":               "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
 	"trace.placeholder.one":           "%[1]s value was read from a tensor without data (%[2]s at %[3]s): 0 was used; control flow that depends on it is not traced",
@@ -686,6 +687,7 @@ var traceZH = map[string]string{
 	"trace.datashape.known":           "取自已知值的选择按每个值均分",
 	"trace.datashape.most":            "掩码取其全部元素，框全部保留，元素互不相同：各取其最大可能",
 	"trace.datashape.minlength":       "bincount 的值小于其 minlength（混淆矩阵的 n*target+prediction），输出即为该长度",
+	"trace.datashape.sampled":         "采样器的掩码（在采样索引处置 1）的真值个数最多为放入的索引数",
 	"trace.datashape.and":             "；",
 	"trace.placeholder":               "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
 	"trace.placeholder.one":           "从无数据的张量读取了 %[1]s 个值（%[3]s 处的 %[2]s）：以 0 代替；依赖该值的控制流未被追踪",

@@ -103,6 +103,9 @@ const (
 	// ShapeMinLength: bincount's values below its minlength (a confusion
 	// matrix's n*target+prediction over n*n): its output that long.
 	ShapeMinLength = "minlength"
+	// ShapeSampled: a sampler's mask (zeros, then 1 put at the sampled
+	// indices) as many true elements as indices were put, at most.
+	ShapeSampled = "sampled"
 )
 
 // ShapeRule: which rule sized a datashape note's op.
@@ -114,6 +117,8 @@ func (n *TraceNote) ShapeRule() string {
 		return ShapeKnown
 	case strings.Contains(n.Message, "below its minlength"):
 		return ShapeMinLength
+	case strings.Contains(n.Message, "indices put in it"):
+		return ShapeSampled
 	}
 	return ShapeMost
 }

@@ -39,6 +39,7 @@ KIND = "datashape"  # the trace's W line for an assumed size
 
 _density = {}  # id(tensor) -> (weak ref, fraction of its elements that are true)
 _classes = {}  # id(tensor) -> (weak ref, n): routing indices over n choices, each as often
+_sampled_masks = {}  # id(tensor) -> (weak ref, True): a density from the indices a sampler put
 
 
 def density(t):
@@ -233,9 +234,15 @@ def after_op(func, args, out):
     if not args or not getattr(out, "is_meta", True):
         return
     name, overload = op_name(func)
-    if not (_density or _classes) and name not in ROUTE_OPS and name != "eq":
+    if not (_density or _classes) and name not in ROUTE_OPS and name != "eq" and name not in MASK_ZEROS:
         return  # nothing marked yet: the common case, kept cheap
+    if name in MASK_ZEROS:
+        if getattr(out, "dtype", None) in _mask_dtypes(out):
+            _tag(out, 0.0)  # a mask made empty, to be marked (a sampler's)
+        return
     src = args[0]
+    if name in SAMPLED_OPS or name in OR_OPS or name == "cat":
+        return _sampled(name, args, out)
     if name == "eq" and shadow(src) is None and _trace_values.domain(src) is not None:
         _domain_eq(args, out)
         return
@@ -283,6 +290,51 @@ def after_op(func, args, out):
             return "sum", "%s counts of a mask of %d elements taken as %s each: a balanced router's share" % (
                 out.numel(), src.numel(), v)
     return None
+
+
+# A sampler's masks (torchvision's BalancedPositiveNegativeSampler, the
+# RPN's and the box head's): zeros_like(labels, dtype=uint8), then 1 put at
+# the sampled indices (mask[idx] = 1), the two masks or-ed and
+# torch.where(pos | neg) taken: each mask has at most as many true elements
+# as indices were put, so where finds at most their sum (512 per image,
+# not every proposal). The masks made empty are marked with density 0,
+# a put of L indices adds L / numel, an or adds the two, a cat averages.
+MASK_ZEROS = frozenset(["zeros_like", "zeros", "new_zeros"])
+SAMPLED_OPS = frozenset(["index_put_", "index_put", "_index_put_impl_"])
+OR_OPS = frozenset(["bitwise_or", "logical_or", "bitwise_or_", "logical_or_"])
+
+
+def _mask_dtypes(t):
+    torch = _trace_values._torch
+    return (torch.bool, torch.uint8) if torch is not None else ()
+
+
+def _sampled(name, args, out):
+    if name in SAMPLED_OPS:
+        src, indices = args[0], args[1] if len(args) > 1 else None
+        if not _known(src) or not isinstance(indices, (list, tuple)) or len(indices) != 1:
+            return None
+        idx = indices[0]
+        if idx is None or idx.dtype in _mask_dtypes(idx) or src.numel() == 0:
+            return None  # a boolean-mask put: how many it sets is in the data
+        d = min(1.0, density(src) + float(idx.numel()) / src.numel())
+        _sample(src if name.endswith("_") else out, d)
+    elif name in OR_OPS:
+        a, b = args[0], args[1] if len(args) > 1 else None
+        if _known(a) and hasattr(b, "is_meta") and _known(b):
+            _sample(out, min(1.0, density(a) + density(b)))
+    else:  # cat
+        ts = args[0] if args else []
+        if ts and all(_known(t) for t in ts):
+            n = sum(t.numel() for t in ts)
+            if n:
+                _sample(out, sum(density(t) * t.numel() for t in ts) / n)
+    return None
+
+
+def _sample(t, d):
+    _tag(t, d)
+    _put(_sampled_masks, t, True)
 
 
 # The ops that return routing indices (positions over a dimension of n
@@ -346,6 +398,9 @@ def data_shaped(torch, name, args):
 
 def note(x):
     """The W line's words for nonzero(x)."""
+    if _get(_sampled_masks, x) is not None:
+        return "%d of %d mask elements taken as true: at most the indices put in it (a sampler's)" % (
+            rows(x), x.numel())
     if _known(x):
         return "%d of %d mask elements taken as true: a balanced router's share" % (rows(x), x.numel())
     return "all %d mask elements taken as true: the most it can be" % x.numel()

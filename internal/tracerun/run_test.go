@@ -681,8 +681,9 @@ func TestHostForwardIsNoGPUForward(t *testing.T) {
 
 // TestSampledMasks: a detector's sampled masks (1 put at 512 indices of
 // 6,000) hold at most as many true elements as indices put, so
-// torch.where finds 512 rows on meta as on real tensors, not 6,000; the
-// note says which rule sized them (testdata/sampler.py; WZMIAOMIAO's
+// torch.where finds 512 rows on meta as on real tensors, not 6,000; a mask
+// also written another way (through a view) is all true again, not the
+// 128 put in it; the notes say which rule sized which (testdata/sampler.py; WZMIAOMIAO's
 // Faster R-CNN on meta went from twice its CPU-tensor peak to within
 // 0.01 %).
 func TestSampledMasks(t *testing.T) {
@@ -694,7 +695,7 @@ func TestSampledMasks(t *testing.T) {
 			rules[w.ShapeRule()]++
 		}
 	}
-	if rules[estimate.ShapeSampled] == 0 || rules[estimate.ShapeMost] > 0 {
-		t.Errorf("warnings %+v: want the sampled rule only", meta.Warnings)
+	if rules[estimate.ShapeSampled] == 0 || rules[estimate.ShapeMost] == 0 {
+		t.Errorf("warnings %+v: want the sampled rule, and the mask written another way taken as all true", meta.Warnings)
 	}
 }

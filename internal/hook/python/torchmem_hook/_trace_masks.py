@@ -39,15 +39,35 @@ KIND = "datashape"  # the trace's W line for an assumed size
 
 _density = {}  # id(tensor) -> (weak ref, fraction of its elements that are true)
 _classes = {}  # id(tensor) -> (weak ref, n): routing indices over n choices, each as often
-_sampled_masks = {}  # id(tensor) -> (weak ref, True): a density from the indices a sampler put
+_sampled_masks = {}  # id(tensor) -> (weak ref, its version): a density from the indices a sampler put
+_empty = {}  # id(tensor) -> (weak ref, its version): a mask made all zeros, a sampler's to be
 
 
 def density(t):
     """The fraction of t's elements taken to be true (1 when not known)."""
     d = _density.get(id(t))
-    if d is not None and d[0]() is t:
+    if d is not None and d[0]() is t and not _stale(t):
         return d[1]
     return 1.0
+
+
+def _version(t):
+    return getattr(t, "_version", -1)
+
+
+def _fresh(table, t):
+    """t is in table and not written since: the tensor's version counter,
+    which every in-place write bumps, through any view of it too (an
+    in-place op's own bump comes after the dispatch mode has seen it:
+    _sample counts it)."""
+    e = _get(table, t)
+    return e is not None and _version(t) == e[1]
+
+
+def _stale(t):
+    """A sampled mask written since its density was taken."""
+    e = _get(_sampled_masks, t)
+    return e is not None and _version(t) != e[1]
 
 
 def _put(table, t, v):
@@ -72,7 +92,7 @@ def _tag(t, d):
 
 
 def _known(t):
-    return _get(_density, t) is not None
+    return _get(_density, t) is not None and not _stale(t)
 
 
 def classes(t):
@@ -234,11 +254,11 @@ def after_op(func, args, out):
     if not args or not getattr(out, "is_meta", True):
         return
     name, overload = op_name(func)
-    if not (_density or _classes) and name not in ROUTE_OPS and name != "eq" and name not in MASK_ZEROS:
+    if not (_density or _classes or _empty) and name not in ROUTE_OPS and name != "eq" and name not in MASK_ZEROS:
         return  # nothing marked yet: the common case, kept cheap
     if name in MASK_ZEROS:
         if getattr(out, "dtype", None) in _mask_dtypes(out):
-            _tag(out, 0.0)  # a mask made empty, to be marked (a sampler's)
+            _put(_empty, out, _version(out))  # a mask made empty, to be marked (a sampler's)
         return
     src = args[0]
     if name in SAMPLED_OPS or name in OR_OPS or name == "cat":
@@ -297,8 +317,10 @@ def after_op(func, args, out):
 # the sampled indices (mask[idx] = 1), the two masks or-ed and
 # torch.where(pos | neg) taken: each mask has at most as many true elements
 # as indices were put, so where finds at most their sum (512 per image,
-# not every proposal). The masks made empty are marked with density 0,
-# a put of L indices adds L / numel, an or adds the two, a cat averages.
+# not every proposal). A put of L indices into a mask made empty adds
+# L / numel, an or adds the two, a cat averages. Only while nothing else
+# wrote the masks (their version counters say): a mask also filled another
+# way, through a view too, is taken as all true again.
 MASK_ZEROS = frozenset(["zeros_like", "zeros", "new_zeros"])
 SAMPLED_OPS = frozenset(["index_put_", "index_put", "_index_put_impl_"])
 OR_OPS = frozenset(["bitwise_or", "logical_or", "bitwise_or_", "logical_or_"])
@@ -310,31 +332,39 @@ def _mask_dtypes(t):
 
 
 def _sampled(name, args, out):
+    inplace = name.endswith("_")
     if name in SAMPLED_OPS:
         src, indices = args[0], args[1] if len(args) > 1 else None
-        if not _known(src) or not isinstance(indices, (list, tuple)) or len(indices) != 1:
+        if not isinstance(indices, (list, tuple)) or len(indices) != 1 or src.numel() == 0:
             return None
         idx = indices[0]
-        if idx is None or idx.dtype in _mask_dtypes(idx) or src.numel() == 0:
+        if idx is None or idx.dtype in _mask_dtypes(idx):
             return None  # a boolean-mask put: how many it sets is in the data
-        d = min(1.0, density(src) + float(idx.numel()) / src.numel())
-        _sample(src if name.endswith("_") else out, d)
+        if _fresh(_empty, src):
+            base = 0.0
+        elif _fresh(_sampled_masks, src):
+            base = _get(_density, src)[1]
+        else:
+            return None
+        _sample(src if inplace else out, min(1.0, base + float(idx.numel()) / src.numel()), inplace)
     elif name in OR_OPS:
         a, b = args[0], args[1] if len(args) > 1 else None
-        if _known(a) and hasattr(b, "is_meta") and _known(b):
-            _sample(out, min(1.0, density(a) + density(b)))
+        if _fresh(_sampled_masks, a) and hasattr(b, "is_meta") and _fresh(_sampled_masks, b):
+            _sample(a if inplace else out, min(1.0, _get(_density, a)[1] + _get(_density, b)[1]), inplace)
     else:  # cat
         ts = args[0] if args else []
-        if ts and all(_known(t) for t in ts):
+        if ts and all(_fresh(_sampled_masks, t) for t in ts):
             n = sum(t.numel() for t in ts)
             if n:
-                _sample(out, sum(density(t) * t.numel() for t in ts) / n)
+                _sample(out, sum(_get(_density, t)[1] * t.numel() for t in ts) / n, False)
     return None
 
 
-def _sample(t, d):
+def _sample(t, d, inplace):
+    """t's density d, from what a sampler put; an in-place op's bump of
+    t's version is still to come."""
     _tag(t, d)
-    _put(_sampled_masks, t, True)
+    _put(_sampled_masks, t, _version(t) + (1 if inplace else 0))
 
 
 # The ops that return routing indices (positions over a dimension of n

@@ -79,6 +79,14 @@ func (m *machine) new(elems, dt int64, c Category) *tensor {
 	return t
 }
 
+// newOn is new on stream s (FSDP's own streams in the built-in walk).
+func (m *machine) newOn(s int32, elems, dt int64, c Category) *tensor {
+	prev := m.stream
+	m.stream = s
+	defer func() { m.stream = prev }()
+	return m.new(elems, dt, c)
+}
+
 func (m *machine) maybeFree(t *tensor) {
 	if t == nil || t.live || t.saved || t.holds > 0 || t.blk == nil {
 		return

@@ -199,7 +199,7 @@ func (e *ctx) gather(ps []models.Param) []*tensor {
 		// FSDP2's all_gather_copy_in: one flat buffer of the unit, made on
 		// its copy-in stream, copied out into the parameters and freed
 		// (all_gather_input is a view of it)
-		e.onStream(streamAllGather, func() { in = append(in, e.m.new(sumElems(ps), e.dt.work, CatTemporaries)) })
+		in = append(in, e.m.newOn(streamAllGather, sumElems(ps), e.dt.work, CatTemporaries))
 	}
 	for _, p := range ps {
 		out = append(out, e.m.new(p.Elems, e.dt.work, CatWeights))
@@ -215,14 +215,6 @@ const (
 	streamAllGather     int32 = 33
 	streamReduceScatter int32 = 35
 )
-
-// onStream runs f with the tensors it makes on stream s.
-func (e *ctx) onStream(s int32, f func()) {
-	prev := e.m.stream
-	e.m.stream = s
-	f()
-	e.m.stream = prev
-}
 
 // gatherRoot is FSDP's root unit all-gathered: what no wrapped block holds
 // (the embeddings, the final norm, the head), unsharded at the root's
@@ -453,13 +445,10 @@ func (e *ctx) paramGrads(ps []models.Param, micro int) {
 // shardGrad makes a gradient of elems: under FSDP, a sharded one is the
 // reduce-scatter's output, made on its stream (FSDP2's foreach_reduce).
 func (e *ctx) shardGrad(elems int64, sharded bool) *tensor {
-	var g *tensor
-	s := e.m.stream
 	if e.o.FSDP && sharded {
-		s = streamReduceScatter
+		return e.m.newOn(streamReduceScatter, elems, e.dt.grad, CatGrads)
 	}
-	e.onStream(s, func() { g = e.m.new(elems, e.dt.grad, CatGrads) })
-	return g
+	return e.m.new(elems, e.dt.grad, CatGrads)
 }
 
 // fsdpReduce: FSDP copies a unit's unsharded gradients into one flat
@@ -475,7 +464,7 @@ func (e *ctx) fsdpReduce(ps []models.Param, full []*tensor) {
 		return
 	}
 	e.m.drop(e.reduceIn...)
-	e.onStream(streamReduceScatter, func() { e.reduceIn = []*tensor{e.m.new(sumElems(ps), e.reduceDT(), CatGrads)} })
+	e.reduceIn = []*tensor{e.m.newOn(streamReduceScatter, sumElems(ps), e.reduceDT(), CatGrads)}
 	e.m.drop(full...)
 }
 
@@ -493,8 +482,7 @@ func (e *ctx) fsdpBackwardDone() {
 		n += g.elems
 	}
 	e.m.drop(e.reduceIn...)
-	var in *tensor
-	e.onStream(streamReduceScatter, func() { in = e.m.new(n, e.reduceDT(), CatGrads) })
+	in := e.m.newOn(streamReduceScatter, n, e.reduceDT(), CatGrads)
 	e.m.drop(e.rootGrads...)
 	e.m.drop(in)
 	e.rootGrads, e.reduceIn = nil, nil

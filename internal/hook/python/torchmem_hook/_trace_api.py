@@ -115,7 +115,7 @@ class _Stream(object):
         self.stream_id = _id
         self.cuda_stream = _id
         self.device_type, self.device_index = "cuda", 0  # torch.Stream's
-        self._prev = []
+        self._entered = []  # the _StreamContexts of `with stream:`
 
     def __eq__(self, other):
         return isinstance(other, _Stream) and other.stream_id == self.stream_id
@@ -127,13 +127,11 @@ class _Stream(object):
         return hash(("torchmem-stream", self.stream_id))
 
     def __enter__(self):  # torch.Stream as a context (torch >= 2.5)
-        self._prev.append(current_stream())
-        set_stream(self)
-        return self
+        self._entered.append(_StreamContext(self))
+        return self._entered[-1].__enter__()
 
     def __exit__(self, *exc):
-        set_stream(self._prev.pop() if self._prev else None)
-        return False
+        return self._entered.pop().__exit__(*exc) if self._entered else False
 
     def wait_event(self, event):
         pass

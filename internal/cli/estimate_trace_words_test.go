@@ -16,14 +16,14 @@ func TestShapeRulesSaysOnlyThoseUsed(t *testing.T) {
 	tt := traceCatalog.T(i18n.EN)
 	detector := []estimate.TraceNote{
 		{Kind: "datashape", Op: "boolean mask index", Message: "all 38400 mask elements taken as true: the most it can be"},
-		{Kind: "datashape", Op: "nms", Message: "all 300 boxes taken as kept: the most it can be"},
+		{Kind: "datashape", Op: "nms", Message: "all 300 boxes taken as kept: the most it can be", Rule: estimate.ShapeMost},
 	}
 	if got := shapeRules(tt, detector); strings.Contains(got, "router") || !strings.Contains(got, "the most each can be") {
 		t.Errorf("detector: %q", got)
 	}
 	moe := []estimate.TraceNote{
-		{Kind: "datashape", Op: "nonzero", Message: "512 of 4096 mask elements taken as true: a balanced router's share"},
-		{Kind: "datashape", Op: "unique", Message: "each of the 8 values its 1024 elements were selected from taken as present"},
+		{Kind: "datashape", Op: "nonzero", Message: "512 of 4096 mask elements taken as true: a balanced router's share", Rule: estimate.ShapeRouter},
+		{Kind: "datashape", Op: "unique", Message: "each of the 8 values its 1024 elements were selected from taken as present", Rule: estimate.ShapeKnown},
 	}
 	if got := shapeRules(tt, moe); got != tt("trace.datashape.router")+"; "+tt("trace.datashape.known") {
 		t.Errorf("router: %q", got)
@@ -31,7 +31,7 @@ func TestShapeRulesSaysOnlyThoseUsed(t *testing.T) {
 	// a segmentation evaluation's confusion matrix
 	confusion := []estimate.TraceNote{
 		{Kind: "datashape", Op: "boolean mask index", Message: "all 4096 mask elements taken as true: the most it can be"},
-		{Kind: "datashape", Op: "bincount", Message: "values taken as below its minlength 441: an output of that many counts"},
+		{Kind: "datashape", Op: "bincount", Message: "values taken as below its minlength 441: an output of that many counts", Rule: estimate.ShapeMinLength},
 	}
 	if got := shapeRules(tt, confusion); got != tt("trace.datashape.minlength")+"; "+tt("trace.datashape.most") {
 		t.Errorf("confusion matrix: %q", got)

@@ -65,6 +65,8 @@ type TraceNote struct {
 	Op      string   `json:"op,omitempty"`
 	Where   []string `json:"where,omitempty"`
 	Message string   `json:"message"`
+	// Rule: what sized a datashape note's op (Shape*); empty otherwise.
+	Rule string `json:"rule,omitempty"`
 }
 
 // gpuCountRefusals: what a program or its framework says when
@@ -90,7 +92,8 @@ func (n *TraceNote) WantsMoreGPUs() bool {
 }
 
 // The rules by which the tracer sized what depends on the data (its
-// "datashape" notes; _trace_masks.py words each note with its rule).
+// "datashape" notes; _trace_masks.py names each note's rule, the W
+// line's sixth field).
 const (
 	// ShapeRouter: a router's masks, counts and top-k indices, each expert
 	// a balanced share of the tokens.
@@ -108,19 +111,13 @@ const (
 	ShapeSampled = "sampled"
 )
 
-// ShapeRule: which rule sized a datashape note's op.
+// ShapeRule: which rule sized a datashape note's op; a note that names
+// none was sized as the most it can be.
 func (n *TraceNote) ShapeRule() string {
-	switch {
-	case strings.Contains(n.Message, "balanced router"):
-		return ShapeRouter
-	case strings.Contains(n.Message, "were selected from"):
-		return ShapeKnown
-	case strings.Contains(n.Message, "below its minlength"):
-		return ShapeMinLength
-	case strings.Contains(n.Message, "indices put in it"):
-		return ShapeSampled
+	if n.Rule == "" {
+		return ShapeMost
 	}
-	return ShapeMost
+	return n.Rule
 }
 
 // TraceDist is what a trace of distributed training says of it: the
@@ -391,6 +388,9 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 	case "W", "E":
 		sid, _ := strconv.Atoi(f[3])
 		note := TraceNote{Kind: f[1], Op: f[2], Where: t.Stacks[sid], Message: f[4]}
+		if len(f) > 5 {
+			note.Rule = f[5]
+		}
 		if f[0] == "W" {
 			if len(t.Warnings) < maxTraceWarnings {
 				t.Warnings = append(t.Warnings, note)

@@ -572,3 +572,23 @@ func TestUnusedGraphCategory(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeRuleFromTrace: a datashape note's rule is the W line's sixth
+// field as the tracer named it; a note without one was sized as the
+// most it can be, whatever its words.
+func TestShapeRuleFromTrace(t *testing.T) {
+	head := "torchmem-trace\t1\tdevice=meta\ttorch=2.5.1\tsteps=1\nS\t1\ttrain.py:3:<module>\n"
+	for line, want := range map[string]string{
+		"W\tdatashape\tbincount\t1\tvalues taken as below its minlength 441: an output of that many counts\tminlength\n": ShapeMinLength,
+		"W\tdatashape\tnonzero\t1\t32 of 4096 mask elements taken as true\tsampled\n":                                    ShapeSampled,
+		"W\tdatashape\tnonzero\t1\ta balanced router's share, in words only\n":                                           ShapeMost,
+	} {
+		tr, err := ParseTrace(strings.NewReader(head + line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tr.Warnings) != 1 || tr.Warnings[0].ShapeRule() != want {
+			t.Errorf("%q: %+v, want rule %s", line, tr.Warnings, want)
+		}
+	}
+}

@@ -510,13 +510,14 @@ class _Tracer(object):
             self.phase = phase
             self.emit(["P", phase, str(self.done + 1)])
 
-    def warn(self, kind, op, msg):
+    def warn(self, kind, op, msg, rule=None):
         # bounded per kind: many values read from tensors without data
-        # do not crowd out a note said once (the kinds are the hook's own)
+        # do not crowd out a note said once (the kinds are the hook's own);
+        # rule: what sized a datashape note's op (_trace_masks' names)
         n = self.warnings.get(kind, 0)
         if n < MAX_WARNINGS:
             self.warnings[kind] = n + 1
-            self.emit(["W", kind, _clean(op), str(self.stack_id()), _clean(msg)])
+            self.emit(["W", kind, _clean(op), str(self.stack_id()), _clean(msg)] + ([rule] if rule else []))
 
     @contextlib.contextmanager
     def counted_as(self, cat):
@@ -1136,7 +1137,7 @@ def _install_modes(torch, T):
                         raise err
                     shaped = _trace_masks.data_shaped(torch, name, args)
                     if shaped is not None:
-                        T.warn(_trace_masks.KIND, shaped[0], shaped[1])
+                        T.warn(_trace_masks.KIND, shaped[0], shaped[2], shaped[1])
             except Exception as err:
                 # the latest op that failed; the end blames it only when its
                 # error is the one that ends the program (_install_exit): a
@@ -1147,7 +1148,7 @@ def _install_modes(torch, T):
                 try:
                     counted = _trace_masks.after_op(func, args, out)  # routing marks: a mistake there is not the op's
                     if counted is not None:
-                        T.warn(_trace_masks.KIND, counted[0], counted[1])
+                        T.warn(_trace_masks.KIND, counted[0], counted[2], counted[1])
                     _trace_values.after_op(func, _trace_masks.op_name(func)[0], args, kwargs or {}, out)
                 except Exception:
                     _debug()

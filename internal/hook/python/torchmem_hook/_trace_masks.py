@@ -36,6 +36,9 @@ from torchmem_hook import _trace_values
 from torchmem_hook._trace_values import shadow
 
 KIND = "datashape"  # the trace's W line for an assumed size
+# The rule that sized it, the W line's last field (estimate.Shape*, one
+# name each: the report counts the notes by rule).
+ROUTER, KNOWN, MOST, MINLENGTH, SAMPLED = "router", "known", "most", "minlength", "sampled"
 
 _density = {}  # id(tensor) -> (weak ref, fraction of its elements that are true)
 _classes = {}  # id(tensor) -> (weak ref, n): routing indices over n choices, each as often
@@ -249,7 +252,7 @@ def _reduced(x, dims):
 def after_op(func, args, out):
     """Carry marks from an op's first input to its outputs, and make new
     ones: routing indices (top-k), masks of them (==), counts of them.
-    Returns (op, words) for the trace's W line when it made counts a
+    Returns (op, rule, words) for the trace's W line when it made counts a
     balanced router was assumed for, else None."""
     if not args or not getattr(out, "is_meta", True):
         return
@@ -279,7 +282,7 @@ def after_op(func, args, out):
             _tag(out, 1.0 / n if name == "eq" else 1.0 - 1.0 / n)
         elif name == "histc" and _dim(args, 1, 100) == n:
             _trace_values.keep(out, balanced(src.numel(), n))
-            return "histc", "%d routing indices over %d choices taken as balanced: a balanced router's counts" % (
+            return "histc", ROUTER, "%d routing indices over %d choices taken as balanced: a balanced router's counts" % (
                 src.numel(), n)
         return None
     if name in ("scatter_", "scatter") and overload == "value" and len(args) > 3 and args[3] == 1 \
@@ -307,7 +310,7 @@ def after_op(func, args, out):
         v = int(math.ceil(count)) if not out.is_floating_point() else count
         _trace_values.keep(out, [v] * out.numel())
         if d < 1:
-            return "sum", "%s counts of a mask of %d elements taken as %s each: a balanced router's share" % (
+            return "sum", ROUTER, "%s counts of a mask of %d elements taken as %s each: a balanced router's share" % (
                 out.numel(), src.numel(), v)
     return None
 
@@ -395,45 +398,45 @@ def rows(x):
 
 
 def data_shaped(torch, name, args):
-    """(op, words) for the W line when the meta fallback of op name sized
+    """(op, rule, words) for the W line when the meta fallback of op name sized
     its output from a mask; None for any other fallback."""
     if args and shadow(args[0]) is not None:
         return None  # sized from known values: nothing assumed
     if name in ("aten.nonzero.default", "aten.where.default"):
-        return name.split(".")[1], note(args[0])
+        return (name.split(".")[1],) + note(args[0])
     if name == "torchvision.nms.default":
-        return "nms", "all %d boxes taken as kept: the most it can be" % args[0].shape[0]
+        return "nms", MOST, "all %d boxes taken as kept: the most it can be" % args[0].shape[0]
     if name == "aten.bincount.default":
         n = classes(args[0])
         if n is not None:
-            return "bincount", "%d routing indices over %d choices taken as balanced: a balanced router's counts" % (
+            return "bincount", ROUTER, "%d routing indices over %d choices taken as balanced: a balanced router's counts" % (
                 args[0].numel(), n)
         if len(args) > 2 and args[2]:
-            return "bincount", "values taken as below its minlength %d: an output of that many counts" % args[2]
+            return "bincount", MINLENGTH, "values taken as below its minlength %d: an output of that many counts" % args[2]
         return None
     if name == "aten.unique_consecutive.default":
-        return "unique_consecutive", "all %d elements taken as distinct: the most it can be" % args[0].numel()
+        return "unique_consecutive", MOST, "all %d elements taken as distinct: the most it can be" % args[0].numel()
     if name == "aten._unique2.default":
         d = _trace_values.domain(args[0])
         if d is not None:
-            return "unique", "each of the %d values its %d elements were selected from taken as present" % (
+            return "unique", KNOWN, "each of the %d values its %d elements were selected from taken as present" % (
                 min(d.numel(), args[0].numel()), args[0].numel())
-        return "unique", "all %d elements taken as distinct: the most it can be" % args[0].numel()
+        return "unique", MOST, "all %d elements taken as distinct: the most it can be" % args[0].numel()
     if name.startswith(("aten.index.", "aten.index_put", "aten._index_put_impl_")) and len(args) > 1:
         for i in args[1]:
             if i is not None and getattr(i, "dtype", None) in (torch.bool, torch.uint8) and shadow(i) is None:
-                return "boolean mask index", note(i)
+                return ("boolean mask index",) + note(i)
     return None
 
 
 def note(x):
-    """The W line's words for nonzero(x)."""
+    """(rule, words) of the W line for nonzero(x)."""
     if _get(_sampled_masks, x) is not None:
-        return "%d of %d mask elements taken as true: at most the indices put in it (a sampler's)" % (
+        return SAMPLED, "%d of %d mask elements taken as true: at most the indices put in it (a sampler's)" % (
             rows(x), x.numel())
     if _known(x):
-        return "%d of %d mask elements taken as true: a balanced router's share" % (rows(x), x.numel())
-    return "all %d mask elements taken as true: the most it can be" % x.numel()
+        return ROUTER, "%d of %d mask elements taken as true: a balanced router's share" % (rows(x), x.numel())
+    return MOST, "all %d mask elements taken as true: the most it can be" % x.numel()
 
 
 def nonzero(torch, x, *a, **k):

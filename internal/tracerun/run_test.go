@@ -539,6 +539,58 @@ func TestSideStreams(t *testing.T) {
 	}
 }
 
+// TestStreamPerThread: the current stream is each thread's: a thread
+// inside torch.cuda.stream(s) leaves the main thread's allocation on the
+// default stream, so the main thread's later tensor on s shares the
+// thread's segment and not its own freed one: 40 MiB reserved, 20 had the
+// stream been one for the process (testdata/stream_thread.py).
+func TestStreamPerThread(t *testing.T) {
+	py := torchPython(t)
+	for _, dev := range []string{"meta", "cpu"} {
+		var out strings.Builder
+		tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "stream_thread.py")},
+			Device: dev, Output: &out})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", dev, err, out.String())
+		}
+		if tr.End == nil || tr.End.Kind != "exit" {
+			t.Fatalf("%s: end %+v, want the program's own exit\n%s", dev, tr.End, out.String())
+		}
+		var streams []int32
+		for _, a := range tr.Allocs {
+			streams = append(streams, a.Stream)
+		}
+		if fmt.Sprint(streams) != "[0 1 1]" {
+			t.Errorf("%s: streams %v, want [0 1 1]", dev, streams)
+		}
+		r := estimate.ReplayTrace(tr, estimate.TraceReplay{ComputeCapability: 90})
+		if r.PeakReservedBytes != 40<<20 || r.PeakAllocatedBytes != 8<<20 {
+			t.Errorf("%s: peak allocated %d, reserved %d, want 8 and 40 MiB", dev, r.PeakAllocatedBytes, r.PeakReservedBytes)
+		}
+	}
+}
+
+// TestPrefetchThread: the batches a thread the program started moves to
+// the GPU (a CUDA prefetcher) are traced, as input data, whatever the
+// model's thread is in meanwhile; the trace reaches its steps with
+// DataLoader's pin-memory thread traced too (testdata/prefetch_thread.py).
+func TestPrefetchThread(t *testing.T) {
+	py := torchPython(t)
+	for _, dev := range []string{"meta", "cpu"} {
+		tr := trace(t, py, dev, filepath.Join("testdata", "prefetch_thread.py"))
+		batches := map[string]int{}
+		for _, a := range tr.Allocs {
+			if a.Shape == "32,3,32,32" || a.Shape == "32" {
+				batches[a.Kind+" "+a.Shape]++
+			}
+		}
+		// every batch the steps used, one or two ahead of them
+		if n := batches["data 32,3,32,32"]; n < 3 || n != batches["data 32"] || len(batches) != 2 {
+			t.Errorf("%s: batches moved %v, want each as input data, at least 3", dev, batches)
+		}
+	}
+}
+
 // TestCaughtFailureIsNotTheEnd: an op that failed inside a try the
 // program went on from is not why the trace ended; the program's own
 // later error is (testdata/swallowed.py, meta mode).

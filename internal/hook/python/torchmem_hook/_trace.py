@@ -63,6 +63,7 @@ import contextlib
 import functools
 import os
 import sys
+import threading
 import weakref
 
 from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2, _trace_values
@@ -130,6 +131,10 @@ class _Writer(object):
 # too, nothing allocated, until to_empty() makes it on the device).
 DEVICE, HOST, OWN = "device", "host", "own"
 
+# Each thread's own: side is True in a thread the program started
+# (_install_threads), whose allocations are not the model's.
+_thread = threading.local()
+
 
 class _Tracer(object):
     def __init__(self, torch, writer, device, steps):
@@ -157,6 +162,10 @@ class _Tracer(object):
         self.modules = []  # names of the modules whose forward runs
         self.events = 0  # A and F events written
         self.stream = 0  # the stream of the last T event (0: none written, the default)
+        # the trace's state is one for the threads the program starts
+        # (_install_threads): one of them at a time records an op, a free
+        # or a line
+        self.lock = threading.RLock()
         self.saved = {}  # id autograd saved for a backward, alive -> engine runs begun then (_trace_saved.py)
         self.engine = 0  # > 0 while autograd's engine runs (backward, autograd.grad)
         self.engine_runs = 0  # the engine's runs begun
@@ -223,11 +232,12 @@ class _Tracer(object):
             f = f.f_back
             walked += 1
         key = tuple(frames)
-        sid = self.stacks.get(key)
-        if sid is None:
-            sid = len(self.stacks) + 1
-            self.stacks[key] = sid
-            self.w.line(["S", str(sid)] + [_clean(x) for x in frames])
+        with self.lock:
+            sid = self.stacks.get(key)
+            if sid is None:
+                sid = len(self.stacks) + 1
+                self.stacks[key] = sid
+                self.w.line(["S", str(sid)] + [_clean(x) for x in frames])
         return sid
 
     # -- storages -----------------------------------------------------------
@@ -240,6 +250,10 @@ class _Tracer(object):
     def category(self):
         if self.forced:
             return self.forced
+        if getattr(_thread, "side", False):
+            # a thread the program started (a prefetcher): what it moves
+            # to the GPU is input data, whatever the model's thread is in
+            return "data" if self.redirect else "other"
         if self.in_step and self.phase not in ("forward", "backward"):
             # (the forward and backward of a closure the step calls, as
             # Lightning's automatic optimization and LBFGS run them, are
@@ -296,7 +310,8 @@ class _Tracer(object):
             self.emit(["T", str(stream)])
         self.emit(["A", str(aid), str(nbytes), cat or self.category(), self.phase,
                    str(self.done + 1), str(self.stack_id()),
-                   _clean(self.modules[-1] if self.modules else ""), _clean(op), dtype, shape])
+                   _clean(self.modules[-1] if self.modules and not getattr(_thread, "side", False) else ""),
+                   _clean(op), dtype, shape])
 
     def release(self, e):
         if e[0] >= 0 and e[3] is DEVICE:
@@ -370,6 +385,11 @@ class _Tracer(object):
         self.held[tid] = (weakref.ref(t, lambda _r, tid=tid: self.unhold(tid)), key)
 
     def unhold(self, tid):
+        # (a weakref's callback: in the thread that dropped the tensor)
+        with self.lock:
+            self._unhold(tid)
+
+    def _unhold(self, tid):
         h = self.held.pop(tid, None)
         if h is None:
             return
@@ -493,12 +513,13 @@ class _Tracer(object):
     # -- events -------------------------------------------------------------
 
     def emit(self, fields):
-        if self.ended:
-            return
-        if not self.w.line(fields):
-            if not self.w.closed and os.getpid() == self.w.pid:
-                self.w.limit = 0
-                self.end("truncated", "", "trace file size limit reached")
+        with self.lock:
+            if self.ended:
+                return
+            if not self.w.line(fields):
+                if not self.w.closed and os.getpid() == self.w.pid:
+                    self.w.limit = 0
+                    self.end("truncated", "", "trace file size limit reached")
 
     def outside(self, what, nbytes):
         """nbytes of GPU memory the caching allocator does not hold."""
@@ -1078,6 +1099,10 @@ def _install_modes(torch, T):
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            with T.lock:
+                return self.record(func, types, args, kwargs)
+
+        def record(self, func, types, args, kwargs):
             kind = kinds.of(types)
             if kind == "fake":
                 # torch's own shape propagation (DTensor's): no memory
@@ -1241,6 +1266,43 @@ def _install_modes(torch, T):
     T.modes = (Redirect(), Record())
     T.modes[0].__enter__()
     T.modes[1].__enter__()
+    _install_threads(lambda: (Redirect(), Record()))
+
+
+def _install_threads(modes):
+    """A thread the program starts is traced as the main one: a prefetch
+    thread's .cuda() of the next batch is GPU memory too. PyTorch's modes
+    are each thread's own (torch.cuda's current stream too,
+    _trace_api.current_stream), so the thread enters new ones of its own
+    before its run(); T.lock keeps the trace whole between threads."""
+    orig = threading.Thread.start
+
+    def start(self, *a, **k):
+        run = self.run
+
+        def traced_run(*ra, **rk):
+            _thread.side = True
+            entered = []
+            try:
+                for m in modes():
+                    m.__enter__()
+                    entered.append(m)
+            except Exception:
+                _debug()  # the thread runs untraced rather than not at all
+            try:
+                return run(*ra, **rk)
+            finally:
+                for m in reversed(entered):
+                    try:
+                        m.__exit__(None, None, None)
+                    except Exception:
+                        _debug()
+
+        self.run = traced_run
+        return orig(self, *a, **k)
+
+    start.__doc__ = orig.__doc__
+    threading.Thread.start = start
 
 
 # CUDA autocast's op lists (aten/src/ATen/autocast_mode.cpp), as the Python

@@ -17,6 +17,7 @@ here may raise into the program; of the hook it imports only _common.
 import contextlib
 import os
 import sys
+import threading
 
 from torchmem_hook import _common, _trace_compat, _trace_dist, _trace_masks, _trace_values
 
@@ -99,7 +100,10 @@ def _launcher_module(cmd):
 # number (T events).
 STREAMS_PER_POOL = 32
 _stream_next = [0, 0]  # the next stream of each pool (low, high priority)
-_current = [None]  # the current stream (one for the process: work here is in order)
+# The current stream is CUDA's per thread (a prefetch thread's
+# `with torch.cuda.stream(s)` leaves the main thread's allocations on its
+# own): each thread's, None for the default one.
+_local = threading.local()
 
 
 class _Stream(object):
@@ -158,13 +162,13 @@ _default = _Stream(_id=0)
 
 
 def current_stream(*a, **k):
-    return _current[0] or _default
+    return getattr(_local, "stream", None) or _default
 
 
 def set_stream(stream):
     """torch.cuda.set_stream: a stream of torch's own (not the tracer's)
     leaves the default one current."""
-    _current[0] = stream if isinstance(stream, _Stream) else None
+    _local.stream = stream if isinstance(stream, _Stream) else None
 
 
 def current_stream_id():
@@ -181,13 +185,13 @@ class _StreamContext(object):
         self.prev = None
 
     def __enter__(self):
-        self.prev = _current[0]
+        self.prev = getattr(_local, "stream", None)
         if self.stream is not None:
             set_stream(self.stream)
         return self.stream
 
     def __exit__(self, *exc):
-        _current[0] = self.prev
+        _local.stream = self.prev
         return False
 
 

@@ -154,6 +154,42 @@ func bothModes(t *testing.T, py, script string, args ...string) *estimate.Trace 
 	return meta
 }
 
+// TestDetectorIdioms: what detectors' training code does between the
+// model and its loss traces as on real tensors (testdata/detector_idioms.py:
+// before the fixes, meta stopped at torch.full's device-scalar fill and
+// at a size read from a device tensor, torch 1.13 at torch.Tensor([...]) in
+// both modes, cpu mode lost what followed x.to(y.device), and meta skipped
+// the box loss on a mask's placeholder sum): the box head gets its Adam
+// states, the sum is counted by the most rule, every health check passes.
+func TestDetectorIdioms(t *testing.T) {
+	py := torchPython(t)
+	meta := bothModes(t, py, filepath.Join("testdata", "detector_idioms.py"))
+	var params, states int64
+	for _, a := range meta.Allocs {
+		switch a.Kind {
+		case "param":
+			params += a.Bytes
+		case "optstate":
+			states += a.Bytes
+		}
+	}
+	if states < 2*params {
+		t.Errorf("Adam states %d B for %d B of weights: want twice (the box loss ran)", states, params)
+	}
+	most := false
+	for _, w := range meta.Warnings {
+		if w.Kind == "datashape" && w.Op == "sum" && w.ShapeRule() == estimate.ShapeMost {
+			most = true
+		}
+		if w.Kind == "placeholder" && w.Op == "_local_scalar_dense" {
+			t.Errorf("a known value read as a placeholder: %+v", w)
+		}
+	}
+	if !most {
+		t.Errorf("warnings %+v: want the mask's sum counted by the most rule", meta.Warnings)
+	}
+}
+
 // sizes: each allocation's bytes, sorted (the category of a scalar the
 // optimizer or GradScaler makes can differ between the modes, its size not).
 func sizes(tr *estimate.Trace) []string {

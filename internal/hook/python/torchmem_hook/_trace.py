@@ -734,6 +734,18 @@ def _written_args(func, args, kwargs):
     return ids
 
 
+def _scalar(torch, T, t):
+    """A meta tensor's one value as a Python number: the known one, else
+    0 (False), said as a placeholder as .item() is."""
+    s = _trace_values.shadow(t)
+    if s is not None:
+        return s.reshape(-1)[0].item()
+    T.warn("placeholder", "_local_scalar_dense", "a value read from a tensor without data: 0 was used")
+    if t.dtype == torch.bool:
+        return False
+    return 0.0 if t.is_floating_point() or t.is_complex() else 0
+
+
 def _host_copy(args):
     """copy_(dst, src) from the device into a host tensor."""
     return len(args) >= 2 and not getattr(args[0], "is_meta", True) and getattr(args[1], "is_meta", False)
@@ -1016,7 +1028,11 @@ def _install_modes(torch, T):
                 if isinstance(spec, str):
                     return spec
                 if spec is not None:
-                    func, args, kwargs = Tensor.to, (args[0], "cuda", spec[0]), {"non_blocking": spec[1]}
+                    func, args, kwargs = Tensor.to, (args[0],) + spec[:2], {"non_blocking": spec[2]}
+                    if spec[0] == "cpu":  # a device tensor to the host: as its .to("cpu", dtype)
+                        r = _answer(answers[func], func, args, kwargs)
+                        if r is not _trace_api.PASS:
+                            return r
             if T.legacy.default_cuda:  # after set_default_device("cuda")
                 kwargs = T.legacy.device_default(func, args, kwargs)
             move = False
@@ -1096,6 +1112,7 @@ def _install_modes(torch, T):
     kinds = _SubclassKinds(torch)
     copy_ = torch.ops.aten.copy_.default
     detach = torch.ops.aten.detach.default
+    scalar = torch.ops.aten._local_scalar_dense.default
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -1129,6 +1146,11 @@ def _install_modes(torch, T):
                 # Python number; non-reentrant checkpointing's pack hook
                 # detaches it. Its detach is the number as a tensor again.
                 return torch.tensor(args[0])
+            if T.device == "meta" and func is scalar and args and getattr(args[0], "is_meta", False):
+                # a 0-d device tensor read as a number below the function
+                # mode, where C++ takes it for a Scalar argument
+                # (torch.full(size, stride[i]), Ultralytics' make_anchors)
+                return _scalar(torch, T, args[0])
             if T.device == "meta" and func is copy_ and _host_copy(args):
                 # copy_ from the device into a host tensor (C++ callers:
                 # DDP's bucket indices): its known values, else zeros

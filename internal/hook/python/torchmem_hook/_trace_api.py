@@ -570,7 +570,9 @@ def answers(torch, T):
     def to(func, args, kwargs):
         t = args[0]
         d = kwargs.get("device", args[1] if len(args) > 1 else None)
-        if not is_cpu(d) or not on_device(t) or t.requires_grad and not meta:
+        # (a device tensor's device, the marker, is the GPU: in cpu mode it
+        # is a torch.device("cpu") too, told by identity)
+        if d is T.device_marker or not is_cpu(d) or not on_device(t) or t.requires_grad and not meta:
             return PASS
         c = host_copy(t, d)
         rest = dict((k, v) for k, v in kwargs.items() if k in ("dtype", "copy", "memory_format"))
@@ -719,7 +721,8 @@ def _checks(torch, T):
     autocast (torch.allclose) and turns mixed precision off when they
     differ; loops skip a step whose loss is not finite. allclose and equal
     of placeholders answer True (known values are compared), isfinite is
-    all True; isnan and isinf need nothing: their placeholder reads False."""
+    all True, isnan and isinf all False (each marked so for the reads of
+    masks too large to keep values of, _trace_masks.healthy)."""
     Tensor = torch.Tensor
     shadow = _trace_values.shadow
 
@@ -736,17 +739,23 @@ def _checks(torch, T):
             return tuple(ts[0].shape) == tuple(ts[1].shape)
         return True
 
-    def finite(func, args, kwargs):
-        t = args[0] if args else kwargs.get("input")
-        if not isinstance(t, Tensor) or not t.is_meta or shadow(t) is not None:
-            return PASS
-        T.warn("check", "isfinite", "a tensor without data was taken to be finite")
-        out = func(*args, **kwargs)
-        _trace_values.keep(out, torch.ones(tuple(out.shape), dtype=torch.bool))
-        return out
+    def health(finite):
+        def h(func, args, kwargs):
+            t = args[0] if args else kwargs.get("input")
+            if not isinstance(t, Tensor) or not t.is_meta or shadow(t) is not None:
+                return PASS
+            name = getattr(func, "__name__", str(func))
+            T.warn("check", name, "a tensor without data was taken to be finite")
+            out = func(*args, **kwargs)
+            _trace_values.keep(out, (torch.ones if finite else torch.zeros)(tuple(out.shape), dtype=torch.bool))
+            _trace_masks.healthy(out, finite)
+            return out
+        return h
 
-    fs = {torch.allclose: agree, Tensor.allclose: agree, torch.equal: agree, Tensor.equal: agree,
-          torch.isfinite: finite, Tensor.isfinite: finite}
+    fs = {torch.allclose: agree, Tensor.allclose: agree, torch.equal: agree, Tensor.equal: agree}
+    for n in ("isfinite", "isnan", "isinf", "isposinf", "isneginf"):
+        for f in (getattr(torch, n, None), getattr(Tensor, n, None)):
+            fs[f] = health(n == "isfinite")
     return dict((f, h) for f, h in fs.items() if f is not None)
 
 

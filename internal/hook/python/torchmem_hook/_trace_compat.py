@@ -22,10 +22,16 @@ transformers' GPT-2, Llama, BERT) needs from the tracer's modes.
   backward pass (a gradient-checkpointed segment's forward, recomputed
   there: its dropout, its autocast casts, its .to("cuda")) would not be
   redirected. backward() re-enters the mode around autograd's backward.
+- torch 1.13: the legacy constructor torch.Tensor([0.1, 0.2]) fails under
+  any dispatch mode ("Creating a new Tensor subclass Tensor but the raw
+  Tensor object is already associated", pytorch/pytorch#92754, fixed in
+  2.0); bubbliiiing's detectors make their anchors so. It runs with the
+  Python dispatch keys excluded: it makes a host tensor, nothing to record.
 Nothing here may raise into the program."""
 
 
 def install(torch, T):
+    _legacy_constructor(torch)
     if T.device != "meta":
         return
     try:
@@ -44,6 +50,29 @@ def install(torch, T):
     __init__._torchmem = True
     cls.__init__ = __init__
     _checkpoint_device(torch)
+
+
+def _legacy_constructor(torch):
+    if not torch.__version__.startswith(("0.", "1.")):
+        return
+    try:
+        base = torch._C._TensorBase.__new__
+        K = torch._C.DispatchKey
+        keys = torch._C.DispatchKeySet(K.Python) | torch._C.DispatchKeySet(K.PythonTLSSnapshot)
+        guard = torch._C.ExcludeDispatchKeyGuard
+    except (AttributeError, TypeError):
+        return
+
+    def __new__(cls, *args, **kwargs):
+        if cls is not torch.Tensor:
+            return base(cls, *args, **kwargs)
+        g = guard(keys)  # (a guard object on 1.13, not a context manager)
+        try:
+            return base(cls, *args, **kwargs)
+        finally:
+            del g
+
+    torch.Tensor.__new__ = staticmethod(__new__)
 
 
 def _checkpoint_device(torch):

@@ -53,6 +53,7 @@ class Legacy(object):
         self.T = T
         self.dtypes = {}  # a type (stand-in or original) or its name -> dtype
         self.names = {}  # dtype -> "torch.cuda.FloatTensor"
+        self.host = {}  # a CPU type (torch.FloatTensor) or its name -> dtype
         self.default_cuda = False  # factories without a device make device tensors
         self.factories = set(f for f in (
             getattr(torch, n, None) for n in (
@@ -74,6 +75,7 @@ class Legacy(object):
             if orig is not None:
                 self.dtypes[orig] = dtype
             self.names[dtype] = "torch.cuda." + n
+            self.host[getattr(torch, n)] = self.host["torch." + n] = dtype
         self._wrap_defaults()
 
     def dtype_of(self, t):
@@ -86,16 +88,25 @@ class Legacy(object):
 
     def type_call(self, args, kwargs, on_device):
         """Tensor.type(...): the name to answer (no type given, a device
-        tensor), (dtype, non_blocking) for a move to the device, or None
-        to let the call run."""
+        tensor), (device, dtype, non_blocking) for a move to the device
+        (a CUDA type) or of a device tensor to the host (a CPU type,
+        torch.FloatTensor: an accuracy's `.type(torch.FloatTensor)`), or
+        None to let the call run."""
         t = args[0]
         to = args[1] if len(args) > 1 else kwargs.get("dtype")
         if to is None:
             return self.names.get(t.dtype) if on_device(t) else None
+        blocking = kwargs.get("non_blocking", args[2] if len(args) > 2 else False)
         dtype = self.dtype_of(to)
-        if dtype is None:
+        if dtype is not None:
+            return "cuda", dtype, blocking
+        try:
+            dtype = self.host.get(to)
+        except TypeError:  # unhashable: not a type
             return None
-        return dtype, kwargs.get("non_blocking", args[2] if len(args) > 2 else False)
+        if dtype is None or not on_device(t):
+            return None
+        return "cpu", dtype, blocking
 
     def device_default(self, func, args, kwargs):
         """While the default is the GPU (default_cuda, which the caller

@@ -44,6 +44,8 @@ _density = {}  # id(tensor) -> (weak ref, fraction of its elements that are true
 _classes = {}  # id(tensor) -> (weak ref, n): routing indices over n choices, each as often
 _sampled_masks = {}  # id(tensor) -> (weak ref, its version): a density from the indices a sampler put
 _empty = {}  # id(tensor) -> (weak ref, its version): a mask made all zeros, a sampler's to be
+_all_true = {}  # id(tensor) -> (weak ref, its version): a health check's mask, all true in a run that trains
+_none_true = {}  # id(tensor) -> (weak ref, its version): one none true (isnan's)
 
 
 def density(t):
@@ -257,6 +259,10 @@ def after_op(func, args, out):
     if not args or not getattr(out, "is_meta", True):
         return
     name, overload = op_name(func)
+    if name in MASK_READS or name in NOT_OPS or (_all_true or _none_true) and name in KEEP_OPS:
+        r = _unknown_mask(name, overload, args, out)
+        if r is not False:
+            return r
     if not (_density or _classes or _empty) and name not in ROUTE_OPS and name != "eq" and name not in MASK_ZEROS:
         return  # nothing marked yet: the common case, kept cheap
     if name in MASK_ZEROS:
@@ -327,6 +333,56 @@ def after_op(func, args, out):
 MASK_ZEROS = frozenset(["zeros_like", "zeros", "new_zeros"])
 SAMPLED_OPS = frozenset(["index_put_", "index_put", "_index_put_impl_"])
 OR_OPS = frozenset(["bitwise_or", "logical_or", "bitwise_or_", "logical_or_"])
+
+
+# Reads of a mask whose values are not known (a comparison of the model's
+# outputs: an assigner's foreground mask) count it as the most rule sizes
+# it, every element true: `if fg_mask.sum():` takes the branch whose
+# boolean index of the same mask was sized for all of it (Ultralytics'
+# box loss; a placeholder 0 skipped it, and its head's gradients), and
+# `assert (x >= 0).all()` holds. A health check's mask is as in a run that
+# trains: isnan's and isinf's none true (`if torch.isnan(loss).any():`
+# skips no step), isfinite's all true, a not of one the other. (Marked
+# where the program calls them, _trace_api._checks: ATen makes them of
+# comparisons, which the dispatch mode sees instead.)
+NOT_OPS = frozenset(["bitwise_not", "logical_not"])
+MASK_READS = frozenset(["sum", "any", "all", "count_nonzero"])
+
+
+def healthy(t, finite):
+    """t is a health check's mask: isfinite's (finite), else isnan's or
+    isinf's."""
+    _put(_all_true if finite else _none_true, t, _version(t))
+
+
+def _unknown_mask(name, overload, args, out):
+    """after_op for a not or view of a health check's mask, and a read of
+    a mask of unknown values: (op, rule, words) for a count assumed, None
+    when done, False when not such a mask (after_op goes on)."""
+    src = args[0] if args else None
+    if not getattr(src, "is_meta", False) or src.dtype != _trace_values._torch.bool:
+        return False
+    truth = True if _fresh(_all_true, src) else False if _fresh(_none_true, src) else None
+    if name in NOT_OPS or name in KEEP_OPS:
+        if truth is None:
+            return False
+        if name in NOT_OPS:
+            truth = not truth
+        for o in out if isinstance(out, (tuple, list)) else (out,):
+            if getattr(o, "is_meta", False):
+                _put(_all_true if truth else _none_true, o, _version(o))
+        return None
+    if shadow(src) is not None or _known(src) or _fresh(_empty, src) or out.numel() > _trace_values.MAX:
+        return False  # its values, a router's share, a sampler's mask to be: after_op's
+    if name in ("sum", "count_nonzero"):
+        dims = _dim(args, 1, None)
+        n = _reduced(src, dims) if truth is not False else 0
+        _trace_values.keep(out, [n] * out.numel())
+    else:  # any, all: an empty all is true
+        _trace_values.keep(out, [truth is not False or (name == "all" and src.numel() == 0)] * out.numel())
+    if truth is None:
+        return name, MOST, "a mask of %d elements counted as all true: the most it can be" % src.numel()
+    return None
 
 
 def _mask_dtypes(t):

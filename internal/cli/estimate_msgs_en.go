@@ -82,6 +82,7 @@ var estimateEN = map[string]string{
 	"estimate.fit.gpu":            "GPU %[1]s: %[2]s, budget %[3]s with a %[4]s%% margin",
 	"estimate.fit.fits":           "fits, %[1]s to spare",
 	"estimate.fit.over":           "DOES NOT FIT: %[1]s over",
+	"estimate.fit.marginOnly":     "DOES NOT FIT: %[1]s over the budget; the whole GPU would just\nhold it (%[2]s to spare), too close to its memory to run reliably",
 	"estimate.fit.oom":            "DOES NOT FIT: %[1]s over; CUDA out of memory\neven after the allocator frees its cache",
 	"estimate.fit.note":           "note: ",
 	"estimate.fit.capOOM":         "DOES NOT FIT: CUDA out of memory at the cap; the job\nreserves %[1]s, the cap is %[2]s",

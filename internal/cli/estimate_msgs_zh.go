@@ -86,6 +86,7 @@ var estimateZH = map[string]string{
 	"estimate.fit.gpu":            "GPU %[1]s：%[2]s，预留 %[4]s%% 余量后预算 %[3]s",
 	"estimate.fit.fits":           "放得下，剩余 %[1]s",
 	"estimate.fit.over":           "放不下：超出 %[1]s",
+	"estimate.fit.marginOnly":     "放不下：超出预算 %[1]s；整张 GPU 勉强放得下\n（余 %[2]s），离显存上限太近，无法可靠运行",
 	"estimate.fit.oom":            "放不下：超出 %[1]s；即使分配器释放缓存\n仍会 CUDA 显存不足",
 	"estimate.fit.note":           "注：",
 	"estimate.fit.capOOM":         "放不下：达到上限时 CUDA 显存不足；作业需预留\n%[1]s，上限为 %[2]s",

@@ -145,6 +145,8 @@ func printFitVerdict(w io.Writer, t tr, r *estimate.Result, f *estimate.Fit) {
 	switch oom := r.OOM; {
 	case oom && f.Cap != nil:
 		verdict = t("estimate.fit.capOOM", units.Bytes(r.PeakReservedBytes), units.Bytes(f.Cap.Bytes))
+	case oom && f.OOMInMarginOnly:
+		verdict = t("estimate.fit.marginOnly", units.Bytes(-f.HeadroomBytes), units.Bytes(f.GPUMemoryBytes-r.ProcessBytes))
 	case oom:
 		verdict = t("estimate.fit.oom", units.Bytes(-f.HeadroomBytes))
 	case !f.Fits:

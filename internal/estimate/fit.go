@@ -28,6 +28,11 @@ type Fit struct {
 	// the figures of what ran say.
 	ProgramRefused bool  `json:"program_refused,omitempty"`
 	HeadroomBytes  int64 `json:"headroom_bytes"`
+	// OOMInMarginOnly: the replay ran out of memory within the budget, but
+	// the whole GPU holds the job (its process bytes, without a limit, are
+	// under the GPU's memory and no cap is set): the margin is what is
+	// short, not the GPU (marginOnly).
+	OOMInMarginOnly bool `json:"oom_in_margin_only,omitempty"`
 	MaxBatch       int   `json:"max_batch"`
 	// MaxBatchAtLimit: the search stopped at MaxBatchLimit with that batch
 	// still fitting, so MaxBatch is a lower bound, not the largest.
@@ -151,6 +156,7 @@ func PlanWith(md *models.Model, o Options, gpu GPU, margin float64, req PlanRequ
 	}
 	f := &Fit{GPU: gpu.Name, GPUMemoryBytes: gpu.MemoryBytes, Margin: margin, BudgetBytes: budget, Cap: capped}
 	f.Fits = fitsIn(r, f.BudgetBytes)
+	f.OOMInMarginOnly = marginOnly(r, gpu, capped)
 	if r.CacheReleases > 0 && !r.OOM {
 		f.Notes = append(f.Notes, fmt.Sprintf("the caching allocator reaches the budget and frees its cache to go on "+
 			"(%d times): reserved memory grows with the job (a generation's KV cache re-made by torch.cat each token) "+
@@ -181,6 +187,14 @@ func PlanWith(md *models.Model, o Options, gpu GPU, margin float64, req PlanRequ
 // budget for the whole process: the CUDA context and libraries take theirs.
 func allocatorLimit(budget int64) int64 {
 	return max(1, budget-CUDAContextBytes-LibraryBytes)
+}
+
+// marginOnly: an out-of-memory replay (r, replayed again without a
+// limit) that the whole GPU holds: no cap the job sets, and its process
+// under the GPU's memory. Such a job is over the budget, but "CUDA out of
+// memory" would say more than the replay knows.
+func marginOnly(r *Result, gpu GPU, c *AllocatorCap) bool {
+	return r.OOM && c == nil && r.ProcessBytes <= gpu.MemoryBytes
 }
 
 // fitsIn: the job ran within budget without an out-of-memory error.

@@ -242,3 +242,29 @@ func TestT5LossDtype(t *testing.T) {
 		t.Errorf("autocast: %d bytes of logits and loss at the peak, want the fp32 log-probabilities and gradients (%d)", got, 2*bsv*4)
 	}
 }
+
+// TestOOMInMarginOnly: a job whose process the whole GPU holds, but not
+// the budget its margin leaves, is over the budget, not a CUDA
+// out-of-memory error: the GPU 1% larger than the job is margin only, one
+// 5% smaller is out of memory.
+func TestOOMInMarginOnly(t *testing.T) {
+	md, o := preset(t, "gpt2"), Options{Batch: 8, Seq: 1024}
+	free, _, err := Plan(md, o, GPU{Name: "big", MemoryBytes: 1 << 40}, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		scale      float64
+		marginOnly bool
+	}{{1.01, true}, {0.95, false}} {
+		gpu := GPU{Name: "near", MemoryBytes: int64(float64(free.ProcessBytes) * c.scale)}
+		r, f, err := Plan(md, o, gpu, 0.05)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.OOM || f.Fits || f.OOMInMarginOnly != c.marginOnly {
+			t.Errorf("GPU %.2f x the job: oom %v fits %v margin only %v, want oom, not fitting, margin only %v",
+				c.scale, r.OOM, f.Fits, f.OOMInMarginOnly, c.marginOnly)
+		}
+	}
+}

@@ -33,7 +33,7 @@ type Fit struct {
 	// under the GPU's memory and no cap is set): the margin is what is
 	// short, not the GPU (marginOnly).
 	OOMInMarginOnly bool `json:"oom_in_margin_only,omitempty"`
-	MaxBatch       int   `json:"max_batch"`
+	MaxBatch        int  `json:"max_batch"`
 	// MaxBatchAtLimit: the search stopped at MaxBatchLimit with that batch
 	// still fitting, so MaxBatch is a lower bound, not the largest.
 	MaxBatchAtLimit bool     `json:"max_batch_at_limit"`

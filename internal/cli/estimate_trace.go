@@ -483,9 +483,30 @@ func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.F
 	if f.Partial && f.Fits {
 		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.partial", strconv.Itoa(r.Steps)), textwrap.Width))
 	}
+	printTraceProbe(w, tt, f)
 	printTraceLevers(w, t, tt, f)
 	printRetracesNotOffered(w, tt, r, f)
 	printTracePlan(w, t, tt, f)
+}
+
+// printTraceProbe: the training steps' need when the peak is in a probe
+// before them (AutoBatch's), and whether a program that catches its
+// probe's out-of-memory error runs.
+func printTraceProbe(w io.Writer, tt tr, f *estimate.Fit) {
+	p := f.Probe
+	if p == nil {
+		return
+	}
+	key := "trace.probe"
+	switch {
+	case f.Fits:
+	case p.Fits:
+		key = "trace.probe.fits"
+	default:
+		key = "trace.probe.over"
+	}
+	fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt(key, units.Bytes(p.ProcessBytes), units.Bytes(p.PeakAllocatedBytes),
+		units.Bytes(max(p.HeadroomBytes, -p.HeadroomBytes))), textwrap.Width))
 }
 
 // printTraceLevers: the levers, most saved first, with the blocks the
@@ -610,6 +631,9 @@ var traceEN = map[string]string{
 	"trace.world":                     "the program asked for more GPUs than it was given: under --trace, torch.cuda.device_count() answers --world-size (1 unless given) where no launcher says; trace again with --world-size set to the GPUs the job runs on",
 	"trace.fit.refused":               "does not fit: the program read the GPU's free memory (--gpu's) and stopped at %[1]s because the job does not fit in it; trace with a larger --gpu to see what the job needs",
 	"trace.fit.nothing":               "nothing was allocated on the GPU before the trace stopped: whether the job fits is not known; fix what stopped it and trace again",
+	"trace.probe":                     "the peak is in a probe before the first optimizer step, which empty_cache() ended (AutoBatch's profiling is one): the training steps after it need %[1]s in nvidia-smi (%[2]s allocated)",
+	"trace.probe.fits":                "the peak is in a probe before the first optimizer step, which empty_cache() ended (AutoBatch's profiling is one): the training steps after it need %[1]s in nvidia-smi (%[2]s allocated) and fit, %[3]s to spare. A program that catches CUDA out of memory in its probe, as AutoBatch does, runs; one that does not stops there",
+	"trace.probe.over":                "the peak is in a probe before the first optimizer step, which empty_cache() ended (AutoBatch's profiling is one): the training steps after it need %[1]s in nvidia-smi (%[2]s allocated) and do not fit either, %[3]s over",
 	"trace.fit.partial":               "but only what ran fits: the trace stopped after %[1]s optimizer steps, and the steps that did not run (the optimizer's states, the next forward) may need more; fix what stopped it and trace again",
 	"trace.datashape":                 "%[1]s sizes that depend on the data were assumed (first: %[2]s at %[3]s): %[4]s",
 	"trace.datashape.one":             "%[1]s size that depends on the data was assumed (%[2]s at %[3]s): %[4]s",
@@ -680,6 +704,9 @@ var traceZH = map[string]string{
 	"trace.world":                     "程序要求的 GPU 比它得到的多：在 --trace 下，没有启动器说明时 torch.cuda.device_count() 返回 --world-size（未给出时为 1）；请把 --world-size 设为作业所用的 GPU 数后重新追踪",
 	"trace.fit.refused":               "放不下：程序读取了 GPU 的可用显存（--gpu 所指定的），因作业放不下而在 %[1]s 处停止；请用更大的 --gpu 重新追踪，以查看作业所需",
 	"trace.fit.nothing":               "追踪停止前没有在 GPU 上分配任何内存：无法判断任务能否放下；请修复导致停止的问题后重新追踪",
+	"trace.probe":                     "峰值出现在第一个优化器步之前、以 empty_cache() 结束的一段探测中（AutoBatch 的测算即是）：其后的训练步需要 nvidia-smi 显示 %[1]s（已分配 %[2]s）",
+	"trace.probe.fits":                "峰值出现在第一个优化器步之前、以 empty_cache() 结束的一段探测中（AutoBatch 的测算即是）：其后的训练步需要 nvidia-smi 显示 %[1]s（已分配 %[2]s），放得下，剩余 %[3]s。探测中捕获 CUDA 显存不足的程序（AutoBatch 就会）能继续运行；不捕获的程序会在那里停止",
+	"trace.probe.over":                "峰值出现在第一个优化器步之前、以 empty_cache() 结束的一段探测中（AutoBatch 的测算即是）：其后的训练步需要 nvidia-smi 显示 %[1]s（已分配 %[2]s），同样放不下，超出 %[3]s",
 	"trace.fit.partial":               "但这只是已运行部分能放下：追踪在 %[1]s 个优化器步后停止，未运行的步骤（优化器状态、下一次前向）可能需要更多；请修复导致停止的问题后重新追踪",
 	"trace.datashape":                 "假定了 %[1]s 个取决于数据的大小（首个：%[3]s 处的 %[2]s）：%[4]s",
 	"trace.datashape.one":             "假定了 %[1]s 个取决于数据的大小（%[3]s 处的 %[2]s）：%[4]s",

@@ -52,6 +52,9 @@ type Fit struct {
 	// TracePlan: a trace's levers combined that fit, fastest first
 	// (trace_plan.go); when the job does not fit, or always with --plan.
 	TracePlan *TracePlan `json:"trace_plan,omitempty"`
+	// Probe: a trace's peak is in a probe before the first optimizer step
+	// (AutoBatch's, trace_probe.go): the training steps' figures after it.
+	Probe *TraceProbe `json:"training_after_probe,omitempty"`
 	// Cap: the job caps PyTorch's allocator under what the budget leaves
 	// it (nil: no cap, or one above that).
 	Cap *AllocatorCap `json:"allocator_cap,omitempty"`

@@ -79,6 +79,13 @@ func (m *machine) new(elems, dt int64, c Category) *tensor {
 	return t
 }
 
+// resetPeaks: the peaks from now on, as torch.cuda.reset_peak_memory_stats()
+// makes them (an out-of-memory error the program caught is behind it).
+func (m *machine) resetPeaks() {
+	m.peak, m.peakCats, m.peakPhase = m.total, m.cur, m.phase
+	m.alloc.peak, m.alloc.oom = m.alloc.reserved, false
+}
+
 // newOn is new on stream s (FSDP's own streams in the built-in walk).
 func (m *machine) newOn(s int32, elems, dt int64, c Category) *tensor {
 	prev := m.stream

@@ -32,6 +32,7 @@ func FitTrace(t *Trace, gpu GPU, margin float64, retraces ...Retrace) (*TraceRes
 	f.Cap = traceCap(t, gpu, budget)
 	f.Fits = fitsIn(r.Result, budget)
 	f.OOMInMarginOnly = marginOnly(r.Result, gpu, f.Cap)
+	f.Probe = traceProbe(t, r, limited, budget, f.Cap)
 	f.HeadroomBytes = headroom(r.Result, budget, f.Cap)
 	f.Partial = TracePartial(t, r)
 	if ProgramRefused(r.End) {

@@ -25,6 +25,8 @@ type TraceResult struct {
 	End      *TraceNote  `json:"end"`
 	// Distributed: the figures are one rank's (rank 0 of World).
 	Distributed *TraceDist `json:"distributed,omitempty"`
+	// peakAt: the event of the peak (-1: none)
+	peakAt int
 	// UnusedGraph: at the peak, minTraceLeverSaving or more was saved by
 	// autograd for a backward that never came (unused_graph in the
 	// breakdown), the largest of it made at Site.
@@ -218,6 +220,11 @@ type TraceReplay struct {
 	// proc: the process the trace runs in after other jobs
 	// (ReplayTracesOneProcess); nil, a fresh one.
 	proc *process
+	// peaksFrom: the peaks count from this event on (> 0), as after
+	// empty_cache() and torch.cuda.reset_peak_memory_stats() there: the
+	// training after a probe (trace_probe.go), whose out-of-memory error
+	// the program caught.
+	peaksFrom int
 }
 
 // configure sets a's limit and the rules of PYTORCH_CUDA_ALLOC_CONF the
@@ -274,6 +281,11 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 		}
 		for ; e < len(t.emptied) && t.emptied[e] <= i; e++ {
 			m.alloc.emptyCache() // the program's torch.cuda.empty_cache()
+		}
+		if i == o.peaksFrom && i > 0 {
+			m.alloc.emptyCache() // (the probe's cache, given back at the limit before a failure)
+			m.resetPeaks()
+			peakAt = -1
 		}
 		for p < len(t.phases) && t.phases[p].at <= i {
 			ph := t.phases[p].phase
@@ -421,6 +433,7 @@ func ReplayTrace(t *Trace, o TraceReplay) *TraceResult {
 	tr := &TraceResult{Result: r, Device: t.Header["device"], Torch: t.Header["torch"], Events: len(t.events),
 		LiveBytesPeak: livePeak, Warnings: t.Warnings, End: t.End, Distributed: t.Dist}
 	tr.Steps = t.stepsDone()
+	tr.peakAt = peakAt
 	if peakAt >= 0 {
 		_, held, _, _ := t.replay(cats, o, peakAt+1, nil)
 		tr.Sites = t.sites(held, cats)

@@ -592,3 +592,30 @@ func TestShapeRuleFromTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeEnd: a probe is a forward before an empty_cache() that comes
+// after the peak and before the training's backward and first step; a
+// program that empties the cache between its backward and its step has
+// none.
+func TestProbeEnd(t *testing.T) {
+	head := "torchmem-trace\t1\tdevice=meta\ttorch=2.5.1\tsteps=1\nS\t1\ttrain.py:3:<module>\n" +
+		"A\t1\t4000\tparam\tsetup\t1\t1\t\taten._to_copy.default\tfloat32\t1000\nP\tforward\t1\n" +
+		"A\t2\t90000000\tfwd\tforward\t1\t1\tfc\taten.addmm.default\tfloat32\t1\n"
+	probe := head + "R\nF\t2\nA\t3\t1000000\tfwd\tforward\t1\t1\tfc\taten.addmm.default\tfloat32\t1\n" +
+		"P\tbackward\t1\nA\t4\t4000\tbwd\tbackward\t1\t1\t\taten.mm.default\tfloat32\t1\nF\t3\nP\toptimizer\t1\n"
+	emptied := head + "P\tbackward\t1\nA\t3\t4000\tbwd\tbackward\t1\t1\t\taten.mm.default\tfloat32\t1\nF\t2\nR\n" +
+		"P\toptimizer\t1\n"
+	for name, c := range map[string]struct {
+		trace string
+		probe bool
+	}{"probe": {probe, true}, "empty_cache before the step": {emptied, false}} {
+		tr, err := ParseTrace(strings.NewReader(c.trace))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := ReplayTrace(tr, TraceReplay{ComputeCapability: 90})
+		if got := probeEnd(tr, r.peakAt) > 0; got != c.probe {
+			t.Errorf("%s: probe %v (peak at %d, phases %+v, emptied %v)", name, got, r.peakAt, tr.phases, tr.emptied)
+		}
+	}
+}

@@ -190,6 +190,31 @@ func TestDetectorIdioms(t *testing.T) {
 	}
 }
 
+// TestProbeBeforeTraining: the peak in an AutoBatch-like probe before
+// the first optimizer step is the run's (the GPU's max_memory_allocated),
+// and the fit says what the training steps after it need: on a GPU the
+// probe does not fit but the training does, the training fits
+// (testdata/probe_autobatch.py).
+func TestProbeBeforeTraining(t *testing.T) {
+	py := torchPython(t)
+	meta := bothModes(t, py, filepath.Join("testdata", "probe_autobatch.py"))
+	gpu := estimate.GPU{Name: "small", MemoryBytes: 1200 << 20, ComputeCapability: 90}
+	r, f, err := estimate.FitTrace(meta, gpu, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Probe
+	if f.Fits || p == nil || !p.Fits || p.OOM || p.PeakAllocatedBytes >= r.PeakAllocatedBytes/2 {
+		t.Fatalf("fits %v, probe %+v (run's peak %d): want the run not fitting, the training after the probe fitting in under half",
+			f.Fits, p, r.PeakAllocatedBytes)
+	}
+	// on a GPU that holds all of it, the probe is still said, and fits
+	big := estimate.GPU{Name: "big", MemoryBytes: 80 << 30, ComputeCapability: 90}
+	if _, f, _ := estimate.FitTrace(meta, big, 0.05); !f.Fits || f.Probe == nil || !f.Probe.Fits {
+		t.Errorf("80 GiB: fits %v, probe %+v", f.Fits, f.Probe)
+	}
+}
+
 // sizes: each allocation's bytes, sorted (the category of a scalar the
 // optimizer or GradScaler makes can differ between the modes, its size not).
 func sizes(tr *estimate.Trace) []string {

@@ -391,7 +391,7 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 			reads = append(reads, n)
 		}
 	}
-	if n := len(shapes); n > 0 {
+	if n := noteCount(r, shapes); n > 0 {
 		where := firstFrame(shapes[0].Where)
 		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt(counted("trace.datashape", n), strconv.Itoa(n), shapes[0].Op, where,
 			shapeRules(tt, shapes)), textwrap.Width))
@@ -399,8 +399,8 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 	if n := len(rnns); n > 0 {
 		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.cudnnrnn", rnns[0].Op, firstFrame(rnns[0].Where), strconv.Itoa(n)), textwrap.Width))
 	}
-	printNotes(w, tt, "trace.placeholder", reads)
-	printNotes(w, tt, "trace.check", checks)
+	printNotes(w, tt, "trace.placeholder", reads, noteCount(r, reads))
+	printNotes(w, tt, "trace.check", checks, noteCount(r, checks))
 	if u := r.UnusedGraph; u != nil {
 		where := shortFrame(u.Caller)
 		if u.Caller == "" {
@@ -439,12 +439,26 @@ func shapeRules(tt tr, notes []estimate.TraceNote) string {
 }
 
 // printNotes says how many notes of one kind the trace left, naming the first.
-func printNotes(w io.Writer, tt tr, key string, notes []estimate.TraceNote) {
+func printNotes(w io.Writer, tt tr, key string, notes []estimate.TraceNote, n int) {
 	if len(notes) == 0 {
 		return
 	}
 	where := firstFrame(notes[0].Where)
-	fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt(counted(key, len(notes)), strconv.Itoa(len(notes)), notes[0].Op, where), textwrap.Width))
+	fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt(counted(key, n), strconv.Itoa(n), notes[0].Op, where), textwrap.Width))
+}
+
+// noteCount: how many notes of the kinds in notes the trace made (notes
+// has each site once: a note every step repeats is one of them).
+func noteCount(r *estimate.TraceResult, notes []estimate.TraceNote) int {
+	kinds := map[string]int{}
+	for _, n := range notes {
+		kinds[n.Kind]++
+	}
+	total := 0
+	for k, n := range kinds {
+		total += max(n, r.NoteCounts[k])
+	}
+	return total
 }
 
 // counted: the message key for n of a kind of note, key.one for one
@@ -653,7 +667,7 @@ var traceEN = map[string]string{
 	"trace.zeroinit":                  "DeepSpeed ZeRO-3 moved the whole model to the GPU before partitioning it, because the model was not built under deepspeed.zero.Init: every GPU holds all its weights at setup. Build it under zero.Init (with the Trainer: make TrainingArguments(deepspeed=...) before from_pretrained)",
 	"trace.int8outliers":              "LLM.int8 (load_in_8bit) keeps each input's outlier columns (above llm_int8_threshold) in fp16 beside the int8 matmul; how many depends on the activations' values, and none were assumed: the real run has a few columns of each input more",
 	"trace.lever.8bit-optimizer":      "bitsandbytes 8-bit",
-	"trace.lever.fused-optimizer":     "AdamW(fused=True)",
+	"trace.lever.fused-optimizer":     "optimizer fused=True",
 	"trace.lever.half-batch-accum":    "batch/2, accumulation x2",
 	"trace.lever.load-to-host":        "torch.load(map_location=\"cpu\")",
 	"trace.lever.checkpoint":          "gradient checkpointing",
@@ -726,7 +740,7 @@ var traceZH = map[string]string{
 	"trace.zeroinit":                  "DeepSpeed ZeRO-3 在切分模型之前把整个模型搬到了 GPU 上，因为模型不是在 deepspeed.zero.Init 下构建的：初始化时每块 GPU 都持有全部权重。请在 zero.Init 下构建模型（用 Trainer 时：先创建 TrainingArguments(deepspeed=...) 再调用 from_pretrained）",
 	"trace.int8outliers":              "LLM.int8（load_in_8bit）在 int8 矩阵乘之外以 fp16 保留每个输入的离群列（超过 llm_int8_threshold）；其数量取决于激活值，这里假定为零：实际运行时每个输入多出若干列",
 	"trace.lever.8bit-optimizer":      "bitsandbytes 8 位优化器",
-	"trace.lever.fused-optimizer":     "AdamW(fused=True)",
+	"trace.lever.fused-optimizer":     "优化器 fused=True",
 	"trace.lever.half-batch-accum":    "批大小减半、梯度累积加倍",
 	"trace.lever.load-to-host":        "torch.load(map_location=\"cpu\")（加载到内存）",
 	"trace.lever.checkpoint":          "梯度检查点",

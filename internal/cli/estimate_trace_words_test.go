@@ -53,9 +53,23 @@ func TestOneNoteIsSingular(t *testing.T) {
 	tt := traceCatalog.T(i18n.EN)
 	note := estimate.TraceNote{Kind: "placeholder", Op: "item", Where: []string{"train.py:9:main"}}
 	var one, two strings.Builder
-	printNotes(&one, tt, "trace.placeholder", []estimate.TraceNote{note})
-	printNotes(&two, tt, "trace.placeholder", []estimate.TraceNote{note, note})
+	printNotes(&one, tt, "trace.placeholder", []estimate.TraceNote{note}, 1)
+	printNotes(&two, tt, "trace.placeholder", []estimate.TraceNote{note, note}, 2)
 	if !strings.Contains(one.String(), "1 value was read") || !strings.Contains(two.String(), "2 values were read") {
 		t.Errorf("one: %q\ntwo: %q", one.String(), two.String())
+	}
+}
+
+// TestNoteCountPastTheSites: the notes of a kind are counted as the trace
+// counted them, not as the sites it said (each once, at most 20 a kind).
+func TestNoteCountPastTheSites(t *testing.T) {
+	shape := estimate.TraceNote{Kind: "datashape", Op: "nonzero"}
+	read := estimate.TraceNote{Kind: "placeholder", Op: "item"}
+	r := &estimate.TraceResult{NoteCounts: map[string]int{"datashape": 57}}
+	if n := noteCount(r, []estimate.TraceNote{shape, shape}); n != 57 {
+		t.Errorf("datashape: %d, want the trace's 57", n)
+	}
+	if n := noteCount(r, []estimate.TraceNote{read, read, read}); n != 3 {
+		t.Errorf("placeholder: %d, want its 3 sites", n)
 	}
 }

@@ -111,6 +111,20 @@ const (
 	ShapeSampled = "sampled"
 )
 
+// NoteCounts: the notes of each kind the trace made, its W events' or
+// the tracer's count at the end when larger (it says each site once, at
+// most 20 a kind).
+func (t *Trace) NoteCounts() map[string]int {
+	out := map[string]int{}
+	for _, w := range t.Warnings {
+		out[w.Kind]++
+	}
+	for k, n := range t.noteCounts {
+		out[k] = max(out[k], n)
+	}
+	return out
+}
+
 // ShapeRule: which rule sized a datashape note's op; a note that names
 // none was sized as the most it can be.
 func (n *TraceNote) ShapeRule() string {
@@ -168,6 +182,9 @@ type Trace struct {
 	Allocs []TraceAlloc
 	events []traceEv
 	phases []tracePhase // phase changes, at an event index
+	// noteCounts: the notes of a kind, where more than its W events
+	// (the tracer says each site once, and at most 20 a kind)
+	noteCounts map[string]int
 	// emptied: the program's torch.cuda.empty_cache() calls, at an event
 	// index (the replay gives the cached segments back there).
 	emptied  []int
@@ -281,7 +298,7 @@ func splitTabs(s string, out []string) []string {
 }
 
 // traceFields: the fields each event has at least.
-var traceFields = map[string]int{"U": 2, "K": 3, "S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3, "T": 2}
+var traceFields = map[string]int{"U": 2, "K": 3, "S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "N": 3, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3, "T": 2}
 
 func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool) error {
 	min, ok := traceFields[f[0]]
@@ -385,6 +402,15 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 		if n := len(t.emptied); n == 0 || t.emptied[n-1] != len(t.events) {
 			t.emptied = append(t.emptied, len(t.events))
 		}
+	case "N":
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n < 0 {
+			return fmt.Errorf("note count %q", f[2])
+		}
+		if t.noteCounts == nil {
+			t.noteCounts = map[string]int{}
+		}
+		t.noteCounts[f[1]] = n
 	case "W", "E":
 		sid, _ := strconv.Atoi(f[3])
 		note := TraceNote{Kind: f[1], Op: f[2], Where: t.Stacks[sid], Message: f[4]}

@@ -44,7 +44,7 @@ const (
 var traceWhatIfs = []traceWhatIf{
 	{eightBitLever, "bitsandbytes 8-bit (bnb.optim.AdamW8bit, SGD8bit; Trainer optim=adamw_bnb_8bit; diffusers --use_8bit_adam)",
 		hasFloat32States, same(eightBitStates)},
-	{fusedLever, "torch.optim.AdamW(fused=True) (torch 2.x, Adam and AdamW; Trainer optim=adamw_torch_fused)",
+	{fusedLever, "fused=True on the optimizer (torch.optim.AdamW and Adam, torch >= 2.0; SGD, torch >= 2.3; Trainer optim=adamw_torch_fused)",
 		hasKind("opttemp"), same(without("opttemp"))},
 	{halfBatchLever, "batch/2, gradient accumulation x2 (the same effective batch; what the batch makes halved in the replay: trace again with it to confirm)",
 		hasBatchToHalve, halfBatch},

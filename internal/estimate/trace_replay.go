@@ -22,7 +22,10 @@ type TraceResult struct {
 	// Sites: where the memory alive at the peak was allocated, largest first.
 	Sites    []TraceSite `json:"top_sites_at_peak"`
 	Warnings []TraceNote `json:"warnings,omitempty"`
-	End      *TraceNote  `json:"end"`
+	// NoteCounts: the notes of each kind (Warnings has each site once, at
+	// most 20 sites a kind).
+	NoteCounts map[string]int `json:"note_counts,omitempty"`
+	End        *TraceNote     `json:"end"`
 	// Distributed: the figures are one rank's (rank 0 of World).
 	Distributed *TraceDist `json:"distributed,omitempty"`
 	// peakAt: the event of the peak (-1: none)
@@ -431,7 +434,7 @@ func ReplayTrace(t *Trace, o TraceReplay) *TraceResult {
 	m, _, livePeak, peakAt := t.replay(cats, o, -1, nil)
 	r := t.result(cats, m)
 	tr := &TraceResult{Result: r, Device: t.Header["device"], Torch: t.Header["torch"], Events: len(t.events),
-		LiveBytesPeak: livePeak, Warnings: t.Warnings, End: t.End, Distributed: t.Dist}
+		LiveBytesPeak: livePeak, Warnings: t.Warnings, NoteCounts: t.NoteCounts(), End: t.End, Distributed: t.Dist}
 	tr.Steps = t.stepsDone()
 	tr.peakAt = peakAt
 	if peakAt >= 0 {

@@ -619,3 +619,20 @@ func TestProbeEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestNoteCounts: the tracer's N line counts a kind's notes past its W
+// lines (each site once); without one, the W lines are the count.
+func TestNoteCounts(t *testing.T) {
+	tr, err := ParseTrace(strings.NewReader("torchmem-trace\t1\tdevice=meta\ttorch=2.5.1\tsteps=1\n" +
+		"S\t1\ttrain.py:3:<module>\nW\tdatashape\tnonzero\t1\tall 8 mask elements taken as true\n" +
+		"W\tplaceholder\titem\t1\t0 was used\nN\tdatashape\t40\nE\tsteps\t\t1\tdone\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := tr.NoteCounts(); c["datashape"] != 40 || c["placeholder"] != 1 {
+		t.Errorf("counts %v, want datashape 40, placeholder 1", c)
+	}
+	if _, err := ParseTrace(strings.NewReader("torchmem-trace\t1\tdevice=meta\ttorch=2.5.1\tsteps=1\nN\tdatashape\tx\n")); err == nil {
+		t.Error("a note count that is no number was taken")
+	}
+}

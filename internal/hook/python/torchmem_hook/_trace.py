@@ -51,7 +51,12 @@ trace.go parses it):
                                   _trace_api.py numbers torch.cuda.Stream's)
   K key value                     the program set the allocator: memory_fraction
                                   (torch.cuda.set_per_process_memory_fraction)
-  W kind op sid message           a value read from a tensor without data
+  W kind op sid message [rule]    a note: a value read from a tensor without
+                                  data, a size assumed (rule: what sized it),
+                                  ...; each site of a kind once
+  N kind count                    at the end: the notes of a kind, when more
+                                  than its W lines (sites said once, at most
+                                  MAX_WARNINGS a kind)
   D key value                     distributed: world (size), backend (the
                                   one asked for), rank (asked for, when not
                                   0), launcher, wrapper (DDP, ...)
@@ -205,7 +210,8 @@ class _Tracer(object):
         self.moved = {}
         self.in_step = 0
         self.forced = None  # the category of what is made now (counted_as)
-        self.warnings = {}  # kind -> W events written
+        self.warnings = {}  # kind -> notes of it (W events written: warned's)
+        self.warned = {}  # kind -> the (op, stack id) sites of its W events
         self.failure = None
         self.ended = False
         self.allocated = 0
@@ -532,13 +538,22 @@ class _Tracer(object):
             self.emit(["P", phase, str(self.done + 1)])
 
     def warn(self, kind, op, msg, rule=None):
-        # bounded per kind: many values read from tensors without data
-        # do not crowd out a note said once (the kinds are the hook's own);
-        # rule: what sized a datashape note's op (_trace_masks' names)
-        n = self.warnings.get(kind, 0)
-        if n < MAX_WARNINGS:
-            self.warnings[kind] = n + 1
-            self.emit(["W", kind, _clean(op), str(self.stack_id()), _clean(msg)] + ([rule] if rule else []))
+        # each site of a kind once (a note every step repeats is one), at
+        # most MAX_WARNINGS sites a kind: many values read from tensors
+        # without data do not crowd out a note said once, nor the first
+        # sites of a kind its later ones; every call is counted (the N
+        # lines at the end). rule: what sized a datashape note's op
+        # (_trace_masks' names).
+        with self.lock:
+            self.warnings[kind] = self.warnings.get(kind, 0) + 1
+            sites = self.warned.setdefault(kind, set())
+            if len(sites) >= MAX_WARNINGS:
+                return
+            sid = self.stack_id()
+            if (op, sid) in sites:
+                return
+            sites.add((op, sid))
+            self.emit(["W", kind, _clean(op), str(sid), _clean(msg)] + ([rule] if rule else []))
 
     @contextlib.contextmanager
     def counted_as(self, cat):
@@ -570,6 +585,9 @@ class _Tracer(object):
         if self.ended:
             return
         _trace_saved.at_end(self)
+        for kind, n in sorted(self.warnings.items()):
+            if n > len(self.warned.get(kind, ())):
+                self.emit(["N", kind, str(n)])  # more than its W lines say
         self.emit(["E", reason, _clean(op), str(self.stack_id()), _clean(msg)])
         self.ended = True
         self.w.close()

@@ -335,14 +335,18 @@ SAMPLED_OPS = frozenset(["index_put_", "index_put", "_index_put_impl_"])
 OR_OPS = frozenset(["bitwise_or", "logical_or", "bitwise_or_", "logical_or_"])
 
 
-# Reads of a mask whose values are not known (a comparison of the model's
-# outputs: an assigner's foreground mask) count it as the most rule sizes
-# it, every element true: `if fg_mask.sum():` takes the branch whose
-# boolean index of the same mask was sized for all of it (Ultralytics'
-# box loss; a placeholder 0 skipped it, and its head's gradients), and
-# `assert (x >= 0).all()` holds. A health check's mask is as in a run that
-# trains: isnan's and isinf's none true (`if torch.isnan(loss).any():`
-# skips no step), isfinite's all true, a not of one the other. (Marked
+# A count of a mask whose values are not known (a comparison of the
+# model's outputs: an assigner's foreground mask) counts it as the most
+# rule sizes it, every element true: `if fg_mask.sum():` takes the branch
+# whose boolean index of the same mask was sized for all of it
+# (Ultralytics' box loss; a placeholder 0 skipped it, and its head's
+# gradients). any() and all() of such a mask stay unknown: they are
+# stopping tests as often (a generation loop's `isin(last, eos).any()`
+# would stop at its first token, the least memory, where a GPU run that
+# never meets the end token goes on). A health check's mask is as in a run
+# that trains, for all four reads: isnan's and isinf's none true (`if
+# torch.isnan(loss).any():` skips no step), isfinite's all true, a not of
+# one the other. (Marked
 # where the program calls them, _trace_api._checks: ATen makes them of
 # comparisons, which the dispatch mode sees instead.)
 NOT_OPS = frozenset(["bitwise_not", "logical_not"])
@@ -374,6 +378,8 @@ def _unknown_mask(name, overload, args, out):
         return None
     if shadow(src) is not None or _known(src) or _fresh(_empty, src) or out.numel() > _trace_values.MAX:
         return False  # its values, a router's share, a sampler's mask to be: after_op's
+    if truth is None and name in ("any", "all"):
+        return False
     if name in ("sum", "count_nonzero"):
         dims = _dim(args, 1, None)
         n = _reduced(src, dims) if truth is not False else 0

@@ -219,6 +219,9 @@ OPS = SELECTIONS | frozenset([
     # arithmetic
     "add", "sub", "rsub", "mul", "div", "floor_divide", "remainder", "fmod", "neg", "abs", "clamp", "clamp_min",
     "clamp_max", "minimum", "maximum", "sign",
+    # elementwise maths (torchvision's AnchorGenerator: sqrt of the aspect
+    # ratios, round of the base anchors)
+    "sqrt", "rsqrt", "round", "floor", "ceil", "trunc", "exp", "log", "log2", "pow", "reciprocal",
     # reductions, orders, counts
     "all", "any", "_is_all_true", "_is_any_true", "sum", "prod", "min", "max", "amin", "amax", "argmax", "argmin",
     "cumsum", "cumprod",

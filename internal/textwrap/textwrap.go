@@ -86,9 +86,15 @@ func segments(field string) []string {
 }
 
 // appendUnit adds seg, gluing it to the previous unit when a line must not
-// break between them (closing punctuation after, opening before).
+// break between them (closing punctuation after, opening before; a size's
+// unit after its number: "998.00 MiB" stays on one line).
 func appendUnit(out []unit, seg string, space bool) []unit {
 	n := len(out)
+	if n > 0 && space && isSizeUnit(seg) && endsWithDigit(out[n-1].text) {
+		out[n-1].text += " " + seg
+		out[n-1].cols += 1 + i18n.Width(seg)
+		return out
+	}
 	first, _ := utf8.DecodeRuneInString(seg)
 	if n > 0 && !space && (strings.ContainsRune(noLineStart, first) || endsWithOpening(out[n-1].text)) {
 		out[n-1].text += seg
@@ -104,6 +110,19 @@ const (
 	noLineStart = "，。、；：！？）」』】》〉”’…—,.;:!?)]}%"
 	noLineEnd   = "（「『【《〈“‘([{"
 )
+
+// sizeUnits: the units internal/units writes after a number, with the
+// punctuation that may follow one in prose.
+var sizeUnits = map[string]bool{"B": true, "KiB": true, "MiB": true, "GiB": true, "TiB": true,
+	"KB": true, "MB": true, "GB": true, "TB": true}
+
+func isSizeUnit(s string) bool {
+	return sizeUnits[strings.TrimRight(s, ",.;:)")]
+}
+
+func endsWithDigit(s string) bool {
+	return s != "" && s[len(s)-1] >= '0' && s[len(s)-1] <= '9'
+}
 
 func endsWithOpening(s string) bool {
 	r, _ := utf8.DecodeLastRuneInString(s)

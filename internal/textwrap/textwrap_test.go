@@ -117,3 +117,17 @@ func TestCutCJK(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapKeepsSizes: a size's unit is never put at the start of a line
+// apart from its number ("998.00\nMiB" read as two things).
+func TestWrapKeepsSizes(t *testing.T) {
+	got := Wrap("", "the training steps need 998.00 MiB, in nvidia-smi", 30)
+	want := "the training steps need\n998.00 MiB, in nvidia-smi"
+	if got != want {
+		t.Errorf("Wrap =\n%s\nwant\n%s", got, want)
+	}
+	// a unit word without a number before it breaks as any word
+	if got := Wrap("", "aaaa MiB", 5); got != "aaaa\nMiB" {
+		t.Errorf("Wrap = %q", got)
+	}
+}

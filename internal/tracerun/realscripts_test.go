@@ -164,16 +164,8 @@ func bothModes(t *testing.T, py, script string, args ...string) *estimate.Trace 
 func TestDetectorIdioms(t *testing.T) {
 	py := torchPython(t)
 	meta := bothModes(t, py, filepath.Join("testdata", "detector_idioms.py"))
-	var params, states int64
-	for _, a := range meta.Allocs {
-		switch a.Kind {
-		case "param":
-			params += a.Bytes
-		case "optstate":
-			states += a.Bytes
-		}
-	}
-	if states < 2*params {
+	params, _ := kindBytes(meta, "param", 0)
+	if states, _ := kindBytes(meta, "optstate", 0); states < 2*params {
 		t.Errorf("Adam states %d B for %d B of weights: want twice (the box loss ran)", states, params)
 	}
 	most := false

@@ -367,21 +367,15 @@ func TestMixtureOfExpertsRouting(t *testing.T) {
 	py := torchPython(t)
 	const tokens, hidden, experts, topK = 64, 32, 8, 2
 	tr := trace(t, py, "meta", filepath.Join("testdata", "moe.py"), "64", "32", "8", "2")
-	var params, states int64
 	gathers := 0
 	rows := fmt.Sprintf("1,%d,%d", tokens*topK/experts, hidden) // x[None, top_x]
 	for _, a := range tr.Allocs {
-		switch a.Kind {
-		case "param":
-			params += a.Bytes
-		case "optstate":
-			states += a.Bytes
-		}
 		if a.Op == "aten.index.Tensor" && a.Shape == rows && a.Step == 1 {
 			gathers++
 		}
 	}
-	if states != 2*params {
+	params, _ := kindBytes(tr, "param", 0)
+	if states, _ := kindBytes(tr, "optstate", 0); states != 2*params {
 		t.Errorf("AdamW states %d B for %d B of weights: want twice (every expert ran)", states, params)
 	}
 	if gathers != experts {
@@ -509,6 +503,26 @@ func TestDeviceParsesAsGPU(t *testing.T) {
 	}
 }
 
+// streamsTo traces testdata's script, which ends by itself with no
+// optimizer step, and gives the stream of each allocation in order.
+func streamsTo(t *testing.T, py, dev, script string) (*estimate.Trace, []int32) {
+	t.Helper()
+	var out strings.Builder
+	tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", script)},
+		Device: dev, Output: &out})
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", dev, err, out.String())
+	}
+	if tr.End == nil || tr.End.Kind != "exit" {
+		t.Fatalf("%s: end %+v, want the program's own exit\n%s", dev, tr.End, out.String())
+	}
+	var streams []int32
+	for _, a := range tr.Allocs {
+		streams = append(streams, a.Stream)
+	}
+	return tr, streams
+}
+
 // TestSideStreams: what a program allocates on a side stream is written
 // under the stream's number (torch.cuda.Stream()s numbered as torch's
 // pools hand them out: the first low-priority one 1, the first
@@ -517,19 +531,7 @@ func TestDeviceParsesAsGPU(t *testing.T) {
 func TestSideStreams(t *testing.T) {
 	py := torchPython(t)
 	for _, dev := range []string{"meta", "cpu"} {
-		var out strings.Builder
-		tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "side_stream.py")},
-			Device: dev, Output: &out})
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", dev, err, out.String())
-		}
-		if tr.End == nil || tr.End.Kind != "exit" {
-			t.Fatalf("%s: end %+v, want the program's own exit\n%s", dev, tr.End, out.String())
-		}
-		var streams []int32
-		for _, a := range tr.Allocs {
-			streams = append(streams, a.Stream)
-		}
+		tr, streams := streamsTo(t, py, dev, "side_stream.py")
 		if fmt.Sprint(streams) != "[1 33 1 0]" {
 			t.Errorf("%s: streams %v, want [1 33 1 0]", dev, streams)
 		}
@@ -547,19 +549,7 @@ func TestSideStreams(t *testing.T) {
 func TestStreamPerThread(t *testing.T) {
 	py := torchPython(t)
 	for _, dev := range []string{"meta", "cpu"} {
-		var out strings.Builder
-		tr, err := Run(context.Background(), Options{Argv: []string{py, filepath.Join("testdata", "stream_thread.py")},
-			Device: dev, Output: &out})
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", dev, err, out.String())
-		}
-		if tr.End == nil || tr.End.Kind != "exit" {
-			t.Fatalf("%s: end %+v, want the program's own exit\n%s", dev, tr.End, out.String())
-		}
-		var streams []int32
-		for _, a := range tr.Allocs {
-			streams = append(streams, a.Stream)
-		}
+		tr, streams := streamsTo(t, py, dev, "stream_thread.py")
 		if fmt.Sprint(streams) != "[0 1 1]" {
 			t.Errorf("%s: streams %v, want [0 1 1]", dev, streams)
 		}

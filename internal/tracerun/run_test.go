@@ -563,7 +563,8 @@ func TestStreamPerThread(t *testing.T) {
 // TestPrefetchThread: the batches a thread the program started moves to
 // the GPU (a CUDA prefetcher) are traced, as input data, whatever the
 // model's thread is in meanwhile; the trace reaches its steps with
-// DataLoader's pin-memory thread traced too (testdata/prefetch_thread.py).
+// DataLoader's pin-memory thread traced too, what it receives from the
+// workers on the host (testdata/prefetch_thread.py).
 func TestPrefetchThread(t *testing.T) {
 	py := torchPython(t)
 	for _, dev := range []string{"meta", "cpu"} {
@@ -572,6 +573,11 @@ func TestPrefetchThread(t *testing.T) {
 		for _, a := range tr.Allocs {
 			if a.Shape == "32,3,32,32" || a.Shape == "32" {
 				batches[a.Kind+" "+a.Shape]++
+			}
+			if strings.HasPrefix(a.Op, "aten.set_") {
+				// the pin-memory thread's batch from a worker, taken for
+				// GPU memory while the main thread was inside a .cuda()
+				t.Errorf("%s: a host batch recorded: %+v", dev, a)
 			}
 		}
 		// every batch the steps used, one or two ahead of them

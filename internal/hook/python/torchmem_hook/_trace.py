@@ -141,7 +141,23 @@ DEVICE, HOST, OWN = "device", "host", "own"
 _thread = threading.local()
 
 
+class _Counts(threading.local):
+    """What a call in progress says of the tensors it makes, each thread's
+    own (a DataLoader's pin-memory thread is not inside the main thread's
+    .cuda()): redirect > 0 inside a call that made tensors on the GPU,
+    hosting > 0 while weights are made host placeholders, quiet > 0 while
+    a copy is made that is recorded as a whole afterwards."""
+    redirect = hosting = quiet = 0
+
+
+def _count(name):
+    return property(lambda self: getattr(self.counts, name),
+                    lambda self, v: setattr(self.counts, name, v))
+
+
 class _Tracer(object):
+    redirect, hosting, quiet = _count("redirect"), _count("hosting"), _count("quiet")
+
     def __init__(self, torch, writer, device, steps):
         self.torch = torch
         self.w = writer
@@ -179,9 +195,7 @@ class _Tracer(object):
         self.names = weakref.WeakKeyDictionary()
         self.seen = weakref.WeakSet()
         self.rooted = weakref.WeakSet()  # modules whose parts were named from them (_name_modules)
-        self.redirect = 0  # > 0 inside a call that made tensors on the GPU
-        self.hosting = 0  # > 0 while weights are made host placeholders
-        self.quiet = 0  # > 0 while a copy is made that is recorded as a whole afterwards
+        self.counts = _Counts()  # redirect, hosting, quiet: each thread's
         self.not_meta = 0  # > 0 while FSDP asks whether a device tensor is on meta (not made yet)
         # meta mode, FSDP's CPU offload: > 0 while FSDP moves shards or their
         # gradients to the host, each copy a host placeholder whatever its

@@ -260,7 +260,7 @@ def after_op(func, args, out):
         return
     name, overload = op_name(func)
     if name in MASK_READS or name in NOT_OPS or (_all_true or _none_true) and name in KEEP_OPS:
-        r = _unknown_mask(name, overload, args, out)
+        r = _unknown_mask(name, args, out)
         if r is not False:
             return r
     if not (_density or _classes or _empty) and name not in ROUTE_OPS and name != "eq" and name not in MASK_ZEROS:
@@ -346,9 +346,8 @@ OR_OPS = frozenset(["bitwise_or", "logical_or", "bitwise_or_", "logical_or_"])
 # never meets the end token goes on). A health check's mask is as in a run
 # that trains, for all four reads: isnan's and isinf's none true (`if
 # torch.isnan(loss).any():` skips no step), isfinite's all true, a not of
-# one the other. (Marked
-# where the program calls them, _trace_api._checks: ATen makes them of
-# comparisons, which the dispatch mode sees instead.)
+# one the other. (Marked where the program calls them, _trace_api._checks:
+# ATen makes them of comparisons, which the dispatch mode sees instead.)
 NOT_OPS = frozenset(["bitwise_not", "logical_not"])
 MASK_READS = frozenset(["sum", "any", "all", "count_nonzero"])
 
@@ -359,7 +358,7 @@ def healthy(t, finite):
     _put(_all_true if finite else _none_true, t, _version(t))
 
 
-def _unknown_mask(name, overload, args, out):
+def _unknown_mask(name, args, out):
     """after_op for a not or view of a health check's mask, and a read of
     a mask of unknown values: (op, rule, words) for a count assumed, None
     when done, False when not such a mask (after_op goes on)."""

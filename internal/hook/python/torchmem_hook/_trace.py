@@ -1061,7 +1061,7 @@ def _install_modes(torch, T):
                     return spec
                 if spec is not None:
                     func, args, kwargs = Tensor.to, (args[0],) + spec[:2], {"non_blocking": spec[2]}
-                    if spec[0] == "cpu":  # a device tensor to the host: as its .to("cpu", dtype)
+                    if spec[0] == "cpu" and func in answers:  # a device tensor to the host: its .to("cpu", dtype)
                         r = _answer(answers[func], func, args, kwargs)
                         if r is not _trace_api.PASS:
                             return r
@@ -1324,7 +1324,7 @@ def _install_modes(torch, T):
 
 
 def _install_threads(modes):
-    """A thread the program starts is traced as the main one: a prefetch
+    """A thread the program starts is traced too: a prefetch
     thread's .cuda() of the next batch is GPU memory too. PyTorch's modes
     are each thread's own (torch.cuda's current stream too,
     _trace_api.current_stream), so the thread enters new ones of its own

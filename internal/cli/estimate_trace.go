@@ -374,13 +374,15 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 			fmt.Fprintln(w, textwrap.Wrap("", tt("trace.world"), textwrap.Width))
 		}
 	}
-	var reads, shapes, checks, rnns []estimate.TraceNote
+	var reads, shapes, counts, checks, rnns []estimate.TraceNote
 	for _, n := range r.Warnings {
 		switch n.Kind {
 		case "cudnnrnn":
 			rnns = append(rnns, n)
 		case "datashape":
 			shapes = append(shapes, n)
+		case "maskcount":
+			counts = append(counts, n)
 		case "check":
 			checks = append(checks, n)
 		case "zeroinit", "int8outliers":
@@ -399,6 +401,7 @@ func printTraceNotes(w io.Writer, tt tr, r *estimate.TraceResult) {
 	if n := len(rnns); n > 0 {
 		fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt("trace.cudnnrnn", rnns[0].Op, firstFrame(rnns[0].Where), strconv.Itoa(n)), textwrap.Width))
 	}
+	printNotes(w, tt, "trace.maskcount", counts, noteCount(r, counts))
 	printNotes(w, tt, "trace.placeholder", reads, noteCount(r, reads))
 	printNotes(w, tt, "trace.check", checks, noteCount(r, checks))
 	if u := r.UnusedGraph; u != nil {
@@ -657,6 +660,8 @@ var traceEN = map[string]string{
 	"trace.datashape.minlength":       "bincount's values below its minlength (a confusion matrix's n*target+prediction), its output that long",
 	"trace.datashape.sampled":         "a sampler's masks (1 put at the sampled indices) as many true elements as indices put, at most",
 	"trace.datashape.and":             "; ",
+	"trace.maskcount":                 "%[1]s counts of masks without data were taken as all their elements (first: %[2]s at %[3]s): a branch on one takes the path of a mask with true elements, the one that needs the most",
+	"trace.maskcount.one":             "%[1]s count of a mask without data was taken as all its elements (%[2]s at %[3]s): a branch on it takes the path of a mask with true elements, the one that needs the most",
 	"trace.placeholder":               "%[1]s values were read from tensors without data (first: %[2]s at %[3]s): 0 was used; control flow that depends on them is not traced",
 	"trace.placeholder.one":           "%[1]s value was read from a tensor without data (%[2]s at %[3]s): 0 was used; control flow that depends on it is not traced",
 	"trace.check":                     "%[1]s checks of the program's own numbers compared tensors without data (first: %[2]s at %[3]s): taken to pass, as on a healthy GPU run",
@@ -730,6 +735,8 @@ var traceZH = map[string]string{
 	"trace.datashape.minlength":       "bincount 的值小于其 minlength（混淆矩阵的 n*target+prediction），输出即为该长度",
 	"trace.datashape.sampled":         "采样器的掩码（在采样索引处置 1）的真值个数最多为放入的索引数",
 	"trace.datashape.and":             "；",
+	"trace.maskcount":                 "%[1]s 次对无数据掩码的计数按全部元素为真处理（首个：%[3]s 处的 %[2]s）：依赖它的分支走掩码有真元素的路径，即需要显存最多的路径",
+	"trace.maskcount.one":             "%[1]s 次对无数据掩码的计数按全部元素为真处理（%[3]s 处的 %[2]s）：依赖它的分支走掩码有真元素的路径，即需要显存最多的路径",
 	"trace.placeholder":               "从无数据的张量读取了 %[1]s 个值（首个：%[3]s 处的 %[2]s）：以 0 代替；依赖这些值的控制流未被追踪",
 	"trace.placeholder.one":           "从无数据的张量读取了 %[1]s 个值（%[3]s 处的 %[2]s）：以 0 代替；依赖该值的控制流未被追踪",
 	"trace.check":                     "程序对自身数值的 %[1]s 次检查比较了无数据的张量（首个：%[3]s 处的 %[2]s）：按检查通过处理，如同正常的 GPU 运行",

@@ -73,3 +73,20 @@ func TestNoteCountPastTheSites(t *testing.T) {
 		t.Errorf("placeholder: %d, want its 3 sites", n)
 	}
 }
+
+// TestMaskCountNote: a count of a mask without data is said as a count
+// taken as all its elements, not as a size assumed nor a value read as 0.
+func TestMaskCountNote(t *testing.T) {
+	tt := traceCatalog.T(i18n.EN)
+	r := &estimate.TraceResult{
+		Warnings:   []estimate.TraceNote{{Kind: "maskcount", Op: "sum", Where: []string{"utils.py:133:train_one_epoch"}}},
+		NoteCounts: map[string]int{"maskcount": 4},
+	}
+	var b strings.Builder
+	printTraceNotes(&b, tt, r)
+	got := b.String()
+	if !strings.Contains(got, "4 counts of masks without data") || strings.Contains(got, "sizes that depend") ||
+		strings.Contains(got, "0 was used") {
+		t.Errorf("notes:\n%s", got)
+	}
+}

@@ -170,7 +170,7 @@ func TestDetectorIdioms(t *testing.T) {
 	}
 	most := false
 	for _, w := range meta.Warnings {
-		if w.Kind == "datashape" && w.Op == "sum" && w.ShapeRule() == estimate.ShapeMost {
+		if w.Kind == "maskcount" && w.Op == "sum" {
 			most = true
 		}
 		if w.Kind == "placeholder" && w.Op == "_local_scalar_dense" {
@@ -178,7 +178,7 @@ func TestDetectorIdioms(t *testing.T) {
 		}
 	}
 	if !most {
-		t.Errorf("warnings %+v: want the mask's sum counted by the most rule", meta.Warnings)
+		t.Errorf("warnings %+v: want the mask's sum counted all true (a maskcount note)", meta.Warnings)
 	}
 }
 

@@ -1227,7 +1227,7 @@ def _install_modes(torch, T):
                 try:
                     counted = _trace_masks.after_op(func, args, out)  # routing marks: a mistake there is not the op's
                     if counted is not None:
-                        T.warn(_trace_masks.KIND, counted[0], counted[2], counted[1])
+                        T.warn(_trace_masks.kind_of(counted[1]), counted[0], counted[2], counted[1])
                     _trace_values.after_op(func, _trace_masks.op_name(func)[0], args, kwargs or {}, out)
                 except Exception:
                     _debug()

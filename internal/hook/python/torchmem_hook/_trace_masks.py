@@ -39,6 +39,15 @@ KIND = "datashape"  # the trace's W line for an assumed size
 # The rule that sized it, the W line's last field (estimate.Shape*, one
 # name each: the report counts the notes by rule).
 ROUTER, KNOWN, MOST, MINLENGTH, SAMPLED = "router", "known", "most", "minlength", "sampled"
+# A count of a mask of unknown values taken as all of it (_unknown_mask):
+# not a size, so a note of its own kind (an accuracy's `(pred == y).sum()`
+# is one; "a size was assumed" would say more than happened).
+COUNTED, COUNT_KIND = "counted", "maskcount"
+
+
+def kind_of(rule):
+    """The W line's kind for a note of rule."""
+    return COUNT_KIND if rule == COUNTED else KIND
 
 _density = {}  # id(tensor) -> (weak ref, fraction of its elements that are true)
 _classes = {}  # id(tensor) -> (weak ref, n): routing indices over n choices, each as often
@@ -386,7 +395,7 @@ def _unknown_mask(name, args, out):
     else:  # any, all: an empty all is true
         _trace_values.keep(out, [truth is not False or (name == "all" and src.numel() == 0)] * out.numel())
     if truth is None:
-        return name, MOST, "a mask of %d elements counted as all true: the most it can be" % src.numel()
+        return name, COUNTED, "a mask of %d elements counted as all true: the most it can be" % src.numel()
     return None
 
 

@@ -20,6 +20,8 @@
 #                      predicts grows reserved (pytorch/pytorch#123548)
 #   side-streams       side_stream.py: tensors on side streams; each stream's
 #                      freed blocks are its own (100 MiB reserved, not 50)
+#   stream-thread      stream_thread.py: a thread's torch.cuda.stream(s) is its own
+#                      (40 MiB reserved, not 20)
 #   fsdp2-streams      bench/trace/fsdp_llama_plain.py 2 under torchrun 1: FSDP2's
 #                      all-gather and reduce-scatter buffers on its own streams
 # About 2 minutes of GPU time on an H200; each run is bounded by timeout.
@@ -74,5 +76,6 @@ one ddp-torchrun -m torch.distributed.run --standalone --nproc_per_node 1 "$TD/d
 ALLOC_CONF=expandable_segments:True one gpt2-expandable "$TD/gpt2.py" 6 512 8 8000 8 256 foreach amp-bf16
 ALLOC_CONF=max_split_size_mb:128,expandable_segments:True one gpt2-split-expand "$TD/gpt2.py" 6 512 8 8000 8 256 foreach amp-bf16
 one side-streams "$TD/side_stream.py"
+one stream-thread "$TD/stream_thread.py"
 one fsdp2-streams -m torch.distributed.run --standalone --nproc_per_node 1 bench/trace/fsdp_llama_plain.py 2 "$TD" 4 1024 16 2816 32000 4 512 amp
 "$PY" bench/device/trace_real_compare.py "$D" | tee "$OUT/trace-real.txt"

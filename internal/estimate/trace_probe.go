@@ -73,15 +73,7 @@ func traceProbe(t *Trace, r *TraceResult, o TraceReplay, budget int64, c *Alloca
 		return nil
 	}
 	o.peaksFrom = end
-	cats := t.categories()
-	m, _, _, _ := t.replay(cats, o, -1, nil)
-	after := t.result(cats, m)
-	if after.OOM {
-		o.Limit = 0 // past the failure: what the steps need
-		m, _, _, _ = t.replay(cats, o, -1, nil)
-		after = t.result(cats, m)
-		after.OOM = true
-	}
+	after := replayResized(t, t.categories(), o)
 	if after.ProcessBytes >= r.ProcessBytes {
 		return nil
 	}

@@ -136,18 +136,16 @@ class _Writer(object):
 # too, nothing allocated, until to_empty() makes it on the device).
 DEVICE, HOST, OWN = "device", "host", "own"
 
-# Each thread's own: side is True in a thread the program started
-# (_install_threads), whose allocations are not the model's.
-_thread = threading.local()
-
-
 class _Counts(threading.local):
     """What a call in progress says of the tensors it makes, each thread's
     own (a DataLoader's pin-memory thread is not inside the main thread's
     .cuda()): redirect > 0 inside a call that made tensors on the GPU,
     hosting > 0 while weights are made host placeholders, quiet > 0 while
-    a copy is made that is recorded as a whole afterwards."""
+    a copy is made that is recorded as a whole afterwards; side: a thread
+    the program started (_install_threads), whose allocations are not the
+    model's."""
     redirect = hosting = quiet = 0
+    side = False
 
 
 def _count(name):
@@ -270,7 +268,7 @@ class _Tracer(object):
     def category(self):
         if self.forced:
             return self.forced
-        if getattr(_thread, "side", False):
+        if self.counts.side:
             # a thread the program started (a prefetcher): what it moves
             # to the GPU is input data, whatever the model's thread is in
             return "data" if self.redirect else "other"
@@ -330,7 +328,7 @@ class _Tracer(object):
             self.emit(["T", str(stream)])
         self.emit(["A", str(aid), str(nbytes), cat or self.category(), self.phase,
                    str(self.done + 1), str(self.stack_id()),
-                   _clean(self.modules[-1] if self.modules and not getattr(_thread, "side", False) else ""),
+                   _clean(self.modules[-1] if self.modules and not self.counts.side else ""),
                    _clean(op), dtype, shape])
 
     def release(self, e):
@@ -1320,10 +1318,10 @@ def _install_modes(torch, T):
     T.modes = (Redirect(), Record())
     T.modes[0].__enter__()
     T.modes[1].__enter__()
-    _install_threads(lambda: (Redirect(), Record()))
+    _install_threads(T, lambda: (Redirect(), Record()))
 
 
-def _install_threads(modes):
+def _install_threads(T, modes):
     """A thread the program starts is traced too: a prefetch
     thread's .cuda() of the next batch is GPU memory too. PyTorch's modes
     are each thread's own (torch.cuda's current stream too,
@@ -1335,7 +1333,7 @@ def _install_threads(modes):
         run = self.run
 
         def traced_run(*ra, **rk):
-            _thread.side = True
+            T.counts.side = True
             entered = []
             try:
                 for m in modes():

@@ -100,10 +100,16 @@ def _launcher_module(cmd):
 # number (T events).
 STREAMS_PER_POOL = 32
 _stream_next = [0, 0]  # the next stream of each pool (low, high priority)
+
+
 # The current stream is CUDA's per thread (a prefetch thread's
 # `with torch.cuda.stream(s)` leaves the main thread's allocations on its
 # own): each thread's, None for the default one.
-_local = threading.local()
+class _Current(threading.local):
+    stream = None
+
+
+_local = _Current()
 
 
 class _Stream(object):
@@ -162,7 +168,7 @@ _default = _Stream(_id=0)
 
 
 def current_stream(*a, **k):
-    return getattr(_local, "stream", None) or _default
+    return _local.stream or _default
 
 
 def set_stream(stream):
@@ -185,7 +191,7 @@ class _StreamContext(object):
         self.prev = None
 
     def __enter__(self):
-        self.prev = getattr(_local, "stream", None)
+        self.prev = _local.stream
         if self.stream is not None:
             set_stream(self.stream)
         return self.stream

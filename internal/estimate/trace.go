@@ -196,6 +196,10 @@ type Trace struct {
 	// returned from its forward (O events), by the outermost such module
 	// (the last one said).
 	returned map[int32]string
+	// gradElems: the parameter elements a sparse gradient's allocation
+	// stands for (G events: its values the parameter's, its indices
+	// none), where its bytes say how many rows the batch touched.
+	gradElems map[int32]int64
 	// lastUse: the event after which a block's forward used an
 	// allocation last (L events).
 	lastUse map[int32]int
@@ -298,7 +302,7 @@ func splitTabs(s string, out []string) []string {
 }
 
 // traceFields: the fields each event has at least.
-var traceFields = map[string]int{"U": 2, "K": 3, "S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "N": 3, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3, "T": 2}
+var traceFields = map[string]int{"U": 2, "K": 3, "S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "N": 3, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3, "T": 2, "G": 3}
 
 func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool) error {
 	min, ok := traceFields[f[0]]
@@ -357,6 +361,19 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 			return fmt.Errorf("phase step %q", f[2])
 		}
 		t.phases = append(t.phases, tracePhase{at: len(t.events), phase: f[1], step: step})
+	case "G":
+		i, err := lookup(f[1], index)
+		if err != nil {
+			return err
+		}
+		n, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("gradient elements %q", f[2])
+		}
+		if t.gradElems == nil {
+			t.gradElems = map[int32]int64{}
+		}
+		t.gradElems[i] = n
 	case "O":
 		i, err := lookup(f[1], index)
 		if err != nil {

@@ -502,10 +502,15 @@ func (t *Trace) trainableCount() int64 {
 		}
 	}
 	var n int64
-	for _, a := range t.Allocs {
-		if a.Kind == "grad" && a.Step == first {
-			n += a.Bytes / dtypeBytes(a.DType)
+	for i, a := range t.Allocs {
+		if a.Kind != "grad" || a.Step != first {
+			continue
 		}
+		if e, ok := t.gradElems[int32(i)]; ok { // a sparse gradient's part
+			n += e
+			continue
+		}
+		n += a.Bytes / dtypeBytes(a.DType)
 	}
 	return n
 }

@@ -375,6 +375,30 @@ func TestTraceTrainableParams(t *testing.T) {
 	}
 }
 
+// A sparse gradient (nn.Embedding(sparse=True)) holds the rows a batch
+// touched: its G events say the parameter's elements for its values and
+// none for its indices, so a 1M-element table with 1000 rows touched is a
+// million trainable parameters, not the 32000 elements its values hold.
+func TestTraceSparseGradientParams(t *testing.T) {
+	sparse := strings.Replace(smallTrace, "P\toptimizer\t1\n",
+		"A\t6\t4000000\tdata\tsetup\t1\t1\t\taten._to_copy.default\tfloat32\t31250,32\nC\t6\tparam\n"+
+			"A\t7\t128000\tbwd\tbackward\t1\t1\t\taten.index_select.default\tfloat32\t1000,32\nC\t7\tgrad\n"+
+			"A\t8\t8000\tdata\tsetup\t1\t1\t\taten._to_copy.default\tint64\t1000\nC\t8\tgrad\n"+
+			"G\t7\t1000000\nG\t8\t0\nP\toptimizer\t1\n", 1)
+	tr, err := ParseTrace(strings.NewReader(sparse))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := ReplayTrace(tr, TraceReplay{ComputeCapability: 80}); r.TrainableParams != 1000+1000000 || r.Params != 1000+1000000 {
+		t.Errorf("trainable %d of %d params, want %d of %d", r.TrainableParams, r.Params, 1001000, 1001000)
+	}
+	for _, bad := range []string{"G\t99\t5\n", "G\t7\t-1\n", "G\t7\tx\n"} {
+		if _, err := ParseTrace(strings.NewReader(strings.Replace(sparse, "G\t8\t0\n", bad, 1))); err == nil {
+			t.Errorf("%q: parsed, want an error", bad)
+		}
+	}
+}
+
 // TestTraceQuantizedAndPaged: a bitsandbytes 4-bit weight ("param4",
 // uint8 storage) counts two parameters a byte; paged optimizer states (M
 // events) are in the process's figure and the breakdown, beside the CUDA

@@ -46,6 +46,10 @@ trace.go parses it):
   U id                            autograd saved the storage for a backward
                                   no backward ran: its graph went unused
                                   (_trace_saved.py)
+  G id elements                   the storage is part of a sparse gradient
+                                  for a parameter of that many elements
+                                  (its values: the parameter's; its indices:
+                                  0), which its bytes do not say
   T stream                        the allocations from here on are made on
                                   this CUDA stream (0: the default one;
                                   _trace_api.py numbers torch.cuda.Stream's)
@@ -73,7 +77,7 @@ import weakref
 
 from torchmem_hook import _trace_api, _trace_masks, _trace_sdpa, _trace_torch2, _trace_values
 from torchmem_hook import _common, _trace_amp, _trace_blocks, _trace_bnb, _trace_compat, _trace_deepspeed, _trace_dist, _trace_safetensors
-from torchmem_hook import _trace_legacy, _trace_saved
+from torchmem_hook import _trace_legacy, _trace_saved, _trace_sparse
 
 _clean = _common.one_line
 _debug = _common.debug
@@ -215,6 +219,8 @@ class _Tracer(object):
         self.own_meta = 0  # > 0 while the program makes tensors on meta itself (meta mode, OWN)
         self.wrappers = set()  # the distributed wrappers said (D wrapper)
         self.final_ids = set()  # allocations classified final (classify)
+        self.sparse_ids = set()  # parts of sparse gradients said (G events)
+        self.sparse_grads = {}  # id -> weak ref: the sparse gradients said
         self.fake_ptrs = {}  # meta mode: storage key -> the data address it answers
         # meta mode, torch < 2.2: id of a real host Parameter -> weak
         # references to it and to the new one Module._apply moved it to
@@ -291,25 +297,35 @@ class _Tracer(object):
         return "other"
 
     def on_output(self, t, op, cat=None, host=False, own=False):
+        if _trace_sparse.is_sparse(t):
+            # its indices and values, each held by it (_trace_sparse.py)
+            for part, x in enumerate(_trace_sparse.parts(t)):
+                self._on_output(x, op, cat, host, own, (t, part))
+            return
+        self._on_output(t, op, cat, host, own, None)
+
+    def _on_output(self, t, op, cat, host, own, holder):
         key = _skey(t)
         e = self.live.get(key)
         if e is None:
             nbytes = _storage(t).nbytes()
             if nbytes == 0:
+                if holder is not None:  # a sparse tensor's part emptied (zero_)
+                    self.unhold(_hold_id(holder))
                 return  # the CUDA allocator hands out nothing for it
             if host or own:
                 # A meta tensor standing for a host (CPU) tensor: a weight
                 # or a loaded checkpoint tensor; or one the program made on
                 # meta itself. No allocation on the GPU.
                 self.live[key] = [0, nbytes, 0, OWN if own else HOST, None]
-                self.hold(t, key)
+                self.hold(t, key, holder)
                 return
             e = [-1, 0, 0, DEVICE, None]
             self.live[key] = e
             self.allocate(e, nbytes, cat, op, str(t.dtype).replace("torch.", ""),
                           ",".join(str(int(x)) for x in t.shape))
             self.blocks.made_now(e[0], key)
-        self.hold(t, key)
+        self.hold(t, key, holder)
 
     def allocate(self, e, nbytes, cat, op, dtype, shape):
         """Record live entry e's storage as an allocation of nbytes.
@@ -389,8 +405,12 @@ class _Tracer(object):
             else:
                 self.hosting -= 1
 
-    def hold(self, t, key):
-        tid = id(t)
+    def hold(self, t, key, holder=None):
+        """t holds storage key, or holder (a sparse tensor, which part) does."""
+        if holder is not None:
+            t, tid = holder[0], _hold_id(holder)
+        else:
+            tid = id(t)
         h = self.held.get(tid)
         if h is not None:
             if h[1] == key:
@@ -502,6 +522,22 @@ class _Tracer(object):
             for x in inner:
                 self.classify(x, cat, final)
             return
+        if _trace_sparse.is_sparse(t):  # a sparse gradient: its indices and values
+            for part, x in enumerate(_trace_sparse.parts(t)):
+                aid = self._classify(x, cat, final, (t, part))
+                if cat == "grad" and aid is not None and aid not in self.sparse_ids:
+                    # the parameter's elements once a gradient: parts an
+                    # accumulation (add_) gave it later stand for none more
+                    r = self.sparse_grads.get(id(t))
+                    first = part == 1 and (r is None or r() is not t)
+                    if first:  # (by id: a WeakSet compares tensors with ==)
+                        self.sparse_grads[id(t)] = weakref.ref(t)
+                    self.sparse_ids.add(aid)
+                    self.emit(["G", str(aid), str(t.numel() if first else 0)])
+            return
+        self._classify(t, cat, final, None)
+
+    def _classify(self, t, cat, final, holder):
         try:
             e = self.live.get(_skey(t))
         except Exception:
@@ -516,10 +552,12 @@ class _Tracer(object):
                 return
             if final and e[0] >= 0:
                 self.final_ids.add(e[0])
-            self.hold(t, _skey(t))
+            self.hold(t, _skey(t), holder)
             e[4] = cat
             if e[0] >= 0:
                 self.emit(["C", str(e[0]), cat])
+                return e[0]
+        return None
 
     def classify_module(self, m, recurse):
         for p in m.parameters(recurse=recurse):
@@ -644,7 +682,14 @@ def _storage(t):
 
 
 def _skey(t):
+    if _trace_sparse.is_sparse(t):  # a sparse tensor stands for its values
+        t = _trace_sparse.parts(t)[1]
     return _storage(t)._cdata
+
+
+def _hold_id(holder):
+    """The id a part of a sparse tensor is held under (Tracer.hold)."""
+    return (id(holder[0]), holder[1])
 
 
 def _flat(x, out):
@@ -1001,6 +1046,8 @@ def _install_modes(torch, T):
     transparent = _trace_api.transparent(torch)  # run with the mode on inside
     # what the GPU refuses that meta takes (a source of another dtype)
     same_dtype = _trace_api.same_dtype_sources(torch) if dev == "meta" else None
+    sparse = _trace_sparse.Sparse(torch, T) if dev == "meta" else None  # sparse COO tensors' rules
+    sparse_makers = _trace_sparse.constructors(torch) if dev == "meta" else {}
     packet = getattr(torch._ops, "OpOverloadPacket", None)
     below_autograd = None
     if dev == "meta" and torch.__version__.split(".")[0] in ("0", "1"):  # 2.x falls through AutogradMeta
@@ -1015,6 +1062,10 @@ def _install_modes(torch, T):
                     return r
             if func in passthrough:
                 return args[0]
+            if func in sparse_makers:
+                r = _trace_sparse.construct(sparse, sparse_makers[func], args, kwargs)
+                if r is not NotImplemented:
+                    return r
             if func is Tensor.backward:
                 return _trace_compat.backward(torch, self, args, kwargs)
             if _trace_compat.is_autograd_entry(torch, func):
@@ -1197,7 +1248,9 @@ def _install_modes(torch, T):
                 try:
                     if same_dtype is not None:
                         _trace_api.check_source_dtype(same_dtype, func, args)
-                    out = func(*args, **(kwargs or {}))
+                    out = sparse.call(func, args, kwargs or {}, ws) if sparse is not None else NotImplemented
+                    if out is NotImplemented:
+                        out = func(*args, **(kwargs or {}))
                     if sdpa is not None:  # meta mode on torch >= 2.0
                         out = _trace_torch2.outputs(torch, str(func), args, out)
                 except (NotImplementedError, RuntimeError) as err:
@@ -1282,6 +1335,13 @@ def _install_modes(torch, T):
         return base.__get__(self)
 
     def _set(self, v):
+        if T.device == "meta" and isinstance(v, Tensor) and self.is_meta and not v.is_meta and \
+                v.device.type == "cpu" and T.where(self) in (HOST, None):
+            # a weight made a host placeholder at construction, given a
+            # real host tensor (DLRM: emb.weight.data = torch.tensor(W)):
+            # meta refuses a CPU tensor's storage, and the placeholder
+            # stands for that host tensor as it did for the first
+            v = _to_host_meta(torch, T, v)
         base.__set__(self, v)
         try:
             T.adopt(self)

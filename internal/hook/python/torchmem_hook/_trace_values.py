@@ -149,7 +149,7 @@ def _keep_domain(t, d, written=False):
 
 
 # Views, copies and selections: their outputs hold values of their inputs.
-SELECTIONS = frozenset(["view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "squeeze",
+SELECTIONS = frozenset(["view", "_unsafe_view", "_reshape_alias", "reshape", "expand", "permute", "transpose", "t", "squeeze",
                         "unsqueeze", "select", "slice", "narrow", "unbind", "split", "split_with_sizes", "chunk",
                         "alias", "detach", "clone", "contiguous", "_to_copy", "flatten", "repeat", "roll", "flip",
                         "index_select", "gather", "index", "masked_select", "cat", "stack", "repeat_interleave",

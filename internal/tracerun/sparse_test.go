@@ -1,0 +1,113 @@
+package tracerun
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/torchmem/torchmem/internal/estimate"
+)
+
+// Sparse embedding gradients (nn.Embedding/EmbeddingBag(sparse=True):
+// DLRM, recommenders). Before _trace_sparse.py the meta trace stopped at
+// the first optimizer step (add_ of a sparse gradient into a weight has no
+// meta kernel) and counted the gradient's values as temporaries.
+// testdata/sparse_embedding.py: an EmbeddingBag (512 lookups a step into
+// 5000 x 32) and an Embedding (64 lookups), 200 and 50 distinct rows when
+// the indices come from the host ("known"), drawn on the device otherwise.
+
+const (
+	sparseBagValues = 512 * 32 * 4 // the bag's gradient values, one row a lookup
+	sparseEmbValues = 64 * 32 * 4
+)
+
+// checkSparse: each optimizer's path traces its two steps on meta; the
+// gradients are gradients and count the tables' elements once as trainable;
+// Adagrad and SparseAdam coalesce to the distinct rows where the indices'
+// values are known and to every lookup, said, where not; accumulation
+// concatenates. agreeGrads: whether the cpu trace's gradients must be the
+// same sizes (torch 2.x; torch 1.13's zero_grad keeps emptied sparse
+// gradients, which the CPU kernel regrows in place where the tracer does
+// not see it, the CUDA kernel the trace follows into new storages).
+func checkSparse(t *testing.T, py string, agreeGrads bool) {
+	script := filepath.Join("testdata", "sparse_embedding.py")
+	for _, opt := range []string{"sgd", "sgdm", "adagrad", "sparseadam", "accumulate"} {
+		for _, where := range []string{"known", "device"} {
+			t.Run(opt+" "+where, func(t *testing.T) {
+				meta := trace(t, py, "meta", script, opt, where)
+				r := estimate.ReplayTrace(meta, estimate.TraceReplay{})
+				if r.Steps != 2 || r.TrainableParams != r.Params {
+					t.Errorf("%d steps, trainable %d of %d params: want 2 steps, all trainable once", r.Steps, r.TrainableParams, r.Params)
+				}
+				grads := allocSizes(meta, "grad", "")
+				for _, want := range []int64{sparseBagValues, sparseEmbValues} {
+					if !slices.Contains(grads, want) {
+						t.Errorf("gradients %v: want the sparse values of %d B", grads, want)
+					}
+				}
+				checkCoalesce(t, meta, opt, where)
+				if opt == "accumulate" && !slices.Contains(allocSizes(meta, "grad", "aten.add_.Tensor"), 2*sparseBagValues) {
+					t.Errorf("gradients %v: want the two backwards' values concatenated (%d B)", grads, 2*sparseBagValues)
+				}
+				if agreeGrads && where == "known" && (opt == "sgd" || opt == "sgdm" || opt == "accumulate") {
+					real := trace(t, py, "cpu", script, opt, where)
+					if g := allocSizes(real, "grad", ""); !slices.Equal(grads, g) {
+						t.Errorf("gradient sizes differ:\nmeta %v\ncpu  %v", grads, g)
+					}
+				}
+			})
+		}
+	}
+}
+
+// checkCoalesce: the coalesced values Adagrad and SparseAdam make, rows
+// by rule, and the note where they were not known.
+func checkCoalesce(t *testing.T, meta *estimate.Trace, opt, where string) {
+	t.Helper()
+	if opt != "adagrad" && opt != "sparseadam" {
+		return
+	}
+	shapes := map[string]bool{}
+	for _, a := range meta.Allocs {
+		if a.Op == "aten._coalesce.default" && a.DType == "float32" {
+			shapes[a.Shape] = true
+		}
+	}
+	noted := false
+	for _, w := range meta.Warnings {
+		noted = noted || (w.Kind == "datashape" && w.Op == "aten._coalesce.default" && w.ShapeRule() == estimate.ShapeMost)
+	}
+	want, wantNote := []string{"200,32", "50,32"}, false
+	if where == "device" {
+		want, wantNote = []string{"512,32", "64,32"}, true
+	}
+	for _, s := range want {
+		if !shapes[s] {
+			t.Errorf("coalesced values %v: want %s", shapes, s)
+		}
+	}
+	if noted != wantNote {
+		t.Errorf("a 'taken as distinct' note: %v, want %v (notes %+v)", noted, wantNote, meta.Warnings)
+	}
+}
+
+// allocSizes: the sorted sizes of the allocations of kind (op: made by
+// that op only, "" any).
+func allocSizes(tr *estimate.Trace, kind, op string) []int64 {
+	var out []int64
+	for _, a := range tr.Allocs {
+		if a.Kind == kind && (op == "" || a.Op == op) {
+			out = append(out, a.Bytes)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestSparseGradients(t *testing.T) {
+	checkSparse(t, torchPython(t), false)
+}
+
+func TestTorch2SparseGradients(t *testing.T) {
+	checkSparse(t, torch2Python(t), true)
+}

@@ -24,6 +24,9 @@
 #                      (40 MiB reserved, not 20)
 #   fsdp2-streams      bench/trace/fsdp_llama_plain.py 2 under torchrun 1: FSDP2's
 #                      all-gather and reduce-scatter buffers on its own streams
+#   sparse-accumulate  sparse_embedding.py: EmbeddingBag/Embedding(sparse=True),
+#   sparse-adagrad     two backwards a step (concatenated sparse gradients),
+#                      and Adagrad's coalesce (its scratch, the distinct rows)
 # About 2 minutes of GPU time on an H200; each run is bounded by timeout.
 #   run(command="bash bench/device/trace_real.sh", carry=["torchmem"], timeout_s=420)
 # Locally on any CUDA host: OUT=/tmp/tr bash bench/device/trace_real.sh
@@ -77,5 +80,7 @@ ALLOC_CONF=expandable_segments:True one gpt2-expandable "$TD/gpt2.py" 6 512 8 80
 ALLOC_CONF=max_split_size_mb:128,expandable_segments:True one gpt2-split-expand "$TD/gpt2.py" 6 512 8 8000 8 256 foreach amp-bf16
 one side-streams "$TD/side_stream.py"
 one stream-thread "$TD/stream_thread.py"
+one sparse-accumulate "$TD/sparse_embedding.py" accumulate known big
+one sparse-adagrad "$TD/sparse_embedding.py" adagrad known big
 one fsdp2-streams -m torch.distributed.run --standalone --nproc_per_node 1 bench/trace/fsdp_llama_plain.py 2 "$TD" 4 1024 16 2816 32000 4 512 amp
 "$PY" bench/device/trace_real_compare.py "$D" | tee "$OUT/trace-real.txt"

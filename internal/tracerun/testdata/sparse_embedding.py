@@ -12,6 +12,9 @@ few steps with the optimizer argv[1] names:
 
 argv[2]: "known" takes the indices from the host (their values known,
 with repeats: 200 distinct of 512), "device" draws them on the device.
+argv[3] "big" (optional): tables of 200,000 x 128, 2,048 x 32 lookups
+(50,000 distinct), where the sparse tensors outweigh cuBLAS's workspace
+(bench/device/trace_real.sh's rows).
 """
 import sys
 
@@ -20,7 +23,9 @@ import torch.nn as nn
 
 opt_name, where = sys.argv[1], sys.argv[2]
 dev = "cuda" if torch.cuda.is_available() else "cpu"
-V, D, B, L = 5000, 32, 64, 8
+V, D, B, L, ROWS, IDS = 5000, 32, 64, 8, 200, 50
+if sys.argv[3:] == ["big"]:
+    V, D, B, L, ROWS, IDS = 200000, 128, 2048, 32, 50000, 1000
 
 
 class Rec(nn.Module):
@@ -51,8 +56,8 @@ else:
 
 def batch():
     if where == "known":
-        idx = (torch.arange(B * L) * 7 % 200).to(dev)
-        ids = (torch.arange(B) * 3 % 50).to(dev)
+        idx = (torch.arange(B * L) * 7 % ROWS).to(dev)
+        ids = (torch.arange(B) * 3 % IDS).to(dev)
     else:
         idx = torch.randint(0, V, (B * L,), device=dev)
         ids = torch.randint(0, V, (B,), device=dev)

@@ -1,8 +1,11 @@
 package tracerun
 
 import (
+	"context"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/torchmem/torchmem/internal/estimate"
@@ -110,4 +113,58 @@ func TestSparseGradients(t *testing.T) {
 
 func TestTorch2SparseGradients(t *testing.T) {
 	checkSparse(t, torch2Python(t), true)
+}
+
+// TestSparseOps: what each op on a sparse gradient gives on meta
+// (testdata/sparse_ops.py prints nnz, the values' shape, dtype and the
+// coalesced flag) is what it gives on real tensors, but for sparse +
+// sparse: CUDA concatenates (nnz 200 of 100 and 100), the CPU merges.
+// Before, clone gave nnz 0 on meta, add_ left it at 100, and add_ into a
+// dense tensor, mul, coalesce and sparse_mask raised.
+func TestSparseOps(t *testing.T) {
+	for name, py := range map[string]func(*testing.T) string{"1.13": torchPython, "2.x": torch2Python} {
+		t.Run(name, func(t *testing.T) {
+			p := py(t)
+			script := filepath.Join("testdata", "sparse_ops.py")
+			real, err := exec.Command(p, script).Output()
+			if err != nil {
+				t.Fatalf("%s %s: %v", p, script, err)
+			}
+			var out strings.Builder
+			if _, err := Run(context.Background(), Options{Argv: []string{p, script}, Device: "meta", Output: &out}); err != nil {
+				t.Fatalf("meta: %v\n%s", err, out.String())
+			}
+			want := strings.Split(strings.TrimSpace(string(real)), "\n")
+			for i, l := range want {
+				for _, concat := range []string{"sub ", "add_ ", "add_ detach "} {
+					if strings.HasPrefix(l, concat+"sparse 100 (100,") {
+						want[i] = strings.Replace(l, "100 (100,", "200 (200,", 1)
+					}
+				}
+				if strings.HasPrefix(l, "values (100, 16) (1, 100)") {
+					want[i] = "values (200, 16) (1, 200)"
+				}
+			}
+			got := printed(out.String(), want)
+			if !slices.Equal(got, want) {
+				t.Errorf("meta printed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// printed: the lines of out that begin as a line of want does (the
+// program's own output among the tracer's report).
+func printed(out string, want []string) []string {
+	heads := map[string]bool{}
+	for _, l := range want {
+		heads[strings.Fields(l)[0]] = true
+	}
+	var got []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && heads[f[0]] && !strings.HasPrefix(l, " ") {
+			got = append(got, strings.TrimSpace(l))
+		}
+	}
+	return got
 }

@@ -231,9 +231,11 @@ class Sparse(object):
             if inplace:
                 return t
             i, v = self._copies(t, dtype)
+            coalesced = t.is_coalesced()
         elif n1 == 0:
             # mul_out_sparse_scalar: other's indices and values copied in
             i, v = self._copies(other, dtype)
+            coalesced = other.is_coalesced()
         else:
             # add_out_sparse_cuda concatenates indices and values (no
             # merge: the result is not coalesced), other's values scaled
@@ -245,12 +247,14 @@ class Sparse(object):
                 self.temp(ov.shape, common, ov.device, keep, op)
             i = self._empty((ti.shape[0], n1 + n2), ti)
             v = self._empty((n1 + n2,) + tuple(tv.shape[1:]), tv, dtype)
-            if n1 + n2 > t.numel():  # "prevent unbounded growth of nnz"
+            coalesced = n1 + n2 > t.numel()  # "prevent unbounded growth of nnz"
+            if coalesced:
                 i, v = self._coalesced(t, i, v, keep, op)
         if inplace:
             _set_parts(t, i, v)
+            t._coalesced_(coalesced)
             return t
-        return self.make(i, v, t.shape, False)
+        return self.make(i, v, t.shape, coalesced)
 
     def scale(self, func, args, kwargs, keep):
         """mul/div of a sparse tensor by a number (or a 0-d tensor), neg:

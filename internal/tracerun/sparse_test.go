@@ -24,7 +24,8 @@ const (
 	sparseEmbValues = 64 * 32 * 4
 )
 
-// checkSparse: each optimizer's path traces its two steps on meta; the
+// checkSparse: each optimizer's path (and clip_grad_norm_ of sparse
+// gradients, which stopped the trace at its norm) traces its two steps on meta; the
 // gradients are gradients and count the tables' elements once as trainable;
 // Adagrad and SparseAdam coalesce to the distinct rows where the indices'
 // values are known and to every lookup, said, where not; accumulation
@@ -34,7 +35,7 @@ const (
 // not see it, the CUDA kernel the trace follows into new storages).
 func checkSparse(t *testing.T, py string, agreeGrads bool) {
 	script := filepath.Join("testdata", "sparse_embedding.py")
-	for _, opt := range []string{"sgd", "sgdm", "adagrad", "sparseadam", "accumulate"} {
+	for _, opt := range []string{"sgd", "sgdm", "adagrad", "sparseadam", "accumulate", "clip"} {
 		for _, where := range []string{"known", "device"} {
 			t.Run(opt+" "+where, func(t *testing.T) {
 				meta := trace(t, py, "meta", script, opt, where)
@@ -167,4 +168,64 @@ func printed(out string, want []string) []string {
 		}
 	}
 	return got
+}
+
+// TestCTCLoss: F.ctc_loss (wav2vec2's CTC head) has no meta kernel in any
+// torch; the trace of a Wav2Vec2ForCTC fine-tuning stopped in its first
+// forward. Now testdata/ctc.py traces its steps on meta as CUDA runs it:
+// log_alpha (batch, frames, 2 x the longest target + 1), the longest
+// target from lengths the host gave (17) or, drawn on the device, the
+// padded targets' width (20) with a note; the backward's log_beta beside
+// it, and on the large path (300 frames) its blanks' sums. The cpu trace
+// makes the same log_alpha.
+func TestCTCLoss(t *testing.T) {
+	for name, py := range map[string]func(*testing.T) string{"1.13": torchPython, "2.x": torch2Python} {
+		t.Run(name, func(t *testing.T) {
+			p := py(t)
+			script := filepath.Join("testdata", "ctc.py")
+			for _, c := range []struct {
+				args          []string
+				alpha, blanks string
+				noted         bool
+			}{
+				{[]string{"known"}, "4,50,35", "", false},
+				{[]string{"device"}, "4,50,41", "", true},
+				{[]string{"known", "large"}, "4,300,35", "4,300,18", false},
+			} {
+				meta := trace(t, p, "meta", append([]string{script}, c.args...)...)
+				got := map[string]bool{}
+				for _, a := range meta.Allocs {
+					if strings.HasPrefix(a.Op, "aten._ctc_loss") {
+						got[strings.TrimPrefix(a.Op, "aten.")+" "+a.Shape] = true
+					}
+				}
+				want := []string{"_ctc_loss", "_ctc_loss_backward"}
+				for _, op := range want {
+					if !got[op+".Tensor "+c.alpha] && !got[op+".default "+c.alpha] {
+						t.Errorf("%v: %s made %v, want a %s of %s", c.args, op, got, map[bool]string{true: "log_alpha", false: "log_beta"}[op == "_ctc_loss"], c.alpha)
+					}
+				}
+				if c.blanks != "" && !got["_ctc_loss_backward.Tensor "+c.blanks] && !got["_ctc_loss_backward.default "+c.blanks] {
+					t.Errorf("%v: backward made %v, want the large path's %s", c.args, got, c.blanks)
+				}
+				noted := false
+				for _, w := range meta.Warnings {
+					noted = noted || (w.Op == "_ctc_loss" && w.ShapeRule() == estimate.ShapeMost)
+				}
+				if noted != c.noted {
+					t.Errorf("%v: a note of the lengths assumed: %v, want %v", c.args, noted, c.noted)
+				}
+				if c.args[0] == "known" && len(c.args) == 1 {
+					real := trace(t, p, "cpu", append([]string{script}, c.args...)...)
+					found := false
+					for _, a := range real.Allocs {
+						found = found || (strings.HasPrefix(a.Op, "aten._ctc_loss.") && a.Shape == c.alpha)
+					}
+					if !found {
+						t.Errorf("cpu: no log_alpha of %s", c.alpha)
+					}
+				}
+			}
+		})
+	}
 }

@@ -9,6 +9,7 @@ few steps with the optimizer argv[1] names:
   sparseadam  SparseAdam for the tables, Adam for the MLP
   accumulate  SGD, two backwards a step: the second adds into the first's
               sparse gradients
+  clip        SGD after clip_grad_norm_ (the sparse gradients' norms)
 
 argv[2]: "known" takes the indices from the host (their values known,
 with repeats: 200 distinct of 512), "device" draws them on the device.
@@ -42,7 +43,7 @@ class Rec(nn.Module):
 torch.manual_seed(0)
 m = Rec().to(dev)
 tables = [m.bag.weight, m.emb.weight]
-if opt_name in ("sgd", "accumulate"):
+if opt_name in ("sgd", "accumulate", "clip"):
     opts = [torch.optim.SGD(m.parameters(), lr=0.1)]
 elif opt_name == "sgdm":
     opts = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)]
@@ -72,6 +73,8 @@ for step in range(3):
         idx, off, ids, y = batch()
         loss = nn.functional.mse_loss(m(idx, off, ids), y)
         loss.backward()
+    if opt_name == "clip":
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
     for o in opts:
         o.step()
 print("grad is sparse:", m.bag.weight.grad is not None and m.bag.weight.grad.is_sparse)

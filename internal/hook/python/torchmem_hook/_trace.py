@@ -727,11 +727,14 @@ def _answer(h, func, args, kwargs):
 
 
 def _sdpa_workspace(torch, T, sdpa, func, args):
-    """Record the scratch a fused attention backward allocates (meta mode)."""
-    if sdpa is None:
+    """Record the scratch a fused attention backward (torch >= 2.0) or CTC's
+    backward allocates (meta mode)."""
+    if T.device != "meta":
         return []
     try:
-        ws = _trace_sdpa.workspace(torch, str(func), args)
+        op = str(func)
+        ws = _trace_sdpa.workspace(torch, op, args) if sdpa is not None else []
+        ws = ws or _trace_api.ctc_workspace(torch, op, args)
         for t in ws:
             T.on_output(t, str(func))
         return ws

@@ -998,7 +998,61 @@ def _roi_pool_backward(torch, grad, rois, argmax, scale, ph, pw, batch, channels
     return torch.empty((batch, channels, h, w), dtype=grad.dtype, device=grad.device)
 
 
+# CTC loss (wav2vec2/HuBERT fine-tuning, speech models' CTC heads): no
+# meta kernel in any torch. CUDA's (LossCTC.cu) forward returns the
+# per-sample loss and log_alpha, (batch, input length, 2 x the longest
+# target + 1) in log_probs' dtype, which autograd keeps for the backward;
+# the backward returns the gradient, log_probs' shape made contiguous,
+# and takes log_beta, log_alpha's twin, for the call (ctc_workspace).
+def ctc_target_length(target_lengths, targets):
+    """The longest target: of the lengths given as numbers, or as a tensor
+    whose values are known; else the most the targets allow (None then as
+    the second value: nothing known, the caller notes it)."""
+    if isinstance(target_lengths, (list, tuple)):
+        return max([int(x) for x in target_lengths] or [0]), True
+    s = _trace_values.shadow(target_lengths)
+    if s is not None:
+        return (int(s.max()) if s.numel() else 0), True
+    return int(targets.shape[1] if targets.dim() == 2 else targets.numel()), False
+
+
+def _ctc_loss(torch, log_probs, targets, input_lengths, target_lengths, *a, **k):
+    t, b = log_probs.shape[0], (log_probs.shape[1] if log_probs.dim() == 3 else 1)
+    s = ctc_target_length(target_lengths, targets)[0]
+    return (torch.empty((b,), dtype=log_probs.dtype, device=log_probs.device),
+            torch.empty((b, t, 2 * s + 1), dtype=log_probs.dtype, device=log_probs.device))
+
+
+def _ctc_loss_backward(torch, grad, log_probs, *a, **k):
+    return torch.empty(tuple(log_probs.shape), dtype=log_probs.dtype, device=log_probs.device)
+
+
+# LossCTC.cu's choice of its backward's "large" path (more scratch).
+def _ctc_is_large(t, b, labels):
+    return (2 * t + (24 * b) // 10 + (2 * labels) // 10) > 450
+
+
+def ctc_workspace(torch, op, args):
+    """The scratch CUDA's CTC backward takes for its call: log_beta (as
+    log_alpha); on its large path also log_alpha + log_beta over the
+    blanks' rows, (batch, input length, longest target + 1), and their
+    logsumexp, (batch, input length, 1)."""
+    if not op.startswith("aten._ctc_loss_backward") or len(args) < 7:
+        return []
+    log_probs, log_alpha = args[1], args[6]
+    like = dict(dtype=log_alpha.dtype, device=log_alpha.device)
+    ws = [torch.empty(tuple(log_alpha.shape), **like)]
+    b, t, width = (int(x) for x in log_alpha.shape)
+    if _ctc_is_large(int(log_probs.shape[0]), b, int(log_probs.shape[-1])):
+        ws += [torch.empty((b, t, width // 2 + 1), **like), torch.empty((b, t, 1), **like)]
+    return ws
+
+
 META_FALLBACKS = {
+    "aten._ctc_loss.default": _ctc_loss,
+    "aten._ctc_loss.Tensor": _ctc_loss,
+    "aten._ctc_loss_backward.default": _ctc_loss_backward,
+    "aten._ctc_loss_backward.Tensor": _ctc_loss_backward,
     "torchvision.roi_align.default": _roi_align,
     "torchvision._roi_align_backward.default": _roi_align_backward,
     "torchvision.roi_pool.default": _roi_pool,

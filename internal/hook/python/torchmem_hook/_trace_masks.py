@@ -476,6 +476,12 @@ def data_shaped(torch, name, args):
         return (name.split(".")[1],) + note(args[0])
     if name == "torchvision.nms.default":
         return "nms", MOST, "all %d boxes taken as kept: the most it can be" % args[0].shape[0]
+    if name == "aten._ctc_loss.Tensor" and len(args) > 3:
+        from torchmem_hook import _trace_api  # (it imports this module)
+        n, known = _trace_api.ctc_target_length(args[3], args[1])
+        if not known:
+            return "_ctc_loss", MOST, "target lengths not known: the longest taken as %d, the most the targets allow" % n
+        return None
     if name == "aten.bincount.default":
         n = classes(args[0])
         if n is not None:

@@ -144,6 +144,7 @@ class Sparse(object):
             "aten._nnz.default": self.nnz,
             "aten.detach.default": self.alias, "aten.alias.default": self.alias,
             "aten.norm.Scalar": self.norm, "aten.norm.ScalarOpt_dim": self.norm,
+            "aten.linalg_vector_norm.default": self.norm,
         }
 
     # -- entry points -------------------------------------------------------
@@ -389,9 +390,13 @@ class Sparse(object):
 
     def norm(self, func, args, kwargs, keep):
         """norm_sparse: the norm of the coalesced values (a coalesce's
-        scratch and copy, freed at once)."""
+        scratch and copy, freed at once), over all of the tensor
+        (clip_grad_norm_ of sparse gradients: torch.norm in 1.13,
+        linalg.vector_norm in 2.x)."""
         t = args[0]
-        if not is_sparse(t) or (len(args) > 2 and args[2]):
+        dim = args[2] if len(args) > 2 else kwargs.get("dim")
+        keepdim = args[3] if len(args) > 3 else kwargs.get("keepdim", False)
+        if not is_sparse(t) or keepdim or (dim and sorted(d % t.dim() for d in dim) != list(range(t.dim()))):
             return NotImplemented  # over some dimensions: the meta kernel says
         i, v = parts(t)
         if not t.is_coalesced() and int(v.shape[0]) >= 2:

@@ -501,6 +501,7 @@ func printTraceFit(w io.Writer, t, tt tr, r *estimate.TraceResult, f *estimate.F
 		fmt.Fprintln(w, textwrap.Wrap("", tt("trace.fit.partial", strconv.Itoa(r.Steps)), textwrap.Width))
 	}
 	printTraceProbe(w, tt, f)
+	printStatesNotMade(w, tt, r, f)
 	printTraceLevers(w, t, tt, f)
 	printRetracesNotOffered(w, tt, r, f)
 	printTracePlan(w, t, tt, f)
@@ -524,6 +525,22 @@ func printTraceProbe(w io.Writer, tt tr, f *estimate.Fit) {
 	}
 	fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt(key, units.Bytes(p.ProcessBytes), units.Bytes(p.PeakAllocatedBytes),
 		units.Bytes(max(p.HeadroomBytes, -p.HeadroomBytes))), textwrap.Width))
+}
+
+// printStatesNotMade: the optimizer states the traced steps did not make
+// (parameters with no gradient yet: LayerDrop, a branch not taken), and
+// the peak once they are; whether the job then fits where it fits now.
+func printStatesNotMade(w io.Writer, tt tr, r *estimate.TraceResult, f *estimate.Fit) {
+	p := r.StatesNotMade
+	if p == nil {
+		return
+	}
+	key := "trace.statesnotmade"
+	if f.Fits && f.HeadroomBytes < p.Bytes {
+		key = "trace.statesnotmade.over"
+	}
+	fmt.Fprintln(w, "\n"+textwrap.Wrap("", tt(key, paramCount(p.Params), units.Bytes(p.Bytes),
+		units.Bytes(p.PeakAllocatedBytes)), textwrap.Width))
 }
 
 // printTraceLevers: the levers, most saved first, with the blocks the
@@ -648,6 +665,8 @@ var traceEN = map[string]string{
 	"trace.world":                     "the program asked for more GPUs than it was given: under --trace, torch.cuda.device_count() answers --world-size (1 unless given) where no launcher says; trace again with --world-size set to the GPUs the job runs on",
 	"trace.fit.refused":               "does not fit: the program read the GPU's free memory (--gpu's) and stopped at %[1]s because the job does not fit in it; trace with a larger --gpu to see what the job needs",
 	"trace.fit.nothing":               "nothing was allocated on the GPU before the trace stopped: whether the job fits is not known; fix what stopped it and trace again",
+	"trace.statesnotmade":             "%[1]s trainable parameters got no gradient in the traced steps (LayerDrop skips whole layers; a branch the data did not take), so the optimizer made no states for them: %[2]s more once they train, peak allocated %[3]s then (a parameter the program never uses never gets them)",
+	"trace.statesnotmade.over":        "%[1]s trainable parameters got no gradient in the traced steps (LayerDrop skips whole layers; a branch the data did not take), so the optimizer made no states for them: %[2]s more once they train, peak allocated %[3]s then, which does not fit (a parameter the program never uses never gets them)",
 	"trace.probe":                     "the peak is in a probe before the first optimizer step, which empty_cache() ended (AutoBatch's profiling is one): the training steps after it need %[1]s in nvidia-smi (%[2]s allocated)",
 	"trace.probe.fits":                "the peak is in a probe before the first optimizer step, which empty_cache() ended (AutoBatch's profiling is one): the training steps after it need %[1]s in nvidia-smi (%[2]s allocated) and fit, %[3]s to spare. A program that catches CUDA out of memory in its probe, as AutoBatch does, runs; one that does not stops there",
 	"trace.probe.over":                "the peak is in a probe before the first optimizer step, which empty_cache() ended (AutoBatch's profiling is one): the training steps after it need %[1]s in nvidia-smi (%[2]s allocated) and do not fit either, %[3]s over",
@@ -723,6 +742,8 @@ var traceZH = map[string]string{
 	"trace.world":                     "程序要求的 GPU 比它得到的多：在 --trace 下，没有启动器说明时 torch.cuda.device_count() 返回 --world-size（未给出时为 1）；请把 --world-size 设为作业所用的 GPU 数后重新追踪",
 	"trace.fit.refused":               "放不下：程序读取了 GPU 的可用显存（--gpu 所指定的），因作业放不下而在 %[1]s 处停止；请用更大的 --gpu 重新追踪，以查看作业所需",
 	"trace.fit.nothing":               "追踪停止前没有在 GPU 上分配任何内存：无法判断任务能否放下；请修复导致停止的问题后重新追踪",
+	"trace.statesnotmade":             "%[1]s 个可训练参数在追踪的几步中没有得到梯度（LayerDrop 会整层跳过；数据没走到的分支），优化器尚未为它们创建状态：它们开始训练后还需 %[2]s，届时已分配峰值为 %[3]s（程序从不使用的参数永远不会有状态）",
+	"trace.statesnotmade.over":        "%[1]s 个可训练参数在追踪的几步中没有得到梯度（LayerDrop 会整层跳过；数据没走到的分支），优化器尚未为它们创建状态：它们开始训练后还需 %[2]s，届时已分配峰值为 %[3]s，放不下（程序从不使用的参数永远不会有状态）",
 	"trace.probe":                     "峰值出现在第一个优化器步之前、以 empty_cache() 结束的一段探测中（AutoBatch 的测算即是）：其后的训练步需要 nvidia-smi 显示 %[1]s（已分配 %[2]s）",
 	"trace.probe.fits":                "峰值出现在第一个优化器步之前、以 empty_cache() 结束的一段探测中（AutoBatch 的测算即是）：其后的训练步需要 nvidia-smi 显示 %[1]s（已分配 %[2]s），放得下，剩余 %[3]s。探测中捕获 CUDA 显存不足的程序（AutoBatch 就会）能继续运行；不捕获的程序会在那里停止",
 	"trace.probe.over":                "峰值出现在第一个优化器步之前、以 empty_cache() 结束的一段探测中（AutoBatch 的测算即是）：其后的训练步需要 nvidia-smi 显示 %[1]s（已分配 %[2]s），同样放不下，超出 %[3]s",

@@ -196,6 +196,9 @@ type Trace struct {
 	// returned from its forward (O events), by the outermost such module
 	// (the last one said).
 	returned map[int32]string
+	// Pending: optimizer states the steps did not make (a Q event), nil
+	// when none.
+	Pending *StatesNotMade
 	// gradElems: the parameter elements a sparse gradient's allocation
 	// stands for (G events: its values the parameter's, its indices
 	// none), where its bytes say how many rows the batch touched.
@@ -302,7 +305,7 @@ func splitTabs(s string, out []string) []string {
 }
 
 // traceFields: the fields each event has at least.
-var traceFields = map[string]int{"U": 2, "K": 3, "S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "N": 3, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3, "T": 2, "G": 3}
+var traceFields = map[string]int{"U": 2, "K": 3, "S": 2, "A": 11, "F": 2, "C": 3, "P": 3, "W": 5, "N": 3, "E": 5, "D": 3, "R": 1, "M": 3, "O": 3, "L": 3, "I": 3, "T": 2, "G": 3, "Q": 3}
 
 func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool) error {
 	min, ok := traceFields[f[0]]
@@ -361,6 +364,13 @@ func (t *Trace) parseLine(f []string, index map[int64]int32, live map[int32]bool
 			return fmt.Errorf("phase step %q", f[2])
 		}
 		t.phases = append(t.phases, tracePhase{at: len(t.events), phase: f[1], step: step})
+	case "Q":
+		b, err1 := strconv.ParseInt(f[1], 10, 64)
+		n, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil || b < 0 || b > maxTraceBytes || n < 0 {
+			return fmt.Errorf("states not made %q %q", f[1], f[2])
+		}
+		t.Pending = &StatesNotMade{Bytes: b, Params: n}
 	case "G":
 		i, err := lookup(f[1], index)
 		if err != nil {

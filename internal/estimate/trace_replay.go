@@ -30,6 +30,10 @@ type TraceResult struct {
 	Distributed *TraceDist `json:"distributed,omitempty"`
 	// peakAt: the event of the peak (-1: none)
 	peakAt int
+	// StatesNotMade: trainable parameters that got no gradient in the
+	// traced steps, and the optimizer states a longer run would make for
+	// them (not in the peak: a parameter never used never gets them).
+	StatesNotMade *StatesNotMade `json:"states_not_made,omitempty"`
 	// UnusedGraph: at the peak, minTraceLeverSaving or more was saved by
 	// autograd for a backward that never came (unused_graph in the
 	// breakdown), the largest of it made at Site.
@@ -442,7 +446,24 @@ func ReplayTrace(t *Trace, o TraceReplay) *TraceResult {
 		tr.Sites = t.sites(held, cats)
 	}
 	tr.UnusedGraph = unusedGraph(r, tr.Sites)
+	if t.Pending != nil {
+		p := *t.Pending
+		p.PeakAllocatedBytes = r.PeakAllocatedBytes + p.Bytes
+		tr.StatesNotMade = &p
+	}
 	return tr
+}
+
+// StatesNotMade: an optimizer makes a parameter's states at its first
+// gradient, and some trainable parameters got none in the traced steps
+// (wav2vec2's LayerDrop skips whole layers at random; a branch the data
+// did not take). Their states, sized as the others' per byte of weight,
+// come when they first train, and stay; PeakAllocatedBytes is the peak a
+// later step reaches with them made.
+type StatesNotMade struct {
+	Bytes              int64 `json:"bytes"`
+	Params             int64 `json:"params"`
+	PeakAllocatedBytes int64 `json:"peak_allocated_bytes_with_them"`
 }
 
 // stepsDone: the optimizer steps the trace covers (the step number of its
@@ -493,7 +514,8 @@ func (t *Trace) hostParams() int64 {
 // trainableCount is the elements of the gradients the first step with any
 // made: one per trainable parameter (a tied weight has one, accumulation
 // adds into it, zero_grad without set_to_none keeps it), as the built-in
-// and PEFT's print_trainable_parameters() count; 0 without a backward.
+// and PEFT's print_trainable_parameters() count, and those no traced step
+// gave a gradient (the Q event's); 0 without a backward.
 func (t *Trace) trainableCount() int64 {
 	first := -1
 	for _, a := range t.Allocs {
@@ -511,6 +533,9 @@ func (t *Trace) trainableCount() int64 {
 			continue
 		}
 		n += a.Bytes / dtypeBytes(a.DType)
+	}
+	if t.Pending != nil { // trainable, with no gradient in any traced step
+		n += t.Pending.Params
 	}
 	return n
 }

@@ -399,6 +399,38 @@ func TestTraceSparseGradientParams(t *testing.T) {
 	}
 }
 
+// A Q event: trainable parameters no traced step gave a gradient (a layer
+// LayerDrop skipped), and the optimizer states a later step makes for
+// them: reported with the peak they make, counted as trainable, and the
+// peak itself left as the steps made it.
+func TestTraceStatesNotMade(t *testing.T) {
+	plain, err := ParseTrace(strings.NewReader(smallTrace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := strings.Replace(smallTrace, "E\tsteps", "Q\t8000\t1000\nE\tsteps", 1)
+	if q == smallTrace {
+		t.Fatal("smallTrace has no E steps line")
+	}
+	tr, err := ParseTrace(strings.NewReader(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, r := ReplayTrace(plain, TraceReplay{ComputeCapability: 80}), ReplayTrace(tr, TraceReplay{ComputeCapability: 80})
+	p := r.StatesNotMade
+	if base.StatesNotMade != nil || p == nil || p.Bytes != 8000 || p.Params != 1000 ||
+		p.PeakAllocatedBytes != r.PeakAllocatedBytes+8000 || r.PeakAllocatedBytes != base.PeakAllocatedBytes ||
+		r.TrainableParams != base.TrainableParams+1000 {
+		t.Errorf("states not made %+v, peak %d (without %d), trainable %d (without %d)", p, r.PeakAllocatedBytes,
+			base.PeakAllocatedBytes, r.TrainableParams, base.TrainableParams)
+	}
+	for _, bad := range []string{"Q\t-1\t5\n", "Q\tx\t5\n", "Q\t5\n"} {
+		if _, err := ParseTrace(strings.NewReader(strings.Replace(q, "Q\t8000\t1000\n", bad, 1))); err == nil {
+			t.Errorf("%q: parsed, want an error", bad)
+		}
+	}
+}
+
 // TestTraceQuantizedAndPaged: a bitsandbytes 4-bit weight ("param4",
 // uint8 storage) counts two parameters a byte; paged optimizer states (M
 // events) are in the process's figure and the breakdown, beside the CUDA

@@ -229,3 +229,22 @@ func TestCTCLoss(t *testing.T) {
 		})
 	}
 }
+
+// TestStatesNotMade: a layer no traced step used (LayerDrop's, here the
+// third of testdata/layerdrop.py, skipped in the first three steps) has
+// no gradient, and Adam no states for it: the trace says what they come
+// to once it trains (exp_avg and exp_avg_sq of its 65,792 weights), in
+// both modes. The wav2vec2 blog's fine-tuning lost 21.3M parameters'
+// states so over its two traced steps.
+func TestStatesNotMade(t *testing.T) {
+	py := torchPython(t)
+	script := filepath.Join("testdata", "layerdrop.py")
+	for _, mode := range []string{"meta", "cpu"} {
+		tr := trace(t, py, mode, script)
+		r := estimate.ReplayTrace(tr, estimate.TraceReplay{})
+		const params = 256*256 + 256
+		if p := r.StatesNotMade; p == nil || p.Params != params || p.Bytes != 2*4*params {
+			t.Errorf("%s: states not made %+v, want %d parameters' Adam states (%d B)", mode, p, params, 2*4*params)
+		}
+	}
+}

@@ -46,6 +46,10 @@ trace.go parses it):
   U id                            autograd saved the storage for a backward
                                   no backward ran: its graph went unused
                                   (_trace_saved.py)
+  Q bytes params                  at the end of the steps: optimizer states
+                                  a longer run makes, for trainable
+                                  parameters (that many elements) that got
+                                  no gradient in the traced steps
   G id elements                   the storage is part of a sparse gradient
                                   for a parameter of that many elements
                                   (its values: the parameter's; its indices:
@@ -2107,6 +2111,12 @@ def _install_phases(torch, T):
         T.done += counted
         T.set_phase("after_step")
         if counted and T.done >= T.steps:
+            try:
+                pending = _pending_states(torch, T, opt)
+                if pending is not None:
+                    T.emit(["Q", str(pending[0]), str(pending[1])])
+            except Exception:
+                _debug()
             T.end("steps", "", "%d optimizer steps traced" % T.done)
 
     reg_pre = getattr(om, "register_optimizer_step_pre_hook", None)
@@ -2162,6 +2172,30 @@ def _with_closure(args, kwargs, done):
         kwargs["closure"] = traced(kwargs["closure"])
         return args, kwargs
     return None
+
+
+def _pending_states(torch, T, opt):
+    """(bytes, parameters): the optimizer states a longer run makes for
+    trainable parameters that got no gradient in the traced steps
+    (wav2vec2's LayerDrop skips whole layers a step; a branch not taken),
+    whose states an optimizer makes at their first gradient. Sized as the
+    states it made for the others, per byte of parameter. None: none."""
+    with_states = states = missing = count = 0
+    for g in opt.param_groups:
+        for p in g["params"]:
+            if not isinstance(p, torch.Tensor) or not p.requires_grad or not T.is_device_storage(p):
+                continue
+            nbytes = p.numel() * p.element_size()
+            st = [v for v in _flat(opt.state.get(p, {}), []) if isinstance(v, torch.Tensor) and T.is_device_storage(v)]
+            if st:
+                with_states += nbytes
+                states += sum(v.numel() * v.element_size() for v in st)
+            else:
+                missing += nbytes
+                count += p.numel()
+    if not missing or not with_states or not states:
+        return None
+    return int(missing * states // with_states), count
 
 
 def _torch_major(torch):

@@ -181,7 +181,7 @@ func runEstimateTrace(env *Env, f *estimateFlags, tf *traceFlags, argv []string)
 		err = printTrace(env, res, fit, argv, tf.snapshot)
 		printTraceCombined(env, fit, combined)
 	}
-	return traceExit(err, fit)
+	return traceExit(err, fit, estimate.TracePartial(t, res))
 }
 
 // traceAgain traces the program a second time under autocast where the
@@ -210,14 +210,15 @@ func traceAgain(ctx context.Context, env *Env, o tracerun.Options, t *estimate.T
 }
 
 // traceExit is a trace's exit status: 2 when it does not fit, 3 when the
-// trace stopped early and what ran fits (whether the job does is not known).
-func traceExit(err error, fit *estimate.Fit) error {
+// trace stopped early and what ran fits or no GPU was given (whether the
+// job fits, or what it needs, is not known).
+func traceExit(err error, fit *estimate.Fit, partial bool) error {
 	switch {
-	case err != nil || fit == nil:
+	case err != nil:
 		return err
-	case !fit.Fits:
+	case fit != nil && !fit.Fits:
 		return &ExitError{Code: 2}
-	case fit.Partial:
+	case partial:
 		return &ExitError{Code: 3}
 	}
 	return nil

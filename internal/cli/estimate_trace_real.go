@@ -66,7 +66,7 @@ func runEstimateTraceReal(env *Env, f *estimateFlags, tf *traceFlags, argv []str
 	} else {
 		err = printTraceReal(env, r, fit, argv, r.SnapshotFile)
 	}
-	return traceExit(err, fit)
+	return traceExit(err, fit, estimate.RunPartial(r.End, r.Steps, tf.steps))
 }
 
 // printTraceReal prints a measured run with the pieces of the --trace

@@ -197,7 +197,7 @@ func TestEstimateTracePartialFit(t *testing.T) {
 
 // TestEstimateTraceNothingRan: a program that fails before anything
 // reaches the GPU (an import) is no fit either way: the report says it is
-// not known, exit 3.
+// not known, exit 3, with or without --gpu.
 func TestEstimateTraceNothingRan(t *testing.T) {
 	skipTraceShort(t)
 	py := systemTorch(t)
@@ -209,6 +209,11 @@ func TestEstimateTraceNothingRan(t *testing.T) {
 	flat := strings.ReplaceAll(out, "\n", " ")
 	if code != 3 || !strings.Contains(flat, "whether the job fits is not known") || strings.Contains(out, "to spare") {
 		t.Errorf("code %d, want 3 and no fit told:\n%s\n%s", code, out, errOut)
+	}
+	// without --gpu too: a script checking the exit status learns the
+	// trace is not the job's (it was 0)
+	if _, errOut, code = runCLI(t, "estimate", "--trace", "--", py, script); code != 3 {
+		t.Errorf("without --gpu: code %d, want 3\n%s", code, errOut)
 	}
 }
 

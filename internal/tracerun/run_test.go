@@ -83,7 +83,7 @@ func TestMetaAgreesWithRealTensors(t *testing.T) {
 // and every box kept, as there).
 var metaRealScripts = []string{"mlp.py", "cnn.py", "transformer.py", "gpt2.py 1 64 4 200 2 32", "boolmask.py", "uniquenms.py",
 	"moe_routes.py 64 32 8 2 minimind", "moe_routes.py 64 32 8 2 deepseek", "moe_routes.py 64 32 8 2 dropless",
-	"moe_routes.py 64 32 8 2 granite", "knownvalues.py", "evalgraph.py grad 256"}
+	"moe_routes.py 64 32 8 2 granite", "knownvalues.py", "evalgraph.py grad 256", "clip_foreach.py none", "clip_foreach.py true"}
 
 // deviceSeen: allocations(tr) but for those a trace on CPU tensors cannot
 // see (cpuBlind), in both modes alike.

@@ -168,6 +168,24 @@ def local_shard(t):
     return t._local_tensor if type(t).__name__ == "DTensor" else t
 
 
+def plain_tensors(t, depth=4):
+    """The tensors with storage a wrapper subclass holds (torchao's float8
+    weight around its shard, a DTensor's local), by the protocol
+    torch.compile uses (__tensor_flatten__); t itself when it wraps none."""
+    t = local_shard(t)
+    flatten = getattr(t, "__tensor_flatten__", None)
+    if flatten is None or depth == 0:
+        return [t]
+    try:
+        inner = [x for x in (getattr(t, n, None) for n in flatten()[0]) if x is not None]
+    except Exception:
+        return [t]
+    out = []
+    for x in inner:
+        out.extend(plain_tensors(x, depth - 1))
+    return out or [t]
+
+
 class _AfterLoader(object):
     """Wraps a module's real loader to call its hook once it has run."""
 

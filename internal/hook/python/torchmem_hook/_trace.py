@@ -1011,6 +1011,7 @@ def start(torch, refused=None):
     _install_phases(torch, T)
     _install_data(torch, T)
     _install_compile(torch, T)
+    _install_foreach(torch, T)
     if T.device == "meta":
         _install_jit_trace(torch, T)
     _install_loaded(torch, T)
@@ -2213,6 +2214,26 @@ def _cuda_foreach_default(opt):
     for g in opt.param_groups:
         if "foreach" in g and g["foreach"] is None and not g.get("fused") and not g.get("differentiable"):
             g["foreach"] = True
+
+
+def _install_foreach(torch, T):
+    """meta mode: torch's foreach helpers take meta for a device without
+    foreach kernels, where the GPU has them: clip_grad_norm_(foreach=True)
+    (torchtitan's every step) raised "can't use the foreach API on meta
+    tensors", and at foreach=None it took the per-tensor norms the GPU does
+    not. The device list _device_has_foreach_support reads gets meta
+    (optimizers decide by their own import of it: _cuda_foreach_default)."""
+    if T.device != "meta":
+        return
+    fu = getattr(getattr(torch, "utils", None), "_foreach_utils", None)
+    devices = getattr(fu, "_get_foreach_kernels_supported_devices", None)
+    if devices is None:
+        return  # torch < 2.1: clip_grad_norm_ has no foreach path
+
+    def with_meta():
+        return list(devices()) + ["meta"]
+
+    fu._get_foreach_kernels_supported_devices = with_meta
 
 
 def _install_data(torch, T):

@@ -566,9 +566,9 @@ def _fsdp2_made(T, FSDPParam, FSDPParamGroup):
     meta mode the device's tensors are on meta; one that is a device tensor
     (not one the program made on meta itself) is taken as made."""
     def made(t):
-        # (a host placeholder: a shard CPU offload keeps on the host)
-        x = _common.local_shard(t)
-        return T.device == "meta" and (T.is_device_storage(x) or T.is_host(x))
+        # (a host placeholder: a shard CPU offload keeps on the host; a
+        # shard torchao's float8 all-gather wraps: the tensor inside)
+        return T.device == "meta" and all(T.is_device_storage(x) or T.is_host(x) for x in _common.plain_tensors(t))
 
     group_init = FSDPParamGroup.__init__
 

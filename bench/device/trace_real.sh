@@ -24,12 +24,17 @@
 #                      (40 MiB reserved, not 20)
 #   fsdp2-streams      bench/trace/fsdp_llama_plain.py 2 under torchrun 1: FSDP2's
 #                      all-gather and reduce-scatter buffers on its own streams
+#   hf-wav2vec2        Wav2Vec2ForCTC (base), frozen feature encoder, CTC loss
+#   ctc-big            ctc.py known big: CUDA's CTC forward and backward scratch
+#   clip-foreach       clip_foreach.py true: clip_grad_norm_(foreach=True)
 #   sparse-accumulate  sparse_embedding.py: EmbeddingBag/Embedding(sparse=True),
 #   sparse-adagrad     two backwards a step (concatenated sparse gradients),
 #                      and Adagrad's coalesce (its scratch, the distinct rows)
-# About 2 minutes of GPU time on an H200; each run is bounded by timeout.
-#   run(command="bash bench/device/trace_real.sh", carry=["torchmem"], timeout_s=420)
-# Locally on any CUDA host: OUT=/tmp/tr bash bench/device/trace_real.sh
+# About 6 minutes on an H200 (334 s for the 13 rows before hf-wav2vec2,
+# ctc-big and clip-foreach, 2026-12-04); each run is bounded by timeout,
+# and no row starts after 400 s.
+#   run(command="bash bench/device/trace_real.sh", carry=["torchmem"], timeout_s=540)
+# Locally on any CUDA host: OUT=/tmp/tr PACK=0 bash bench/device/trace_real.sh
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-./device-check-out}
@@ -45,7 +50,7 @@ TD=internal/tracerun/testdata
 one() {
 	local name=$1
 	shift
-	if [ $(($(date +%s) - T0)) -gt 300 ]; then
+	if [ $(($(date +%s) - T0)) -gt 400 ]; then
 		echo "$name skipped: the script is at $(($(date +%s) - T0)) s" | tee "$D/$name.fake.err"
 		return
 	fi
@@ -63,6 +68,7 @@ one() {
 if "$PY" bench/device/trace_real_models.py --check; then
 	one hf-gpt2 bench/device/trace_real_models.py hf-gpt2
 	one hf-llama bench/device/trace_real_models.py hf-llama
+	one hf-wav2vec2 bench/device/trace_real_models.py hf-wav2vec2
 else
 	echo "transformers does not import: the plain-torch twins of GPT-2 and Llama instead" | tee -a "$D/torch.txt"
 	one plain-gpt2-hf-twin "$TD/gpt2.py" 12 768 12 50257 8 512 foreach
@@ -80,7 +86,14 @@ ALLOC_CONF=expandable_segments:True one gpt2-expandable "$TD/gpt2.py" 6 512 8 80
 ALLOC_CONF=max_split_size_mb:128,expandable_segments:True one gpt2-split-expand "$TD/gpt2.py" 6 512 8 8000 8 256 foreach amp-bf16
 one side-streams "$TD/side_stream.py"
 one stream-thread "$TD/stream_thread.py"
+one ctc-big "$TD/ctc.py" known big
+one clip-foreach "$TD/clip_foreach.py" true
 one sparse-accumulate "$TD/sparse_embedding.py" accumulate known big
 one sparse-adagrad "$TD/sparse_embedding.py" adagrad known big
 one fsdp2-streams -m torch.distributed.run --standalone --nproc_per_node 1 bench/trace/fsdp_llama_plain.py 2 "$TD" 4 1024 16 2816 32000 4 512 amp
 "$PY" bench/device/trace_real_compare.py "$D" | tee "$OUT/trace-real.txt"
+# the device tool brings 8 files back: the reports as one archive (PACK=0
+# keeps the folder as it is)
+if [ "${PACK:-1}" = 1 ]; then
+	tar czf "$OUT/trace-real.tgz" -C "$OUT" trace-real && rm -rf "$D"
+fi

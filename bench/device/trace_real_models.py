@@ -7,6 +7,7 @@ script is run by `torchmem estimate --trace` (meta tensors) and by
     python3 bench/device/trace_real_models.py hf-gpt2     # GPT2LMHeadModel.from_config(GPT2Config()), 124M
     python3 bench/device/trace_real_models.py hf-llama    # LlamaForCausalLM.from_config, ~0.4B, 8 layers
     python3 bench/device/trace_real_models.py resnet50    # torchvision resnet50, SGD momentum
+    python3 bench/device/trace_real_models.py hf-wav2vec2 # Wav2Vec2ForCTC (base config), CTC loss
     python3 bench/device/trace_real_models.py --check     # exit 0 when transformers imports, 1 if not
 
 Data is random, made on the GPU, as estimate_measure.py's rows are;
@@ -67,6 +68,32 @@ def resnet50():
         print("step", step, file=sys.stderr)
 
 
+def hf_wav2vec2():
+    """wav2vec2-base fine-tuned with CTC as the Hugging Face blog does it
+    (frozen feature encoder, AdamW), batch 8 of 10 s at 16 kHz; LayerDrop
+    off, so the meta run and the GPU run train the same layers. Labels
+    come from the host (a collator's), padded with -100."""
+    from transformers import Wav2Vec2Config, Wav2Vec2ForCTC
+
+    cfg = Wav2Vec2Config(vocab_size=32, layerdrop=0.0, ctc_loss_reduction="mean", pad_token_id=0)
+    model = Wav2Vec2ForCTC(cfg).cuda()
+    model.freeze_feature_encoder()
+    model.train()
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+    g = torch.Generator().manual_seed(0)
+    for step in range(STEPS):
+        audio = torch.randn(8, 160000, device="cuda")
+        lengths = [150 - 9 * i for i in range(8)]
+        labels = torch.full((8, max(lengths)), -100, dtype=torch.long)
+        for i, n in enumerate(lengths):
+            labels[i, :n] = torch.randint(1, 32, (n,), generator=g)
+        loss = model(input_values=audio, labels=labels.cuda()).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        print("step", step, file=sys.stderr)
+
+
 def check():
     try:
         import transformers  # noqa: F401
@@ -76,4 +103,4 @@ def check():
 
 
 if __name__ == "__main__":
-    {"hf-gpt2": hf_gpt2, "hf-llama": hf_llama, "resnet50": resnet50, "--check": check}[sys.argv[1]]()
+    {"hf-gpt2": hf_gpt2, "hf-llama": hf_llama, "resnet50": resnet50, "hf-wav2vec2": hf_wav2vec2, "--check": check}[sys.argv[1]]()

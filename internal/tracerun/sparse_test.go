@@ -36,7 +36,11 @@ const (
 func checkSparse(t *testing.T, py string, agreeGrads bool) {
 	script := filepath.Join("testdata", "sparse_embedding.py")
 	for _, opt := range []string{"sgd", "sgdm", "adagrad", "sparseadam", "accumulate", "clip"} {
-		for _, where := range []string{"known", "device"} {
+		wheres := []string{"known"}
+		if opt == "adagrad" || opt == "sparseadam" { // (only coalesce reads the indices' values)
+			wheres = append(wheres, "device")
+		}
+		for _, where := range wheres {
 			t.Run(opt+" "+where, func(t *testing.T) {
 				meta := trace(t, py, "meta", script, opt, where)
 				r := estimate.ReplayTrace(meta, estimate.TraceReplay{})
@@ -183,7 +187,7 @@ func TestCTCLoss(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := py(t)
 			script := filepath.Join("testdata", "ctc.py")
-			for _, c := range []struct {
+			cases := []struct {
 				args          []string
 				alpha, blanks string
 				noted         bool
@@ -191,7 +195,14 @@ func TestCTCLoss(t *testing.T) {
 				{[]string{"known"}, "4,50,35", "", false},
 				{[]string{"device"}, "4,50,41", "", true},
 				{[]string{"known", "large"}, "4,300,35", "4,300,18", false},
-			} {
+			}
+			// (each build two of them: the suite's time)
+			if name == "2.x" {
+				cases = cases[1:]
+			} else {
+				cases = cases[:2]
+			}
+			for _, c := range cases {
 				meta := trace(t, p, "meta", append([]string{script}, c.args...)...)
 				got := map[string]bool{}
 				for _, a := range meta.Allocs {

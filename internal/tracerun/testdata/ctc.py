@@ -5,7 +5,9 @@ steps of Adam. argv[1]: "known" gives the target lengths from the host
 (the longest 17), the targets concatenated; "device" draws the lengths on
 the device (not known on meta: taken as the padded targets' 20);
 argv[2] (optional) "large": 64 labels over 300 frames, the CUDA
-backward's large path."""
+backward's large path; "big": batch 16 over 1,500 frames (30 s of
+wav2vec2's), targets up to 200 long, where CTC's own tensors show in the
+peak (bench/device/trace_real.sh's ctc row)."""
 import sys
 
 import torch
@@ -14,8 +16,12 @@ import torch.nn.functional as F
 
 dev = "cuda" if torch.cuda.is_available() else "cpu"
 B, T, FEAT, LABELS = 4, 50, 20, 32
+LENGTHS = [12, 17, 9, 15]
 if sys.argv[2:] == ["large"]:
     T, LABELS = 300, 64
+elif sys.argv[2:] == ["big"]:
+    B, T = 16, 1500
+    LENGTHS = [200 - 7 * i for i in range(B)]
 
 
 class Head(nn.Module):
@@ -34,8 +40,8 @@ opt = torch.optim.Adam(m.parameters(), lr=1e-3)
 for step in range(3):
     x = torch.randn(B, T, FEAT, device=dev)
     if sys.argv[1] == "known":
-        lengths = torch.tensor([12, 17, 9, 15]).to(dev)
-        targets = torch.randint(1, LABELS, (53,), device=dev)
+        lengths = torch.tensor(LENGTHS).to(dev)
+        targets = torch.randint(1, LABELS, (sum(LENGTHS),), device=dev)
     else:
         lengths = torch.randint(5, 18, (B,), device=dev)
         targets = torch.randint(1, LABELS, (B, 20), device=dev)

@@ -1036,7 +1036,10 @@ def ctc_workspace(torch, op, args):
     """The scratch CUDA's CTC backward takes for its call: log_beta (as
     log_alpha); on its large path also log_alpha + log_beta over the
     blanks' rows, (batch, input length, longest target + 1), and their
-    logsumexp, (batch, input length, 1)."""
+    logsumexp: its maxes, (batch, input length, 1), the rows less them
+    (exp_ in place: one more of the rows' size, at once with them), and
+    its result. (Measured on an H200, torch 2.11: a batch of 16 over 1,500
+    frames, targets up to 200, was 9.6 % over the trace with one of them.)"""
     if not op.startswith("aten._ctc_loss_backward") or len(args) < 7:
         return []
     log_probs, log_alpha = args[1], args[6]
@@ -1044,7 +1047,9 @@ def ctc_workspace(torch, op, args):
     ws = [torch.empty(tuple(log_alpha.shape), **like)]
     b, t, width = (int(x) for x in log_alpha.shape)
     if _ctc_is_large(int(log_probs.shape[0]), b, int(log_probs.shape[-1])):
-        ws += [torch.empty((b, t, width // 2 + 1), **like), torch.empty((b, t, 1), **like)]
+        rows = (b, t, width // 2 + 1)
+        ws += [torch.empty(rows, **like), torch.empty((b, t, 1), **like),
+               torch.empty(rows, **like), torch.empty((b, t, 1), **like)]
     return ws
 
 

@@ -252,9 +252,13 @@ func (o TraceReplay) configure(a *allocator, t *Trace) {
 // cublasWorkspace is the rule of walk.go's cublasWorkspaceBytes: PyTorch
 // takes one cuBLAS workspace per handle from the caching allocator,
 // 4096 KiB*8 on sm90+, else 4096 KiB*2 + 16 KiB*8. The meta device runs no
-// cuBLAS, so the replay adds them where a GPU run makes them: the main
-// thread's at the first forward, the autograd thread's at the first
-// backward; both are kept for the process's life.
+// cuBLAS, so the replay adds them where a GPU run makes them: at each
+// thread's first cuBLAS call (the main thread's outside a backward, the
+// autograd thread's in one), just after that call's output; both are kept
+// for the process's life. (At the phase's start instead, the replay of a
+// Llama-style model put the autograd thread's 32 MiB in a block the
+// loss's backward then found taken, and made a segment its H200 run, the
+// snapshot says, did not.)
 func cublasWorkspace(cc int) int64 {
 	if cc == 0 || cc >= 90 {
 		return 4096 * 8 * 1024
@@ -273,7 +277,7 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 	blocks := make(map[int32]*block, 1024)
 	var live, livePeak int64
 	peakAt, p := -1, 0
-	ws := map[string]bool{}
+	ws := map[string]bool{} // the threads' workspaces made: "forward" (main), "backward" (autograd)
 	if pr := o.proc; pr != nil && pr.jobs > 0 {
 		// a warm process: its allocator as the last job left it, and the
 		// cuBLAS workspaces it made already (the job's baseline)
@@ -281,7 +285,7 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 		o.configure(&m.alloc, t)
 		ws["forward"], ws["backward"] = pr.fwd != nil, pr.bwd != nil
 	}
-	e := 0
+	e, thread := 0, "forward"
 	for i, ev := range t.events {
 		if stop >= 0 && i >= stop {
 			break
@@ -295,17 +299,10 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 			peakAt = -1
 		}
 		for p < len(t.phases) && t.phases[p].at <= i {
-			ph := t.phases[p].phase
-			m.phase = phaseName(ph, t.phases[p].step)
-			if (ph == "forward" || ph == "backward") && !ws[ph] {
-				ws[ph] = true
-				m.stream = 0 // (the program's threads' own streams)
-				tn := newSunk(m, sink, -1, cublasWorkspace(o.ComputeCapability), CatWorkspace, -1)
-				if o.proc != nil && ph == "forward" {
-					o.proc.fwd = tn.blk
-				} else if o.proc != nil {
-					o.proc.bwd = tn.blk
-				}
+			m.phase = phaseName(t.phases[p].phase, t.phases[p].step)
+			thread = "forward"
+			if t.phases[p].phase == "backward" {
+				thread = "backward"
 			}
 			p++
 		}
@@ -339,6 +336,10 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 		live += a.Bytes
 		livePeak = max(livePeak, live)
 		replayConvWorkspace(m, sink, ev.alloc, a)
+		if !ws[thread] && cublasCalls(a.Op) {
+			ws[thread] = true
+			replayCublasWorkspace(m, sink, o, thread)
+		}
 		if m.peak > before {
 			peakAt = i
 		}
@@ -347,6 +348,31 @@ func (t *Trace) replay(cats []Category, o TraceReplay, stop int, sink traceSink)
 		m.alloc.emptyCache() // called after the last allocation or free
 	}
 	return m, blocks, livePeak, peakAt
+}
+
+// replayCublasWorkspace makes the thread's cuBLAS workspace (kept for the
+// process's life).
+func replayCublasWorkspace(m *machine, sink traceSink, o TraceReplay, thread string) {
+	stream := m.stream
+	m.stream = 0 // (the program's threads' own streams)
+	tn := newSunk(m, sink, -1, cublasWorkspace(o.ComputeCapability), CatWorkspace, -1)
+	m.stream = stream
+	if o.proc != nil && thread == "forward" {
+		o.proc.fwd = tn.blk
+	} else if o.proc != nil {
+		o.proc.bwd = tn.blk
+	}
+}
+
+// cublasCalls: whether the op making an allocation runs cuBLAS on a GPU
+// (the matrix products; torch's linear and matmul come as these).
+func cublasCalls(op string) bool {
+	switch strings.TrimSuffix(op, ".default") {
+	case "aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm", "aten.addbmm", "aten.mv", "aten.addmv",
+		"aten.dot", "aten.vdot", "aten._addmm_activation":
+		return true
+	}
+	return false
 }
 
 // replayConvWorkspace: a tensor a convolution writes on the GPU (its

@@ -500,9 +500,40 @@ func TestReplayTracesOneProcess(t *testing.T) {
 	}
 }
 
+// TestReplayCublasWorkspace: each thread's cuBLAS workspace (32 MiB on
+// sm90) is made at its first matrix product, just after its output, as an
+// H200 run makes it: the main thread's after the forward's mm, not under
+// the 100 MiB the forward made and freed before it; the autograd thread's
+// after the backward's mm, not under its 100 MiB. A trace with no matrix
+// product has none.
+func TestReplayCublasWorkspace(t *testing.T) {
+	const tr = "torchmem-trace\t1\tdevice=meta\ttorch=2.6\tsteps=1\n" +
+		"S\t1\ttrain.py:5:<module>\n" +
+		"P\tforward\t1\n" +
+		"A\t1\t104857600\tfwd\tforward\t1\t1\t\taten.relu.default\tfloat32\t26214400\n" +
+		"F\t1\n" +
+		"A\t2\t1048576\tfwd\tforward\t1\t1\t\tMM\tfloat32\t262144\n" +
+		"F\t2\n" +
+		"P\tbackward\t1\n" +
+		"A\t3\t104857600\tbwd\tbackward\t1\t1\t\taten.threshold_backward.default\tfloat32\t26214400\n" +
+		"F\t3\n" +
+		"A\t4\t1048576\tbwd\tbackward\t1\t1\t\tMM\tfloat32\t262144\n" +
+		"F\t4\n" +
+		"E\tsteps\t\t1\t1 optimizer steps traced\n"
+	for op, want := range map[string]int64{"aten.mm.default": 104857600 + 32<<20, "aten.mul.Tensor": 104857600} {
+		parsed, err := ParseTrace(strings.NewReader(strings.ReplaceAll(tr, "MM", op)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := ReplayTrace(parsed, TraceReplay{ComputeCapability: 90}); r.PeakAllocatedBytes != want {
+			t.Errorf("%s: peak allocated %d, want %d", op, r.PeakAllocatedBytes, want)
+		}
+	}
+}
+
 // TestReplayConvWorkspace: a tensor a convolution writes comes with
 // cuDNN's workspace for the call (cudnnConvWorkspace, the built-in's rule):
-// the same trace with the ops named as matrix products instead reaches a
+// the same trace with the ops named as elementwise ones instead reaches a
 // peak one workspace lower; a bias gradient (one dimension, not cuDNN's)
 // takes none.
 func TestReplayConvWorkspace(t *testing.T) {
@@ -524,7 +555,7 @@ func TestReplayConvWorkspace(t *testing.T) {
 		}
 		return ReplayTrace(tr, TraceReplay{ComputeCapability: 80})
 	}
-	const c, cb, mm = "aten.convolution.default", "aten.convolution_backward.default", "aten.mm.default"
+	const c, cb, mm = "aten.convolution.default", "aten.convolution_backward.default", "aten.mul.Tensor"
 	with, without := replay(c, cb, cb), replay(mm, mm, mm)
 	// without: the peak is at the bias gradient's 4 MiB; with: at the
 	// input gradient's 30 MiB workspace, freed before the bias gradient

@@ -43,13 +43,13 @@ test-deps: deps
 	else echo "test-deps: not root, so no torch 2.6 root (debootstrap needs root): the torch-2 tests skip"; fi
 
 # (-timeout is per package: internal/tracerun traces training scripts under
-# two PyTorch builds, about 20 minutes alone on a 2-core VM)
+# two PyTorch builds, about 35 minutes alone on a 2-core VM)
 test: test-deps
 	CGO_ENABLED=0 $(GO) build ./...
 	@unformatted=$$($(dir $(GO))gofmt -l cmd internal bench 2>/dev/null || gofmt -l cmd internal bench); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 40m ./...
+	$(GO) test -count=1 -timeout 60m ./...
 
 ## test-race: the race detector (needs cgo) over the concurrent packages
 test-race:

@@ -13,20 +13,7 @@ import (
 // a placeholder's memory (host zeros for device data, or numpy's view of
 // them) is never taken for known values.
 func TestTraceValuesBudget(t *testing.T) {
-	py := ""
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(p, "-c", "import torch").Run() == nil {
-			py = p
-			break
-		}
-	}
-	if py == "" {
-		t.Skip("no python3 with torch")
-	}
-	dir := t.TempDir()
-	if err := WriteTree(dir); err != nil {
-		t.Fatal(err)
-	}
+	py, dir := torchAndTree(t)
 	script := `
 import gc, sys, torch
 sys.path.insert(0, sys.argv[1])

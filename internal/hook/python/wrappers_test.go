@@ -10,20 +10,7 @@ import (
 // shard: FSDP2's "materialized" check looked at the wrapper alone, and the
 // trace stopped), nested, and a plain tensor is itself.
 func TestPlainTensors(t *testing.T) {
-	py := ""
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(p, "-c", "import torch").Run() == nil {
-			py = p
-			break
-		}
-	}
-	if py == "" {
-		t.Skip("no python3 with torch")
-	}
-	dir := t.TempDir()
-	if err := WriteTree(dir); err != nil {
-		t.Fatal(err)
-	}
+	py, dir := torchAndTree(t)
 	script := `
 import sys, torch
 sys.path.insert(0, sys.argv[1])
@@ -53,4 +40,21 @@ assert len(got) == 1 and got[0] is t, got
 	if out, err := exec.Command(py, "-c", script, dir).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+}
+
+// torchAndTree: a python3 with torch (skipped without one) and the hook's
+// tree written to a temporary directory.
+func torchAndTree(t *testing.T) (string, string) {
+	t.Helper()
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(p, "-c", "import torch").Run() == nil {
+			dir := t.TempDir()
+			if err := WriteTree(dir); err != nil {
+				t.Fatal(err)
+			}
+			return p, dir
+		}
+	}
+	t.Skip("no python3 with torch")
+	return "", ""
 }

@@ -162,6 +162,21 @@ def count_grad_passes(ag, steps):
     ag.grad = grad
 
 
+def flat(x, out=None):
+    """The leaves of nested lists, tuples and dicts' values (an op's
+    arguments), appended to out."""
+    out = [] if out is None else out
+    if isinstance(x, (list, tuple)):
+        for y in x:
+            flat(y, out)
+    elif isinstance(x, dict):
+        for y in x.values():
+            flat(y, out)
+    else:
+        out.append(x)
+    return out
+
+
 def local_shard(t):
     """A DTensor's local shard (rank 0's: what is on the device), any other
     tensor itself."""

@@ -696,16 +696,7 @@ def _hold_id(holder):
     return (id(holder[0]), holder[1])
 
 
-def _flat(x, out):
-    if isinstance(x, (list, tuple)):
-        for y in x:
-            _flat(y, out)
-    elif isinstance(x, dict):
-        for y in x.values():
-            _flat(y, out)
-    else:
-        out.append(x)
-    return out
+_flat = _common.flat
 
 
 def _cuda_dropout(torch, dropout, args, kwargs):

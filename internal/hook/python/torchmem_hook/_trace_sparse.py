@@ -21,7 +21,7 @@ copies a gradient whose parts something else uses rather than take it.
 
 import weakref
 
-from torchmem_hook import _trace_masks
+from torchmem_hook import _common, _trace_masks
 from torchmem_hook._trace_values import shadow
 
 _now = {}  # id(sparse tensor) -> (weak ref, indices, values)
@@ -166,7 +166,7 @@ class Sparse(object):
                 padding = args[pad] if len(args) > pad else kwargs.get("padding_idx", -1)
                 _known_rows(parts(out)[0], args[1], -1 if padding is None else int(padding))
             return out
-        if not self.seen or not any(is_sparse(x) for x in _flat((args, kwargs))):
+        if not self.seen or not any(is_sparse(x) for x in _common.flat((args, kwargs))):
             return NotImplemented
         rule = self.rules.get(str(func))
         if rule is None:
@@ -407,18 +407,6 @@ class Sparse(object):
         dtype = kwargs.get("dtype") or v.dtype
         return self.torch.empty((), dtype=dtype, device=v.device)
 
-
-def _flat(x, out=None):
-    out = [] if out is None else out
-    if isinstance(x, (list, tuple)):
-        for y in x:
-            _flat(y, out)
-    elif isinstance(x, dict):
-        for y in x.values():
-            _flat(y, out)
-    else:
-        out.append(x)
-    return out
 
 
 def constructors(torch):

@@ -1004,21 +1004,9 @@ def _roi_pool_backward(torch, grad, rois, argmax, scale, ph, pw, batch, channels
 # target + 1) in log_probs' dtype, which autograd keeps for the backward;
 # the backward returns the gradient, log_probs' shape made contiguous,
 # and takes log_beta, log_alpha's twin, for the call (ctc_workspace).
-def ctc_target_length(target_lengths, targets):
-    """The longest target: of the lengths given as numbers, or as a tensor
-    whose values are known; else the most the targets allow (None then as
-    the second value: nothing known, the caller notes it)."""
-    if isinstance(target_lengths, (list, tuple)):
-        return max([int(x) for x in target_lengths] or [0]), True
-    s = _trace_values.shadow(target_lengths)
-    if s is not None:
-        return (int(s.max()) if s.numel() else 0), True
-    return int(targets.shape[1] if targets.dim() == 2 else targets.numel()), False
-
-
 def _ctc_loss(torch, log_probs, targets, input_lengths, target_lengths, *a, **k):
     t, b = log_probs.shape[0], (log_probs.shape[1] if log_probs.dim() == 3 else 1)
-    s = ctc_target_length(target_lengths, targets)[0]
+    s = _trace_masks.ctc_target_length(target_lengths, targets)[0]
     return (torch.empty((b,), dtype=log_probs.dtype, device=log_probs.device),
             torch.empty((b, t, 2 * s + 1), dtype=log_probs.dtype, device=log_probs.device))
 

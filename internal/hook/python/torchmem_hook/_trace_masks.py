@@ -467,6 +467,19 @@ def rows(x):
     return int(math.ceil(n * density(x)))
 
 
+def ctc_target_length(target_lengths, targets):
+    """CTC's longest target (_trace_api's CTC fallbacks): of the lengths
+    given as numbers, or as a tensor whose values are known; else the
+    most the targets allow, False then as the second value (nothing
+    known: data_shaped notes it)."""
+    if isinstance(target_lengths, (list, tuple)):
+        return max([int(x) for x in target_lengths] or [0]), True
+    s = shadow(target_lengths)
+    if s is not None:
+        return (int(s.max()) if s.numel() else 0), True
+    return int(targets.shape[1] if targets.dim() == 2 else targets.numel()), False
+
+
 def data_shaped(torch, name, args):
     """(op, rule, words) for the W line when the meta fallback of op name sized
     its output from a mask; None for any other fallback."""
@@ -477,8 +490,7 @@ def data_shaped(torch, name, args):
     if name == "torchvision.nms.default":
         return "nms", MOST, "all %d boxes taken as kept: the most it can be" % args[0].shape[0]
     if name == "aten._ctc_loss.Tensor" and len(args) > 3:
-        from torchmem_hook import _trace_api  # (it imports this module)
-        n, known = _trace_api.ctc_target_length(args[3], args[1])
+        n, known = ctc_target_length(args[3], args[1])
         if not known:
             return "_ctc_loss", MOST, "target lengths not known: the longest taken as %d, the most the targets allow" % n
         return None

@@ -145,6 +145,7 @@ class Sparse(object):
             "aten.detach.default": self.alias, "aten.alias.default": self.alias,
             "aten.norm.Scalar": self.norm, "aten.norm.ScalarOpt_dim": self.norm,
             "aten.linalg_vector_norm.default": self.norm,
+            "aten._foreach_norm.Scalar": self.foreach_norm,
         }
 
     # -- entry points -------------------------------------------------------
@@ -387,6 +388,17 @@ class Sparse(object):
         if e is None or e[0]() is not t:
             return NotImplemented
         return self.make(e[1], e[2], t.shape, t.is_coalesced())
+
+    def foreach_norm(self, func, args, kwargs, keep):
+        """_foreach_norm of a list with sparse gradients in it (clip_grad_norm_
+        on a foreach device): CUDA's slow path, one norm each."""
+        out = []
+        for t in args[0]:
+            if is_sparse(t):
+                out.append(self.norm(func, (t,), {}, keep))
+            else:
+                out.append(self.torch.empty((), dtype=kwargs.get("dtype") or t.dtype, device=t.device))
+        return out
 
     def norm(self, func, args, kwargs, keep):
         """norm_sparse: the norm of the coalesced values (a coalesce's

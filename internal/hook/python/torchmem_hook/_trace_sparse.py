@@ -56,18 +56,14 @@ def parts(t):
 
 
 def _set_parts(t, indices, values):
-    _weak(_now, t, (indices, values))
-
-
-def _weak(table, t, value):
     k = id(t)
 
     def gone(r, k=k):
-        e = table.get(k)
+        e = _now.get(k)
         if e is not None and e[0] is r:
-            del table[k]
+            del _now[k]
 
-    table[k] = (weakref.ref(t, gone),) + value
+    _now[k] = (weakref.ref(t, gone), indices, values)
 
 
 def _storage_of(t):
@@ -173,12 +169,6 @@ class Sparse(object):
         if rule is None:
             return NotImplemented
         return rule(func, args, kwargs, keep)
-
-    def construct(self, indices, values, size):
-        """A sparse COO tensor of indices and values without reading them
-        (torch.sparse_coo_tensor checks the indices' range on the host in
-        torch 1.13; Tensor.new(indices, values, size) refuses SparseMeta)."""
-        return self.make(indices, values, size, False)
 
     # -- helpers ------------------------------------------------------------
 

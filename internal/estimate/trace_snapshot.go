@@ -6,8 +6,10 @@ package estimate
 // addresses made up from the model's segments. tracerun writes it as the
 // pickle that torchmem snapshot and PyTorch's memory_viz open.
 
-// Segments are laid out from this address (as CUDA's virtual addresses
-// look), each at the end of the previous one.
+// Segments are laid out below this address (as CUDA's virtual addresses
+// look), each below the one made before it: the driver's order, which
+// the allocator model's choice among equal free blocks follows
+// (allocator.go, newSegment).
 const snapshotBase = 0x7f0000000000
 
 // SnapshotFrame is one Python frame.
@@ -53,8 +55,9 @@ type TraceMemory struct {
 type snapSink struct {
 	t      *Trace
 	base   map[int]int64 // segment -> address
-	next   int64
+	next   int64         // the lowest address laid out so far
 	small  map[int]bool
+	req    map[*block]int64 // what the program asked for each live block
 	frames map[int][]SnapshotFrame
 	acts   []SnapshotAction
 }
@@ -66,9 +69,9 @@ func (s *snapSink) addr(b *block) int64 { return s.base[b.seg] + b.off }
 // records the change.
 func (s *snapSink) segment(e segEvent) {
 	if e.action == "segment_alloc" || e.action == "reserve" {
+		s.next -= e.size
 		s.base[e.seg] = s.next
 		s.small[e.seg] = e.pool == 0
-		s.next += e.size
 	}
 	if e.action != "reserve" {
 		s.acts = append(s.acts, SnapshotAction{Action: e.action, Addr: s.base[e.seg] + e.off, Size: e.size,
@@ -92,16 +95,25 @@ func (s *snapSink) stack(a int32) []SnapshotFrame {
 	return out
 }
 
-func (s *snapSink) alloc(a int32, b *block, _ int64) {
-	s.acts = append(s.acts, SnapshotAction{Action: "alloc", Addr: s.addr(b), Size: b.size, Stream: b.stream,
+// alloc and free record the size the program asked for, not the
+// block's: PyTorch's trace entries carry the request (a 128-byte tensor
+// is an alloc of 128 in a 512-byte block; H200 capture, torch 2.11).
+func (s *snapSink) alloc(a int32, b *block, requested int64) {
+	s.req[b] = requested
+	s.acts = append(s.acts, SnapshotAction{Action: "alloc", Addr: s.addr(b), Size: requested, Stream: b.stream,
 		Frames: s.stack(a)})
 }
 
 func (s *snapSink) free(a int32, b *block) {
 	f := s.stack(a)
+	n, ok := s.req[b]
+	if !ok {
+		n = b.size
+	}
+	delete(s.req, b)
 	s.acts = append(s.acts,
-		SnapshotAction{Action: "free_requested", Addr: s.addr(b), Size: b.size, Stream: b.stream, Frames: f},
-		SnapshotAction{Action: "free_completed", Addr: s.addr(b), Size: b.size, Stream: b.stream, Frames: f})
+		SnapshotAction{Action: "free_requested", Addr: s.addr(b), Size: n, Stream: b.stream, Frames: f},
+		SnapshotAction{Action: "free_completed", Addr: s.addr(b), Size: n, Stream: b.stream, Frames: f})
 }
 
 // parseFrame splits "file:line:function" (the file may hold colons).
@@ -141,7 +153,8 @@ func lastColon(s string) int {
 // TraceSnapshot replays the trace (unbounded allocator) and returns the
 // memory as a snapshot would show it at the end, with its history.
 func TraceSnapshot(t *Trace, o TraceReplay) *TraceMemory {
-	s := &snapSink{t: t, base: map[int]int64{}, next: snapshotBase, small: map[int]bool{}, frames: map[int][]SnapshotFrame{}}
+	s := &snapSink{t: t, base: map[int]int64{}, next: snapshotBase, small: map[int]bool{}, req: map[*block]int64{},
+		frames: map[int][]SnapshotFrame{}}
 	cats := t.categories()
 	o.Limit = 0
 	m, held, _, _ := t.replay(cats, o, -1, s)

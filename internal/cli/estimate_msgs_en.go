@@ -78,6 +78,7 @@ var estimateEN = map[string]string{
 	"estimate.cat.allocator_cache_and_fragmentation": "allocator cache and fragmentation",
 	"estimate.cat.cuda_context":                      "cuda context",
 	"estimate.cat.cuda_libraries":                    "cuda libraries",
+	"estimate.cat.nccl_communicator":                 "nccl communicator",
 
 	"estimate.fit.gpu":            "GPU %[1]s: %[2]s, budget %[3]s with a %[4]s%% margin",
 	"estimate.fit.fits":           "fits, %[1]s to spare",

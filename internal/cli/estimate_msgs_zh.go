@@ -82,6 +82,7 @@ var estimateZH = map[string]string{
 	"estimate.cat.allocator_cache_and_fragmentation": "分配器缓存与碎片",
 	"estimate.cat.cuda_context":                      "CUDA 上下文",
 	"estimate.cat.cuda_libraries":                    "CUDA 库",
+	"estimate.cat.nccl_communicator":                 "NCCL 通信器",
 
 	"estimate.fit.gpu":            "GPU %[1]s：%[2]s，预留 %[4]s%% 余量后预算 %[3]s",
 	"estimate.fit.fits":           "放得下，剩余 %[1]s",

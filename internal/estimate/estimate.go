@@ -152,6 +152,9 @@ func (e *ctx) result() *Result {
 		r.ActiveParams = e.full.ActiveParamCount()
 	}
 	r.fillProcess(m)
+	if w := max(e.o.WorldSize, e.o.TP); w > 1 {
+		r.addOutside(ncclItem(w)) // every rank of a multi-GPU job holds a communicator
+	}
 	e.peftResult(r)
 	return r
 }

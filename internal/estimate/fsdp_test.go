@@ -256,3 +256,29 @@ func TestFSDPStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestNCCLCommunicatorBuiltIn: a job of several GPUs holds an NCCL
+// communicator on every rank: in nvidia-smi's figure and the breakdown,
+// beyond reserved; one GPU holds none.
+func TestNCCLCommunicatorBuiltIn(t *testing.T) {
+	md := moePreset(t, "meta-llama/Llama-3.2-1B")
+	md.Layers = 2
+	for _, c := range []struct {
+		o    Options
+		want int64
+	}{
+		{Options{Batch: 2, Seq: 512, Precision: "amp-bf16", Optimizer: "adamw"}, 0},
+		{Options{Batch: 2, Seq: 512, Precision: "amp-bf16", Optimizer: "adamw", DDP: true, WorldSize: 2}, ncclSmallWorldBytes},
+		{Options{Batch: 2, Seq: 512, Precision: "amp-bf16", Optimizer: "adamw", ZeroStage: 3, FSDP: true, WorldSize: 8}, ncclBytesPerComm},
+	} {
+		r, err := Estimate(md, c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := itemBytes(r, "nccl_communicator"); n != c.want ||
+			r.ProcessBytes != r.PeakReservedBytes+r.CUDAContextBytes+r.LibraryBytes+c.want {
+			t.Errorf("world %d: communicator %d B, process %d B (reserved %d): want %d B beyond reserved, context and libraries",
+				c.o.WorldSize, n, r.ProcessBytes, r.PeakReservedBytes, c.want)
+		}
+	}
+}

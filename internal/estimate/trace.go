@@ -151,6 +151,17 @@ type TraceDist struct {
 	HostParams int64 `json:"host_params,omitempty"`
 }
 
+// nccl: the program's process group communicates through NCCL on the
+// GPU: asked for by name ("nccl", "cuda:nccl,cpu:gloo"), or no backend
+// named ("default"), which is NCCL for CUDA tensors.
+func (d *TraceDist) nccl() bool {
+	if d == nil {
+		return false
+	}
+	b := strings.ToLower(d.Backend)
+	return b == "default" || strings.Contains(b, "nccl")
+}
+
 // Sharded: the parameters were sharded over the world (FSDP2's
 // fully_shard, FSDP1's FullyShardedDataParallel but for its NO_SHARD,
 // which the hook names so, DeepSpeed's ZeRO-3), so the trace's parameters

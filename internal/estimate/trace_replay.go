@@ -454,6 +454,9 @@ func (t *Trace) result(cats []Category, m *machine) *Result {
 	for _, it := range t.outside {
 		r.addOutside(it)
 	}
+	if d := t.Dist; d.nccl() {
+		r.addOutside(ncclItem(d.World))
+	}
 	return r
 }
 

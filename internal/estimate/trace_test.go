@@ -723,3 +723,51 @@ func TestNoteCounts(t *testing.T) {
 		t.Error("a note count that is no number was taken")
 	}
 }
+
+// TestTraceNCCLCommunicator: a process group over NCCL (named, or no
+// backend named: NCCL for CUDA) adds one communicator's memory to the
+// nvidia-smi figure and the breakdown, never to reserved; gloo and a
+// launcher whose program made no group add nothing.
+func TestTraceNCCLCommunicator(t *testing.T) {
+	head := "torchmem-trace\t1\n"
+	plain, err := ParseTrace(strings.NewReader(head + smallTraceBody(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := ReplayTrace(plain, TraceReplay{})
+	for _, c := range []struct {
+		dist string
+		want int64
+	}{
+		{"D\tworld\t1\nD\tbackend\tnccl\n", ncclSmallWorldBytes},
+		{"D\tworld\t2\nD\tbackend\tcuda:nccl,cpu:gloo\n", ncclSmallWorldBytes},
+		{"D\tworld\t8\nD\tbackend\tdefault\n", ncclBytesPerComm},
+		{"D\tworld\t8\nD\tbackend\tgloo\n", 0},
+		{"D\tlauncher\ttorchrun 8\n", 0},
+	} {
+		tr, err := ParseTrace(strings.NewReader(head + c.dist + smallTraceBody(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := ReplayTrace(tr, TraceReplay{})
+		var item int64
+		for _, it := range r.Breakdown {
+			if it.Name == "nccl_communicator" {
+				item = it.Bytes
+			}
+		}
+		if r.PeakReservedBytes != base.PeakReservedBytes || r.ProcessBytes != base.ProcessBytes+c.want || item != c.want {
+			t.Errorf("%q: process %d (alone %d), breakdown item %d, reserved %d (alone %d): want %d more in the process and the item",
+				c.dist, r.ProcessBytes, base.ProcessBytes, item, r.PeakReservedBytes, base.PeakReservedBytes, c.want)
+		}
+	}
+}
+
+// smallTraceBody is smallTrace without its header line.
+func smallTraceBody(t *testing.T) string {
+	_, body, ok := strings.Cut(smallTrace, "\n")
+	if !ok || !strings.HasPrefix(smallTrace, "torchmem-trace\t") {
+		t.Fatalf("smallTrace starts %q", smallTrace[:min(len(smallTrace), 30)])
+	}
+	return body
+}

@@ -240,3 +240,31 @@ func TestTraceSnapshotSegments(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotLayout: --snapshot lays each new segment below the one
+// before (the driver's order, which the model's choice among equal free
+// blocks follows), and ones that no longer fit below zero, above the
+// base: every address a pickle carries is positive, and no two segments
+// overlap, even for 200 unbounded 1 TiB expandable reserves.
+func TestSnapshotLayout(t *testing.T) {
+	s := &snapSink{base: map[int]int64{}, next: snapshotBase, top: snapshotBase, small: map[int]bool{}}
+	type span struct{ lo, hi int64 }
+	var spans []span
+	for i := 1; i <= 200; i++ {
+		s.segment(segEvent{action: "reserve", seg: i, pool: 1, size: expandableVA})
+		spans = append(spans, span{s.base[i], s.base[i] + expandableVA})
+	}
+	if spans[1].lo >= spans[0].lo {
+		t.Errorf("the second segment at %#x, the first at %#x: want it below", spans[1].lo, spans[0].lo)
+	}
+	for i, a := range spans {
+		if a.lo < 0 {
+			t.Fatalf("segment %d at %d", i+1, a.lo)
+		}
+		for _, b := range spans[:i] {
+			if a.lo < b.hi && b.lo < a.hi {
+				t.Fatalf("segment %d [%#x, %#x) overlaps [%#x, %#x)", i+1, a.lo, a.hi, b.lo, b.hi)
+			}
+		}
+	}
+}

@@ -56,6 +56,7 @@ type snapSink struct {
 	t      *Trace
 	base   map[int]int64 // segment -> address
 	next   int64         // the lowest address laid out so far
+	top    int64         // where one that no longer fits below goes
 	small  map[int]bool
 	req    map[*block]int64 // what the program asked for each live block
 	frames map[int][]SnapshotFrame
@@ -69,8 +70,13 @@ func (s *snapSink) addr(b *block) int64 { return s.base[b.seg] + b.off }
 // records the change.
 func (s *snapSink) segment(e segEvent) {
 	if e.action == "segment_alloc" || e.action == "reserve" {
-		s.next -= e.size
-		s.base[e.seg] = s.next
+		if s.next < e.size { // below zero (a hundred unbounded 1 TiB reserves): above the base instead
+			s.base[e.seg] = s.top
+			s.top += e.size
+		} else {
+			s.next -= e.size
+			s.base[e.seg] = s.next
+		}
 		s.small[e.seg] = e.pool == 0
 	}
 	if e.action != "reserve" {
@@ -153,7 +159,7 @@ func lastColon(s string) int {
 // TraceSnapshot replays the trace (unbounded allocator) and returns the
 // memory as a snapshot would show it at the end, with its history.
 func TraceSnapshot(t *Trace, o TraceReplay) *TraceMemory {
-	s := &snapSink{t: t, base: map[int]int64{}, next: snapshotBase, small: map[int]bool{}, req: map[*block]int64{},
+	s := &snapSink{t: t, base: map[int]int64{}, next: snapshotBase, top: snapshotBase, small: map[int]bool{}, req: map[*block]int64{},
 		frames: map[int][]SnapshotFrame{}}
 	cats := t.categories()
 	o.Limit = 0

@@ -410,7 +410,6 @@ class Sparse(object):
         return self.torch.empty((), dtype=dtype, device=v.device)
 
 
-
 def constructors(torch):
     """The Python functions that make a sparse COO tensor of indices and
     values which meta refuses (construct()): function -> how its
